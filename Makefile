@@ -1,0 +1,52 @@
+# silt — the two commands a new user needs:
+#   make demo   install build dependencies, build (Release), run the embedded demo job
+#   make test   install everything the tests need, build, run unit + integration tests
+# Other targets: build, unit, integration, asan, format, clean.
+
+BUILD_DIR  ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= 2
+VENV       ?= .venv
+DEMO_DIR   ?= silt-demo
+SILT       := $(BUILD_DIR)/src/silt/cli/silt
+
+.PHONY: all deps build demo test test-deps unit integration asan format clean
+
+all: build
+
+deps:
+	@scripts/install-build-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+demo: build
+	@$(SILT) demo --dir $(DEMO_DIR)
+
+test-deps: deps
+	@scripts/setup-test-env.sh
+
+unit: build
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
+
+integration: build test-deps
+	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  $(VENV)/bin/pytest tests/integration -q -ra
+
+test: build test-deps
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
+	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  $(VENV)/bin/pytest tests/integration -q -ra
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build and unit tests.
+asan: deps
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSILT_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	@ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L unit
+
+format:
+	@find src -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan

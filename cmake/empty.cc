@@ -1,0 +1,1 @@
+// Placeholder translation unit for modules whose sources are in progress.

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages silt needs to build. Idempotent; quiet when
+# everything is already there. Run as root (or with sudo available).
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake ninja-build pkg-config git
+  libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev
+  libyaml-cpp-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "installing build dependencies: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

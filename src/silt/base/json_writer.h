@@ -1,0 +1,58 @@
+// JsonWriter: builds compact JSON text (no spaces), as Spark and Delta write
+// their log and checkpoint files. Values are written in call order; the
+// writer inserts commas and escapes strings per RFC 8259 (non-ASCII UTF-8 is
+// written as is, control characters as \uXXXX, like Jackson).
+//
+//   JsonWriter w;
+//   w.BeginObject(); w.Key("add"); w.BeginObject(); w.Key("path"); w.String(p); ...
+//
+// Thread safety: one writer per thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace silt {
+
+class JsonWriter {
+ public:
+  void BeginObject();
+  void EndObject();
+  void BeginArray();
+  void EndArray();
+  void Key(std::string_view key);
+  void String(std::string_view value);
+  void Int(int64_t value);
+  void UInt(uint64_t value);
+  // Shortest round-trip form; NaN/Infinity written as strings "NaN",
+  // "Infinity", "-Infinity" (Jackson's non-numeric form is not JSON).
+  void Double(double value);
+  void Bool(bool value);
+  void Null();
+  // Inserts already-serialized JSON as one value.
+  void Raw(std::string_view json);
+
+  const std::string& str() const { return out_; }
+  std::string Take() { return std::move(out_); }
+  void Clear() {
+    out_.clear();
+    need_comma_.clear();
+  }
+
+ private:
+  void BeforeValue();
+  std::string out_;
+  std::vector<bool> need_comma_;
+  bool after_key_ = false;
+};
+
+// Appends `s` JSON-escaped (without quotes) to `out`.
+void AppendJsonEscaped(std::string* out, std::string_view s);
+// Shortest text that round-trips `v` as a double ("1.0" style for integers,
+// as Java prints doubles: "84.3", "1.0E10").
+std::string FormatDoubleJava(double v);
+std::string FormatFloatJava(float v);
+
+}  // namespace silt

@@ -1,0 +1,154 @@
+// Behaviour specific to the local file system: POSIX error messages, temp
+// files, "file://" paths, and put-if-absent across processes.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "silt/fs/file_system.h"
+#include "silt/testing/gtest_util.h"
+#include "silt/testing/temp_dir.h"
+
+namespace silt::fs {
+namespace {
+
+class LocalFileSystemTest : public ::testing::Test {
+ protected:
+  std::string Path(std::string_view relative) const { return JoinPath(dir_.path(), relative); }
+
+  // Every name in `dir` as the OS sees it, hidden files included.
+  std::vector<std::string> RawNames(const std::string& dir) const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  silt::testing::TempDir dir_;
+  FileSystemPtr fs_ = MakeLocalFileSystem();
+};
+
+TEST_F(LocalFileSystemTest, ErrorsNameThePathAndTheSystemReason) {
+  std::string missing = Path("x/y");
+  Status st = fs_->OpenForRead(missing).status();
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_EQ(st.message(), "Cannot open '" + missing + "': No such file or directory");
+}
+
+TEST_F(LocalFileSystemTest, WritingUnderAFileIsAnIOErrorNamingThePath) {
+  ASSERT_OK(fs_->WriteFile(Path("plain"), "x"));
+  Status st = fs_->WriteFile(Path("plain/child"), "y");
+  EXPECT_EQ(st.code(), StatusCode::kIOError) << st.ToString();
+  EXPECT_NE(st.message().find(Path("plain")), std::string::npos) << st.ToString();
+}
+
+TEST_F(LocalFileSystemTest, AcceptsFileUris) {
+  std::string uri = "file://" + Path("via-uri");
+  ASSERT_OK(fs_->WriteFile(uri, "u"));
+  ASSERT_OK_AND_ASSIGN(std::string read, fs_->ReadFile(Path("via-uri")));
+  EXPECT_EQ(read, "u");
+  ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> listing, fs_->ListDir("file://" + dir_.path()));
+  ASSERT_EQ(listing.size(), 1u);
+  EXPECT_EQ(listing[0].path, uri);
+}
+
+TEST_F(LocalFileSystemTest, RefusesOtherSchemes) {
+  ASSERT_RAISES(InvalidArgument, fs_->WriteFile("s3://bucket/key", "x"));
+  ASSERT_RAISES(InvalidArgument, fs_->ReadFile("memory://x"));
+}
+
+TEST_F(LocalFileSystemTest, CompletedWritesLeaveNoTempFiles) {
+  ASSERT_OK(fs_->WriteFile(Path("a"), "a"));
+  ASSERT_OK(fs_->WriteFile(Path("a"), "a2"));
+  ASSERT_OK(fs_->PutIfAbsent(Path("b"), "b"));
+  ASSERT_RAISES(AlreadyExists, fs_->PutIfAbsent(Path("b"), "b2"));
+  ASSERT_OK_AND_ASSIGN(auto writer, fs_->OpenForWrite(Path("c")));
+  ASSERT_OK(writer->Append("c"));
+  ASSERT_OK(writer->Close());
+  ASSERT_OK_AND_ASSIGN(auto aborted, fs_->OpenForWrite(Path("d")));
+  ASSERT_OK(aborted->Abort());
+  EXPECT_EQ(RawNames(dir_.path()), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(LocalFileSystemTest, InFlightWriterTempFileIsHiddenFromListings) {
+  ASSERT_OK_AND_ASSIGN(auto writer, fs_->OpenForWrite(Path("big.parquet")));
+  ASSERT_OK(writer->Append("data"));
+  std::vector<std::string> raw = RawNames(dir_.path());
+  ASSERT_EQ(raw.size(), 1u);
+  EXPECT_TRUE(raw[0].starts_with(".big.parquet.") && raw[0].ends_with(".tmp")) << raw[0];
+  ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> listing, fs_->ListDir(dir_.path()));
+  EXPECT_TRUE(listing.empty());
+  ASSERT_OK_AND_ASSIGN(listing, fs_->ListRecursive(dir_.path()));
+  EXPECT_TRUE(listing.empty());
+  ASSERT_OK(writer->Close());
+  EXPECT_EQ(RawNames(dir_.path()), std::vector<std::string>{"big.parquet"});
+}
+
+TEST_F(LocalFileSystemTest, OtherHiddenFilesAreListed) {
+  ASSERT_OK(fs_->WriteFile(Path(".part-0.crc"), "c"));
+  ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> listing, fs_->ListDir(dir_.path()));
+  ASSERT_EQ(listing.size(), 1u);
+  EXPECT_EQ(listing[0].path, Path(".part-0.crc"));
+}
+
+TEST_F(LocalFileSystemTest, CreateDirMakesParentsAndIsIdempotent) {
+  ASSERT_OK(fs_->CreateDir(Path("a/b/c")));
+  ASSERT_OK(fs_->CreateDir(Path("a/b/c")));
+  EXPECT_TRUE(std::filesystem::is_directory(Path("a/b/c")));
+  ASSERT_OK(fs_->WriteFile(Path("file"), "f"));
+  ASSERT_RAISES(IOError, fs_->CreateDir(Path("file")));
+}
+
+// Processes (not just threads) racing to create the same commit file: exactly
+// one wins, as two silt instances sharing a table directory would.
+TEST_F(LocalFileSystemTest, ProcessesRacingPutIfAbsentHaveExactlyOneWinner) {
+  constexpr int kProcesses = 4;
+  constexpr int kRounds = 10;
+  for (int round = 0; round < kRounds; ++round) {
+    std::string path = Path("_delta_log/" + std::to_string(round) + ".json");
+    int start_pipe[2];
+    ASSERT_EQ(::pipe(start_pipe), 0);
+    std::vector<pid_t> children;
+    for (int proc_idx = 0; proc_idx < kProcesses; ++proc_idx) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        ::close(start_pipe[1]);
+        char byte;
+        // Blocks until the parent closes the write end, releasing all at once.
+        [[maybe_unused]] ssize_t n = ::read(start_pipe[0], &byte, 1);
+        Status st = MakeLocalFileSystem()->PutIfAbsent(path, "process " + std::to_string(proc_idx));
+        ::_exit(st.ok() ? 0 : st.IsAlreadyExists() ? 1 : 2);
+      }
+      children.push_back(pid);
+    }
+    ::close(start_pipe[0]);
+    ::close(start_pipe[1]);
+    int winners = 0;
+    int winner_idx = -1;
+    for (int proc_idx = 0; proc_idx < kProcesses; ++proc_idx) {
+      int wstatus = 0;
+      ASSERT_EQ(::waitpid(children[proc_idx], &wstatus, 0), children[proc_idx]);
+      ASSERT_TRUE(WIFEXITED(wstatus));
+      int code = WEXITSTATUS(wstatus);
+      ASSERT_NE(code, 2) << "process " << proc_idx << " failed with an unexpected error";
+      if (code == 0) {
+        ++winners;
+        winner_idx = proc_idx;
+      }
+    }
+    ASSERT_EQ(winners, 1) << "round " << round;
+    ASSERT_OK_AND_ASSIGN(std::string read, fs_->ReadFile(path));
+    EXPECT_EQ(read, "process " + std::to_string(winner_idx));
+  }
+  EXPECT_EQ(RawNames(Path("_delta_log")).size(), static_cast<size_t>(kRounds));
+}
+
+}  // namespace
+}  // namespace silt::fs
