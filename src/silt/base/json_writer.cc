@@ -96,7 +96,7 @@ void JsonWriter::Raw(std::string_view json) {
 }
 
 void AppendJsonEscaped(std::string* out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
+  static const char kHex[] = "0123456789ABCDEF";  // Jackson writes uppercase
   size_t run_start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);

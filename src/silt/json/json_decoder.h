@@ -1,0 +1,158 @@
+// JsonDecoder: parses JSON documents (one per row) into typed columns for a
+// schema, with Spark 3.5's from_json PERMISSIVE semantics (default options,
+// spark.sql.json.enablePartialResults=false), using simdjson's DOM parser.
+//
+//  - A null input row, or one that is empty or only white space: the struct
+//    row is NULL (Spark finds no token and returns null).
+//  - A document that is not valid JSON, or whose top level is not an object
+//    (array, scalar, null): a malformed row. Like Spark 3.x (which returns
+//    Row(null, ...), not null, since 3.0), the struct row is valid and every
+//    field is NULL; the corrupt-record column holds the raw text.
+//  - A top-level field whose JSON value does not fit its type: that field is
+//    NULL and the rest of the row is kept. Spark then also puts the raw text
+//    in the corrupt-record column (its PartialResultException), and so does
+//    silt. A misfit anywhere inside a nested value (struct, array or map
+//    field) nulls the whole top-level field, as in Spark.
+//  - Conversions, per target type (JSON null gives NULL for every type):
+//      STRING      string -> its value; any other value -> its JSON text
+//                  re-serialized compactly as Spark's Jackson generator does
+//                  (integers verbatim, other numbers via Java's
+//                  Double.toString, e.g. 1.50 -> "1.5", objects without
+//                  spaces).
+//      BYTE/SHORT/INT/LONG  integers in range only (1.0 and "1" do not fit).
+//                  BYTE accepts [-128, 255] and wraps (Jackson's getByteValue).
+//      FLOAT/DOUBLE  any number; strings "NaN", "Infinity", "+Infinity",
+//                  "+INF", "-Infinity", "-INF" exactly.
+//      DECIMAL(p,s)  numbers and number strings (commas removed, BigDecimal
+//                  grammar), rounded half-up to s digits; more than p digits
+//                  does not fit. Non-integral JSON numbers are read through a
+//                  double (shortest round-trip text), so those with more than
+//                  15-17 significant digits may differ from Spark in the last
+//                  digits; integers and strings are exact.
+//      BOOLEAN     true/false only.
+//      DATE        strings via columnar::ParseDate, else an integer string
+//                  as days since the epoch (Spark's 1.5 legacy form).
+//      TIMESTAMP   strings via columnar::ParseTimestamp in the session zone;
+//                  JSON integers are seconds since the epoch.
+//      TIMESTAMP_NTZ  strings without a zone only.
+//      BINARY      base64 strings, decoded.
+//      STRUCT/ARRAY/MAP  recursively; maps need STRING keys and keep every
+//                  member (duplicate keys included) in document order.
+//      VOID        always NULL.
+//    An empty string does not fit any type but STRING and BINARY.
+//  - Field names match case-sensitively first, then ASCII case-insensitively
+//    (silt's choice; Spark matches JSON keys case-sensitively only). An exact
+//    match is never replaced by a case-insensitive one.
+//  - Duplicate keys in an object: the last occurrence wins (Spark's row
+//    update order); earlier ones are ignored.
+//  - Unknown fields are ignored; missing fields are NULL.
+//  - The output type is the schema made nullable at every level (Spark's
+//    schema.asNullable): NOT NULL in the schema does not reject rows.
+//
+// Known differences from Spark's Jackson-based parser: JSON extensions Spark
+// enables by default (single-quoted strings, unquoted NaN/Infinity tokens)
+// and trailing text after the top-level value make a row malformed here;
+// input that is not valid UTF-8 is malformed here.
+//
+// The decoder reuses its simdjson parser, padded scratch buffer and builders
+// across batches; no per-row allocation beyond amortized buffer growth.
+//
+// Thread safety: one decoder per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "silt/base/result.h"
+#include "silt/columnar/builder.h"
+#include "silt/columnar/column.h"
+
+namespace silt::json {
+
+// Counts added to (not reset) by each decode call.
+struct DecodeStats {
+  int64_t malformed_rows = 0;     // not JSON / not an object
+  int64_t mismatched_fields = 0;  // field present but of the wrong type
+  // Rows kept with at least one mismatched field (their raw text also goes
+  // to the corrupt-record column).
+  int64_t partial_rows = 0;
+};
+
+struct JsonDecodeOptions {
+  // Offset of the session time zone, applied to timestamp strings without a
+  // zone (Spark's spark.sql.session.timeZone as a fixed offset); 0 = UTC.
+  int64_t default_zone_offset_micros = 0;
+};
+
+class JsonDecoder {
+ public:
+  // `schema` must be a struct type. Errors: InvalidArgument when it is not a
+  // struct; NotSupported naming a field whose type cannot be decoded (a map
+  // whose key type is not STRING).
+  static Result<std::unique_ptr<JsonDecoder>> Make(columnar::SchemaPtr schema);
+  static Result<std::unique_ptr<JsonDecoder>> Make(columnar::SchemaPtr schema,
+                                                   const JsonDecodeOptions& options);
+  ~JsonDecoder();
+
+  // The type of the decoded struct column: the schema, nullable everywhere.
+  const columnar::TypePtr& output_type() const;
+
+  // Decodes `input` (string or binary column, may contain nulls) into a
+  // struct column of output_type(); a null input row gives a null struct.
+  // When `corrupt_record` is non-null it receives one string per row: the
+  // raw text for malformed rows and rows with a mismatched field, null
+  // otherwise. One Status per call: errors only for internal failures (an
+  // input column that is not string/binary is InvalidArgument), never for
+  // bad rows.
+  Result<columnar::ColumnPtr> DecodeColumn(const columnar::Column& input,
+                                           columnar::ColumnPtr* corrupt_record = nullptr,
+                                           DecodeStats* stats = nullptr);
+
+  // Decodes newline-free JSON texts given as views (JSON-lines file source)
+  // into a struct column of output_type(), as DecodeColumn does; the caller
+  // flattens the struct's children into top-level columns. A blank text gives
+  // a null struct row (Spark's file source skips blank lines; callers that
+  // mirror that drop them before decoding).
+  Result<columnar::ColumnPtr> DecodeViews(const std::string_view* rows, int64_t num_rows,
+                                          columnar::ColumnPtr* corrupt_record = nullptr,
+                                          DecodeStats* stats = nullptr);
+
+ private:
+  JsonDecoder();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Spark's get_json_object(json, path) over a string column with a constant
+// path. Path grammar (Spark's JsonPathParser): `$` followed by any of
+// `.name`, `['name']`, `[index]`, `[*]`, `.*`, `['*']`; names match
+// case-sensitively. Results, as Spark 3.5 produces them:
+//  - a string reached without a `[*]` on the way: its value, unquoted;
+//  - anything else: compact JSON as Jackson re-serializes it (numbers
+//    re-printed: 1.50 -> "1.5", integers verbatim; strings quoted);
+//  - `[*]` collects matches into a JSON array, unwrapped when exactly one
+//    element matched; `[*][*]` flattens (Hive's behaviour);
+//  - a field whose value is JSON null, a missing path, a null input or
+//    malformed JSON: NULL. (`.*` / `['*']` parse but never match in Spark,
+//    so they give NULL too.)
+// Errors: InvalidArgument for a malformed path, naming the path and the
+// position (Spark would return NULL for every row; silt reports it at bind
+// time instead — callers may choose to map it to all-NULL).
+//
+// Thread safety: one evaluator per thread.
+class JsonPathEvaluator {
+ public:
+  static Result<std::unique_ptr<JsonPathEvaluator>> Make(std::string_view path);
+  ~JsonPathEvaluator();
+  // `json_strings`: a string or binary column. Returns a string column of the
+  // same length. Errors: InvalidArgument for another input type.
+  Result<columnar::ColumnPtr> Evaluate(const columnar::Column& json_strings);
+
+ private:
+  JsonPathEvaluator();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace silt::json
