@@ -1,0 +1,291 @@
+// Optimistic commits (PROTOCOL.md "Optimistic Concurrency Control",
+// FORMATS.md A11/A12): write <version>.json with put-if-absent; when another
+// writer got there first, read what it committed, decide whether our actions
+// still apply on top of it, and retry at the next version.
+
+#include <simdjson.h>
+
+#include <set>
+
+#include "silt/base/clock.h"
+#include "silt/base/json_writer.h"
+#include "silt/base/uuid.h"
+#include "silt/base/version.h"
+#include "silt/delta/partition_utils.h"
+#include "silt/delta/protocol.h"
+#include "silt/delta/stats.h"
+#include "silt/delta/table.h"
+
+namespace silt::delta {
+
+namespace {
+
+// Bounded so that a writer that keeps losing (a hot table, or a bug in
+// another writer) eventually reports it instead of spinning.
+constexpr int kMaxCommitAttempts = 10;
+
+int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
+
+// A string field of a winner's commitInfo, for messages and for recognising
+// our own commit; empty when absent.
+std::string CommitInfoField(const CommitActions& commit, std::string_view key) {
+  if (!commit.commit_info_json) return "";
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string& text = *commit.commit_info_json;
+  if (parser.parse(text.data(), text.size(), true).get(root) != simdjson::SUCCESS) return "";
+  std::string_view value;
+  if (root[key].get_string().get(value) != simdjson::SUCCESS) return "";
+  return std::string(value);
+}
+
+std::string DescribeWinner(const CommitActions& winner) {
+  std::string operation = CommitInfoField(winner, "operation");
+  if (operation.empty()) return Status::Concat("version ", winner.version);
+  return Status::Concat("version ", winner.version, " (", operation, ")");
+}
+
+std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t> read_version,
+                            const std::string& txn_id) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("timestamp");
+  w.Int(NowMillis());
+  w.Key("operation");
+  w.String(request.operation);
+  w.Key("operationParameters");
+  w.BeginObject();
+  for (const auto& [key, value] : request.operation_parameters) {
+    w.Key(key);
+    w.String(value);
+  }
+  w.EndObject();
+  if (read_version) {
+    w.Key("readVersion");
+    w.Int(*read_version);
+  }
+  w.Key("isolationLevel");
+  w.String("Serializable");
+  w.Key("isBlindAppend");
+  w.Bool(request.is_blind_append);
+
+  // delta-spark's write metrics, derived from the files unless the caller
+  // gave them; caller-provided extra metrics follow.
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  for (const AddFile& add : request.adds) {
+    bytes += add.size;
+    if (add.stats) rows += StatsNumRecords(*add.stats).value_or(0);
+  }
+  std::vector<std::pair<std::string, std::string>> metrics = {
+      {"numFiles", std::to_string(request.adds.size())},
+      {"numOutputRows", std::to_string(rows)},
+      {"numOutputBytes", std::to_string(bytes)}};
+  for (auto& [key, value] : metrics) {
+    auto it = request.operation_metrics.find(key);
+    if (it != request.operation_metrics.end()) value = it->second;
+  }
+  for (const auto& [key, value] : request.operation_metrics) {
+    if (key != "numFiles" && key != "numOutputRows" && key != "numOutputBytes") {
+      metrics.emplace_back(key, value);
+    }
+  }
+  w.Key("operationMetrics");
+  w.BeginObject();
+  for (const auto& [key, value] : metrics) {
+    w.Key(key);
+    w.String(value);
+  }
+  w.EndObject();
+  w.Key("engineInfo");
+  w.String(std::string("silt/") + SILT_VERSION_STRING);
+  w.Key("txnId");
+  w.String(txn_id);
+  w.EndObject();
+  return w.Take();
+}
+
+// Fills what a caller may leave out of a metaData action (id, createdTime,
+// the schema in one of its two forms) and checks what Delta requires of it.
+Result<Metadata> CompleteMetadata(Metadata m, const std::string& table_path) {
+  if (m.id.empty()) m.id = NewUuid();
+  if (!m.created_time) m.created_time = NowMillis();
+  if (m.format_provider.empty()) m.format_provider = "parquet";
+  if (m.schema_string.empty() && m.schema) m.schema_string = columnar::SchemaToJson(*m.schema);
+  if (!m.schema && !m.schema_string.empty()) {
+    SILT_ASSIGN_OR_RETURN_CTX(m.schema, columnar::SchemaFromJson(m.schema_string),
+                              "schema of Delta table ", table_path);
+  }
+  if (!m.schema) return Status::InvalidArgument("Delta table ", table_path, " needs a schema");
+  for (const std::string& column : m.partition_columns) {
+    if (m.schema->FieldIndex(column) < 0) {
+      return Status::InvalidArgument("partition column '", column,
+                                     "' is not in the schema of Delta table ", table_path);
+    }
+  }
+  return m;
+}
+
+enum class Outcome { kRebase, kAlreadyCommitted, kDuplicate };
+
+// Decides what a commit that lost the race for `winner.version` does next,
+// following delta-spark's ConflictChecker for the operations silt performs.
+Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& winner,
+                            const CommitActions& ours, const std::string& our_txn_id,
+                            const CommitRequest& request, bool new_table) {
+  // A put-if-absent that succeeded remotely but reported failure (a retried
+  // request) leaves our own commit as the "winner".
+  if (CommitInfoField(winner, "txnId") == our_txn_id) return Outcome::kAlreadyCommitted;
+  if (request.txn) {
+    for (const Txn& txn : winner.txns) {
+      if (txn.app_id != request.txn->app_id) continue;
+      if (txn.version >= request.txn->version) return Outcome::kDuplicate;
+      return Status::Conflict("concurrent transaction: ", DescribeWinner(winner), " of ",
+                              table_path, " recorded txn version ", txn.version,
+                              " for application '", txn.app_id,
+                              "' while this commit records version ", request.txn->version,
+                              " (two writers share the application id)");
+    }
+  }
+  if (new_table) {
+    return Status::Conflict("Delta table ", table_path,
+                            " was created concurrently by another writer (",
+                            DescribeWinner(winner), ")");
+  }
+  if (winner.protocol) {
+    return Status::Conflict("concurrent protocol change: ", DescribeWinner(winner), " of ",
+                            table_path, " changed the table protocol");
+  }
+  if (winner.metadata) {
+    return Status::Conflict("concurrent metadata change: ", DescribeWinner(winner), " of ",
+                            table_path, " changed the table metadata (schema or properties)");
+  }
+  if (!ours.removes.empty()) {
+    std::set<std::string> our_removes;
+    for (const RemoveFile& r : ours.removes) {
+      SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
+      our_removes.insert(std::move(key));
+    }
+    for (const RemoveFile& r : winner.removes) {
+      SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
+      if (our_removes.count(key) != 0) {
+        return Status::Conflict("concurrent delete: ", DescribeWinner(winner), " of ",
+                                table_path, " removed file ", r.path,
+                                " which this commit also removes");
+      }
+    }
+  }
+  bool we_change_data = false;
+  for (const AddFile& a : ours.adds) we_change_data |= a.data_change;
+  for (const RemoveFile& r : ours.removes) we_change_data |= r.data_change;
+  if (!request.is_blind_append && we_change_data) {
+    bool winner_changes_data = false;
+    for (const AddFile& a : winner.adds) winner_changes_data |= a.data_change;
+    for (const RemoveFile& r : winner.removes) winner_changes_data |= r.data_change;
+    if (winner_changes_data) {
+      return Status::Conflict("concurrent data change: ", DescribeWinner(winner), " of ",
+                              table_path,
+                              " added or removed data that this commit (not a blind append) "
+                              "read");
+    }
+  }
+  return Outcome::kRebase;
+}
+
+}  // namespace
+
+Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
+                            const CommitRequest& request) {
+  if (table == nullptr) return Status::InvalidArgument("Commit needs a table");
+  const std::string& table_path = table->path();
+  const bool new_table = read_snapshot == nullptr;
+
+  CommitActions actions;
+  if (new_table) {
+    if (!request.new_metadata) {
+      return Status::InvalidArgument("creating Delta table ", table_path,
+                                     " needs its metadata (schema and partition columns)");
+    }
+    SILT_ASSIGN_OR_RETURN(Metadata metadata, CompleteMetadata(*request.new_metadata, table_path));
+    Protocol protocol = request.new_protocol.value_or(Protocol());
+    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, metadata), "creating Delta table ",
+                           table_path);
+    actions.protocol = std::move(protocol);
+    actions.metadata = std::move(metadata);
+  } else {
+    const Protocol& protocol = request.new_protocol.value_or(read_snapshot->protocol());
+    Metadata current = read_snapshot->metadata();
+    if (request.new_metadata) {
+      Metadata metadata = *request.new_metadata;
+      // A metadata update keeps the table's identity unless told otherwise.
+      if (metadata.id.empty()) metadata.id = current.id;
+      if (!metadata.created_time) metadata.created_time = current.created_time;
+      SILT_ASSIGN_OR_RETURN(current, CompleteMetadata(std::move(metadata), table_path));
+      actions.metadata = current;
+    }
+    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, current), "writing to Delta table ",
+                           table_path);
+    if (request.new_protocol) actions.protocol = *request.new_protocol;
+    if (request.txn) {
+      std::optional<int64_t> recorded = read_snapshot->TxnVersion(request.txn->app_id);
+      if (recorded && *recorded >= request.txn->version) {
+        return CommitResult{read_snapshot->version(), true};
+      }
+    }
+    auto append_only = current.configuration.find("delta.appendOnly");
+    if (append_only != current.configuration.end() && append_only->second == "true") {
+      for (const RemoveFile& r : request.removes) {
+        if (r.data_change) {
+          return Status::InvalidArgument("Delta table ", table_path,
+                                         " is append-only (delta.appendOnly = true); this "
+                                         "commit would remove data file ",
+                                         r.path);
+        }
+      }
+    }
+  }
+  if (request.txn) {
+    Txn txn = *request.txn;
+    if (!txn.last_updated) txn.last_updated = NowMillis();
+    actions.txns.push_back(std::move(txn));
+  }
+  actions.adds = request.adds;
+  actions.removes = request.removes;
+  const std::string txn_id = NewUuid();
+  std::optional<int64_t> read_version;
+  if (!new_table) read_version = read_snapshot->version();
+  actions.commit_info_json = BuildCommitInfo(request, read_version, txn_id);
+  const std::string text = SerializeCommit(actions);
+
+  if (new_table) {
+    SILT_RETURN_NOT_OK_CTX(table->file_system()->CreateDir(table->log_path()),
+                           "creating Delta table ", table_path);
+  }
+  int64_t version = new_table ? 0 : read_snapshot->version() + 1;
+  for (int attempt = 0; attempt < kMaxCommitAttempts; ++attempt) {
+    std::string file = fs::JoinPath(table->log_path(), CommitFileName(version));
+    Status st = table->file_system()->PutIfAbsent(file, text);
+    if (st.ok()) return CommitResult{version, false};
+    if (!st.IsAlreadyExists()) {
+      return st.WithContextParts("committing version ", version, " of Delta table ", table_path);
+    }
+    // Lost the race for `version`: examine every commit that got in first.
+    SILT_ASSIGN_OR_RETURN_CTX(std::vector<int64_t> versions, table->ListVersions(),
+                              "resolving a commit conflict on ", table_path);
+    int64_t latest = versions.empty() ? version : std::max(version, versions.back());
+    for (int64_t v = version; v <= latest; ++v) {
+      SILT_ASSIGN_OR_RETURN_CTX(CommitActions winner, table->ReadCommit(v),
+                                "resolving a commit conflict on ", table_path);
+      SILT_ASSIGN_OR_RETURN(Outcome outcome, CheckWinner(table_path, winner, actions, txn_id,
+                                                         request, new_table));
+      if (outcome == Outcome::kAlreadyCommitted) return CommitResult{v, false};
+      if (outcome == Outcome::kDuplicate) return CommitResult{v, true};
+    }
+    version = latest + 1;
+  }
+  return Status::Conflict("gave up committing to Delta table ", table_path, " after ",
+                          kMaxCommitAttempts,
+                          " attempts: other writers committed first every time");
+}
+
+}  // namespace silt::delta

@@ -1,0 +1,276 @@
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "silt/base/uuid.h"
+#include "silt/columnar/types.h"
+#include "silt/delta/table.h"
+#include "silt/testing/fault_injection_fs.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::delta {
+namespace {
+
+using testing::FaultInjectionFileSystem;
+using testing::FaultTiming;
+using testing::FsOp;
+
+Metadata NewTableMetadata() {
+  Metadata m;
+  m.schema = columnar::DataType::Struct({columnar::Field{"id", columnar::DataType::Long()},
+                                         columnar::Field{"p", columnar::DataType::String()}});
+  m.partition_columns = {"p"};
+  return m;
+}
+
+AddFile Add(std::string path, int64_t rows = 1) {
+  AddFile a;
+  a.path = std::move(path);
+  a.partition_values = {{"p", "x"}};
+  a.size = 10;
+  a.modification_time = 1;
+  a.stats = R"({"numRecords":)" + std::to_string(rows) + "}";
+  return a;
+}
+
+CommitRequest Append(std::string path, std::optional<Txn> txn = std::nullopt) {
+  CommitRequest r;
+  r.operation = "STREAMING UPDATE";
+  r.operation_parameters = {{"outputMode", "Append"}, {"epochId", "1"}};
+  r.adds = {Add(std::move(path))};
+  r.txn = std::move(txn);
+  return r;
+}
+
+class CommitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = std::make_shared<FaultInjectionFileSystem>(fs::MakeMemoryFileSystem());
+    ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  }
+
+  // Creates the table (version 0) and returns its snapshot.
+  SnapshotPtr Create() {
+    CommitRequest create;
+    create.new_metadata = NewTableMetadata();
+    create.operation = "CREATE TABLE";
+    auto result = Commit(table_.get(), nullptr, create);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    auto snapshot = table_->LatestSnapshot();
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    return snapshot.ok() ? *snapshot : nullptr;
+  }
+
+  std::shared_ptr<FaultInjectionFileSystem> fs_;
+  std::unique_ptr<DeltaTable> table_;
+};
+
+TEST_F(CommitTest, NewTableGetsProtocolAndMetadataAtVersionZero) {
+  CommitRequest create = Append("p=x/a.parquet", Txn{"query", 0, std::nullopt});
+  create.new_metadata = NewTableMetadata();
+  ASSERT_OK_AND_ASSIGN(CommitResult result, Commit(table_.get(), nullptr, create));
+  EXPECT_EQ(result.version, 0);
+  EXPECT_FALSE(result.skipped_duplicate);
+
+  ASSERT_OK_AND_ASSIGN(CommitActions c, table_->ReadCommit(0));
+  ASSERT_TRUE(c.protocol.has_value());
+  EXPECT_EQ(c.protocol->min_reader_version, 1);
+  EXPECT_EQ(c.protocol->min_writer_version, 2);
+  ASSERT_TRUE(c.metadata.has_value());
+  EXPECT_TRUE(IsUuid(c.metadata->id)) << c.metadata->id;
+  EXPECT_TRUE(c.metadata->created_time.has_value());
+  EXPECT_EQ(c.metadata->partition_columns, std::vector<std::string>{"p"});
+  ASSERT_NE(c.metadata->schema, nullptr);
+  EXPECT_TRUE(c.metadata->schema->Equals(*NewTableMetadata().schema));
+  ASSERT_EQ(c.txns.size(), 1u);
+  EXPECT_TRUE(c.txns[0].last_updated.has_value());
+  ASSERT_EQ(c.adds.size(), 1u);
+  // commitInfo first, like delta-spark.
+  EXPECT_EQ(c.raw_lines[0].substr(0, 14), R"({"commitInfo":)");
+
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, table_->LatestSnapshot());
+  EXPECT_EQ(s->version(), 0);
+  EXPECT_EQ(s->files().size(), 1u);
+  EXPECT_EQ(s->TxnVersion("query"), 0);
+}
+
+TEST_F(CommitTest, CommitInfoLooksLikeDeltaSparks) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  CommitRequest append = Append("p=x/a.parquet");
+  append.adds.push_back(Add("p=x/b.parquet", 4));
+  ASSERT_OK_AND_ASSIGN(CommitResult result, Commit(table_.get(), v0, append));
+  ASSERT_OK_AND_ASSIGN(CommitActions c, table_->ReadCommit(result.version));
+  ASSERT_TRUE(c.commit_info_json.has_value());
+  simdjson::dom::parser parser;
+  simdjson::dom::element info;
+  ASSERT_EQ(parser.parse(*c.commit_info_json).get(info), simdjson::SUCCESS);
+  int64_t ts = 0;
+  EXPECT_EQ(info["timestamp"].get_int64().get(ts), simdjson::SUCCESS);
+  EXPECT_GT(ts, 0);
+  EXPECT_EQ(info["operation"].get_string().value(), "STREAMING UPDATE");
+  EXPECT_EQ(info["operationParameters"]["outputMode"].get_string().value(), "Append");
+  EXPECT_EQ(info["readVersion"].get_int64().value(), 0);
+  EXPECT_EQ(info["isolationLevel"].get_string().value(), "Serializable");
+  EXPECT_TRUE(info["isBlindAppend"].get_bool().value());
+  EXPECT_EQ(info["operationMetrics"]["numFiles"].get_string().value(), "2");
+  EXPECT_EQ(info["operationMetrics"]["numOutputRows"].get_string().value(), "5");
+  EXPECT_EQ(info["operationMetrics"]["numOutputBytes"].get_string().value(), "20");
+  EXPECT_EQ(info["engineInfo"].get_string().value().substr(0, 5), "silt/");
+  EXPECT_TRUE(IsUuid(std::string(info["txnId"].get_string().value())));
+
+  ASSERT_OK_AND_ASSIGN(CommitActions create, table_->ReadCommit(0));
+  ASSERT_EQ(parser.parse(*create.commit_info_json).get(info), simdjson::SUCCESS);
+  EXPECT_EQ(info["readVersion"].error(), simdjson::NO_SUCH_FIELD);
+}
+
+TEST_F(CommitTest, BlindAppendsRacingForTheSameVersionBothCommit) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  fs_->ResetCounters();
+  // Both writers read version 0; the first takes version 1.
+  ASSERT_OK_AND_ASSIGN(CommitResult first, Commit(table_.get(), v0, Append("p=x/a.parquet")));
+  EXPECT_EQ(first.version, 1);
+  ASSERT_OK_AND_ASSIGN(CommitResult second, Commit(table_.get(), v0, Append("p=x/b.parquet")));
+  EXPECT_EQ(second.version, 2);
+  EXPECT_FALSE(second.skipped_duplicate);
+  // One put-if-absent for the first writer, two (lost, then won) for the second.
+  EXPECT_EQ(fs_->count(FsOp::kPutIfAbsent), 3);
+
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr latest, table_->LatestSnapshot());
+  EXPECT_EQ(latest->version(), 2);
+  EXPECT_EQ(latest->files().size(), 2u);
+  ASSERT_OK_AND_ASSIGN(CommitActions c2, table_->ReadCommit(2));
+  ASSERT_EQ(c2.adds.size(), 1u);
+  EXPECT_EQ(c2.adds[0].path, "p=x/b.parquet");
+}
+
+TEST_F(CommitTest, SameAppIdRaceSkipsTheDuplicateBatch) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK_AND_ASSIGN(CommitResult first,
+                       Commit(table_.get(), v0, Append("p=x/a.parquet", Txn{"q", 5, {}})));
+  EXPECT_EQ(first.version, 1);
+  // A second instance of the same query ran batch 5 too: it must not land.
+  ASSERT_OK_AND_ASSIGN(CommitResult second,
+                       Commit(table_.get(), v0, Append("p=x/b.parquet", Txn{"q", 5, {}})));
+  EXPECT_TRUE(second.skipped_duplicate);
+  EXPECT_EQ(second.version, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions.size(), 2u);
+}
+
+TEST_F(CommitTest, SameAppIdRaceWithANewerBatchIsAConflict) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK(Commit(table_.get(), v0, Append("p=x/a.parquet", Txn{"q", 5, {}})));
+  auto second = Commit(table_.get(), v0, Append("p=x/b.parquet", Txn{"q", 6, {}}));
+  ASSERT_RAISES(Conflict, second);
+  EXPECT_NE(second.status().message().find("'q'"), std::string::npos)
+      << second.status().ToString();
+  // A different application id commutes.
+  ASSERT_OK_AND_ASSIGN(CommitResult other,
+                       Commit(table_.get(), v0, Append("p=x/c.parquet", Txn{"other", 6, {}})));
+  EXPECT_EQ(other.version, 2);
+}
+
+TEST_F(CommitTest, BatchAlreadyInTheSnapshotIsSkippedWithoutWriting) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK(Commit(table_.get(), v0, Append("p=x/a.parquet", Txn{"q", 3, {}})));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v1, table_->LatestSnapshot());
+  fs_->ResetCounters();
+  for (int64_t batch : {3, 2}) {
+    ASSERT_OK_AND_ASSIGN(
+        CommitResult r,
+        Commit(table_.get(), v1, Append("p=x/again.parquet", Txn{"q", batch, {}})));
+    EXPECT_TRUE(r.skipped_duplicate);
+    EXPECT_EQ(r.version, 1);
+  }
+  EXPECT_EQ(fs_->count(FsOp::kPutIfAbsent), 0);
+  ASSERT_OK_AND_ASSIGN(CommitResult next,
+                       Commit(table_.get(), v1, Append("p=x/b.parquet", Txn{"q", 4, {}})));
+  EXPECT_FALSE(next.skipped_duplicate);
+  EXPECT_EQ(next.version, 2);
+}
+
+TEST_F(CommitTest, ConcurrentMetadataChangeIsAConflict) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  CommitRequest change;
+  change.operation = "SET TBLPROPERTIES";
+  change.new_metadata = v0->metadata();
+  change.new_metadata->configuration["delta.appendOnly"] = "true";
+  change.is_blind_append = false;
+  ASSERT_OK(Commit(table_.get(), v0, change));
+  auto append = Commit(table_.get(), v0, Append("p=x/a.parquet"));
+  ASSERT_RAISES(Conflict, append);
+  EXPECT_NE(append.status().message().find("SET TBLPROPERTIES"), std::string::npos)
+      << append.status().ToString();
+}
+
+TEST_F(CommitTest, ConcurrentTableCreationIsAConflict) {
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  ASSERT_OK(Commit(table_.get(), nullptr, create));
+  auto again = Commit(table_.get(), nullptr, create);
+  ASSERT_RAISES(Conflict, again);
+  EXPECT_NE(again.status().message().find("created concurrently"), std::string::npos);
+}
+
+TEST_F(CommitTest, LostAcknowledgementOfOurOwnCommitIsRecognised) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  // The commit lands but the caller is told someone else was first.
+  fs_->FailNth(FsOp::kPutIfAbsent, 1, Status::AlreadyExists("lost ack"), FaultTiming::kAfterOp);
+  ASSERT_OK_AND_ASSIGN(CommitResult r, Commit(table_.get(), v0, Append("p=x/a.parquet")));
+  EXPECT_EQ(r.version, 1);
+  EXPECT_FALSE(r.skipped_duplicate);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions, (std::vector<int64_t>{0, 1}));
+}
+
+TEST_F(CommitTest, StorageErrorsAreReturnedWithContext) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  fs_->FailNth(FsOp::kPutIfAbsent, 1, Status::IOError("disk on fire"));
+  auto r = Commit(table_.get(), v0, Append("p=x/a.parquet"));
+  ASSERT_RAISES(IOError, r);
+  EXPECT_NE(r.status().message().find("committing version 1"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST_F(CommitTest, AppendOnlyTablesRefuseDataRemoval) {
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->configuration["delta.appendOnly"] = "true";
+  ASSERT_OK(Commit(table_.get(), nullptr, create));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v0, table_->LatestSnapshot());
+  CommitRequest remove;
+  remove.removes.push_back(RemoveFile{"p=x/a.parquet", 1, true, false, {}, std::nullopt});
+  remove.is_blind_append = false;
+  ASSERT_RAISES(InvalidArgument, Commit(table_.get(), v0, remove));
+}
+
+TEST_F(CommitTest, NewTableNeedsASchemaWithItsPartitionColumns) {
+  CommitRequest create;
+  ASSERT_RAISES(InvalidArgument, Commit(table_.get(), nullptr, create));
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->partition_columns = {"missing"};
+  auto r = Commit(table_.get(), nullptr, create);
+  ASSERT_RAISES(InvalidArgument, r);
+  EXPECT_NE(r.status().message().find("'missing'"), std::string::npos);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_TRUE(versions.empty());
+}
+
+TEST_F(CommitTest, WritingToATableWithAnUnknownWriterFeatureIsRefused) {
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_protocol = Protocol{1, 7, std::nullopt, std::vector<std::string>{"rowTracking"}};
+  auto r = Commit(table_.get(), nullptr, create);
+  ASSERT_RAISES(NotSupported, r);
+  EXPECT_NE(r.status().message().find("rowTracking"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace silt::delta

@@ -1,0 +1,32 @@
+// Protocol gates (FORMATS.md A7): which tables silt may read and which it may
+// append to. A table that needs a capability silt does not implement is
+// refused with NotSupported naming the feature, never read or written wrongly.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include "silt/base/status.h"
+#include "silt/delta/actions.h"
+
+namespace silt::delta {
+
+// The highest legacy versions silt understands.
+inline constexpr int32_t kMaxReaderVersion = 3;
+inline constexpr int32_t kMaxWriterVersion = 7;
+
+// OK when silt reads the table correctly. Reader features silt implements:
+// timestampNtz, vacuumProtocolCheck (affects only VACUUM), and columnMapping
+// while delta.columnMapping.mode is absent or "none". Everything else —
+// deletion vectors, column mapping in id/name mode, v2 checkpoints, type
+// widening, variant, catalog-managed tables, unknown features — is
+// NotSupported naming the feature(s).
+Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
+
+// OK when silt may append to the table (blind appends with txn records):
+// the read gate passes and every writer capability the table requires is
+// either implemented or inert for appends given the table's metadata (for
+// example checkConstraints without any delta.constraints.* property).
+// Errors: NotSupported naming the feature and why.
+Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
+
+}  // namespace silt::delta

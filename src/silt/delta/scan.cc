@@ -1,0 +1,211 @@
+// TableScan: reads a snapshot's live files row group by row group and shapes
+// every batch to the output schema (projection, partition columns from the
+// log, nulls for columns a file does not have).
+
+#include <cctype>
+
+#include "silt/delta/partition_utils.h"
+#include "silt/delta/table.h"
+#include "silt/parquet/file_reader.h"
+
+namespace silt::delta {
+
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct OutputColumn {
+  columnar::Field field;
+  bool is_partition = false;
+};
+
+// What one data file contributes to each output column.
+struct FilePlan {
+  std::vector<std::string> read_columns;  // file columns to read, in order
+  // Per output column: index into the read batch, or -1 (partition / null).
+  std::vector<int> source;
+  // Per output column: the partition value when it is a partition column.
+  std::vector<std::optional<std::string>> partition_values;
+};
+
+class TableScanImpl final : public TableScan {
+ public:
+  TableScanImpl(fs::FileSystemPtr fs, std::string table_path, SnapshotPtr snapshot,
+                std::vector<OutputColumn> columns, columnar::SchemaPtr schema)
+      : fs_(std::move(fs)),
+        table_path_(std::move(table_path)),
+        snapshot_(std::move(snapshot)),
+        columns_(std::move(columns)),
+        schema_(std::move(schema)) {}
+
+  const columnar::SchemaPtr& schema() const override { return schema_; }
+
+  Result<columnar::RecordBatchPtr> Next() override {
+    while (true) {
+      if (reader_ == nullptr) {
+        if (file_idx_ >= snapshot_->files().size()) return columnar::RecordBatchPtr();
+        SILT_RETURN_NOT_OK(OpenFile(snapshot_->files()[file_idx_]));
+      }
+      if (plan_.read_columns.empty()) {
+        // Nothing to read from the file itself (only partition columns or
+        // columns it lacks): one batch with the file's row count.
+        int64_t rows = reader_->num_rows();
+        CloseFile();
+        if (rows == 0) continue;
+        return Assemble(nullptr, rows);
+      }
+      if (row_group_ >= reader_->num_row_groups()) {
+        CloseFile();
+        continue;
+      }
+      int index = row_group_++;
+      SILT_ASSIGN_OR_RETURN_CTX(columnar::RecordBatchPtr batch,
+                                reader_->ReadRowGroup(index, plan_.read_columns),
+                                "reading Delta table ", table_path_, " version ",
+                                snapshot_->version());
+      if (batch->num_rows == 0) continue;
+      SILT_RETURN_NOT_OK(CheckTypes(*batch));
+      return Assemble(batch.get(), batch->num_rows);
+    }
+  }
+
+ private:
+  Status OpenFile(const AddFile& add) {
+    SILT_ASSIGN_OR_RETURN(current_path_, ResolveDataFilePath(table_path_, add.path));
+    SILT_ASSIGN_OR_RETURN_CTX(reader_, parquet::ParquetFileReader::Open(fs_.get(), current_path_),
+                              "reading Delta table ", table_path_, " version ",
+                              snapshot_->version());
+    row_group_ = 0;
+    plan_ = FilePlan();
+    const columnar::Schema& file_schema = *reader_->schema();
+    for (const OutputColumn& column : columns_) {
+      if (column.is_partition) {
+        plan_.source.push_back(-1);
+        plan_.partition_values.push_back(
+            FindPartitionValue(add.partition_values, column.field.name));
+        continue;
+      }
+      plan_.partition_values.emplace_back();
+      int file_idx = file_schema.FieldIndex(column.field.name);
+      if (file_idx < 0) {
+        plan_.source.push_back(-1);
+        continue;
+      }
+      plan_.source.push_back(static_cast<int>(plan_.read_columns.size()));
+      plan_.read_columns.push_back(file_schema.field(file_idx).name);
+    }
+    return Status::OK();
+  }
+
+  void CloseFile() {
+    reader_.reset();
+    ++file_idx_;
+  }
+
+  // Type changes need casts (type widening), which silt does not do yet; a
+  // mismatch is reported rather than producing mistyped columns.
+  Status CheckTypes(const columnar::RecordBatch& batch) const {
+    for (size_t out_idx = 0; out_idx < columns_.size(); ++out_idx) {
+      int src = plan_.source[out_idx];
+      if (src < 0) continue;
+      const columnar::TypePtr& have = batch.column(src)->type;
+      const columnar::TypePtr& want = columns_[out_idx].field.type;
+      if (!have->Equals(*want)) {
+        return Status::NotSupported("reading column '", columns_[out_idx].field.name, "' of ",
+                                    current_path_, " stored as ", have->ToDdl(),
+                                    " into the table type ", want->ToDdl(),
+                                    " (type conversion) is not supported yet");
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<columnar::RecordBatchPtr> Assemble(const columnar::RecordBatch* batch, int64_t rows) {
+    auto out = std::make_shared<columnar::RecordBatch>();
+    out->schema = schema_;
+    out->num_rows = rows;
+    out->columns.reserve(columns_.size());
+    for (size_t out_idx = 0; out_idx < columns_.size(); ++out_idx) {
+      const OutputColumn& column = columns_[out_idx];
+      if (column.is_partition) {
+        SILT_ASSIGN_OR_RETURN_CTX(
+            columnar::ColumnPtr col,
+            MakePartitionColumn(column.field.type, plan_.partition_values[out_idx], rows),
+            "partition column '", column.field.name, "' of ", current_path_);
+        out->columns.push_back(std::move(col));
+      } else if (plan_.source[out_idx] >= 0) {
+        out->columns.push_back(batch->column(plan_.source[out_idx]));
+      } else {
+        out->columns.push_back(columnar::MakeNullColumn(column.field.type, rows));
+      }
+    }
+    return columnar::RecordBatchPtr(std::move(out));
+  }
+
+  fs::FileSystemPtr fs_;
+  std::string table_path_;
+  SnapshotPtr snapshot_;
+  std::vector<OutputColumn> columns_;
+  columnar::SchemaPtr schema_;
+
+  size_t file_idx_ = 0;
+  std::unique_ptr<parquet::ParquetFileReader> reader_;
+  std::string current_path_;
+  int row_group_ = 0;
+  FilePlan plan_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::string table_path,
+                                                   SnapshotPtr snapshot,
+                                                   std::vector<std::string> columns) {
+  if (fs == nullptr) return Status::InvalidArgument("no file system given for ", table_path);
+  if (snapshot == nullptr || snapshot->schema() == nullptr) {
+    return Status::InvalidArgument("no snapshot given to scan Delta table ", table_path);
+  }
+  const columnar::Schema& table_schema = *snapshot->schema();
+  auto is_partition = [&](std::string_view name) {
+    for (const std::string& p : snapshot->partition_columns()) {
+      if (EqualsIgnoreCase(p, name)) return true;
+    }
+    return false;
+  };
+  std::vector<int> indices;
+  if (columns.empty()) {
+    for (int idx = 0; idx < table_schema.num_fields(); ++idx) indices.push_back(idx);
+  } else {
+    for (const std::string& name : columns) {
+      int idx = table_schema.FieldIndex(name);
+      if (idx < 0) {
+        return Status::InvalidArgument("column '", name, "' is not in Delta table ", table_path,
+                                       " (version ", snapshot->version(), ")");
+      }
+      indices.push_back(idx);
+    }
+  }
+  std::vector<OutputColumn> output;
+  std::vector<columnar::Field> fields;
+  for (int idx : indices) {
+    OutputColumn column;
+    column.field = table_schema.field(idx);
+    column.is_partition = is_partition(column.field.name);
+    fields.push_back(column.field);
+    output.push_back(std::move(column));
+  }
+  while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
+  return std::unique_ptr<TableScan>(
+      new TableScanImpl(std::move(fs), std::move(table_path), std::move(snapshot),
+                        std::move(output), columnar::DataType::Struct(std::move(fields))));
+}
+
+}  // namespace silt::delta

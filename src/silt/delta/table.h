@@ -1,0 +1,185 @@
+// Delta tables: open the log, build snapshots, write data files and commit
+// them atomically with exactly-once txn records, and scan snapshots back into
+// RecordBatches.
+//
+// A table lives at `table_path` on a FileSystem; its log is
+// `<table_path>/_delta_log/`. Commits use FileSystem::PutIfAbsent on
+// `<version>.json`, so two writers never both create a version.
+//
+// Thread safety: DeltaTable and Snapshot are safe for concurrent reads;
+// TableWriter and Transaction are single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/delta/actions.h"
+#include "silt/fs/file_system.h"
+#include "silt/parquet/file_writer.h"
+
+namespace silt::delta {
+
+// The state of a table at one version.
+class Snapshot {
+ public:
+  int64_t version() const { return version_; }
+  const Protocol& protocol() const { return protocol_; }
+  const Metadata& metadata() const { return metadata_; }
+  const columnar::SchemaPtr& schema() const { return metadata_.schema; }
+  const std::vector<std::string>& partition_columns() const {
+    return metadata_.partition_columns;
+  }
+  // Live files, sorted by path.
+  const std::vector<AddFile>& files() const { return files_; }
+  // The txn version recorded for `app_id`, if any.
+  std::optional<int64_t> TxnVersion(const std::string& app_id) const;
+  // Commit timestamp (ms) of this version (commitInfo.timestamp, else the
+  // commit file's modification time).
+  int64_t timestamp_ms() const { return timestamp_ms_; }
+
+ private:
+  friend class DeltaTable;
+  int64_t version_ = -1;
+  int64_t timestamp_ms_ = 0;
+  Protocol protocol_;
+  Metadata metadata_;
+  std::vector<AddFile> files_;
+  std::map<std::string, Txn> txns_;
+};
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+class DeltaTable {
+ public:
+  // Binds to `table_path` (no I/O beyond none). Use Exists/LatestSnapshot.
+  static Result<std::unique_ptr<DeltaTable>> Open(fs::FileSystemPtr fs, std::string table_path);
+
+  const std::string& path() const { return path_; }
+  const fs::FileSystemPtr& file_system() const { return fs_; }
+  std::string log_path() const;
+
+  // True when `_delta_log` holds at least one commit.
+  Result<bool> Exists();
+  // Versions present in the log, ascending.
+  Result<std::vector<int64_t>> ListVersions();
+  // Errors: NotFound "… is not a Delta table (no _delta_log/…)" when empty.
+  // Snapshots are rebuilt from the JSON commits 0..version; a log whose
+  // commits no longer start at 0 needs a checkpoint, which is NotSupported
+  // naming the checkpoint file for now. Corruption for a broken log (missing
+  // commit, no protocol/metaData, malformed line); NotSupported naming the
+  // table feature(s) when the protocol read gate (protocol.h) refuses.
+  Result<SnapshotPtr> LatestSnapshot();
+  // As LatestSnapshot. Errors: NotFound naming the version and the available
+  // range.
+  Result<SnapshotPtr> SnapshotAt(int64_t version);
+  // One commit's actions. Errors: NotFound naming the version.
+  Result<CommitActions> ReadCommit(int64_t version);
+
+ private:
+  // What `_delta_log` holds: commit files by ascending version, and the
+  // names of checkpoint files (including `_last_checkpoint`).
+  struct LogListing {
+    std::vector<fs::FileInfo> commits;
+    std::vector<int64_t> versions;
+    std::vector<std::string> checkpoint_files;
+  };
+
+  DeltaTable(fs::FileSystemPtr fs, std::string path) : fs_(std::move(fs)), path_(std::move(path)) {}
+  Result<LogListing> ListLog();
+  // Reconstructs the snapshot at `version` from the JSON commits 0..version
+  // (log_replay.cc) and applies the protocol read gate.
+  Result<SnapshotPtr> Replay(const LogListing& listing, int64_t version);
+  fs::FileSystemPtr fs_;
+  std::string path_;
+};
+
+struct TableWriterOptions {
+  parquet::WriterOptions parquet;
+  // A data file is closed and a new one started past this size.
+  int64_t target_file_bytes = 128LL * 1024 * 1024;
+  // Columns for which stats are collected: the first N leaf columns (Delta's
+  // delta.dataSkippingNumIndexedCols, default 32).
+  int num_indexed_cols = 32;
+};
+
+// Writes batches as Parquet data files under the table path, split by the
+// partition columns into Hive-style directories with Delta's escaping
+// (`device_type=smart_plug/event_date=2026-06-22/part-00000-<uuid>.c000.snappy.parquet`).
+// Partition columns are not stored in the files. Nothing is visible in the
+// table until a Transaction commits the returned AddFiles.
+class TableWriter {
+ public:
+  // `schema` is the table schema (incl. partition columns).
+  static Result<std::unique_ptr<TableWriter>> Make(fs::FileSystemPtr fs, std::string table_path,
+                                                   columnar::SchemaPtr schema,
+                                                   std::vector<std::string> partition_columns,
+                                                   TableWriterOptions options = {});
+  virtual ~TableWriter() = default;
+  // REQUIRES: batch.schema equals the table schema.
+  virtual Status Write(const columnar::RecordBatch& batch) = 0;
+  // Closes every open file; returns one AddFile per file written, with
+  // partition values, size, modificationTime and stats (numRecords,
+  // minValues, maxValues, nullCount).
+  virtual Result<std::vector<AddFile>> Finish() = 0;
+  // Deletes files written so far (best effort).
+  virtual Status Abort() = 0;
+};
+
+struct CommitRequest {
+  // Required when the table does not exist yet: the metaData (schema,
+  // partition columns, configuration) and protocol of version 0.
+  std::optional<Metadata> new_metadata;
+  std::optional<Protocol> new_protocol;
+  std::vector<AddFile> adds;
+  std::vector<RemoveFile> removes;
+  std::optional<Txn> txn;
+  // commitInfo fields: operation ("STREAMING UPDATE", "WRITE", ...) and its
+  // parameters (values already JSON-encoded strings, as delta-spark writes).
+  std::string operation = "WRITE";
+  std::map<std::string, std::string> operation_parameters;
+  std::map<std::string, std::string> operation_metrics;
+  bool is_blind_append = true;
+};
+
+struct CommitResult {
+  int64_t version = -1;
+  // True when the commit was skipped because the table already records
+  // txn.version >= request.txn.version for the appId (exactly-once).
+  bool skipped_duplicate = false;
+};
+
+// Commits `request` on top of `read_snapshot` (null for a new table):
+// writes version read+1 with put-if-absent; when another writer won the race,
+// reads the winning commits, applies Delta's conflict rules (blind appends
+// commute; a winner's metaData/protocol change, or a txn for the same appId,
+// is a Conflict) and retries at the next version.
+// A request whose txn is already recorded (in read_snapshot, or in a commit
+// that won the race) returns skipped_duplicate without writing. For a new
+// table, protocol defaults to (1, 2) and metaData gets a fresh id and
+// createdTime when unset. Blind appends retry up to 10 times.
+// Errors: Conflict describing what conflicted; NotSupported when the
+// protocol write gate (protocol.h) refuses the table; IOError.
+Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
+                            const CommitRequest& request);
+
+// Scans a snapshot into batches: reads each live data file, projects the
+// requested columns (empty = all, table order), adds partition columns
+// parsed to their types, and fills columns missing from a file with nulls.
+class TableScan {
+ public:
+  static Result<std::unique_ptr<TableScan>> Make(fs::FileSystemPtr fs, std::string table_path,
+                                                 SnapshotPtr snapshot,
+                                                 std::vector<std::string> columns = {});
+  virtual ~TableScan() = default;
+  // The output schema.
+  virtual const columnar::SchemaPtr& schema() const = 0;
+  // Next batch, or null at the end.
+  virtual Result<columnar::RecordBatchPtr> Next() = 0;
+};
+
+}  // namespace silt::delta
