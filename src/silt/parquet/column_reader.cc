@@ -1,0 +1,769 @@
+#include "silt/parquet/column_reader.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "silt/parquet/plain_encoder.h"
+#include "silt/parquet/rle_decoder.h"
+
+namespace silt::parquet {
+
+using columnar::Column;
+using columnar::ColumnPtr;
+using columnar::TypeId;
+
+namespace {
+
+// Dictionary indices decoded per step.
+constexpr int64_t kIndexBatch = 1024;
+
+// Julian day number of 1970-01-01 (INT96 timestamps count Julian days).
+constexpr int64_t kJulianEpochDay = 2440588;
+constexpr int64_t kMicrosPerDay = 86400LL * 1000 * 1000;
+
+struct Int96 {
+  uint8_t bytes[12];
+};
+static_assert(sizeof(Int96) == 12);
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Physical -> output value conversions. kIdentity lets PLAIN pages memcpy.
+template <typename P, typename O>
+struct Cast {
+  static constexpr bool kIdentity = std::is_same_v<P, O>;
+  static O Apply(P v) { return static_cast<O>(v); }
+};
+struct ZeroExtend32 {
+  static constexpr bool kIdentity = false;
+  static int64_t Apply(int32_t v) { return static_cast<int64_t>(static_cast<uint32_t>(v)); }
+};
+struct ZeroExtend64 {
+  static constexpr bool kIdentity = false;
+  static __int128 Apply(int64_t v) { return static_cast<__int128>(static_cast<uint64_t>(v)); }
+};
+struct MillisToMicros {
+  static constexpr bool kIdentity = false;
+  static int64_t Apply(int64_t v) { return static_cast<int64_t>(static_cast<uint64_t>(v) * 1000u); }
+};
+struct NanosToMicros {
+  static constexpr bool kIdentity = false;
+  static int64_t Apply(int64_t v) { return FloorDiv(v, 1000); }
+};
+struct Int96ToMicros {
+  static constexpr bool kIdentity = false;
+  static int64_t Apply(Int96 v) {
+    int64_t nanos;
+    int32_t julian_day;
+    std::memcpy(&nanos, v.bytes, 8);
+    std::memcpy(&julian_day, v.bytes + 8, 4);
+    return (julian_day - kJulianEpochDay) * kMicrosPerDay + FloorDiv(nanos, 1000);
+  }
+};
+
+Status PlainTooShort(const std::string& column, int64_t size, int64_t values, int64_t width) {
+  return Status::Corruption("column '", column, "': PLAIN page holds ", size, " bytes but ", values,
+                            " values need ", values * width);
+}
+
+// Reads `n` PLAIN byte arrays (4-byte length + bytes) or fixed-length
+// arrays (`width` > 0) from [data, data + size) into `views`.
+Status ParseByteArrays(const std::string& column, const uint8_t* data, int64_t size, int64_t n,
+                       int width, std::string_view* views) {
+  const char* base = reinterpret_cast<const char*>(data);
+  if (width > 0) {
+    if (size / width < n) return PlainTooShort(column, size, n, width);
+    for (int64_t i = 0; i < n; ++i) views[i] = std::string_view(base + i * width, width);
+    return Status::OK();
+  }
+  int64_t pos = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (size - pos < 4) {
+      return Status::Corruption("column '", column, "': byte array ", i, " of ", n,
+                                " runs past the end of its page");
+    }
+    uint32_t len;
+    std::memcpy(&len, base + pos, 4);
+    pos += 4;
+    if (static_cast<uint64_t>(size - pos) < len) {
+      return Status::Corruption("column '", column, "': byte array ", i, " of ", n, " claims ", len,
+                                " bytes, past the end of its page");
+    }
+    views[i] = std::string_view(base + pos, len);
+    pos += len;
+  }
+  return Status::OK();
+}
+
+// Decodes `n` dictionary indices (bit-width byte + RLE/bit-packed runs) and
+// writes dict[index] to dst.
+template <typename D>
+Status GatherDictionary(const std::string& column, const uint8_t* data, int64_t size, int64_t n,
+                        const D* dict, int64_t dict_size, D* dst, std::vector<uint32_t>* idx) {
+  if (n == 0) return Status::OK();
+  if (size < 1) return Status::Corruption("column '", column, "': empty dictionary-encoded page");
+  const int bit_width = data[0];
+  if (bit_width > 32) {
+    return Status::Corruption("column '", column, "': dictionary index bit width ", bit_width);
+  }
+  RleDecoder decoder(data + 1, size - 1, bit_width);
+  idx->resize(static_cast<size_t>(kIndexBatch));
+  uint32_t* ids = idx->data();
+  int64_t done = 0;
+  while (done < n) {
+    const int64_t m = std::min(kIndexBatch, n - done);
+    if (decoder.GetBatch(ids, m) != m) {
+      return Status::Corruption("column '", column, "': dictionary indices end after ", done,
+                                " of ", n, " values");
+    }
+    uint32_t max_id = 0;
+    for (int64_t i = 0; i < m; ++i) max_id = std::max(max_id, ids[i]);
+    if (max_id >= static_cast<uint64_t>(dict_size)) {
+      return Status::Corruption("column '", column, "': dictionary index ", max_id,
+                                " out of range for a dictionary of ", dict_size, " entries");
+    }
+    for (int64_t i = 0; i < m; ++i) dst[done + i] = dict[ids[i]];
+    done += m;
+  }
+  return Status::OK();
+}
+
+Status UnsupportedEncoding(const std::string& column, Encoding encoding) {
+  return Status::NotSupported("column '", column, "': Parquet encoding ", EncodingName(encoding),
+                              " is not supported for this column's type");
+}
+
+// ---------------------------------------------------------------------------
+// Fixed-width outputs (numbers, dates, timestamps, decimals, booleans as
+// bytes before packing).
+
+template <typename OutT>
+class FixedOutputReader : public ColumnChunkReader {
+ protected:
+  using ColumnChunkReader::ColumnChunkReader;
+
+  // Decodes `n` dense PLAIN values.
+  virtual Status DecodePlain(const uint8_t* data, int64_t size, int64_t n, OutT* dst) = 0;
+  // Decodes dictionary entries, converted to OutT.
+  virtual Status DecodeDictionary(const uint8_t* data, int64_t size, int64_t n,
+                                  std::vector<OutT>* dict) = 0;
+  // Encodings beyond PLAIN and dictionary (booleans' RLE).
+  virtual Status DecodeOther(Encoding encoding, const uint8_t*, int64_t, int64_t, OutT*) {
+    return UnsupportedEncoding(name_, encoding);
+  }
+
+  void BeginChunk(int64_t num_rows) override {
+    values_ = std::make_shared<Buffer>();
+    values_->Resize(num_rows * static_cast<int64_t>(sizeof(OutT)));
+    out_ = values_->mutable_data_as<OutT>();
+  }
+
+  Status SetDictionary(const uint8_t* data, int64_t size, int64_t num_values) override {
+    dict_.clear();
+    return DecodeDictionary(data, size, num_values, &dict_);
+  }
+
+  Status DecodePage(Encoding encoding, const uint8_t* data, int64_t size, int64_t num_values,
+                    int64_t num_non_null, int64_t row_offset, const uint8_t* validity) override {
+    const bool scatter = validity != nullptr && num_non_null < num_values;
+    OutT* dst = out_ + row_offset;
+    if (scatter) {
+      scratch_.resize(static_cast<size_t>(num_non_null));
+      dst = scratch_.data();
+    }
+    switch (encoding) {
+      case Encoding::kPlain: SILT_RETURN_NOT_OK(DecodePlain(data, size, num_non_null, dst)); break;
+      case Encoding::kRleDictionary:
+      case Encoding::kPlainDictionary:
+        SILT_RETURN_NOT_OK(GatherDictionary(name_, data, size, num_non_null, dict_.data(),
+                                            static_cast<int64_t>(dict_.size()), dst, &indices_));
+        break;
+      default: SILT_RETURN_NOT_OK(DecodeOther(encoding, data, size, num_non_null, dst)); break;
+    }
+    if (scatter) {
+      OutT* out = out_ + row_offset;
+      int64_t j = 0;
+      for (int64_t i = 0; i < num_values; ++i) {
+        if (columnar::GetBit(validity, row_offset + i)) out[i] = dst[j++];
+      }
+    }
+    return Status::OK();
+  }
+
+  ColumnPtr FinishChunk(int64_t num_rows, BufferPtr validity, int64_t null_count) override {
+    auto column = std::make_shared<Column>();
+    column->type = type_;
+    column->length = num_rows;
+    column->null_count = null_count;
+    column->validity = std::move(validity);
+    column->values = std::move(values_);
+    out_ = nullptr;
+    return column;
+  }
+
+  std::shared_ptr<Buffer> values_;
+  OutT* out_ = nullptr;
+  std::vector<OutT> dict_;
+  std::vector<OutT> scratch_;
+  std::vector<uint32_t> indices_;
+};
+
+// PLAIN fixed-width physical values converted by Conv.
+template <typename PhysT, typename OutT, typename Conv>
+class FixedReader final : public FixedOutputReader<OutT> {
+ public:
+  FixedReader(const ColumnDescriptor& d, std::unique_ptr<Decompressor> dc)
+      : FixedOutputReader<OutT>(d, std::move(dc)) {}
+
+ protected:
+  Status DecodePlain(const uint8_t* data, int64_t size, int64_t n, OutT* dst) override {
+    constexpr int64_t kWidth = sizeof(PhysT);
+    if (size / kWidth < n) return PlainTooShort(this->name_, size, n, kWidth);
+    if constexpr (Conv::kIdentity) {
+      if (n > 0) std::memcpy(dst, data, static_cast<size_t>(n * kWidth));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        PhysT p;
+        std::memcpy(&p, data + i * kWidth, kWidth);
+        dst[i] = Conv::Apply(p);
+      }
+    }
+    return Status::OK();
+  }
+
+  Status DecodeDictionary(const uint8_t* data, int64_t size, int64_t n,
+                          std::vector<OutT>* dict) override {
+    if (size / static_cast<int64_t>(sizeof(PhysT)) < n) {
+      return PlainTooShort(this->name_, size, n, sizeof(PhysT));
+    }
+    dict->resize(static_cast<size_t>(n));
+    return DecodePlain(data, size, n, dict->data());
+  }
+};
+
+// Decimals stored as BYTE_ARRAY (width 0) or FIXED_LEN_BYTE_ARRAY.
+class BytesDecimalReader final : public FixedOutputReader<__int128> {
+ public:
+  BytesDecimalReader(const ColumnDescriptor& d, std::unique_ptr<Decompressor> dc, int width)
+      : FixedOutputReader<__int128>(d, std::move(dc)), width_(width) {}
+
+ protected:
+  Status DecodePlain(const uint8_t* data, int64_t size, int64_t n, __int128* dst) override {
+    views_.resize(static_cast<size_t>(n));
+    SILT_RETURN_NOT_OK(ParseByteArrays(name_, data, size, n, width_, views_.data()));
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string_view v = views_[static_cast<size_t>(i)];
+      if (v.empty()) {
+        dst[i] = 0;
+        continue;
+      }
+      if (v.size() > 16) {
+        return Status::Corruption("column '", name_, "': decimal value of ", v.size(),
+                                  " bytes (at most 16 supported)");
+      }
+      dst[i] = DecimalFromBigEndian(reinterpret_cast<const uint8_t*>(v.data()),
+                                    static_cast<int>(v.size()));
+    }
+    return Status::OK();
+  }
+
+  Status DecodeDictionary(const uint8_t* data, int64_t size, int64_t n,
+                          std::vector<__int128>* dict) override {
+    const int min_entry = width_ > 0 ? width_ : 4;
+    if (size / min_entry < n) return PlainTooShort(name_, size, n, min_entry);
+    dict->resize(static_cast<size_t>(n));
+    return DecodePlain(data, size, n, dict->data());
+  }
+
+ private:
+  const int width_;
+  std::vector<std::string_view> views_;
+};
+
+// Booleans: decoded to one byte per row, packed into bits at the end.
+class BoolReader final : public FixedOutputReader<uint8_t> {
+ public:
+  BoolReader(const ColumnDescriptor& d, std::unique_ptr<Decompressor> dc)
+      : FixedOutputReader<uint8_t>(d, std::move(dc)) {}
+
+ protected:
+  Status DecodePlain(const uint8_t* data, int64_t size, int64_t n, uint8_t* dst) override {
+    if (size * 8 < n) return PlainTooShort(name_, size, n, 1);
+    for (int64_t i = 0; i < n; ++i) dst[i] = columnar::GetBit(data, i);
+    return Status::OK();
+  }
+
+  Status DecodeDictionary(const uint8_t* data, int64_t size, int64_t n,
+                          std::vector<uint8_t>* dict) override {
+    if (size * 8 < n) return PlainTooShort(name_, size, n, 1);
+    dict->resize(static_cast<size_t>(n));
+    return DecodePlain(data, size, n, dict->data());
+  }
+
+  // RLE booleans: 4-byte length prefix, then runs of bit width 1.
+  Status DecodeOther(Encoding encoding, const uint8_t* data, int64_t size, int64_t n,
+                     uint8_t* dst) override {
+    if (encoding != Encoding::kRle) return UnsupportedEncoding(name_, encoding);
+    if (n == 0) return Status::OK();
+    if (size < 4) return Status::Corruption("column '", name_, "': truncated RLE booleans");
+    uint32_t len;
+    std::memcpy(&len, data, 4);
+    if (len > static_cast<uint64_t>(size - 4)) {
+      return Status::Corruption("column '", name_, "': RLE booleans claim ", len,
+                                " bytes, the page has ", size - 4);
+    }
+    RleDecoder decoder(data + 4, len, 1);
+    if (decoder.GetBatch(dst, n) != n) {
+      return Status::Corruption("column '", name_, "': RLE booleans end early");
+    }
+    return Status::OK();
+  }
+
+  ColumnPtr FinishChunk(int64_t num_rows, BufferPtr validity, int64_t null_count) override {
+    auto bits = std::make_shared<Buffer>();
+    bits->Resize((num_rows + 7) / 8);
+    uint8_t* b = bits->mutable_data();
+    const uint8_t* bytes = values_->data();
+    for (int64_t i = 0; i < num_rows; ++i) {
+      if (bytes[i]) columnar::SetBit(b, i);
+    }
+    values_ = std::move(bits);
+    return FixedOutputReader<uint8_t>::FinishChunk(num_rows, std::move(validity), null_count);
+  }
+};
+
+// BYTE_ARRAY (width 0) or FIXED_LEN_BYTE_ARRAY into string/binary columns.
+class BinaryReader final : public ColumnChunkReader {
+ public:
+  BinaryReader(const ColumnDescriptor& d, std::unique_ptr<Decompressor> dc, int width)
+      : ColumnChunkReader(d, std::move(dc)), width_(width) {}
+
+ protected:
+  void BeginChunk(int64_t num_rows) override {
+    offsets_ = std::make_shared<Buffer>();
+    offsets_->Resize((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
+    data_ = std::make_shared<Buffer>();
+  }
+
+  Status SetDictionary(const uint8_t* data, int64_t size, int64_t num_values) override {
+    // Every entry takes at least its width (FIXED_LEN_BYTE_ARRAY) or a
+    // 4-byte length: reject impossible counts before allocating for them.
+    if (size / (width_ > 0 ? width_ : 4) < num_values) {
+      return PlainTooShort(name_, size, num_values, width_ > 0 ? width_ : 4);
+    }
+    dict_.resize(static_cast<size_t>(num_values));
+    return ParseByteArrays(name_, data, size, num_values, width_, dict_.data());
+  }
+
+  Status DecodePage(Encoding encoding, const uint8_t* data, int64_t size, int64_t num_values,
+                    int64_t num_non_null, int64_t row_offset, const uint8_t* validity) override {
+    views_.resize(static_cast<size_t>(num_non_null));
+    switch (encoding) {
+      case Encoding::kPlain:
+        SILT_RETURN_NOT_OK(ParseByteArrays(name_, data, size, num_non_null, width_, views_.data()));
+        break;
+      case Encoding::kRleDictionary:
+      case Encoding::kPlainDictionary:
+        SILT_RETURN_NOT_OK(GatherDictionary(name_, data, size, num_non_null, dict_.data(),
+                                            static_cast<int64_t>(dict_.size()), views_.data(),
+                                            &indices_));
+        break;
+      default: return UnsupportedEncoding(name_, encoding);
+    }
+    int64_t total = 0;
+    for (const std::string_view& v : views_) total += static_cast<int64_t>(v.size());
+    if (data_->size() + total > std::numeric_limits<int32_t>::max()) {
+      return Status::NotSupported("column '", name_,
+                                  "': more than 2 GiB of string data in one row group");
+    }
+    // Grow geometrically: Reserve() allocates exactly what it is asked for,
+    // and a chunk has many pages.
+    const int64_t needed = data_->size() + total;
+    if (needed > data_->capacity()) data_->Reserve(std::max(needed, data_->capacity() * 2));
+    int32_t* offs = offsets_->mutable_data_as<int32_t>();
+    const bool scatter = validity != nullptr && num_non_null < num_values;
+    if (!scatter) {
+      for (int64_t i = 0; i < num_values; ++i) {
+        const std::string_view v = views_[static_cast<size_t>(i)];
+        data_->Append(v.data(), static_cast<int64_t>(v.size()));
+        offs[row_offset + i + 1] = static_cast<int32_t>(data_->size());
+      }
+    } else {
+      size_t j = 0;
+      for (int64_t i = 0; i < num_values; ++i) {
+        if (columnar::GetBit(validity, row_offset + i)) {
+          const std::string_view v = views_[j++];
+          data_->Append(v.data(), static_cast<int64_t>(v.size()));
+        }
+        offs[row_offset + i + 1] = static_cast<int32_t>(data_->size());
+      }
+    }
+    return Status::OK();
+  }
+
+  ColumnPtr FinishChunk(int64_t num_rows, BufferPtr validity, int64_t null_count) override {
+    auto column = std::make_shared<Column>();
+    column->type = type_;
+    column->length = num_rows;
+    column->null_count = null_count;
+    column->validity = std::move(validity);
+    column->values = std::move(offsets_);
+    column->data = std::move(data_);
+    return column;
+  }
+
+ private:
+  const int width_;
+  std::shared_ptr<Buffer> offsets_;
+  std::shared_ptr<Buffer> data_;
+  std::vector<std::string_view> dict_;
+  std::vector<std::string_view> views_;
+  std::vector<uint32_t> indices_;
+};
+
+template <typename R, typename... Args>
+std::unique_ptr<ColumnChunkReader> MakeReader(const ColumnDescriptor& d,
+                                              std::unique_ptr<Decompressor> dc, Args... args) {
+  return std::unique_ptr<ColumnChunkReader>(new R(d, std::move(dc), args...));
+}
+
+// Unit of an INT64 timestamp column from its annotations.
+TimeUnit TimestampUnit(const SchemaElement& el) {
+  if (el.logical_type && el.logical_type->kind == LogicalType::Kind::kTimestamp) {
+    return el.logical_type->unit;
+  }
+  if (el.converted_type == ConvertedType::kTimestampMillis) return TimeUnit::kMillis;
+  return TimeUnit::kMicros;
+}
+
+bool IsUnsignedInt64(const SchemaElement& el) {
+  if (el.logical_type && el.logical_type->kind == LogicalType::Kind::kInteger) {
+    return !el.logical_type->is_signed;
+  }
+  return el.converted_type == ConvertedType::kUint64;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ColumnChunkReader>> ColumnChunkReader::Make(const ColumnDescriptor& d,
+                                                                   CompressionCodec codec) {
+  if (!d.flat) {
+    return Status::NotSupported("reading nested Parquet column '", d.field.name, "' (",
+                                d.field.type->ToDdl(), ")");
+  }
+  SILT_RETURN_NOT_OK(d.unsupported);
+  SILT_ASSIGN_OR_RETURN_CTX(std::unique_ptr<Decompressor> dc, Decompressor::Make(codec), "column '",
+                            d.field.name, "'");
+  const PhysicalType physical = *d.leaf.type;
+  const TypeId out = d.field.type->id();
+  switch (physical) {
+    case PhysicalType::kBoolean:
+      if (out == TypeId::kBoolean) return MakeReader<BoolReader>(d, std::move(dc));
+      break;
+    case PhysicalType::kInt32:
+      switch (out) {
+        case TypeId::kByte:
+          return MakeReader<FixedReader<int32_t, int8_t, Cast<int32_t, int8_t>>>(d, std::move(dc));
+        case TypeId::kShort:
+          return MakeReader<FixedReader<int32_t, int16_t, Cast<int32_t, int16_t>>>(d,
+                                                                                   std::move(dc));
+        case TypeId::kInt:
+        case TypeId::kDate:
+          return MakeReader<FixedReader<int32_t, int32_t, Cast<int32_t, int32_t>>>(d,
+                                                                                   std::move(dc));
+        case TypeId::kLong:  // UINT_32
+          return MakeReader<FixedReader<int32_t, int64_t, ZeroExtend32>>(d, std::move(dc));
+        case TypeId::kDecimal:
+          return MakeReader<FixedReader<int32_t, __int128, Cast<int32_t, __int128>>>(d,
+                                                                                     std::move(dc));
+        default: break;
+      }
+      break;
+    case PhysicalType::kInt64:
+      switch (out) {
+        case TypeId::kLong:
+          return MakeReader<FixedReader<int64_t, int64_t, Cast<int64_t, int64_t>>>(d,
+                                                                                   std::move(dc));
+        case TypeId::kTimestamp:
+        case TypeId::kTimestampNtz:
+          switch (TimestampUnit(d.leaf)) {
+            case TimeUnit::kMillis:
+              return MakeReader<FixedReader<int64_t, int64_t, MillisToMicros>>(d, std::move(dc));
+            case TimeUnit::kNanos:
+              return MakeReader<FixedReader<int64_t, int64_t, NanosToMicros>>(d, std::move(dc));
+            default:
+              return MakeReader<FixedReader<int64_t, int64_t, Cast<int64_t, int64_t>>>(
+                  d, std::move(dc));
+          }
+        case TypeId::kDecimal:
+          if (IsUnsignedInt64(d.leaf)) {
+            return MakeReader<FixedReader<int64_t, __int128, ZeroExtend64>>(d, std::move(dc));
+          }
+          return MakeReader<FixedReader<int64_t, __int128, Cast<int64_t, __int128>>>(d,
+                                                                                     std::move(dc));
+        default: break;
+      }
+      break;
+    case PhysicalType::kInt96:
+      if (out == TypeId::kTimestamp) {
+        return MakeReader<FixedReader<Int96, int64_t, Int96ToMicros>>(d, std::move(dc));
+      }
+      break;
+    case PhysicalType::kFloat:
+      if (out == TypeId::kFloat) {
+        return MakeReader<FixedReader<float, float, Cast<float, float>>>(d, std::move(dc));
+      }
+      break;
+    case PhysicalType::kDouble:
+      if (out == TypeId::kDouble) {
+        return MakeReader<FixedReader<double, double, Cast<double, double>>>(d, std::move(dc));
+      }
+      break;
+    case PhysicalType::kByteArray:
+    case PhysicalType::kFixedLenByteArray: {
+      const int width =
+          physical == PhysicalType::kFixedLenByteArray ? d.leaf.type_length.value_or(0) : 0;
+      if (out == TypeId::kDecimal) return MakeReader<BytesDecimalReader>(d, std::move(dc), width);
+      if (out == TypeId::kString || out == TypeId::kBinary) {
+        return MakeReader<BinaryReader>(d, std::move(dc), width);
+      }
+      break;
+    }
+  }
+  return Status::NotSupported("column '", d.field.name, "': reading Parquet ",
+                              PhysicalTypeName(physical), " as ", d.field.type->ToDdl());
+}
+
+Result<std::string_view> ColumnChunkReader::Uncompress(std::string_view page,
+                                                       int64_t uncompressed_size,
+                                                       std::string* buffer) {
+  if (decompressor_->codec() == CompressionCodec::kUncompressed) {
+    if (static_cast<int64_t>(page.size()) != uncompressed_size) {
+      return Status::Corruption("column '", name_, "': uncompressed page of ", page.size(),
+                                " bytes, header says ", uncompressed_size);
+    }
+    return page;
+  }
+  SILT_RETURN_NOT_OK_CTX(decompressor_->CheckUncompressedSize(page, uncompressed_size), "column '",
+                         name_, "'");
+  buffer->resize(static_cast<size_t>(uncompressed_size));
+  SILT_RETURN_NOT_OK_CTX(decompressor_->Decompress(page, reinterpret_cast<uint8_t*>(buffer->data()),
+                                                   uncompressed_size),
+                         "column '", name_, "'");
+  return std::string_view(*buffer);
+}
+
+Result<int64_t> ColumnChunkReader::DecodeLevels(const uint8_t* data, int64_t size,
+                                                int64_t row_offset, int64_t num_values) {
+  RleDecoder decoder(data, size, 1);
+  int64_t ones = 0;
+  if (decoder.GetBits(validity_->mutable_data(), row_offset, num_values, &ones) != num_values) {
+    return Status::Corruption("column '", name_, "': definition levels end early");
+  }
+  return ones;
+}
+
+Status ColumnChunkReader::ReadDataPageV1(const PageHeader& header, std::string_view page,
+                                         int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+  if (!header.data_page_header) {
+    return Status::Corruption("column '", name_, "': data page without its header");
+  }
+  const DataPageHeader& dph = *header.data_page_header;
+  const int64_t n = dph.num_values;
+  if (n < 0 || n > num_rows - row_offset) {
+    return Status::Corruption("column '", name_, "': data page of ", n, " values overflows the ",
+                              num_rows, " rows of its row group");
+  }
+  SILT_ASSIGN_OR_RETURN(std::string_view body,
+                        Uncompress(page, header.uncompressed_page_size, &page_buffer_));
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(body.data());
+  int64_t size = static_cast<int64_t>(body.size());
+  int64_t non_null = n;
+  if (max_definition_level_ > 0) {
+    if (dph.definition_level_encoding == Encoding::kRle) {
+      if (size < 4) return Status::Corruption("column '", name_, "': truncated levels");
+      uint32_t len;
+      std::memcpy(&len, data, 4);
+      if (len > static_cast<uint64_t>(size - 4)) {
+        return Status::Corruption("column '", name_, "': definition levels claim ", len,
+                                  " bytes, the page has ", size - 4);
+      }
+      SILT_ASSIGN_OR_RETURN(non_null, DecodeLevels(data + 4, len, row_offset, n));
+      data += 4 + len;
+      size -= 4 + len;
+    } else if (dph.definition_level_encoding == Encoding::kBitPacked) {
+      // Deprecated BIT_PACKED levels: one bit per value, most significant
+      // bit first.
+      const int64_t bytes = (n + 7) / 8;
+      if (size < bytes) return Status::Corruption("column '", name_, "': truncated levels");
+      uint8_t* bits = validity_->mutable_data();
+      non_null = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if ((data[i / 8] >> (7 - (i & 7))) & 1) {
+          columnar::SetBit(bits, row_offset + i);
+          ++non_null;
+        } else {
+          columnar::ClearBit(bits, row_offset + i);
+        }
+      }
+      data += bytes;
+      size -= bytes;
+    } else {
+      return UnsupportedEncoding(name_, dph.definition_level_encoding);
+    }
+  }
+  const uint8_t* validity = non_null < n ? validity_->data() : nullptr;
+  SILT_RETURN_NOT_OK(DecodePage(dph.encoding, data, size, n, non_null, row_offset, validity));
+  *rows_read = n;
+  return Status::OK();
+}
+
+Status ColumnChunkReader::ReadDataPageV2(const PageHeader& header, std::string_view page,
+                                         int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+  if (!header.data_page_header_v2) {
+    return Status::Corruption("column '", name_, "': data page v2 without its header");
+  }
+  const DataPageHeaderV2& h = *header.data_page_header_v2;
+  const int64_t n = h.num_values;
+  if (n < 0 || n > num_rows - row_offset) {
+    return Status::Corruption("column '", name_, "': data page of ", n, " values overflows the ",
+                              num_rows, " rows of its row group");
+  }
+  const int64_t rep_len = h.repetition_levels_byte_length;
+  const int64_t def_len = h.definition_levels_byte_length;
+  const int64_t levels_len = rep_len + def_len;
+  if (rep_len < 0 || def_len < 0 || levels_len > static_cast<int64_t>(page.size()) ||
+      levels_len > header.uncompressed_page_size) {
+    return Status::Corruption("column '", name_, "': data page v2 level lengths (", rep_len, ", ",
+                              def_len, ") exceed the page");
+  }
+  const uint8_t* levels = reinterpret_cast<const uint8_t*>(page.data()) + rep_len;
+  std::string_view values = page.substr(static_cast<size_t>(levels_len));
+  const int64_t values_size = header.uncompressed_page_size - levels_len;
+  std::string_view body;
+  if (h.is_compressed) {
+    SILT_ASSIGN_OR_RETURN(body, Uncompress(values, values_size, &page_buffer_));
+  } else {
+    if (static_cast<int64_t>(values.size()) != values_size) {
+      return Status::Corruption("column '", name_, "': uncompressed v2 page sizes disagree");
+    }
+    body = values;
+  }
+  int64_t non_null = n;
+  if (max_definition_level_ > 0) {
+    SILT_ASSIGN_OR_RETURN(non_null, DecodeLevels(levels, def_len, row_offset, n));
+    if (non_null != n - h.num_nulls) {
+      return Status::Corruption("column '", name_, "': data page v2 says ", h.num_nulls,
+                                " nulls, its levels say ", n - non_null);
+    }
+  }
+  const uint8_t* validity = non_null < n ? validity_->data() : nullptr;
+  SILT_RETURN_NOT_OK(DecodePage(h.encoding, reinterpret_cast<const uint8_t*>(body.data()),
+                                static_cast<int64_t>(body.size()), n, non_null, row_offset,
+                                validity));
+  *rows_read = n;
+  return Status::OK();
+}
+
+Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_rows) {
+  if (num_rows < 0 || num_rows > std::numeric_limits<int32_t>::max()) {
+    return Status::Corruption("column '", name_, "': row group of ", num_rows,
+                              " rows (silt reads at most 2^31 - 1 per row group)");
+  }
+  BeginChunk(num_rows);
+  has_dictionary_ = false;
+  if (max_definition_level_ > 0) {
+    validity_ = std::make_shared<Buffer>();
+    validity_->Resize((num_rows + 7) / 8);
+  } else {
+    validity_.reset();
+  }
+  int64_t rows = 0;
+  size_t pos = 0;
+  int page_index = 0;
+  while (rows < num_rows) {
+    if (pos >= chunk.size()) {
+      return Status::Corruption("column '", name_, "': column chunk ends after ", rows, " of ",
+                                num_rows, " rows");
+    }
+    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
+                              "column '", name_, "', page ", page_index);
+    const PageHeader& header = parsed.header;
+    pos += static_cast<size_t>(parsed.header_size);
+    if (static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
+      return Status::Corruption("column '", name_, "', page ", page_index, ": page of ",
+                                header.compressed_page_size,
+                                " bytes runs past the end of the column chunk");
+    }
+    std::string_view page = chunk.substr(pos, static_cast<size_t>(header.compressed_page_size));
+    pos += static_cast<size_t>(header.compressed_page_size);
+    int64_t page_rows = 0;
+    switch (header.type) {
+      case PageType::kDictionaryPage: {
+        if (!header.dictionary_page_header) {
+          return Status::Corruption("column '", name_, "': dictionary page without its header");
+        }
+        const DictionaryPageHeader& dh = *header.dictionary_page_header;
+        if (dh.encoding != Encoding::kPlain && dh.encoding != Encoding::kPlainDictionary) {
+          return UnsupportedEncoding(name_, dh.encoding);
+        }
+        if (dh.num_values < 0) {
+          return Status::Corruption("column '", name_, "': negative dictionary size");
+        }
+        SILT_ASSIGN_OR_RETURN(std::string_view body,
+                              Uncompress(page, header.uncompressed_page_size, &dict_buffer_));
+        SILT_RETURN_NOT_OK(SetDictionary(reinterpret_cast<const uint8_t*>(body.data()),
+                                         static_cast<int64_t>(body.size()), dh.num_values));
+        has_dictionary_ = true;
+        break;
+      }
+      case PageType::kDataPage:
+      case PageType::kDataPageV2: {
+        const Encoding enc =
+            header.type == PageType::kDataPage
+                ? (header.data_page_header ? header.data_page_header->encoding : Encoding::kPlain)
+                : (header.data_page_header_v2 ? header.data_page_header_v2->encoding
+                                              : Encoding::kPlain);
+        if ((enc == Encoding::kRleDictionary || enc == Encoding::kPlainDictionary) &&
+            !has_dictionary_) {
+          return Status::Corruption("column '", name_, "', page ", page_index,
+                                    ": dictionary-encoded page before any dictionary page");
+        }
+        if (header.type == PageType::kDataPage) {
+          SILT_RETURN_NOT_OK_CTX(ReadDataPageV1(header, page, rows, num_rows, &page_rows), "page ",
+                                 page_index);
+        } else {
+          SILT_RETURN_NOT_OK_CTX(ReadDataPageV2(header, page, rows, num_rows, &page_rows), "page ",
+                                 page_index);
+        }
+        break;
+      }
+      default: break;  // index pages and unknown page types carry no values
+    }
+    rows += page_rows;
+    ++page_index;
+  }
+  int64_t null_count = 0;
+  BufferPtr validity;
+  if (validity_ != nullptr) {
+    int64_t valid = 0;
+    const uint8_t* bits = validity_->data();
+    const int64_t full_bytes = num_rows / 8;
+    for (int64_t i = 0; i < full_bytes; ++i) valid += std::popcount(bits[i]);
+    for (int64_t i = full_bytes * 8; i < num_rows; ++i) valid += columnar::GetBit(bits, i);
+    null_count = num_rows - valid;
+    if (null_count > 0) validity = std::move(validity_);
+    validity_.reset();
+  }
+  return FinishChunk(num_rows, std::move(validity), null_count);
+}
+
+}  // namespace silt::parquet

@@ -1,0 +1,568 @@
+#include "silt/parquet/column_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "silt/columnar/builder.h"
+#include "silt/parquet/compression.h"
+#include "silt/parquet/dictionary_encoder.h"
+#include "silt/parquet/parquet_schema.h"
+#include "silt/parquet/plain_encoder.h"
+#include "silt/parquet/rle_encoder.h"
+#include "silt/parquet/statistics.h"
+
+namespace silt::parquet {
+
+using columnar::Column;
+using columnar::ColumnPtr;
+using columnar::DataType;
+using columnar::Field;
+using columnar::TypeId;
+
+namespace {
+
+// Rows encoded per step at most: bounds the gather scratch and how far a
+// dictionary can overshoot its limit before the writer notices.
+constexpr int64_t kMaxSliceRows = 4096;
+
+CompressionCodec ToCodec(Compression c) {
+  switch (c) {
+    case Compression::kUncompressed: return CompressionCodec::kUncompressed;
+    case Compression::kSnappy: return CompressionCodec::kSnappy;
+    case Compression::kGzip: return CompressionCodec::kGzip;
+    case Compression::kZstd: return CompressionCodec::kZstd;
+    case Compression::kLz4Raw: return CompressionCodec::kLz4Raw;
+  }
+  return CompressionCodec::kUncompressed;
+}
+
+// ---------------------------------------------------------------------------
+// Gathering: rows of a Column -> dense array of the physical value type.
+// Returns a pointer to `count` values (into the column itself when no
+// conversion or compaction is needed, else into `scratch`).
+
+template <typename T>
+using GatherFn = const T* (*)(const Column& column, int64_t offset, int64_t length,
+                              std::vector<T>* scratch, int64_t* count);
+
+template <typename Src, typename T, bool kHasNulls>
+const T* GatherFixed(const Column& column, int64_t offset, int64_t length, std::vector<T>* scratch,
+                     int64_t* count) {
+  const Src* src = column.raw_values<Src>() + offset;
+  if constexpr (!kHasNulls && std::is_same_v<Src, T>) {
+    *count = length;
+    return src;
+  }
+  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
+  T* dst = scratch->data();
+  if constexpr (kHasNulls) {
+    // Branch-free compaction: always store, advance only past valid rows.
+    const uint8_t* valid = column.validity->data();
+    int64_t k = 0;
+    for (int64_t i = 0; i < length; ++i) {
+      dst[k] = static_cast<T>(src[i]);
+      k += columnar::GetBit(valid, offset + i);
+    }
+    *count = k;
+  } else {
+    for (int64_t i = 0; i < length; ++i) dst[i] = static_cast<T>(src[i]);
+    *count = length;
+  }
+  return dst;
+}
+
+template <bool kHasNulls>
+const uint8_t* GatherBools(const Column& column, int64_t offset, int64_t length,
+                           std::vector<uint8_t>* scratch, int64_t* count) {
+  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
+  uint8_t* dst = scratch->data();
+  const uint8_t* bits = column.values->data();
+  int64_t k = 0;
+  if constexpr (kHasNulls) {
+    const uint8_t* valid = column.validity->data();
+    for (int64_t i = 0; i < length; ++i) {
+      dst[k] = columnar::GetBit(bits, offset + i);
+      k += columnar::GetBit(valid, offset + i);
+    }
+  } else {
+    for (int64_t i = 0; i < length; ++i) dst[i] = columnar::GetBit(bits, offset + i);
+    k = length;
+  }
+  *count = k;
+  return dst;
+}
+
+template <bool kHasNulls>
+const std::string_view* GatherStrings(const Column& column, int64_t offset, int64_t length,
+                                      std::vector<std::string_view>* scratch, int64_t* count) {
+  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
+  std::string_view* dst = scratch->data();
+  const int32_t* offs = column.offsets() + offset;
+  const char* data = column.data ? reinterpret_cast<const char*>(column.data->data()) : "";
+  int64_t k = 0;
+  if constexpr (kHasNulls) {
+    const uint8_t* valid = column.validity->data();
+    for (int64_t i = 0; i < length; ++i) {
+      dst[k] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
+      k += columnar::GetBit(valid, offset + i);
+    }
+  } else {
+    for (int64_t i = 0; i < length; ++i) {
+      dst[i] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
+    }
+    k = length;
+  }
+  *count = k;
+  return dst;
+}
+
+template <typename T>
+struct Gatherers {
+  GatherFn<T> no_nulls;
+  GatherFn<T> with_nulls;
+};
+
+template <typename Src, typename T>
+Gatherers<T> FixedGatherers() {
+  return {&GatherFixed<Src, T, false>, &GatherFixed<Src, T, true>};
+}
+
+// ---------------------------------------------------------------------------
+// Statistics -> Delta ColumnStats (typed length-1 columns).
+
+template <typename T>
+ColumnPtr StatColumn(const columnar::TypePtr& type, const T& v) {
+  columnar::ColumnBuilder b(type);
+  switch (type->id()) {
+    case TypeId::kBoolean:
+      if constexpr (std::is_arithmetic_v<T>) b.AppendBool(v != 0);
+      break;
+    case TypeId::kByte:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<int8_t>(static_cast<int8_t>(v));
+      break;
+    case TypeId::kShort:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<int16_t>(static_cast<int16_t>(v));
+      break;
+    case TypeId::kInt:
+    case TypeId::kDate:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<int32_t>(static_cast<int32_t>(v));
+      break;
+    case TypeId::kLong:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<int64_t>(static_cast<int64_t>(v));
+      break;
+    case TypeId::kFloat:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<float>(static_cast<float>(v));
+      break;
+    case TypeId::kDouble:
+      if constexpr (std::is_arithmetic_v<T>) b.Append<double>(static_cast<double>(v));
+      break;
+    case TypeId::kDecimal:
+      if constexpr (std::is_integral_v<T> || std::is_same_v<T, __int128>) {
+        b.Append<__int128>(static_cast<__int128>(v));
+      }
+      break;
+    case TypeId::kString:
+    case TypeId::kBinary:
+      if constexpr (std::is_same_v<T, std::string>) b.AppendString(v);
+      break;
+    default: break;
+  }
+  return b.Finish();
+}
+
+// ---------------------------------------------------------------------------
+
+template <typename T>
+class TypedColumnWriter final : public ColumnWriter {
+ public:
+  static constexpr bool kIsBool = std::is_same_v<T, uint8_t>;
+  static constexpr bool kIsString = std::is_same_v<T, std::string_view>;
+  static constexpr bool kIsFlbaDecimal = std::is_same_v<T, __int128>;
+
+  TypedColumnWriter(Field field, SchemaElement element, Gatherers<T> gatherers,
+                    const WriterOptions& options, std::unique_ptr<Compressor> compressor)
+      : field_(std::move(field)),
+        element_(std::move(element)),
+        gatherers_(gatherers),
+        options_(options),
+        compressor_(std::move(compressor)),
+        physical_type_(*element_.type),
+        value_width_(kIsFlbaDecimal ? element_.type_length.value_or(16)
+                                    : static_cast<int>(kIsString ? 4 : sizeof(T))),
+        optional_(element_.repetition_type == Repetition::kOptional),
+        use_dictionary_(options.enable_dictionary && !kIsBool) {}
+
+  const SchemaElement& schema_element() const override { return element_; }
+
+  Status Write(const Column& column, int64_t offset, int64_t length) override {
+    const bool has_nulls = column.validity != nullptr && column.null_count > 0;
+    const GatherFn<T> gather = has_nulls ? gatherers_.with_nulls : gatherers_.no_nulls;
+    int64_t done = 0;
+    while (done < length) {
+      const int64_t n = SliceRows(column, offset + done, length - done);
+      WriteSlice(column, offset + done, n, has_nulls, gather);
+      done += n;
+      if (use_dictionary_ &&
+          dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
+        // Pages written so far keep their indices; the dictionary is frozen
+        // and written at the row group flush; the rest goes PLAIN.
+        SILT_RETURN_NOT_OK(FinishPage());
+        use_dictionary_ = false;
+      }
+      if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+    }
+    return Status::OK();
+  }
+
+  int64_t buffered_bytes() const override {
+    return static_cast<int64_t>(chunk_pages_.size()) + PageBytes() +
+           (dict_.size() > 0 ? dict_.plain_size(value_width_) : 0);
+  }
+
+  Result<ColumnChunk> FlushChunk(int64_t file_offset, fs::WritableFile* file) override {
+    SILT_RETURN_NOT_OK(FinishPage());
+    ColumnMetaData md;
+    md.type = physical_type_;
+    md.path_in_schema = {element_.name};
+    md.codec = compressor_->codec();
+    md.num_values = chunk_num_values_;
+
+    int64_t pos = file_offset;
+    if (dict_pages_ > 0) {
+      body_.clear();
+      AppendPlain(dict_.entries(), dict_.size(), &body_);
+      PageHeader header;
+      header.type = PageType::kDictionaryPage;
+      header.dictionary_page_header.emplace();
+      header.dictionary_page_header->num_values = static_cast<int32_t>(dict_.size());
+      header.dictionary_page_header->encoding = Encoding::kPlain;
+      std::string page;
+      SILT_RETURN_NOT_OK(EncodePage(&header, &page));
+      md.dictionary_page_offset = pos;
+      SILT_RETURN_NOT_OK(file->Append(page));
+      pos += static_cast<int64_t>(page.size());
+      md.encoding_stats.push_back({PageType::kDictionaryPage, Encoding::kPlain, 1});
+    }
+    md.data_page_offset = pos;
+    SILT_RETURN_NOT_OK(file->Append(chunk_pages_));
+    pos += static_cast<int64_t>(chunk_pages_.size());
+    if (dict_pages_ > 0) {
+      md.encoding_stats.push_back({PageType::kDataPage, Encoding::kRleDictionary, dict_pages_});
+    }
+    if (plain_pages_ > 0) {
+      md.encoding_stats.push_back({PageType::kDataPage, Encoding::kPlain, plain_pages_});
+    }
+    // Encodings in ascending enum order: PLAIN (dictionary page or plain
+    // pages), RLE (levels), RLE_DICTIONARY.
+    if (dict_pages_ > 0 || plain_pages_ > 0) md.encodings.push_back(Encoding::kPlain);
+    md.encodings.push_back(Encoding::kRle);
+    if (dict_pages_ > 0) md.encodings.push_back(Encoding::kRleDictionary);
+    md.total_uncompressed_size = chunk_uncompressed_ + dict_uncompressed_;
+    md.total_compressed_size = pos - file_offset;
+    md.statistics = chunk_stats_.ToThrift(physical_type_, value_width_);
+
+    ColumnChunk cc;
+    cc.file_offset = file_offset;
+    cc.meta_data = std::move(md);
+
+    file_stats_.Merge(chunk_stats_);
+    chunk_stats_.Reset();
+    chunk_pages_.clear();
+    chunk_num_values_ = 0;
+    chunk_uncompressed_ = 0;
+    dict_uncompressed_ = 0;
+    dict_pages_ = 0;
+    plain_pages_ = 0;
+    dict_.Clear();
+    return cc;
+  }
+
+  ColumnStats FileStats() const override {
+    ColumnStats s;
+    s.name = field_.name;
+    s.null_count = file_stats_.null_count();
+    const columnar::TypePtr& type = field_.type;
+    if constexpr (std::is_floating_point_v<T>) {
+      // Spark orders NaN above every number, so a chunk holding NaN has max
+      // NaN (and min NaN only when nothing else is there); data skipping on
+      // these bounds then never drops rows Spark would return.
+      const T nan = std::numeric_limits<T>::quiet_NaN();
+      if (file_stats_.nan_count() > 0) {
+        s.min = StatColumn(type, file_stats_.has_min_max() ? file_stats_.min() : nan);
+        s.max = StatColumn(type, nan);
+        return s;
+      }
+    }
+    if (file_stats_.has_min_max()) {
+      s.min = StatColumn(type, file_stats_.min());
+      s.max = StatColumn(type, file_stats_.max());
+    }
+    return s;
+  }
+
+ private:
+  // Rows for the next slice: enough to fill the open page, at least one.
+  int64_t SliceRows(const Column& column, int64_t offset, int64_t remaining) const {
+    int64_t cap = std::min(remaining, kMaxSliceRows);
+    const int64_t room = std::max<int64_t>(1, options_.page_bytes - PageBytes());
+    if (use_dictionary_) {
+      const int bits = std::max(1, BitWidthFor(static_cast<uint64_t>(dict_.size())));
+      return std::clamp<int64_t>(room * 8 / bits, 1, cap);
+    }
+    if constexpr (kIsString) {
+      // PLAIN byte arrays: binary search the last row that still fits.
+      const int32_t* offs = column.offsets();
+      int64_t lo = 1;
+      int64_t hi = cap;
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        int64_t bytes = (offs[offset + mid] - offs[offset]) + 4 * mid;
+        if (bytes <= room)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      return lo;
+    } else if constexpr (kIsBool) {
+      (void)column;
+      (void)offset;
+      return std::clamp<int64_t>(room * 8, 1, cap);
+    } else {
+      (void)column;
+      (void)offset;
+      return std::clamp<int64_t>(room / value_width_ + 1, 1, cap);
+    }
+  }
+
+  void WriteSlice(const Column& column, int64_t offset, int64_t n, bool has_nulls,
+                  GatherFn<T> gather) {
+    if (optional_) {
+      if (!has_nulls) {
+        def_levels_.PutRun(1, n);
+      } else {
+        const uint8_t* valid = column.validity->data();
+        for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, offset + i));
+      }
+    }
+    int64_t count = 0;
+    const T* values = gather(column, offset, n, &scratch_, &count);
+    page_num_values_ += n;
+    chunk_stats_.AddNulls(n - count);
+    chunk_stats_.Update(values, count);
+    if (count == 0) return;
+    if (use_dictionary_) {
+      dict_.Encode(values, count, &page_indices_);
+    } else {
+      AppendPlain(values, count, &page_plain_);
+    }
+  }
+
+  void AppendPlain(const T* values, int64_t count, std::string* out) const {
+    if constexpr (kIsBool) {
+      out->append(reinterpret_cast<const char*>(values), static_cast<size_t>(count));
+    } else if constexpr (kIsString) {
+      PlainEncodeByteArrays(values, count, out);
+    } else if constexpr (kIsFlbaDecimal) {
+      PlainEncodeDecimalFlba(values, count, value_width_, out);
+    } else {
+      PlainEncode(values, count, out);
+    }
+  }
+
+  // Estimated encoded size of the open page.
+  int64_t PageBytes() const {
+    int64_t bytes = optional_ && page_num_values_ > 0 ? def_levels_.EstimatedSize() : 0;
+    if (!page_indices_.empty()) {
+      const int bits = std::max(1, BitWidthFor(static_cast<uint64_t>(dict_.size())));
+      bytes += static_cast<int64_t>(page_indices_.size()) * bits / 8 + 1;
+    }
+    if constexpr (kIsBool) {
+      bytes += static_cast<int64_t>(page_plain_.size()) / 8;
+    } else {
+      bytes += static_cast<int64_t>(page_plain_.size());
+    }
+    return bytes;
+  }
+
+  Status FinishPage() {
+    if (page_num_values_ == 0) return Status::OK();
+    body_.clear();
+    if (optional_) {
+      std::string_view levels = def_levels_.Finish();
+      const uint32_t len = static_cast<uint32_t>(levels.size());
+      body_.append(reinterpret_cast<const char*>(&len), 4);
+      body_.append(levels);
+    }
+    Encoding encoding = Encoding::kPlain;
+    if (!page_indices_.empty()) {
+      encoding = Encoding::kRleDictionary;
+      // Bit width 0 is legal for a one-entry dictionary, but some readers
+      // mishandle it; one bit costs nothing.
+      const int bits = std::max(1, BitWidthFor(static_cast<uint64_t>(dict_.size() - 1)));
+      body_.push_back(static_cast<char>(bits));
+      index_encoder_.Reset(bits);
+      for (uint32_t idx : page_indices_) index_encoder_.Put(idx);
+      body_.append(index_encoder_.Finish());
+      ++dict_pages_;
+    } else {
+      if constexpr (kIsBool) {
+        PlainEncodeBooleans(reinterpret_cast<const uint8_t*>(page_plain_.data()),
+                            static_cast<int64_t>(page_plain_.size()), &body_);
+      } else {
+        body_.append(page_plain_);
+      }
+      ++plain_pages_;
+    }
+    PageHeader header;
+    header.type = PageType::kDataPage;
+    header.data_page_header.emplace();
+    header.data_page_header->num_values = static_cast<int32_t>(page_num_values_);
+    header.data_page_header->encoding = encoding;
+    header.data_page_header->definition_level_encoding = Encoding::kRle;
+    header.data_page_header->repetition_level_encoding = Encoding::kRle;
+    const size_t before = chunk_pages_.size();
+    SILT_RETURN_NOT_OK(EncodePage(&header, &chunk_pages_));
+    chunk_uncompressed_ += static_cast<int64_t>(chunk_pages_.size() - before) -
+                           header.compressed_page_size + header.uncompressed_page_size;
+    chunk_num_values_ += page_num_values_;
+
+    page_num_values_ = 0;
+    page_indices_.clear();
+    page_plain_.clear();
+    def_levels_.Reset(1);
+    return Status::OK();
+  }
+
+  // Compresses body_ and appends header + compressed body to `out`; sets the
+  // header's sizes. Dictionary page bytes are counted in dict_uncompressed_.
+  Status EncodePage(PageHeader* header, std::string* out) {
+    if (body_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+      return Status::Internal("column '", field_.name, "': page of ", body_.size(),
+                              " bytes exceeds Parquet's 2 GiB page limit");
+    }
+    std::string_view compressed = body_;
+    if (compressor_->codec() != CompressionCodec::kUncompressed) {
+      SILT_RETURN_NOT_OK_CTX(compressor_->Compress(body_, &compressed_),
+                             "compressing a page of column '", field_.name, "'");
+      compressed = compressed_;
+    }
+    header->uncompressed_page_size = static_cast<int32_t>(body_.size());
+    header->compressed_page_size = static_cast<int32_t>(compressed.size());
+    const size_t start = out->size();
+    thrift::CompactWriter w(out);
+    header->Write(&w);
+    if (header->type == PageType::kDictionaryPage) {
+      dict_uncompressed_ =
+          static_cast<int64_t>(out->size() - start) + header->uncompressed_page_size;
+    }
+    out->append(compressed);
+    return Status::OK();
+  }
+
+  const Field field_;
+  const SchemaElement element_;
+  const Gatherers<T> gatherers_;
+  const WriterOptions options_;
+  std::unique_ptr<Compressor> compressor_;
+  const PhysicalType physical_type_;
+  const int value_width_;  // PLAIN bytes per value (FLBA width; 4 for strings' prefix)
+  const bool optional_;
+  bool use_dictionary_;
+
+  // Open page.
+  int64_t page_num_values_ = 0;
+  RleEncoder def_levels_{1};
+  std::vector<uint32_t> page_indices_;
+  std::string page_plain_;
+
+  // Current row group's chunk.
+  DictionaryEncoder<T> dict_;
+  std::string chunk_pages_;
+  int64_t chunk_num_values_ = 0;
+  int64_t chunk_uncompressed_ = 0;
+  int64_t dict_uncompressed_ = 0;
+  int32_t dict_pages_ = 0;
+  int32_t plain_pages_ = 0;
+  TypedStatistics<T> chunk_stats_;
+  TypedStatistics<T> file_stats_;
+
+  // Scratch reused across slices and pages.
+  std::vector<T> scratch_;
+  RleEncoder index_encoder_;
+  std::string body_;
+  std::string compressed_;
+};
+
+template <typename T>
+Result<std::unique_ptr<ColumnWriter>> MakeTyped(const Field& field, SchemaElement element,
+                                                Gatherers<T> gatherers,
+                                                const WriterOptions& options) {
+  // zstd_level is zstd's; gzip keeps zlib's default level.
+  const int level = options.compression == Compression::kZstd ? options.zstd_level : 0;
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<Compressor> compressor,
+                        Compressor::Make(ToCodec(options.compression), level));
+  return std::unique_ptr<ColumnWriter>(new TypedColumnWriter<T>(
+      field, std::move(element), gatherers, options, std::move(compressor)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Make(const Field& field,
+                                                         const WriterOptions& options) {
+  SILT_ASSIGN_OR_RETURN(SchemaElement element, ParquetElementForField(field));
+  switch (field.type->id()) {
+    case TypeId::kBoolean:
+      return MakeTyped<uint8_t>(field, std::move(element),
+                                Gatherers<uint8_t>{&GatherBools<false>, &GatherBools<true>},
+                                options);
+    case TypeId::kByte:
+      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int8_t, int32_t>(),
+                                options);
+    case TypeId::kShort:
+      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int16_t, int32_t>(),
+                                options);
+    case TypeId::kInt:
+    case TypeId::kDate:
+      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int32_t, int32_t>(),
+                                options);
+    case TypeId::kLong:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      return MakeTyped<int64_t>(field, std::move(element), FixedGatherers<int64_t, int64_t>(),
+                                options);
+    case TypeId::kFloat:
+      return MakeTyped<float>(field, std::move(element), FixedGatherers<float, float>(), options);
+    case TypeId::kDouble:
+      return MakeTyped<double>(field, std::move(element), FixedGatherers<double, double>(),
+                               options);
+    case TypeId::kDecimal:
+      if (*element.type == PhysicalType::kInt32) {
+        return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<__int128, int32_t>(),
+                                  options);
+      }
+      if (*element.type == PhysicalType::kInt64) {
+        return MakeTyped<int64_t>(field, std::move(element), FixedGatherers<__int128, int64_t>(),
+                                  options);
+      }
+      return MakeTyped<__int128>(field, std::move(element), FixedGatherers<__int128, __int128>(),
+                                 options);
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return MakeTyped<std::string_view>(
+          field, std::move(element),
+          Gatherers<std::string_view>{&GatherStrings<false>, &GatherStrings<true>}, options);
+    default: break;
+  }
+  return Status::NotSupported("writing column '", field.name, "' of type ", field.type->ToDdl(),
+                              " to Parquet");
+}
+
+}  // namespace silt::parquet

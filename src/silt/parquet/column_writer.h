@@ -1,0 +1,61 @@
+// ColumnWriter: encodes one flat (top-level primitive) column of a Parquet
+// file, one row group's column chunk at a time.
+//
+// Per slice of rows, the writer makes one dispatch on nullability, then runs
+// typed loops: definition levels into an RLE encoder (a single run when the
+// slice has no nulls), non-null values gathered into a dense array of the
+// physical type (no copy at all for null-free int/long/float/double data),
+// statistics, and either dictionary indices or PLAIN bytes for the open
+// page. Pages close at WriterOptions::page_bytes; each is compressed and
+// buffered with its header until the row group is flushed, when the
+// dictionary page (PLAIN entries) is written first, followed by the data
+// pages. A dictionary whose PLAIN size passes dictionary_page_bytes_limit
+// closes the current page and switches the column to PLAIN for the rest of
+// the file.
+//
+// Thread safety: one writer per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/fs/file_system.h"
+#include "silt/parquet/file_writer.h"
+#include "silt/parquet/parquet_metadata.h"
+
+namespace silt::parquet {
+
+class ColumnWriter {
+ public:
+  // Errors: NotSupported naming the field when its type cannot be written
+  // (nested, void); NotSupported for an unknown compression codec.
+  static Result<std::unique_ptr<ColumnWriter>> Make(const columnar::Field& field,
+                                                    const WriterOptions& options);
+  virtual ~ColumnWriter() = default;
+
+  // The leaf's schema element (name, physical and logical type, repetition).
+  virtual const SchemaElement& schema_element() const = 0;
+
+  // Encodes rows [offset, offset + length) of `column`.
+  // REQUIRES: column.type equals the field's type; offset + length <=
+  // column.length; no nulls in that range when the field is not nullable.
+  // Errors: Internal when a compression library fails.
+  virtual Status Write(const columnar::Column& column, int64_t offset, int64_t length) = 0;
+
+  // Encoded bytes held for the current row group: finished pages, the open
+  // page and the dictionary.
+  virtual int64_t buffered_bytes() const = 0;
+
+  // Closes the open page, appends the column chunk (dictionary page, then
+  // data pages) to `file`, whose next byte is at `file_offset`, and returns
+  // the chunk's metadata with offsets filled in. Resets for the next row
+  // group. Errors: IOError from the file; Internal from compression.
+  virtual Result<ColumnChunk> FlushChunk(int64_t file_offset, fs::WritableFile* file) = 0;
+
+  // Statistics over every chunk flushed so far, as Delta needs them.
+  virtual ColumnStats FileStats() const = 0;
+};
+
+}  // namespace silt::parquet

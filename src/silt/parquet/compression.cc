@@ -1,0 +1,279 @@
+#include "silt/parquet/compression.h"
+
+#include <lz4.h>
+#include <snappy.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <limits>
+
+namespace silt::parquet {
+
+namespace {
+
+// zlib's windowBits: 15 (32 KiB window) + 16 selects the gzip wrapper when
+// compressing; + 32 auto-detects gzip or zlib headers when inflating.
+constexpr int kGzipWindowBits = 15 + 16;
+constexpr int kAutoDetectWindowBits = 15 + 32;
+
+}  // namespace
+
+struct Compressor::State {
+  ZSTD_CCtx* zstd = nullptr;
+  z_stream zlib;
+  bool zlib_ready = false;
+  ~State() {
+    if (zstd != nullptr) ZSTD_freeCCtx(zstd);
+    if (zlib_ready) deflateEnd(&zlib);
+  }
+};
+
+struct Decompressor::State {
+  ZSTD_DCtx* zstd = nullptr;
+  z_stream zlib;
+  bool zlib_ready = false;
+  ~State() {
+    if (zstd != nullptr) ZSTD_freeDCtx(zstd);
+    if (zlib_ready) inflateEnd(&zlib);
+  }
+};
+
+Result<std::unique_ptr<Compressor>> Compressor::Make(CompressionCodec codec, int level) {
+  std::unique_ptr<Compressor> c(new Compressor(codec, level));
+  switch (codec) {
+    case CompressionCodec::kUncompressed:
+    case CompressionCodec::kSnappy:
+    case CompressionCodec::kLz4Raw: break;
+    case CompressionCodec::kZstd:
+      c->state_->zstd = ZSTD_createCCtx();
+      if (c->state_->zstd == nullptr) return Status::Internal("cannot create a zstd context");
+      break;
+    case CompressionCodec::kGzip: {
+      std::memset(&c->state_->zlib, 0, sizeof(z_stream));
+      int gz_level = level >= 1 && level <= 9 ? level : Z_DEFAULT_COMPRESSION;
+      if (deflateInit2(&c->state_->zlib, gz_level, Z_DEFLATED, kGzipWindowBits, 8,
+                       Z_DEFAULT_STRATEGY) != Z_OK) {
+        return Status::Internal("cannot initialise zlib for gzip compression");
+      }
+      c->state_->zlib_ready = true;
+      break;
+    }
+    default: return Status::NotSupported("writing Parquet compression codec ", CodecName(codec));
+  }
+  return c;
+}
+
+Compressor::Compressor(CompressionCodec codec, int level)
+    : codec_(codec), level_(level), state_(std::make_unique<State>()) {}
+
+Compressor::~Compressor() = default;
+
+Status Compressor::Compress(std::string_view input, std::string* output) {
+  switch (codec_) {
+    case CompressionCodec::kUncompressed:
+      output->assign(input.data(), input.size());
+      return Status::OK();
+    case CompressionCodec::kSnappy: {
+      output->resize(snappy::MaxCompressedLength(input.size()));
+      size_t n = 0;
+      snappy::RawCompress(input.data(), input.size(), output->data(), &n);
+      output->resize(n);
+      return Status::OK();
+    }
+    case CompressionCodec::kZstd: {
+      output->resize(ZSTD_compressBound(input.size()));
+      size_t n = ZSTD_compressCCtx(state_->zstd, output->data(), output->size(), input.data(),
+                                   input.size(), level_);
+      if (ZSTD_isError(n)) {
+        return Status::Internal("zstd compression failed: ", ZSTD_getErrorName(n));
+      }
+      output->resize(n);
+      return Status::OK();
+    }
+    case CompressionCodec::kLz4Raw: {
+      if (input.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+        return Status::Internal("page of ", input.size(), " bytes is too large for LZ4");
+      }
+      output->resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(input.size()))));
+      int n = LZ4_compress_default(input.data(), output->data(), static_cast<int>(input.size()),
+                                   static_cast<int>(output->size()));
+      if (n <= 0 && !input.empty()) return Status::Internal("lz4 compression failed");
+      output->resize(static_cast<size_t>(n));
+      return Status::OK();
+    }
+    case CompressionCodec::kGzip: {
+      z_stream& zs = state_->zlib;
+      if (deflateReset(&zs) != Z_OK) return Status::Internal("zlib deflateReset failed");
+      output->resize(deflateBound(&zs, static_cast<uLong>(input.size())));
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+      zs.avail_in = static_cast<uInt>(input.size());
+      zs.next_out = reinterpret_cast<Bytef*>(output->data());
+      zs.avail_out = static_cast<uInt>(output->size());
+      int rc = deflate(&zs, Z_FINISH);
+      if (rc != Z_STREAM_END)
+        return Status::Internal("gzip compression failed (zlib code ", rc, ")");
+      output->resize(zs.total_out);
+      return Status::OK();
+    }
+    default: return Status::NotSupported("writing Parquet compression codec ", CodecName(codec_));
+  }
+}
+
+Result<std::unique_ptr<Decompressor>> Decompressor::Make(CompressionCodec codec) {
+  std::unique_ptr<Decompressor> d(new Decompressor(codec));
+  switch (codec) {
+    case CompressionCodec::kUncompressed:
+    case CompressionCodec::kSnappy:
+    case CompressionCodec::kLz4Raw: break;
+    case CompressionCodec::kZstd:
+      d->state_->zstd = ZSTD_createDCtx();
+      if (d->state_->zstd == nullptr) return Status::Internal("cannot create a zstd context");
+      break;
+    case CompressionCodec::kGzip:
+      std::memset(&d->state_->zlib, 0, sizeof(z_stream));
+      if (inflateInit2(&d->state_->zlib, kAutoDetectWindowBits) != Z_OK) {
+        return Status::Internal("cannot initialise zlib for gzip decompression");
+      }
+      d->state_->zlib_ready = true;
+      break;
+    default: return Status::NotSupported("Parquet compression codec ", CodecName(codec));
+  }
+  return d;
+}
+
+Decompressor::Decompressor(CompressionCodec codec)
+    : codec_(codec), state_(std::make_unique<State>()) {}
+
+Decompressor::~Decompressor() = default;
+
+Status Decompressor::CheckUncompressedSize(std::string_view input, int64_t output_size) const {
+  if (output_size < 0) return Status::Corruption("negative uncompressed page size");
+  const int64_t in = static_cast<int64_t>(input.size());
+  auto implausible = [&]() {
+    return Status::Corruption(CodecName(codec_), " page of ", in, " bytes cannot hold the ",
+                              output_size, " bytes its header claims");
+  };
+  switch (codec_) {
+    case CompressionCodec::kUncompressed:
+      if (in != output_size) return implausible();
+      return Status::OK();
+    case CompressionCodec::kSnappy: {
+      size_t n = 0;
+      if (!snappy::GetUncompressedLength(input.data(), input.size(), &n)) {
+        return Status::Corruption("invalid snappy data");
+      }
+      if (static_cast<int64_t>(n) != output_size) {
+        return Status::Corruption("snappy page decompresses to ", n, " bytes, header says ",
+                                  output_size);
+      }
+      return Status::OK();
+    }
+    case CompressionCodec::kZstd: {
+      // Frames usually record their size; the sum must match the header.
+      unsigned long long n = 0;
+      const char* p = input.data();
+      size_t left = input.size();
+      while (left > 0 && n != ZSTD_CONTENTSIZE_UNKNOWN) {
+        const size_t frame = ZSTD_findFrameCompressedSize(p, left);
+        const unsigned long long content = ZSTD_getFrameContentSize(p, left);
+        if (ZSTD_isError(frame) || content == ZSTD_CONTENTSIZE_ERROR) {
+          return Status::Corruption("invalid zstd data");
+        }
+        n = content == ZSTD_CONTENTSIZE_UNKNOWN ? content : n + content;
+        p += frame;
+        left -= frame;
+      }
+      if (n != ZSTD_CONTENTSIZE_UNKNOWN) {
+        if (n != static_cast<unsigned long long>(output_size)) {
+          return Status::Corruption("zstd page decompresses to ", n, " bytes, header says ",
+                                    output_size);
+        }
+        return Status::OK();
+      }
+      // Without recorded sizes: a 128 KiB block shrinks to 4 bytes at best.
+      if (output_size > in * 32768 + (1 << 20)) return implausible();
+      return Status::OK();
+    }
+    case CompressionCodec::kLz4Raw:
+      // LZ4 expands at most ~255:1.
+      if (output_size > in * 255 + 64) return implausible();
+      return Status::OK();
+    case CompressionCodec::kGzip:
+      // Deflate expands at most ~1032:1.
+      if (output_size > in * 1032 + 1024) return implausible();
+      return Status::OK();
+    default: return Status::NotSupported("Parquet compression codec ", CodecName(codec_));
+  }
+}
+
+Status Decompressor::Decompress(std::string_view input, uint8_t* output, int64_t output_size) {
+  auto size_mismatch = [&](uint64_t actual) {
+    return Status::Corruption(CodecName(codec_), " page decompressed to ", actual,
+                              " bytes, header says ", output_size);
+  };
+  switch (codec_) {
+    case CompressionCodec::kUncompressed:
+      if (static_cast<int64_t>(input.size()) != output_size) return size_mismatch(input.size());
+      if (output_size > 0) std::memcpy(output, input.data(), input.size());
+      return Status::OK();
+    case CompressionCodec::kSnappy: {
+      size_t n = 0;
+      if (!snappy::GetUncompressedLength(input.data(), input.size(), &n)) {
+        return Status::Corruption("invalid snappy data");
+      }
+      if (static_cast<int64_t>(n) != output_size) return size_mismatch(n);
+      if (!snappy::RawUncompress(input.data(), input.size(), reinterpret_cast<char*>(output))) {
+        return Status::Corruption("invalid snappy data");
+      }
+      return Status::OK();
+    }
+    case CompressionCodec::kZstd: {
+      size_t n = ZSTD_decompressDCtx(state_->zstd, output, static_cast<size_t>(output_size),
+                                     input.data(), input.size());
+      if (ZSTD_isError(n)) return Status::Corruption("invalid zstd data: ", ZSTD_getErrorName(n));
+      if (static_cast<int64_t>(n) != output_size) return size_mismatch(n);
+      return Status::OK();
+    }
+    case CompressionCodec::kLz4Raw: {
+      if (input.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+          output_size > std::numeric_limits<int>::max()) {
+        return Status::Corruption("LZ4 page too large");
+      }
+      int n = LZ4_decompress_safe(input.data(), reinterpret_cast<char*>(output),
+                                  static_cast<int>(input.size()), static_cast<int>(output_size));
+      if (n < 0) return Status::Corruption("invalid lz4 data");
+      if (n != output_size) return size_mismatch(static_cast<uint64_t>(n));
+      return Status::OK();
+    }
+    case CompressionCodec::kGzip: {
+      // A page may hold several gzip members back to back; inflate them in
+      // turn until the input is used up.
+      z_stream& zs = state_->zlib;
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+      zs.avail_in = static_cast<uInt>(input.size());
+      zs.next_out = output;
+      zs.avail_out = static_cast<uInt>(output_size);
+      int64_t produced = 0;
+      while (true) {
+        if (inflateReset(&zs) != Z_OK) return Status::Internal("zlib inflateReset failed");
+        uInt out_before = zs.avail_out;
+        int rc = inflate(&zs, Z_FINISH);
+        produced += out_before - zs.avail_out;
+        if (rc == Z_STREAM_END) {
+          if (zs.avail_in == 0) break;
+          continue;
+        }
+        if (rc == Z_BUF_ERROR && zs.avail_out == 0) {
+          return Status::Corruption("gzip page decompresses to more than ", output_size, " bytes");
+        }
+        return Status::Corruption("invalid gzip data (zlib code ", rc, ")");
+      }
+      if (produced != output_size) return size_mismatch(static_cast<uint64_t>(produced));
+      return Status::OK();
+    }
+    default: return Status::NotSupported("Parquet compression codec ", CodecName(codec_));
+  }
+}
+
+}  // namespace silt::parquet

@@ -1,0 +1,88 @@
+#include "silt/parquet/dictionary_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace silt::parquet {
+namespace {
+
+TEST(DictionaryEncoderTest, AssignsIndicesInArrivalOrder) {
+  DictionaryEncoder<int64_t> dict;
+  std::vector<int64_t> values = {7, -3, 7, 7, 100, -3};
+  std::vector<uint32_t> indices;
+  dict.Encode(values.data(), static_cast<int64_t>(values.size()), &indices);
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 0, 0, 2, 1}));
+  ASSERT_EQ(dict.size(), 3);
+  EXPECT_EQ(dict.entries()[0], 7);
+  EXPECT_EQ(dict.entries()[1], -3);
+  EXPECT_EQ(dict.entries()[2], 100);
+  EXPECT_EQ(dict.plain_size(8), 24);
+}
+
+TEST(DictionaryEncoderTest, GrowsPastItsInitialTable) {
+  DictionaryEncoder<int32_t> dict;
+  std::vector<int32_t> values;
+  for (int i = 0; i < 100000; ++i) values.push_back(i * 7919 % 50000);
+  std::vector<uint32_t> indices;
+  dict.Encode(values.data(), static_cast<int64_t>(values.size()), &indices);
+  EXPECT_EQ(dict.size(), 50000);
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(dict.entries()[indices[i]], values[i]) << i;
+  }
+}
+
+TEST(DictionaryEncoderTest, FloatsAreKeyedByTheirBits) {
+  DictionaryEncoder<double> dict;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> values = {0.0, -0.0, nan, nan, 1.5, 0.0};
+  std::vector<uint32_t> indices;
+  dict.Encode(values.data(), static_cast<int64_t>(values.size()), &indices);
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 2, 2, 3, 0}));
+  EXPECT_TRUE(std::signbit(dict.entries()[1]));
+}
+
+TEST(DictionaryEncoderTest, StringsAreCopiedAndOutliveTheirSource) {
+  DictionaryEncoder<std::string_view> dict;
+  std::vector<uint32_t> indices;
+  {
+    std::vector<std::string> owned = {"apple", "", "banana", "apple", std::string(300000, 'z')};
+    std::vector<std::string_view> views(owned.begin(), owned.end());
+    dict.Encode(views.data(), static_cast<int64_t>(views.size()), &indices);
+  }
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 2, 0, 3}));
+  ASSERT_EQ(dict.size(), 4);
+  EXPECT_EQ(dict.entries()[0], "apple");
+  EXPECT_EQ(dict.entries()[1], "");
+  EXPECT_EQ(dict.entries()[2], "banana");
+  EXPECT_EQ(dict.entries()[3], std::string(300000, 'z'));
+  EXPECT_EQ(dict.plain_size(4), 4 * 4 + 5 + 6 + 300000);
+}
+
+TEST(DictionaryEncoderTest, ClearForgetsEntries) {
+  DictionaryEncoder<std::string_view> dict;
+  std::vector<std::string_view> values = {"a", "b"};
+  std::vector<uint32_t> indices;
+  dict.Encode(values.data(), 2, &indices);
+  dict.Clear();
+  indices.clear();
+  std::vector<std::string_view> more = {"b"};
+  dict.Encode(more.data(), 1, &indices);
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(dict.size(), 1);
+}
+
+TEST(DictionaryEncoderTest, WideDecimalsAreDistinguishedByHighBits) {
+  DictionaryEncoder<__int128> dict;
+  const __int128 big = static_cast<__int128>(1) << 100;
+  std::vector<__int128> values = {1, big + 1, -big, 1, big + 1};
+  std::vector<uint32_t> indices;
+  dict.Encode(values.data(), 5, &indices);
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1, 2, 0, 1}));
+}
+
+}  // namespace
+}  // namespace silt::parquet

@@ -1,0 +1,326 @@
+// silt_parquet_roundtrip: a test-only tool for the Parquet interoperability
+// tests (tests/integration/test_parquet_interop.py). Not installed.
+//
+//   silt_parquet_roundtrip write PATH [--codec C] [--no-dictionary] [--rows N]
+//                                     [--page-bytes N] [--row-group-bytes N]
+//       Writes a fixed data set covering every primitive type (nullable and
+//       NOT NULL, decimals of each physical width) to PATH on the local disk
+//       and prints the rows it wrote as JSON lines.
+//   silt_parquet_roundtrip read PATH
+//       Reads PATH with silt's reader and prints its rows as JSON lines.
+//   silt_parquet_roundtrip schema PATH
+//       Prints the file's schema as Spark DDL.
+//
+// JSON value forms: numbers for integers, dates (days) and timestamps
+// (microseconds); floats in shortest round-trip form with "NaN",
+// "Infinity", "-Infinity" as strings; decimals as strings ("-12.34");
+// strings as JSON strings; binary as lowercase hex strings.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "silt/base/json_writer.h"
+#include "silt/columnar/builder.h"
+#include "silt/parquet/file_reader.h"
+#include "silt/parquet/file_writer.h"
+
+namespace silt::parquet {
+namespace {
+
+using columnar::Column;
+using columnar::ColumnBuilder;
+using columnar::DataType;
+using columnar::Field;
+using columnar::RecordBatch;
+using columnar::TypeId;
+
+std::string FormatFloating(double v) {
+  if (std::isnan(v)) return "\"NaN\"";
+  if (std::isinf(v)) return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string FormatDecimal(__int128 v, int scale) {
+  const bool negative = v < 0;
+  unsigned __int128 u =
+      negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  if (scale > 0) {
+    if (static_cast<int>(digits.size()) <= scale) {
+      digits.insert(0, static_cast<size_t>(scale + 1) - digits.size(), '0');
+    }
+    digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  }
+  return "\"" + std::string(negative ? "-" : "") + digits + "\"";
+}
+
+std::string FormatValue(const Column& c, int64_t row) {
+  if (c.IsNull(row)) return "null";
+  switch (c.type->id()) {
+    case TypeId::kBoolean: return c.BoolValue(row) ? "true" : "false";
+    case TypeId::kByte: return std::to_string(c.Value<int8_t>(row));
+    case TypeId::kShort: return std::to_string(c.Value<int16_t>(row));
+    case TypeId::kInt:
+    case TypeId::kDate: return std::to_string(c.Value<int32_t>(row));
+    case TypeId::kLong:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: return std::to_string(c.Value<int64_t>(row));
+    case TypeId::kFloat: return FormatFloating(static_cast<double>(c.Value<float>(row)));
+    case TypeId::kDouble: return FormatFloating(c.Value<double>(row));
+    case TypeId::kDecimal: return FormatDecimal(c.Value<__int128>(row), c.type->scale());
+    case TypeId::kString: {
+      std::string out = "\"";
+      AppendJsonEscaped(&out, c.StringValue(row));
+      return out + "\"";
+    }
+    case TypeId::kBinary: {
+      static const char* hex = "0123456789abcdef";
+      std::string out = "\"";
+      for (unsigned char ch : c.StringValue(row)) {
+        out.push_back(hex[ch >> 4]);
+        out.push_back(hex[ch & 15]);
+      }
+      return out + "\"";
+    }
+    case TypeId::kNull: return "null";
+    default: return "\"<unsupported>\"";
+  }
+}
+
+void PrintRows(const RecordBatch& batch) {
+  std::string line;
+  for (int64_t row = 0; row < batch.num_rows; ++row) {
+    line = "{";
+    for (int col_idx = 0; col_idx < batch.num_columns(); ++col_idx) {
+      if (col_idx > 0) line += ",";
+      line += "\"";
+      AppendJsonEscaped(&line, batch.schema->field(col_idx).name);
+      line += "\":";
+      line += FormatValue(*batch.column(col_idx), row);
+    }
+    line += "}\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+}
+
+__int128 Pow10(int n) {
+  __int128 v = 1;
+  for (int i = 0; i < n; ++i) v *= 10;
+  return v;
+}
+
+// The fixed data set: every value is a function of (row, column), with
+// extremes in the first rows and nulls every 4th row of nullable columns.
+void AppendValue(ColumnBuilder* b, const DataType& type, bool nullable, int64_t row) {
+  if (nullable && row % 4 == 3) {
+    b->AppendNull();
+    return;
+  }
+  const int64_t x = row * 2654435761LL % 1000003;
+  const bool sign = row % 2 == 0;
+  switch (type.id()) {
+    case TypeId::kBoolean: b->AppendBool(x % 3 == 0); break;
+    case TypeId::kByte:
+      b->Append<int8_t>(row == 0 ? -128 : row == 1 ? 127 : static_cast<int8_t>(x % 200 - 100));
+      break;
+    case TypeId::kShort:
+      b->Append<int16_t>(row == 0   ? -32768
+                         : row == 1 ? 32767
+                                    : static_cast<int16_t>(x % 60000 - 30000));
+      break;
+    case TypeId::kInt:
+      b->Append<int32_t>(row == 0   ? std::numeric_limits<int32_t>::min()
+                         : row == 1 ? std::numeric_limits<int32_t>::max()
+                                    : static_cast<int32_t>(sign ? x * 2000 : -x * 1999));
+      break;
+    case TypeId::kLong:
+      b->Append<int64_t>(row == 0   ? std::numeric_limits<int64_t>::min()
+                         : row == 1 ? std::numeric_limits<int64_t>::max()
+                                    : (sign ? x : -x) * 9000000000037LL);
+      break;
+    case TypeId::kFloat: {
+      const float special[] = {
+          std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity(), -0.0f, std::numeric_limits<float>::max()};
+      b->Append<float>(row < 5 ? special[row] : static_cast<float>(sign ? x : -x) / 8.0f);
+      break;
+    }
+    case TypeId::kDouble: {
+      const double special[] = {
+          std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity(),
+          std::numeric_limits<double>::infinity(), -0.0, std::numeric_limits<double>::denorm_min()};
+      b->Append<double>(row < 5 ? special[row] : static_cast<double>(sign ? x : -x) / 3.0);
+      break;
+    }
+    case TypeId::kDecimal: {
+      const __int128 limit = Pow10(type.precision()) - 1;
+      __int128 v = row == 0   ? -limit
+                   : row == 1 ? limit
+                              : static_cast<__int128>(x) * 1000000007 * 1000000009 % (limit + 1);
+      b->Append<__int128>(row < 2 || sign ? v : -v);
+      break;
+    }
+    case TypeId::kString: {
+      static const char* words[] = {"",
+                                    "plain ascii",
+                                    "caf\xc3\xa9",
+                                    "\xe6\x97\xa5\xe6\x9c\xac",
+                                    "quote \" and \\ backslash",
+                                    "\xf0\x9f\x98\x80 emoji",
+                                    "tab\tnewline\n"};
+      b->AppendString(std::string(words[x % 7]) + (x % 5 == 0 ? "" : std::to_string(x % 50)));
+      break;
+    }
+    case TypeId::kBinary: {
+      std::string s;
+      for (int64_t i = 0; i < x % 6; ++i) s.push_back(static_cast<char>((x * 37 + i * 101) % 256));
+      b->AppendString(s);
+      break;
+    }
+    case TypeId::kDate:
+      b->Append<int32_t>(row == 0 ? -719162
+                                  : static_cast<int32_t>(sign ? x % 50000 : -(x % 50000)));
+      break;
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz:
+      b->Append<int64_t>((sign ? x : -x) * 3600000000LL + x % 1000000);
+      break;
+    default: break;
+  }
+}
+
+columnar::SchemaPtr DataSetSchema() {
+  const std::vector<std::pair<std::string, columnar::TypePtr>> types = {
+      {"c_bool", DataType::Boolean()},
+      {"c_byte", DataType::Byte()},
+      {"c_short", DataType::Short()},
+      {"c_int", DataType::Int()},
+      {"c_long", DataType::Long()},
+      {"c_float", DataType::Float()},
+      {"c_double", DataType::Double()},
+      {"c_dec_int32", DataType::Decimal(9, 2)},
+      {"c_dec_int64", DataType::Decimal(18, 6)},
+      {"c_dec_flba9", DataType::Decimal(20, 4)},
+      {"c_dec_flba16", DataType::Decimal(38, 10)},
+      {"c_string", DataType::String()},
+      {"c_binary", DataType::Binary()},
+      {"c_date", DataType::Date()},
+      {"c_ts", DataType::Timestamp()},
+      {"c_ts_ntz", DataType::TimestampNtz()},
+  };
+  std::vector<Field> fields;
+  for (const auto& [name, type] : types) {
+    fields.push_back(Field{name, type, true});
+    fields.push_back(Field{name + "_nn", type, false});
+  }
+  return DataType::Struct(std::move(fields));
+}
+
+int Fail(const Status& s) {
+  std::cerr << s.ToString() << "\n";
+  return 1;
+}
+
+int Write(const std::string& path, int argc, char** argv) {
+  WriterOptions options;
+  int64_t rows = 1000;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--codec") {
+      Result<Compression> c = ParseCompression(next());
+      if (!c.ok()) return Fail(c.status());
+      options.compression = *c;
+    } else if (arg == "--no-dictionary") {
+      options.enable_dictionary = false;
+    } else if (arg == "--rows") {
+      rows = std::stoll(next());
+    } else if (arg == "--page-bytes") {
+      options.page_bytes = std::stoll(next());
+    } else if (arg == "--row-group-bytes") {
+      options.row_group_bytes = std::stoll(next());
+    } else {
+      std::cerr << "unknown option " << arg << "\n";
+      return 2;
+    }
+  }
+  columnar::SchemaPtr schema = DataSetSchema();
+  auto batch = std::make_shared<RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = rows;
+  for (const Field& f : schema->fields()) {
+    ColumnBuilder b(f.type);
+    for (int64_t row = 0; row < rows; ++row) AppendValue(&b, *f.type, f.nullable, row);
+    batch->columns.push_back(b.Finish());
+  }
+  auto fs = fs::MakeLocalFileSystem();
+  Result<std::unique_ptr<ParquetFileWriter>> writer =
+      ParquetFileWriter::Open(fs.get(), path, schema, options);
+  if (!writer.ok()) return Fail(writer.status());
+  // Several batches, as a stream would deliver them.
+  const int64_t step = columnar::kTargetBatchRows;
+  for (int64_t offset = 0; offset < rows; offset += step) {
+    columnar::RecordBatchPtr part =
+        columnar::SliceBatch(*batch, offset, std::min(step, rows - offset));
+    Status s = (*writer)->WriteBatch(*part);
+    if (!s.ok()) return Fail(s);
+  }
+  Result<WriteResult> result = (*writer)->Close();
+  if (!result.ok()) return Fail(result.status());
+  PrintRows(*batch);
+  return 0;
+}
+
+int Read(const std::string& path, bool schema_only) {
+  auto fs = fs::MakeLocalFileSystem();
+  Result<std::unique_ptr<ParquetFileReader>> reader = ParquetFileReader::Open(fs.get(), path);
+  if (!reader.ok()) return Fail(reader.status());
+  if (schema_only) {
+    std::cout << (*reader)->schema()->ToDdl() << "\n";
+    return 0;
+  }
+  for (int rg = 0; rg < (*reader)->num_row_groups(); ++rg) {
+    Result<columnar::RecordBatchPtr> batch = (*reader)->ReadRowGroup(rg);
+    if (!batch.ok()) return Fail(batch.status());
+    PrintRows(**batch);
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: silt_parquet_roundtrip write|read|schema PATH [options]\n";
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::string path = argv[2];
+  if (command == "write") return Write(path, argc - 3, argv + 3);
+  if (command == "read") return Read(path, false);
+  if (command == "schema") return Read(path, true);
+  std::cerr << "unknown command " << command << "\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace silt::parquet
+
+int main(int argc, char** argv) { return silt::parquet::Main(argc, argv); }
