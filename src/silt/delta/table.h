@@ -139,7 +139,8 @@ struct CommitRequest {
   std::vector<RemoveFile> removes;
   std::optional<Txn> txn;
   // commitInfo fields: operation ("STREAMING UPDATE", "WRITE", ...) and its
-  // parameters (values already JSON-encoded strings, as delta-spark writes).
+  // parameters as plain text values; Commit() writes each as a JSON string
+  // ("outputMode":"Append"), as delta-spark does.
   std::string operation = "WRITE";
   std::map<std::string, std::string> operation_parameters;
   std::map<std::string, std::string> operation_metrics;

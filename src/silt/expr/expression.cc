@@ -1,0 +1,99 @@
+#include "silt/expr/expression.h"
+
+#include "silt/expr/ast.h"
+#include "silt/expr/binder.h"
+#include "silt/expr/bound.h"
+#include "silt/expr/parser.h"
+
+namespace silt::expr {
+
+namespace {
+
+// The public face of a bound tree: evaluates the root and expands a constant
+// result to the batch's length.
+class BoundExpressionImpl final : public BoundExpression {
+ public:
+  BoundExpressionImpl(BoundNodePtr root, std::string name)
+      : root_(std::move(root)), name_(std::move(name)) {}
+
+  const columnar::TypePtr& type() const override { return root_->type(); }
+  bool nullable() const override { return root_->nullable(); }
+  const std::string& name() const override { return name_; }
+
+  Result<columnar::ColumnPtr> Evaluate(const columnar::RecordBatch& batch,
+                                       const EvalContext& ctx) override {
+    SILT_ASSIGN_OR_RETURN(Datum result, root_->Eval(batch, ctx));
+    if (result.constant) return ExpandConstant(*result.column, batch.num_rows);
+    return result.column;
+  }
+
+ private:
+  BoundNodePtr root_;
+  std::string name_;
+};
+
+Result<const Node*> AsNode(const Expression& expr) {
+  const auto* node = dynamic_cast<const Node*>(&expr);
+  if (node == nullptr) {
+    return Status::InvalidArgument("Expression '", expr.ToString(),
+                                   "' was not created by ParseExpression");
+  }
+  return node;
+}
+
+}  // namespace
+
+Result<ExpressionPtr> ParseExpression(std::string_view text) {
+  SILT_ASSIGN_OR_RETURN(NodePtr node, ParseNode(text));
+  return ExpressionPtr(std::move(node));
+}
+
+Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,
+                                const EvalOptions& options) {
+  SILT_ASSIGN_OR_RETURN(const Node* node, AsNode(expr));
+  Binder binder(input_schema, options, node->ToString());
+  SILT_ASSIGN_OR_RETURN(BoundNodePtr bound, binder.Bind(*node));
+  std::string name = Binder::OutputName(*node, *bound);
+  return BoundExpressionPtr(
+      std::make_unique<BoundExpressionImpl>(std::move(bound), std::move(name)));
+}
+
+Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
+                                                       const columnar::SchemaPtr& input_schema,
+                                                       const EvalOptions& options) {
+  SILT_ASSIGN_OR_RETURN(const Node* node, AsNode(expr));
+  std::vector<BoundExpressionPtr> out;
+  if (node->kind() != NodeKind::kStar) {
+    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(expr, input_schema, options));
+    out.push_back(std::move(bound));
+    return out;
+  }
+  const auto& star = static_cast<const StarNode&>(*node);
+  if (star.qualifier().empty()) {
+    for (int i = 0; i < input_schema->num_fields(); ++i) {
+      const columnar::Field& field = input_schema->field(i);
+      out.push_back(std::make_unique<BoundExpressionImpl>(std::make_unique<BoundColumn>(i, field),
+                                                          field.name));
+    }
+    return out;
+  }
+  // x.*: the fields of struct x, each bound as x.`field`.
+  Binder binder(input_schema, options, node->ToString());
+  ColumnRefNode qualifier(star.qualifier(), node->position());
+  SILT_ASSIGN_OR_RETURN(BoundNodePtr parent, binder.Bind(qualifier));
+  const columnar::DataType& type = *parent->type();
+  if (type.id() != columnar::TypeId::kStruct) {
+    return Status::InvalidArgument("Cannot expand '", node->ToString(), "': ", parent->sql(),
+                                   " is of type ", type.ToDdl(), ", not a struct");
+  }
+  for (int i = 0; i < type.num_fields(); ++i) {
+    std::vector<std::string> parts = star.qualifier();
+    parts.push_back(type.field(i).name);
+    ColumnRefNode ref(std::move(parts), node->position());
+    SILT_ASSIGN_OR_RETURN(BoundNodePtr field, binder.Bind(ref));
+    out.push_back(std::make_unique<BoundExpressionImpl>(std::move(field), type.field(i).name));
+  }
+  return out;
+}
+
+}  // namespace silt::expr

@@ -1,0 +1,320 @@
+#include "silt/stream/checkpoint.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "silt/base/json_writer.h"
+#include "silt/base/uuid.h"
+#include "silt/stream/json_internal.h"
+
+namespace silt::stream {
+
+namespace {
+
+constexpr std::string_view kMetadataFile = "metadata";
+constexpr std::string_view kOffsetsDir = "offsets";
+constexpr std::string_view kCommitsDir = "commits";
+constexpr std::string_view kSourcesDir = "sources";
+
+// Spark's metadata-log file names are plain decimal batch ids.
+std::optional<int64_t> ParseBatchFileName(std::string_view name) {
+  if (name.empty() || name.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : name) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::vector<std::string_view> SplitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      lines.push_back(text.substr(pos));
+      break;
+    }
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  for (std::string_view& line : lines) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  }
+  // A trailing newline (written by other tools) is not an extra entry.
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  return lines;
+}
+
+// Checks the "v<N>" header line. Errors name the file.
+Status CheckVersion(std::string_view line, int max_supported, std::string_view source,
+                    int* version) {
+  if (line.size() < 2 || line[0] != 'v') {
+    return Status::Corruption(source, ": line 1: expected a log version like 'v1', got '",
+                              line.substr(0, 40), "'");
+  }
+  std::optional<int64_t> v = ParseBatchFileName(line.substr(1));
+  if (!v || *v < 1) {
+    return Status::Corruption(source, ": line 1: invalid log version '", line.substr(0, 40), "'");
+  }
+  if (*v > max_supported) {
+    return Status::NotSupported("log version v", *v, " in ", source, " (silt reads up to v",
+                                max_supported, "; the checkpoint was written by a newer Spark)");
+  }
+  *version = static_cast<int>(*v);
+  return Status::OK();
+}
+
+}  // namespace
+
+const std::string& DefaultOffsetConfJson() {
+  static const std::string kConf = [] {
+    // Spark 3.5's relevantSQLConfs with their default values, in the order
+    // Spark's json4s serialization emits them.
+    static const std::pair<const char*, const char*> kEntries[] = {
+        {"spark.sql.streaming.stateStore.providerClass",
+         "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"},
+        {"spark.sql.streaming.join.stateFormatVersion", "2"},
+        {"spark.sql.streaming.stateStore.compression.codec", "lz4"},
+        {"spark.sql.streaming.stateStore.rocksdb.formatVersion", "5"},
+        {"spark.sql.streaming.statefulOperator.useStrictDistribution", "true"},
+        {"spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", "2"},
+        {"spark.sql.streaming.multipleWatermarkPolicy", "min"},
+        {"spark.sql.streaming.aggregation.stateFormatVersion", "2"},
+        {"spark.sql.shuffle.partitions", "200"},
+    };
+    JsonWriter w;
+    w.BeginObject();
+    for (const auto& [key, value] : kEntries) {
+      w.Key(key);
+      w.String(value);
+    }
+    w.EndObject();
+    return w.Take();
+  }();
+  return kConf;
+}
+
+std::string SerializeOffsetSeq(const OffsetSeq& seq) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("batchWatermarkMs");
+  w.Int(seq.batch_watermark_ms);
+  w.Key("batchTimestampMs");
+  w.Int(seq.batch_timestamp_ms);
+  w.Key("conf");
+  w.Raw(seq.conf_json.empty() ? std::string_view("{}") : std::string_view(seq.conf_json));
+  w.EndObject();
+  std::string out = "v1\n";
+  out += w.str();
+  for (const std::string& offset : seq.source_offsets) {
+    out += '\n';
+    out += offset.empty() ? std::string("-") : offset;
+  }
+  return out;
+}
+
+Result<OffsetSeq> ParseOffsetSeq(std::string_view text, int64_t batch_id, std::string_view source) {
+  std::vector<std::string_view> lines = SplitLines(text);
+  if (lines.empty()) return Status::Corruption(source, ": empty offset log file");
+  int version = 0;
+  SILT_RETURN_NOT_OK(CheckVersion(lines[0], 1, source, &version));
+  OffsetSeq seq;
+  seq.batch_id = batch_id;
+  // Very old Spark logs may leave the metadata line empty.
+  if (lines.size() >= 2 && !lines[1].empty()) {
+    simdjson::dom::parser parser;
+    std::string where = std::string(source) + ": line 2";
+    SILT_ASSIGN_OR_RETURN(simdjson::dom::object meta,
+                          internal::ParseJsonObject(parser, lines[1], where));
+    SILT_ASSIGN_OR_RETURN(std::optional<int64_t> watermark,
+                          internal::GetOptionalInt(meta, "batchWatermarkMs", where));
+    SILT_ASSIGN_OR_RETURN(std::optional<int64_t> timestamp,
+                          internal::GetOptionalInt(meta, "batchTimestampMs", where));
+    seq.batch_watermark_ms = watermark.value_or(0);
+    seq.batch_timestamp_ms = timestamp.value_or(0);
+    simdjson::dom::element conf;
+    if (!meta.at_key("conf").get(conf)) {
+      if (!conf.is_object()) return Status::Corruption(where, ": \"conf\" must be an object");
+      seq.conf_json = simdjson::minify(conf);
+    }
+  }
+  for (size_t line_idx = 2; line_idx < lines.size(); ++line_idx) {
+    std::string_view line = lines[line_idx];
+    if (line.empty()) {
+      return Status::Corruption(source, ": line ", static_cast<int64_t>(line_idx + 1),
+                                ": empty source offset (a source without offset is '-')");
+    }
+    seq.source_offsets.emplace_back(line);
+  }
+  return seq;
+}
+
+std::string SerializeCommitMark(const CommitMark& mark) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("nextBatchWatermarkMs");
+  w.Int(mark.next_batch_watermark_ms);
+  w.EndObject();
+  return "v1\n" + w.Take();
+}
+
+Result<CommitMark> ParseCommitMark(std::string_view text, int64_t batch_id,
+                                   std::string_view source) {
+  std::vector<std::string_view> lines = SplitLines(text);
+  if (lines.empty()) return Status::Corruption(source, ": empty commit log file");
+  int version = 0;
+  SILT_RETURN_NOT_OK(CheckVersion(lines[0], 2, source, &version));
+  CommitMark mark;
+  mark.batch_id = batch_id;
+  if (lines.size() >= 2 && !lines[1].empty()) {
+    simdjson::dom::parser parser;
+    std::string where = std::string(source) + ": line 2";
+    SILT_ASSIGN_OR_RETURN(simdjson::dom::object meta,
+                          internal::ParseJsonObject(parser, lines[1], where));
+    SILT_ASSIGN_OR_RETURN(std::optional<int64_t> watermark,
+                          internal::GetOptionalInt(meta, "nextBatchWatermarkMs", where));
+    mark.next_batch_watermark_ms = watermark.value_or(0);
+  }
+  return mark;
+}
+
+Result<std::unique_ptr<CheckpointDir>> CheckpointDir::Open(fs::FileSystemPtr fs, std::string path) {
+  if (fs == nullptr) return Status::InvalidArgument("checkpoint: no file system given");
+  if (path.empty()) return Status::InvalidArgument("checkpoint location is empty");
+  return std::unique_ptr<CheckpointDir>(new CheckpointDir(std::move(fs), std::move(path)));
+}
+
+std::string CheckpointDir::SourceDir(int source_index) const {
+  return fs::JoinPath(fs::JoinPath(path_, kSourcesDir), std::to_string(source_index));
+}
+
+Result<std::string> CheckpointDir::ReadQueryId() {
+  std::string file = fs::JoinPath(path_, kMetadataFile);
+  SILT_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file));
+  simdjson::dom::parser parser;
+  SILT_ASSIGN_OR_RETURN(simdjson::dom::object meta, internal::ParseJsonObject(parser, text, file));
+  SILT_ASSIGN_OR_RETURN(std::optional<std::string> id,
+                        internal::GetOptionalString(meta, "id", file));
+  if (!id || id->empty()) return Status::Corruption(file, ": no query \"id\"");
+  return *id;
+}
+
+Result<std::string> CheckpointDir::GetOrCreateQueryId() {
+  Result<std::string> existing = ReadQueryId();
+  if (existing.ok() || !existing.status().IsNotFound()) return existing;
+  std::string id = NewUuid();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("id");
+  w.String(id);
+  w.EndObject();
+  std::string file = fs::JoinPath(path_, kMetadataFile);
+  Status put = fs_->PutIfAbsent(file, w.str());
+  // Another starter won the race: its id is the query's id.
+  if (put.IsAlreadyExists()) return ReadQueryId();
+  SILT_RETURN_NOT_OK_CTX(put, "creating ", file);
+  return id;
+}
+
+namespace {
+
+Result<std::vector<int64_t>> ListBatchIds(fs::FileSystem* fs, const std::string& dir) {
+  SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> entries, fs->ListDir(dir));
+  std::vector<int64_t> ids;
+  for (const fs::FileInfo& info : entries) {
+    if (info.is_dir) continue;
+    if (std::optional<int64_t> id = ParseBatchFileName(fs::BaseName(info.path))) {
+      ids.push_back(*id);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+Result<std::optional<int64_t>> CheckpointDir::LatestOffsetBatch() {
+  SILT_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                        ListBatchIds(fs_.get(), fs::JoinPath(path_, kOffsetsDir)));
+  if (ids.empty()) return std::optional<int64_t>();
+  return std::optional<int64_t>(ids.back());
+}
+
+Result<std::optional<int64_t>> CheckpointDir::LatestCommitBatch() {
+  SILT_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                        ListBatchIds(fs_.get(), fs::JoinPath(path_, kCommitsDir)));
+  if (ids.empty()) return std::optional<int64_t>();
+  return std::optional<int64_t>(ids.back());
+}
+
+Result<OffsetSeq> CheckpointDir::ReadOffsets(int64_t batch_id) {
+  std::string file = fs::JoinPath(fs::JoinPath(path_, kOffsetsDir), std::to_string(batch_id));
+  SILT_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file));
+  return ParseOffsetSeq(text, batch_id, file);
+}
+
+Result<CommitMark> CheckpointDir::ReadCommit(int64_t batch_id) {
+  std::string file = fs::JoinPath(fs::JoinPath(path_, kCommitsDir), std::to_string(batch_id));
+  SILT_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file));
+  return ParseCommitMark(text, batch_id, file);
+}
+
+Status CheckpointDir::WriteOffsets(const OffsetSeq& seq) {
+  std::string file = fs::JoinPath(fs::JoinPath(path_, kOffsetsDir), std::to_string(seq.batch_id));
+  Status put = fs_->PutIfAbsent(file, SerializeOffsetSeq(seq));
+  if (put.IsAlreadyExists()) {
+    return Status::AlreadyExists(file,
+                                 " already exists: another query may be using this checkpoint");
+  }
+  return put.WithContextParts("writing ", file);
+}
+
+Status CheckpointDir::WriteCommit(const CommitMark& mark) {
+  std::string file = fs::JoinPath(fs::JoinPath(path_, kCommitsDir), std::to_string(mark.batch_id));
+  Status put = fs_->PutIfAbsent(file, SerializeCommitMark(mark));
+  if (put.IsAlreadyExists()) {
+    return Status::AlreadyExists(file,
+                                 " already exists: another query may be using this checkpoint");
+  }
+  return put.WithContextParts("writing ", file);
+}
+
+Result<std::vector<BatchInfo>> CheckpointDir::ListBatches() {
+  SILT_ASSIGN_OR_RETURN(std::vector<int64_t> offsets,
+                        ListBatchIds(fs_.get(), fs::JoinPath(path_, kOffsetsDir)));
+  SILT_ASSIGN_OR_RETURN(std::vector<int64_t> commits,
+                        ListBatchIds(fs_.get(), fs::JoinPath(path_, kCommitsDir)));
+  std::map<int64_t, BatchInfo> batches;
+  for (int64_t id : offsets) {
+    BatchInfo& info = batches[id];
+    info.batch_id = id;
+    SILT_ASSIGN_OR_RETURN(info.offsets, ReadOffsets(id));
+  }
+  for (int64_t id : commits) {
+    BatchInfo& info = batches[id];
+    info.batch_id = id;
+    SILT_ASSIGN_OR_RETURN(info.commit, ReadCommit(id));
+  }
+  std::vector<BatchInfo> out;
+  out.reserve(batches.size());
+  for (auto& [id, info] : batches) out.push_back(std::move(info));
+  return out;
+}
+
+Status CheckpointDir::Purge(int64_t threshold) {
+  for (std::string_view sub : {kOffsetsDir, kCommitsDir}) {
+    std::string dir = fs::JoinPath(path_, sub);
+    SILT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ListBatchIds(fs_.get(), dir));
+    for (int64_t id : ids) {
+      if (id >= threshold) break;
+      Status st = fs_->DeleteFile(fs::JoinPath(dir, std::to_string(id)));
+      if (!st.ok() && !st.IsNotFound()) return st.WithContextParts("purging ", dir);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace silt::stream

@@ -1,0 +1,109 @@
+// The streaming checkpoint directory in Spark's layout:
+//   metadata            {"id":"<query uuid>"}
+//   offsets/<N>         "v1\n<batch metadata json>\n<source offset json>..."
+//   commits/<N>         "v1\n{\"nextBatchWatermarkMs\":0}"
+//   sources/<i>/...     source-specific (file source log)
+// Files are created with FileSystem::PutIfAbsent (rename-without-overwrite),
+// so a file is either absent or complete, and a second writer of the same
+// batch loses with AlreadyExists instead of overwriting.
+//
+// Byte formats (Spark's HDFSMetadataLog family, no trailing newline):
+//   metadata   {"id":"<uuid>"}
+//   offsets/N  v1\n{"batchWatermarkMs":W,"batchTimestampMs":T,"conf":{...}}\n<offset>...
+//   commits/N  v1\n{"nextBatchWatermarkMs":W}
+// Names that are not decimal batch ids (temp files, Hadoop .crc sidecars)
+// are ignored when listing.
+//
+// Thread safety: single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/fs/file_system.h"
+
+namespace silt::stream {
+
+// Spark's spark.sql.streaming.minBatchesToRetain default: offsets/ and
+// commits/ keep the files of the last this-many batches.
+inline constexpr int64_t kMinBatchesToRetain = 100;
+
+// The `conf` map Spark 3.5 persists in every offsets/N, with its default
+// values, in the order Spark writes them. Writing it lets Spark take the
+// checkpoint over without falling back to legacy defaults.
+const std::string& DefaultOffsetConfJson();
+
+struct OffsetSeq {
+  int64_t batch_id = 0;
+  int64_t batch_watermark_ms = 0;
+  int64_t batch_timestamp_ms = 0;
+  std::string conf_json = "{}";
+  // One JSON text per source (Spark: "-" for a source with no offset yet).
+  std::vector<std::string> source_offsets;
+};
+
+struct CommitMark {
+  int64_t batch_id = 0;
+  int64_t next_batch_watermark_ms = 0;
+};
+
+struct BatchInfo {
+  int64_t batch_id = 0;
+  std::optional<OffsetSeq> offsets;
+  std::optional<CommitMark> commit;
+};
+
+class CheckpointDir {
+ public:
+  static Result<std::unique_ptr<CheckpointDir>> Open(fs::FileSystemPtr fs, std::string path);
+  const std::string& path() const { return path_; }
+
+  // Reads `metadata`, creating it with a new UUID when absent.
+  Result<std::string> GetOrCreateQueryId();
+  // Reads `metadata`; NotFound when absent.
+  Result<std::string> ReadQueryId();
+
+  Result<std::optional<int64_t>> LatestOffsetBatch();
+  Result<std::optional<int64_t>> LatestCommitBatch();
+  Result<OffsetSeq> ReadOffsets(int64_t batch_id);
+  Result<CommitMark> ReadCommit(int64_t batch_id);
+  // AlreadyExists when offsets/<N> exists.
+  Status WriteOffsets(const OffsetSeq& seq);
+  Status WriteCommit(const CommitMark& mark);
+  // Every batch with an offsets or commits file, ascending.
+  Result<std::vector<BatchInfo>> ListBatches();
+
+  // Deletes offsets/<id> and commits/<id> for every id < `threshold`, as
+  // Spark's purge does after writing offsets/N with threshold
+  // N - kMinBatchesToRetain. Files already gone are not an error.
+  Status Purge(int64_t threshold);
+
+  // `<checkpoint>/sources/<index>`: the source's private metadata directory.
+  std::string SourceDir(int source_index) const;
+  const fs::FileSystemPtr& file_system() const { return fs_; }
+
+ private:
+  CheckpointDir(fs::FileSystemPtr fs, std::string path)
+      : fs_(std::move(fs)), path_(std::move(path)) {}
+  fs::FileSystemPtr fs_;
+  std::string path_;
+};
+
+std::string SerializeOffsetSeq(const OffsetSeq& seq);
+// Parses offsets/N text (version 1). `source` names the file in errors.
+// Errors: Corruption naming the source and line; NotSupported for a newer
+// log version.
+Result<OffsetSeq> ParseOffsetSeq(std::string_view text, int64_t batch_id, std::string_view source);
+
+std::string SerializeCommitMark(const CommitMark& mark);
+// Parses commits/N text (v1, or v2 whose extra state ids are ignored). A
+// missing second line reads as nextBatchWatermarkMs 0, as in Spark.
+Result<CommitMark> ParseCommitMark(std::string_view text, int64_t batch_id,
+                                   std::string_view source);
+
+}  // namespace silt::stream

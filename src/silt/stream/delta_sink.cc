@@ -1,0 +1,281 @@
+#include "silt/stream/delta_sink.h"
+
+#include <algorithm>
+
+#include "silt/base/logging.h"
+#include "silt/base/uuid.h"
+#include "silt/delta/partition_utils.h"
+#include "silt/parquet/file_writer.h"
+#include "silt/stream/options_internal.h"
+
+namespace silt::stream {
+
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out + "]";
+}
+
+std::string SchemaDdl(const columnar::Schema& schema) {
+  std::string out;
+  for (const columnar::Field& field : schema.fields()) {
+    if (!out.empty()) out += ", ";
+    out += field.name + " " + field.type->ToDdl();
+  }
+  return out;
+}
+
+}  // namespace
+
+DeltaSink::~DeltaSink() = default;
+
+Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
+                                                   columnar::SchemaPtr output_schema,
+                                                   std::string query_id, fs::FileSystemPtr fs,
+                                                   Clock* clock) {
+  if (spec.format != "delta") {
+    return Status::NotSupported("sink.format: '", spec.format,
+                                "' (silt writes Delta tables; use format delta)");
+  }
+  if (spec.output_mode == "complete") {
+    return Status::NotSupported(
+        "sink.outputMode: complete (rewriting the whole table every batch comes with "
+        "aggregations in a later issue; use append)");
+  }
+  if (spec.output_mode != "append") {
+    return Status::InvalidArgument("sink.outputMode: '", spec.output_mode,
+                                   "' is not supported by the Delta sink (append or complete)");
+  }
+  if (spec.path.empty()) return Status::InvalidArgument("sink.path: required");
+  auto sink = std::unique_ptr<DeltaSink>(new DeltaSink());
+  sink->path_ = fs::NormalizePath(spec.path);
+  sink->fs_ = fs;
+  if (sink->fs_ == nullptr) {
+    SILT_ASSIGN_OR_RETURN(sink->fs_, fs::FileSystemForPath(sink->path_));
+  }
+  sink->clock_ = clock;
+  sink->query_id_ = std::move(query_id);
+  sink->output_schema_ = std::move(output_schema);
+
+  for (size_t i = 0; i < spec.partition_by.size(); ++i) {
+    const std::string& name = spec.partition_by[i];
+    int index = sink->output_schema_->FieldIndex(name);
+    if (index < 0) {
+      return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
+                                     "' is not a column of the query output (",
+                                     SchemaDdl(*sink->output_schema_), ")");
+    }
+    const columnar::Field& field = sink->output_schema_->field(index);
+    if (field.type->is_nested()) {
+      return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
+                                     "' is ", field.type->ToDdl(),
+                                     "; partition columns must be of a primitive type");
+    }
+    // Partition values are matched by the schema's spelling of the name.
+    sink->partition_by_.push_back(field.name);
+  }
+  if (!sink->partition_by_.empty() &&
+      static_cast<int>(sink->partition_by_.size()) >= sink->output_schema_->num_fields()) {
+    return Status::InvalidArgument(
+        "sink.partitionBy: cannot partition by every column; a Delta table needs at least one "
+        "data column");
+  }
+
+  internal::OptionReader reader(spec.options, "sink.options");
+  reader.WarnUnknown({"compression", "mergeSchema", "overwriteSchema"});
+  if (std::optional<std::string> codec = reader.Get("compression")) {
+    Result<parquet::Compression> compression = parquet::ParseCompression(*codec);
+    if (!compression.ok()) {
+      return Status::InvalidArgument(reader.KeyPath("compression"), ": ",
+                                     compression.status().message());
+    }
+    sink->writer_options_.parquet.compression = *compression;
+  }
+  SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
+  if (merge_schema.value_or(false)) {
+    return Status::NotSupported(
+        "sink.options.mergeSchema: true (schema evolution of the target table is a later "
+        "issue)");
+  }
+  return sink;
+}
+
+std::string DeltaSink::Description() const { return "DeltaSink[" + path_ + "]"; }
+
+Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
+  const columnar::Schema& table = *snapshot.schema();
+  const columnar::Schema& output = *output_schema_;
+  std::vector<std::string> problems;
+  column_order_.clear();
+  not_null_columns_.clear();
+  reorder_ = false;
+  for (int table_idx = 0; table_idx < table.num_fields(); ++table_idx) {
+    const columnar::Field& field = table.field(table_idx);
+    int out_idx = output.FieldIndex(field.name);
+    if (out_idx < 0) {
+      problems.push_back("column '" + field.name + "' is missing from the query output");
+      continue;
+    }
+    const columnar::Field& out_field = output.field(out_idx);
+    if (!field.type->Equals(*out_field.type)) {
+      problems.push_back("column '" + field.name + "' is " + field.type->ToDdl() +
+                         " in the table but " + out_field.type->ToDdl() + " in the query");
+      continue;
+    }
+    if (!field.nullable && out_field.nullable) not_null_columns_.push_back(table_idx);
+    if (out_idx != table_idx) reorder_ = true;
+    column_order_.push_back(out_idx);
+  }
+  for (const columnar::Field& out_field : output.fields()) {
+    if (table.FieldIndex(out_field.name) < 0) {
+      problems.push_back("column '" + out_field.name + "' is not in the table");
+    }
+  }
+  if (!problems.empty()) {
+    std::string detail;
+    for (const std::string& p : problems) detail += "; " + p;
+    return Status::InvalidArgument(
+        "the Delta table at ", path_, " has schema (", SchemaDdl(table), ") but the query writes (",
+        SchemaDdl(output), ")", detail,
+        " (mergeSchema is not supported yet: write to a new table or change the query)");
+  }
+  if (!partition_by_.empty()) {
+    const std::vector<std::string>& existing = snapshot.partition_columns();
+    bool same = existing.size() == partition_by_.size();
+    for (size_t i = 0; same && i < existing.size(); ++i) {
+      same = internal::EqualsIgnoreCase(existing[i], partition_by_[i]);
+    }
+    if (!same) {
+      return Status::InvalidArgument("sink.partitionBy: ", JoinNames(partition_by_),
+                                     " differs from the partition columns ", JoinNames(existing),
+                                     " of the existing table at ", path_);
+    }
+  }
+  return Status::OK();
+}
+
+Result<bool> DeltaSink::BeginBatch(int64_t batch_id) {
+  batch_id_ = batch_id;
+  skip_ = false;
+  rows_ = 0;
+  writer_.reset();
+  if (table_ == nullptr) {
+    SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
+  }
+  SILT_ASSIGN_OR_RETURN(bool exists, table_->Exists());
+  snapshot_.reset();
+  if (exists) {
+    SILT_ASSIGN_OR_RETURN(snapshot_, table_->LatestSnapshot());
+    // Checked every batch: another writer may have changed the table.
+    SILT_RETURN_NOT_OK(CheckTableSchema(*snapshot_));
+    std::optional<int64_t> done = snapshot_->TxnVersion(query_id_);
+    if (done && *done >= batch_id) {
+      SILT_LOG_INFO("stream", "batch ", batch_id, " already in table version ",
+                    snapshot_->version(), "; skipping");
+      skip_ = true;
+      return false;
+    }
+    table_schema_ = snapshot_->schema();
+    partition_columns_ = snapshot_->partition_columns();
+  } else {
+    table_schema_ = output_schema_;
+    partition_columns_ = partition_by_;
+    column_order_.clear();
+    for (int i = 0; i < output_schema_->num_fields(); ++i) column_order_.push_back(i);
+    reorder_ = false;
+    not_null_columns_.clear();
+  }
+  SILT_ASSIGN_OR_RETURN(writer_, delta::TableWriter::Make(fs_, path_, table_schema_,
+                                                          partition_columns_, writer_options_));
+  return true;
+}
+
+Status DeltaSink::Write(const columnar::RecordBatch& batch) {
+  if (skip_ || batch.num_rows == 0) return Status::OK();
+  if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");
+  for (int table_idx : not_null_columns_) {
+    const columnar::Column& column = *batch.column(column_order_[static_cast<size_t>(table_idx)]);
+    if (column.null_count > 0) {
+      return Status::InvalidArgument("NOT NULL constraint violated for column '",
+                                     table_schema_->field(table_idx).name, "' of ", path_, ": ",
+                                     column.null_count, " null value(s) in batch ", batch_id_);
+    }
+  }
+  columnar::RecordBatch table_batch;
+  table_batch.schema = table_schema_;
+  table_batch.num_rows = batch.num_rows;
+  table_batch.columns.reserve(column_order_.size());
+  for (int out_idx : column_order_) table_batch.columns.push_back(batch.column(out_idx));
+  rows_ += batch.num_rows;
+  return writer_->Write(table_batch);
+}
+
+Result<SinkBatchResult> DeltaSink::CommitBatch() {
+  SinkBatchResult result;
+  if (skip_) {
+    result.skipped_duplicate = true;
+    skip_ = false;
+    return result;
+  }
+  if (writer_ == nullptr) return Status::Internal("DeltaSink::CommitBatch outside a batch");
+  SILT_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer_->Finish());
+  writer_.reset();
+  const int64_t now_ms = clock_->NowMicros() / 1000;
+
+  delta::CommitRequest request;
+  if (snapshot_ == nullptr) {
+    delta::Metadata metadata;
+    metadata.id = NewUuid();
+    metadata.schema = output_schema_;
+    metadata.schema_string = columnar::SchemaToJson(*output_schema_);
+    metadata.partition_columns = partition_by_;
+    metadata.created_time = now_ms;
+    request.new_metadata = std::move(metadata);
+    request.new_protocol = delta::Protocol();
+  }
+  int64_t bytes = 0;
+  for (const delta::AddFile& add : adds) bytes += add.size;
+  result.files_written = static_cast<int64_t>(adds.size());
+  request.adds = adds;
+  request.txn = delta::Txn{query_id_, batch_id_, now_ms};
+  request.operation = "STREAMING UPDATE";
+  request.operation_parameters = {
+      {"outputMode", "Append"}, {"queryId", query_id_}, {"epochId", std::to_string(batch_id_)}};
+  request.operation_metrics = {{"numAddedFiles", std::to_string(adds.size())},
+                               {"numRemovedFiles", "0"},
+                               {"numOutputRows", std::to_string(rows_)},
+                               {"numOutputBytes", std::to_string(bytes)}};
+  request.is_blind_append = true;
+  Result<delta::CommitResult> committed = delta::Commit(table_.get(), snapshot_, request);
+  if (!committed.ok()) return committed.status();
+  if (committed->skipped_duplicate) {
+    // Another run of this query committed the batch between our snapshot and
+    // our commit; the files written here are not referenced by the table.
+    SILT_LOG_INFO("stream", "batch ", batch_id_, " already in table version ", committed->version,
+                  "; skipping");
+    for (const delta::AddFile& add : adds) {
+      Result<std::string> file = delta::ResolveDataFilePath(path_, add.path);
+      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("orphan data file cleanup");
+    }
+    result.skipped_duplicate = true;
+    return result;
+  }
+  result.table_version = committed->version;
+  result.rows_written = rows_;
+  return result;
+}
+
+void DeltaSink::AbortBatch() {
+  if (writer_ != nullptr) {
+    writer_->Abort().IgnoreError("data files of a failed batch are never committed");
+    writer_.reset();
+  }
+  skip_ = false;
+}
+
+}  // namespace silt::stream

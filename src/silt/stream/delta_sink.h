@@ -1,0 +1,100 @@
+// DeltaSink (format: delta): writes each micro-batch into a Delta table
+// exactly once, as delta-spark's DeltaSink does.
+//
+// Per batch N of query Q:
+//   BeginBatch(N): reads the latest snapshot; if the table already records
+//     txn{appId = Q, version >= N}, the batch was committed before a crash
+//     and is skipped (nothing is written; an INFO line says so).
+//   Write(chunk)...: Parquet data files under the table, split by
+//     partitionBy (invisible until committed).
+//   CommitBatch(): one commit with the files, txn{Q, N}, and commitInfo
+//     operation "STREAMING UPDATE" {outputMode, queryId, epochId}. A batch
+//     without rows still commits its txn (delta-spark does the same), so the
+//     table records that N is done.
+// The table is created by the first commit when absent (schema = the
+// query's output schema, partition columns = partitionBy); an existing
+// table's schema must match the output schema (mergeSchema is a later
+// issue).
+//
+// Options: compression (snappy default; zstd, gzip, lz4, none).
+// outputMode complete is NotSupported for now; update is rejected as in
+// delta-spark.
+//
+// Thread safety: one query thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "silt/base/clock.h"
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/delta/table.h"
+#include "silt/stream/job.h"
+
+namespace silt::stream {
+
+struct SinkBatchResult {
+  int64_t table_version = -1;  // version committed; -1 when skipped
+  bool skipped_duplicate = false;
+  int64_t rows_written = 0;
+  int64_t files_written = 0;
+};
+
+class DeltaSink {
+ public:
+  // Validates the sink spec against the query's output schema (partition
+  // columns must exist; compression must be known). No I/O.
+  // `fs` overrides fs::FileSystemForPath(spec.path) when non-null.
+  static Result<std::unique_ptr<DeltaSink>> Make(const SinkSpec& spec,
+                                                 columnar::SchemaPtr output_schema,
+                                                 std::string query_id, fs::FileSystemPtr fs,
+                                                 Clock* clock);
+  ~DeltaSink();
+
+  // "DeltaSink[<path>]", as delta-spark prints it.
+  std::string Description() const;
+  const std::string& table_path() const { return path_; }
+
+  // Starts batch `batch_id`. Returns false when the table already holds it
+  // (Write then ignores its input and CommitBatch reports the skip).
+  // Errors: the existing table's schema or partitioning differs from the
+  // query's; IOError.
+  Result<bool> BeginBatch(int64_t batch_id);
+  // REQUIRES: batch.schema equals the output schema given to Make.
+  Status Write(const columnar::RecordBatch& batch);
+  Result<SinkBatchResult> CommitBatch();
+  // Discards the current batch's files (best effort) after a failure.
+  void AbortBatch();
+
+ private:
+  DeltaSink() = default;
+  Status CheckTableSchema(const delta::Snapshot& snapshot);
+
+  std::string path_;
+  fs::FileSystemPtr fs_;
+  Clock* clock_ = nullptr;
+  std::string query_id_;
+  columnar::SchemaPtr output_schema_;
+  std::vector<std::string> partition_by_;
+  delta::TableWriterOptions writer_options_;
+  std::unique_ptr<delta::DeltaTable> table_;
+  bool table_checked_ = false;
+
+  // Current batch.
+  int64_t batch_id_ = -1;
+  bool skip_ = false;
+  delta::SnapshotPtr snapshot_;
+  columnar::SchemaPtr table_schema_;
+  std::vector<std::string> partition_columns_;
+  // For each table column, the output column that feeds it.
+  std::vector<int> column_order_;
+  bool reorder_ = false;
+  std::vector<int> not_null_columns_;
+  std::unique_ptr<delta::TableWriter> writer_;
+  int64_t rows_ = 0;
+};
+
+}  // namespace silt::stream

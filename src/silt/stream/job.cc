@@ -1,0 +1,492 @@
+#include "silt/stream/job.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <limits>
+
+#include "silt/fs/file_system.h"
+
+namespace silt::stream {
+
+namespace {
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Microseconds per unit, for every spelling Spark's interval parser accepts
+// plus the common abbreviations people write in job files.
+std::optional<double> UnitMicros(std::string_view unit) {
+  std::string u = ToLower(unit);
+  if (u == "us" || u == "usec" || u == "usecs" || u == "microsecond" || u == "microseconds") {
+    return 1.0;
+  }
+  if (u == "ms" || u == "msec" || u == "msecs" || u == "milli" || u == "millis" ||
+      u == "millisecond" || u == "milliseconds") {
+    return 1e3;
+  }
+  if (u == "s" || u == "sec" || u == "secs" || u == "second" || u == "seconds") return 1e6;
+  if (u == "m" || u == "min" || u == "mins" || u == "minute" || u == "minutes") return 60e6;
+  if (u == "h" || u == "hr" || u == "hrs" || u == "hour" || u == "hours") return 3600e6;
+  if (u == "d" || u == "day" || u == "days") return 86400e6;
+  if (u == "w" || u == "week" || u == "weeks") return 7 * 86400e6;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::string> ExpandEnv(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t start = text.find("${", pos);
+    if (start == std::string_view::npos) {
+      out.append(text.substr(pos));
+      break;
+    }
+    out.append(text.substr(pos, start - pos));
+    size_t end = text.find('}', start + 2);
+    if (end == std::string_view::npos) {
+      return Status::InvalidArgument("unterminated '${' at position ", static_cast<int64_t>(start),
+                                     " in '", text, "'");
+    }
+    std::string_view inner = text.substr(start + 2, end - start - 2);
+    std::string_view name = inner;
+    std::optional<std::string_view> fallback;
+    size_t sep = inner.find(":-");
+    if (sep != std::string_view::npos) {
+      name = inner.substr(0, sep);
+      fallback = inner.substr(sep + 2);
+    }
+    bool valid =
+        !name.empty() && IsNameStart(name[0]) && std::all_of(name.begin(), name.end(), IsNameChar);
+    if (!valid) {
+      return Status::InvalidArgument("invalid variable reference '${", inner, "}' in '", text,
+                                     "' (expected ${NAME} or ${NAME:-default})");
+    }
+    const char* value = std::getenv(std::string(name).c_str());
+    // `:-` follows the shell: the default also replaces an empty value.
+    if (value != nullptr && (*value != '\0' || !fallback)) {
+      out.append(value);
+    } else if (fallback) {
+      out.append(*fallback);
+    } else {
+      return Status::InvalidArgument("environment variable ", name, " is not set (referenced as ${",
+                                     name, "}; write ${", name, ":-default} to give a default)");
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+Result<int64_t> ParseDurationMicros(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("invalid duration '", text, "': ", why,
+                                   " (examples: \"60 seconds\", \"5 minutes\", \"500 ms\")");
+  };
+  // Tokenize into numbers and unit words; "2s" splits into "2" and "s".
+  std::vector<std::string> tokens;
+  size_t i = 0;
+  while (i < text.size()) {
+    char c = text[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+') {
+      ++j;
+      while (j < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) {
+        ++j;
+      }
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      while (j < text.size() && std::isalpha(static_cast<unsigned char>(text[j]))) ++j;
+    } else {
+      return bad(std::string("unexpected character '") + c + "'");
+    }
+    tokens.emplace_back(text.substr(i, j - i));
+    i = j;
+  }
+  size_t t = 0;
+  if (t < tokens.size() && ToLower(tokens[t]) == "interval") ++t;
+  if (t >= tokens.size()) return bad("empty");
+  double total = 0;
+  while (t < tokens.size()) {
+    const std::string& number = tokens[t];
+    char* end = nullptr;
+    double value = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value)) {
+      return bad("expected a number, got '" + number + "'");
+    }
+    if (value < 0) return bad("must not be negative");
+    if (t + 1 >= tokens.size()) return bad("missing unit after " + number);
+    std::optional<double> unit = UnitMicros(tokens[t + 1]);
+    if (!unit) return bad("unknown unit '" + tokens[t + 1] + "'");
+    total += value * *unit;
+    t += 2;
+  }
+  if (total > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
+    return bad("too large");
+  }
+  return static_cast<int64_t>(std::llround(total));
+}
+
+namespace {
+
+// Converts a YAML document to a JobSpec, tracking the key path of every node
+// so that errors read "job.yaml:12: sink.partitonBy: unknown key; ...".
+class JobParser {
+ public:
+  explicit JobParser(std::string_view source_name) : source_(source_name) {}
+
+  Result<JobSpec> Parse(const YAML::Node& root) {
+    JobSpec job;
+    if (!root.IsDefined() || root.IsNull()) return Error(root, "", "the job file is empty");
+    if (!root.IsMap()) return Error(root, "", "the job file must be a YAML mapping of keys");
+    SILT_RETURN_NOT_OK(CheckKeys(root, "",
+                                 {"name", "source", "transform", "sink", "checkpointLocation",
+                                  "trigger", "maxBatches", "storage"}));
+    if (YAML::Node n = root["name"]) {
+      SILT_ASSIGN_OR_RETURN(job.name, Scalar(n, "name"));
+    }
+    YAML::Node source = root["source"];
+    if (!source) return Error(root, "source", "required key is missing");
+    SILT_RETURN_NOT_OK(ParseSource(source, &job.source));
+    if (YAML::Node n = root["transform"]) {
+      SILT_RETURN_NOT_OK(ParseTransforms(n, &job.transforms));
+    }
+    YAML::Node sink = root["sink"];
+    if (!sink) return Error(root, "sink", "required key is missing");
+    SILT_RETURN_NOT_OK(ParseSink(sink, &job.sink));
+    YAML::Node checkpoint = root["checkpointLocation"];
+    if (!checkpoint) {
+      return Error(root, "checkpointLocation",
+                   "required key is missing (the directory that keeps offsets and commits)");
+    }
+    SILT_ASSIGN_OR_RETURN(job.checkpoint_location, Scalar(checkpoint, "checkpointLocation"));
+    if (job.checkpoint_location.empty()) {
+      return Error(checkpoint, "checkpointLocation", "must not be empty");
+    }
+    if (YAML::Node n = root["trigger"]) {
+      SILT_RETURN_NOT_OK(ParseTrigger(n, &job.trigger));
+    }
+    if (YAML::Node n = root["maxBatches"]) {
+      SILT_ASSIGN_OR_RETURN(int64_t max, Integer(n, "maxBatches"));
+      if (max < 1) return Error(n, "maxBatches", "must be at least 1");
+      job.max_batches = max;
+    }
+    if (YAML::Node n = root["storage"]) {
+      SILT_RETURN_NOT_OK(ParseStorage(n, &job));
+    }
+    return job;
+  }
+
+ private:
+  template <typename... Args>
+  Status Error(const YAML::Node& node, std::string_view key_path, Args&&... args) const {
+    std::string where(source_);
+    YAML::Mark mark = node.Mark();
+    if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1);
+    std::string message = Status::Concat(std::forward<Args>(args)...);
+    if (key_path.empty()) return Status::InvalidArgument(where, ": ", message);
+    return Status::InvalidArgument(where, ": ", key_path, ": ", message);
+  }
+
+  static std::string Join(std::string_view path, std::string_view key) {
+    if (path.empty()) return std::string(key);
+    return std::string(path) + "." + std::string(key);
+  }
+  static std::string Index(std::string_view path, size_t i) {
+    return std::string(path) + "[" + std::to_string(i) + "]";
+  }
+
+  Status CheckKeys(const YAML::Node& map, std::string_view path,
+                   std::initializer_list<std::string_view> allowed) const {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
+      const std::string& key = it->first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      std::string expected;
+      for (std::string_view a : allowed) {
+        if (!expected.empty()) expected += ", ";
+        expected += a;
+      }
+      return Error(it->first, Join(path, key), "unknown key; expected one of ", expected);
+    }
+    return Status::OK();
+  }
+
+  // A scalar of any YAML kind (string, number, boolean) as text, with
+  // environment variables expanded.
+  Result<std::string> Scalar(const YAML::Node& node, std::string_view path) const {
+    if (node.IsNull()) return Error(node, path, "a value is required");
+    if (!node.IsScalar())
+      return Error(node, path, "expected a single value, not a list or mapping");
+    Result<std::string> expanded = ExpandEnv(node.Scalar());
+    if (!expanded.ok()) return Error(node, path, expanded.status().message());
+    return expanded;
+  }
+
+  Result<int64_t> Integer(const YAML::Node& node, std::string_view path) const {
+    SILT_ASSIGN_OR_RETURN(std::string text, Scalar(node, path));
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0) {
+      return Error(node, path, "expected an integer, got '", text, "'");
+    }
+    return static_cast<int64_t>(v);
+  }
+
+  Result<bool> Boolean(const YAML::Node& node, std::string_view path) const {
+    SILT_ASSIGN_OR_RETURN(std::string text, Scalar(node, path));
+    std::string lower = ToLower(text);
+    if (lower == "true") return true;
+    if (lower == "false") return false;
+    return Error(node, path, "expected true or false, got '", text, "'");
+  }
+
+  // A list of scalars; a single scalar counts as a one-element list.
+  Result<std::vector<std::string>> ScalarList(const YAML::Node& node, std::string_view path) const {
+    std::vector<std::string> out;
+    if (node.IsScalar()) {
+      SILT_ASSIGN_OR_RETURN(std::string v, Scalar(node, path));
+      out.push_back(std::move(v));
+      return out;
+    }
+    if (!node.IsSequence()) return Error(node, path, "expected a list");
+    for (size_t i = 0; i < node.size(); ++i) {
+      SILT_ASSIGN_OR_RETURN(std::string v, Scalar(node[i], Index(path, i)));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
+  // A mapping of names to scalars, in file order.
+  Result<std::vector<std::pair<std::string, std::string>>> ScalarMap(const YAML::Node& node,
+                                                                     std::string_view path) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!node.IsMap()) return Error(node, path, "expected a mapping of names to values");
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
+      std::string key = it->first.Scalar();
+      SILT_ASSIGN_OR_RETURN(std::string value, Scalar(it->second, Join(path, key)));
+      out.emplace_back(std::move(key), std::move(value));
+    }
+    return out;
+  }
+
+  Status ParseSource(const YAML::Node& node, SourceSpec* spec) const {
+    if (!node.IsMap()) return Error(node, "source", "expected a mapping");
+    SILT_RETURN_NOT_OK(CheckKeys(node, "source", {"format", "options", "schema"}));
+    YAML::Node format = node["format"];
+    if (!format) {
+      return Error(node, "source.format", "required key is missing (generator, json, text, kafka)");
+    }
+    SILT_ASSIGN_OR_RETURN(std::string f, Scalar(format, "source.format"));
+    spec->format = ToLower(f);
+    spec->key_path = "source";
+    if (YAML::Node options = node["options"]) {
+      SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(options, "source.options"));
+      for (auto& [key, value] : entries) {
+        if (key == "schema") {
+          spec->schema_ddl = value;
+          continue;
+        }
+        spec->options[key] = value;
+      }
+    }
+    if (YAML::Node schema = node["schema"]) {
+      if (!spec->schema_ddl.empty()) {
+        return Error(schema, "source.schema",
+                     "the schema is given twice (source.schema and source.options.schema)");
+      }
+      SILT_ASSIGN_OR_RETURN(spec->schema_ddl, Scalar(schema, "source.schema"));
+    }
+    return Status::OK();
+  }
+
+  Status ParseTransforms(const YAML::Node& node, std::vector<TransformStep>* steps) const {
+    if (node.IsNull()) return Status::OK();
+    if (!node.IsSequence()) return Error(node, "transform", "expected a list of steps");
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string path = Index("transform", i);
+      const YAML::Node item = node[i];
+      if (!item.IsMap() || item.size() != 1) {
+        return Error(item, path,
+                     "each step is a mapping with exactly one key (select, where, filter, "
+                     "withColumn, withColumnRenamed, drop, withWatermark)");
+      }
+      auto it = item.begin();
+      if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
+      std::string kind = it->first.Scalar();
+      const YAML::Node body = it->second;
+      std::string body_path = Join(path, kind);
+      TransformStep step;
+      step.key_path = path;
+      if (kind == "select") {
+        step.kind = "select";
+        SILT_ASSIGN_OR_RETURN(step.exprs, ScalarList(body, body_path));
+        if (step.exprs.empty()) return Error(body, body_path, "select needs at least one column");
+      } else if (kind == "where" || kind == "filter") {
+        step.kind = "where";
+        SILT_ASSIGN_OR_RETURN(std::string predicate, Scalar(body, body_path));
+        step.exprs.push_back(std::move(predicate));
+      } else if (kind == "withColumn") {
+        step.kind = "withColumn";
+        SILT_ASSIGN_OR_RETURN(step.named, ScalarMap(body, body_path));
+        if (step.named.empty()) return Error(body, body_path, "needs at least one name: expr");
+      } else if (kind == "withColumnRenamed") {
+        step.kind = "withColumnRenamed";
+        SILT_ASSIGN_OR_RETURN(step.named, ScalarMap(body, body_path));
+        if (step.named.empty()) return Error(body, body_path, "needs at least one old: new");
+      } else if (kind == "drop") {
+        step.kind = "drop";
+        SILT_ASSIGN_OR_RETURN(step.exprs, ScalarList(body, body_path));
+      } else if (kind == "withWatermark") {
+        step.kind = "withWatermark";
+        if (!body.IsMap()) {
+          return Error(body, body_path,
+                       "expected {eventTime: <column>, delayThreshold: <duration>}");
+        }
+        SILT_RETURN_NOT_OK(CheckKeys(body, body_path, {"eventTime", "delayThreshold"}));
+        YAML::Node event_time = body["eventTime"];
+        YAML::Node delay = body["delayThreshold"];
+        if (!event_time)
+          return Error(body, Join(body_path, "eventTime"), "required key is missing");
+        if (!delay)
+          return Error(body, Join(body_path, "delayThreshold"), "required key is missing");
+        SILT_ASSIGN_OR_RETURN(step.event_time, Scalar(event_time, Join(body_path, "eventTime")));
+        SILT_ASSIGN_OR_RETURN(step.delay_threshold,
+                              Scalar(delay, Join(body_path, "delayThreshold")));
+        Result<int64_t> micros = ParseDurationMicros(step.delay_threshold);
+        if (!micros.ok()) {
+          return Error(delay, Join(body_path, "delayThreshold"), micros.status().message());
+        }
+      } else {
+        return Error(it->first, body_path,
+                     "unknown step; expected one of select, where, filter, withColumn, "
+                     "withColumnRenamed, drop, withWatermark");
+      }
+      steps->push_back(std::move(step));
+    }
+    return Status::OK();
+  }
+
+  Status ParseSink(const YAML::Node& node, SinkSpec* spec) const {
+    if (!node.IsMap()) return Error(node, "sink", "expected a mapping");
+    SILT_RETURN_NOT_OK(
+        CheckKeys(node, "sink", {"format", "outputMode", "path", "partitionBy", "options"}));
+    if (YAML::Node n = node["format"]) {
+      SILT_ASSIGN_OR_RETURN(std::string f, Scalar(n, "sink.format"));
+      spec->format = ToLower(f);
+    }
+    if (YAML::Node n = node["outputMode"]) {
+      SILT_ASSIGN_OR_RETURN(std::string mode, Scalar(n, "sink.outputMode"));
+      spec->output_mode = ToLower(mode);
+      if (spec->output_mode != "append" && spec->output_mode != "complete" &&
+          spec->output_mode != "update") {
+        return Error(n, "sink.outputMode", "expected append, complete or update, got '", mode, "'");
+      }
+    }
+    YAML::Node path = node["path"];
+    if (!path) return Error(node, "sink.path", "required key is missing (the table location)");
+    SILT_ASSIGN_OR_RETURN(spec->path, Scalar(path, "sink.path"));
+    if (spec->path.empty()) return Error(path, "sink.path", "must not be empty");
+    if (YAML::Node n = node["partitionBy"]) {
+      SILT_ASSIGN_OR_RETURN(spec->partition_by, ScalarList(n, "sink.partitionBy"));
+    }
+    if (YAML::Node n = node["options"]) {
+      SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(n, "sink.options"));
+      for (auto& [key, value] : entries) spec->options[key] = value;
+    }
+    return Status::OK();
+  }
+
+  Status ParseTrigger(const YAML::Node& node, TriggerSpec* trigger) const {
+    if (!node.IsMap() || node.size() != 1) {
+      return Error(node, "trigger",
+                   "expected one of {processingTime: <duration>}, {once: true}, "
+                   "{availableNow: true}");
+    }
+    SILT_RETURN_NOT_OK(CheckKeys(node, "trigger", {"processingTime", "once", "availableNow"}));
+    if (YAML::Node n = node["processingTime"]) {
+      SILT_ASSIGN_OR_RETURN(std::string text, Scalar(n, "trigger.processingTime"));
+      Result<int64_t> micros = ParseDurationMicros(text);
+      if (!micros.ok()) return Error(n, "trigger.processingTime", micros.status().message());
+      // processingTime 0 is Spark's default trigger: batches back to back.
+      trigger->kind = *micros > 0 ? TriggerKind::kProcessingTime : TriggerKind::kDefault;
+      trigger->interval_micros = *micros;
+    } else if (YAML::Node n = node["once"]) {
+      SILT_ASSIGN_OR_RETURN(bool once, Boolean(n, "trigger.once"));
+      if (!once) return Error(n, "trigger.once", "must be true (omit the trigger for the default)");
+      trigger->kind = TriggerKind::kOnce;
+    } else if (YAML::Node n = node["availableNow"]) {
+      SILT_ASSIGN_OR_RETURN(bool now, Boolean(n, "trigger.availableNow"));
+      if (!now) {
+        return Error(n, "trigger.availableNow", "must be true (omit the trigger for the default)");
+      }
+      trigger->kind = TriggerKind::kAvailableNow;
+    }
+    return Status::OK();
+  }
+
+  Status ParseStorage(const YAML::Node& node, JobSpec* job) const {
+    if (node.IsNull()) return Status::OK();
+    if (!node.IsMap()) return Error(node, "storage", "expected a mapping");
+    SILT_RETURN_NOT_OK(CheckKeys(node, "storage", {"s3"}));
+    if (YAML::Node s3 = node["s3"]) {
+      SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(s3, "storage.s3"));
+      for (auto& [key, value] : entries) job->storage_s3[key] = value;
+    }
+    return Status::OK();
+  }
+
+  std::string source_;
+};
+
+}  // namespace
+
+Result<JobSpec> ParseJobYaml(std::string_view yaml_text, std::string_view source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    std::string where(source_name);
+    if (!e.mark.is_null()) {
+      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    }
+    return Status::InvalidArgument(where, ": invalid YAML: ", e.msg);
+  }
+  // yaml-cpp reports type errors on node access by exception as well; the
+  // parser checks node kinds first, so this only guards against surprises.
+  try {
+    return JobParser(source_name).Parse(root);
+  } catch (const YAML::Exception& e) {
+    std::string where(source_name);
+    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1);
+    return Status::InvalidArgument(where, ": ", e.msg);
+  }
+}
+
+Result<JobSpec> LoadJobFile(const std::string& path) {
+  SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr fs, fs::FileSystemForPath(path));
+  Result<std::string> text = fs->ReadFile(fs::NormalizePath(path));
+  if (!text.ok()) return text.status().WithContextParts("cannot read job file '", path, "'");
+  return ParseJobYaml(*text, path);
+}
+
+}  // namespace silt::stream

@@ -1,0 +1,99 @@
+// JobSpec: a streaming job as described by a YAML job file (DESIGN.md §3),
+// parsed and validated before any work starts.
+//
+// Job file keys (Spark vocabulary):
+//   name: <string>
+//   source: { format: generator|json|text|kafka, options: {...}, schema: <DDL> }
+//   transform: [ {select: [expr...]}, {withColumn: {name: expr}},
+//                {withWatermark: {eventTime: col, delayThreshold: "5 minutes"}},
+//                {where: expr} ... ]
+//   sink: { format: delta, outputMode: append, path: ..., partitionBy: [...],
+//           options: {...} }
+//   checkpointLocation: <path>
+//   trigger: { processingTime: "60 seconds" } | { once: true } |
+//            { availableNow: true }   (absent: next batch as soon as possible)
+//   maxBatches: <n>  (optional: stop after n batches; demo and tests)
+//   storage: { s3: {...} }  (later issue)
+// `${NAME:-default}` and `${NAME}` expand from the environment in every
+// scalar before parsing.
+//
+// Errors name the job-file key path ("transform[1].select[3]") and, for
+// expressions, the position within the expression.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "silt/base/result.h"
+
+namespace silt::stream {
+
+struct SourceSpec {
+  std::string format;                          // "generator", "json", "text", ...
+  std::map<std::string, std::string> options;  // keys as written (Spark names)
+  std::string schema_ddl;                      // `schema:` or options.schema
+  std::string key_path = "source";
+};
+
+struct TransformStep {
+  // "select", "where", "withColumn", "withWatermark", "drop",
+  // "withColumnRenamed".
+  std::string kind;
+  std::vector<std::string> exprs;                          // select items / where predicate
+  std::vector<std::pair<std::string, std::string>> named;  // withColumn / renames
+  std::string event_time;                                  // withWatermark
+  std::string delay_threshold;                             // withWatermark
+  std::string key_path;                                    // "transform[2]" for messages
+};
+
+struct SinkSpec {
+  std::string format = "delta";
+  std::string output_mode = "append";
+  std::string path;
+  std::vector<std::string> partition_by;
+  std::map<std::string, std::string> options;
+};
+
+enum class TriggerKind { kDefault, kProcessingTime, kOnce, kAvailableNow };
+
+struct TriggerSpec {
+  TriggerKind kind = TriggerKind::kDefault;
+  int64_t interval_micros = 0;  // processingTime
+};
+
+struct JobSpec {
+  std::string name;
+  SourceSpec source;
+  std::vector<TransformStep> transforms;
+  SinkSpec sink;
+  std::string checkpoint_location;
+  TriggerSpec trigger;
+  std::optional<int64_t> max_batches;
+  // `storage.s3` settings (endpoint, accessKey, ...) as written; consumed by
+  // the S3 file system when it lands.
+  std::map<std::string, std::string> storage_s3;
+};
+
+// Expands ${NAME:-default} / ${NAME} from the environment.
+// Errors: InvalidArgument for an unset variable without default, naming it.
+Result<std::string> ExpandEnv(std::string_view text);
+
+// Parses YAML text. `source_name` (the file path) prefixes error messages.
+// Unknown keys are errors naming the key path.
+Result<JobSpec> ParseJobYaml(std::string_view yaml_text, std::string_view source_name);
+Result<JobSpec> LoadJobFile(const std::string& path);
+
+// "60 seconds", "5 minutes", "1 hour", "500 milliseconds", "2s", "10 min",
+// "1 hour 30 minutes", "interval 5 minutes", "1.5 hours". Negative values are
+// rejected.
+// Errors: InvalidArgument naming the text.
+Result<int64_t> ParseDurationMicros(std::string_view text);
+
+}  // namespace silt::stream

@@ -1,0 +1,277 @@
+#include "silt/stream/job.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "silt/fs/file_system.h"
+#include "silt/testing/gtest_util.h"
+#include "silt/testing/temp_dir.h"
+
+namespace silt::stream {
+namespace {
+
+constexpr char kSeedJob[] = R"(
+name: sensor-stream
+source:
+  format: generator
+  options:
+    numDevices: 4
+    seed: 7
+    rowsPerSecond: 2.5
+    startTimestamp: 2026-06-22T08:00:00Z
+    maxOffsetsPerTrigger: 1000
+transform:
+  - select:
+      - from_json(CAST(value AS STRING), 'device_id STRING, ingested_at STRING') AS e
+  - select: [e.device_id, to_timestamp(e.ingested_at) AS event_time]
+  - where: device_id IS NOT NULL
+  - withWatermark: { eventTime: event_time, delayThreshold: 5 minutes }
+  - withColumn: { event_date: to_date(event_time) }
+  - withColumnRenamed: { device_id: device }
+  - drop: [unused]
+sink:
+  format: delta
+  outputMode: append
+  path: /tmp/table
+  partitionBy: [event_date]
+  options:
+    compression: zstd
+checkpointLocation: /tmp/checkpoint
+trigger: { processingTime: 60 seconds }
+maxBatches: 3
+)";
+
+TEST(JobTest, ParsesTheSeedJobShape) {
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(kSeedJob, "job.yaml"));
+  EXPECT_EQ(job.name, "sensor-stream");
+  EXPECT_EQ(job.source.format, "generator");
+  // Scalars of every YAML kind arrive as their text.
+  EXPECT_EQ(job.source.options.at("numDevices"), "4");
+  EXPECT_EQ(job.source.options.at("rowsPerSecond"), "2.5");
+  EXPECT_EQ(job.source.options.at("startTimestamp"), "2026-06-22T08:00:00Z");
+  ASSERT_EQ(job.transforms.size(), 7u);
+  EXPECT_EQ(job.transforms[0].kind, "select");
+  EXPECT_EQ(job.transforms[0].key_path, "transform[0]");
+  ASSERT_EQ(job.transforms[1].exprs.size(), 2u);
+  EXPECT_EQ(job.transforms[1].exprs[1], "to_timestamp(e.ingested_at) AS event_time");
+  EXPECT_EQ(job.transforms[2].kind, "where");
+  EXPECT_EQ(job.transforms[3].kind, "withWatermark");
+  EXPECT_EQ(job.transforms[3].event_time, "event_time");
+  EXPECT_EQ(job.transforms[3].delay_threshold, "5 minutes");
+  ASSERT_EQ(job.transforms[4].named.size(), 1u);
+  EXPECT_EQ(job.transforms[4].named[0].first, "event_date");
+  EXPECT_EQ(job.transforms[4].named[0].second, "to_date(event_time)");
+  EXPECT_EQ(job.transforms[5].named[0].second, "device");
+  EXPECT_EQ(job.transforms[6].exprs, std::vector<std::string>{"unused"});
+  EXPECT_EQ(job.sink.path, "/tmp/table");
+  EXPECT_EQ(job.sink.partition_by, std::vector<std::string>{"event_date"});
+  EXPECT_EQ(job.sink.options.at("compression"), "zstd");
+  EXPECT_EQ(job.checkpoint_location, "/tmp/checkpoint");
+  EXPECT_EQ(job.trigger.kind, TriggerKind::kProcessingTime);
+  EXPECT_EQ(job.trigger.interval_micros, 60'000'000);
+  EXPECT_EQ(job.max_batches, 3);
+}
+
+TEST(JobTest, TriggerForms) {
+  auto parse = [](const std::string& trigger) {
+    return ParseJobYaml(
+        "source: {format: generator}\nsink: {path: /t}\ncheckpointLocation: /c\n" + trigger, "j");
+  };
+  ASSERT_OK_AND_ASSIGN(JobSpec none, parse(""));
+  EXPECT_EQ(none.trigger.kind, TriggerKind::kDefault);
+  ASSERT_OK_AND_ASSIGN(JobSpec once, parse("trigger: {once: true}"));
+  EXPECT_EQ(once.trigger.kind, TriggerKind::kOnce);
+  ASSERT_OK_AND_ASSIGN(JobSpec now, parse("trigger:\n  availableNow: true"));
+  EXPECT_EQ(now.trigger.kind, TriggerKind::kAvailableNow);
+  ASSERT_OK_AND_ASSIGN(JobSpec zero, parse("trigger: {processingTime: 0 seconds}"));
+  EXPECT_EQ(zero.trigger.kind, TriggerKind::kDefault);
+  Result<JobSpec> two = parse("trigger: {once: true, availableNow: true}");
+  ASSERT_RAISES(InvalidArgument, two);
+  Result<JobSpec> off = parse("trigger: {once: false}");
+  ASSERT_RAISES(InvalidArgument, off);
+  EXPECT_NE(off.status().message().find("trigger.once"), std::string::npos);
+}
+
+TEST(JobTest, UnknownKeyNamesItsPathLineAndTheExpectedKeys) {
+  Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
+sink:
+  path: /t
+  partitonBy: [a]
+checkpointLocation: /c
+)",
+                                     "jobs/sensor.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  const std::string& message = job.status().message();
+  EXPECT_NE(message.find("jobs/sensor.yaml:4: sink.partitonBy: unknown key; expected one of "
+                         "format, outputMode, path, partitionBy, options"),
+            std::string::npos)
+      << message;
+}
+
+TEST(JobTest, UnknownTransformStepNamesItsIndex) {
+  Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
+transform:
+  - select: [a]
+  - selcet: [b]
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                     "j.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_NE(job.status().message().find("transform[1].selcet: unknown step"), std::string::npos)
+      << job.status().message();
+}
+
+TEST(JobTest, BadWatermarkDelayNamesTheKey) {
+  Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
+transform:
+  - withWatermark: {eventTime: t, delayThreshold: 5 fortnights}
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                     "j.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_NE(job.status().message().find("transform[0].withWatermark.delayThreshold"),
+            std::string::npos)
+      << job.status().message();
+  EXPECT_NE(job.status().message().find("fortnights"), std::string::npos);
+}
+
+TEST(JobTest, MissingRequiredKeysAreNamed) {
+  Result<JobSpec> no_sink =
+      ParseJobYaml("source: {format: generator}\ncheckpointLocation: /c\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, no_sink);
+  EXPECT_NE(no_sink.status().message().find("sink"), std::string::npos);
+  Result<JobSpec> no_checkpoint =
+      ParseJobYaml("source: {format: generator}\nsink: {path: /t}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, no_checkpoint);
+  EXPECT_NE(no_checkpoint.status().message().find("checkpointLocation"), std::string::npos);
+}
+
+TEST(JobTest, YamlSyntaxErrorsNameFileAndLine) {
+  Result<JobSpec> job = ParseJobYaml("source: {format: generator\nsink: [\n", "broken.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_EQ(job.status().message().rfind("broken.yaml:", 0), 0u) << job.status().message();
+  EXPECT_NE(job.status().message().find("invalid YAML"), std::string::npos);
+}
+
+TEST(JobTest, WrongNodeKindIsAnErrorNotAnException) {
+  Result<JobSpec> job = ParseJobYaml(R"(source: {format: [generator]}
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                     "j.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_NE(job.status().message().find("source.format"), std::string::npos);
+}
+
+TEST(JobTest, SchemaMayBeInOptionsOrBesideThem) {
+  ASSERT_OK_AND_ASSIGN(JobSpec a, ParseJobYaml(R"(source:
+  format: json
+  options: {path: /in, schema: "a INT"}
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                               "j"));
+  EXPECT_EQ(a.source.schema_ddl, "a INT");
+  EXPECT_EQ(a.source.options.count("schema"), 0u);
+  ASSERT_OK_AND_ASSIGN(JobSpec b, ParseJobYaml(R"(source:
+  format: json
+  schema: "a INT, b STRING"
+  options: {path: /in}
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                               "j"));
+  EXPECT_EQ(b.source.schema_ddl, "a INT, b STRING");
+  Result<JobSpec> both = ParseJobYaml(R"(source:
+  format: json
+  schema: "a INT"
+  options: {schema: "a INT"}
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                      "j");
+  ASSERT_RAISES(InvalidArgument, both);
+}
+
+TEST(JobTest, EnvironmentVariablesExpandInScalars) {
+  ::setenv("SILT_JOB_TEST_TABLE", "/data/table", 1);
+  ::unsetenv("SILT_JOB_TEST_UNSET");
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"(source:
+  format: generator
+  options:
+    topic: ${SILT_JOB_TEST_UNSET:-fallback-topic}
+sink: {path: "${SILT_JOB_TEST_TABLE}/events"}
+checkpointLocation: ${SILT_JOB_TEST_TABLE}/_checkpoint
+)",
+                                                 "j"));
+  EXPECT_EQ(job.sink.path, "/data/table/events");
+  EXPECT_EQ(job.checkpoint_location, "/data/table/_checkpoint");
+  EXPECT_EQ(job.source.options.at("topic"), "fallback-topic");
+
+  Result<JobSpec> unset = ParseJobYaml(R"(source: {format: generator}
+sink: {path: "${SILT_JOB_TEST_UNSET}"}
+checkpointLocation: /c
+)",
+                                       "env.yaml");
+  ASSERT_RAISES(InvalidArgument, unset);
+  EXPECT_NE(unset.status().message().find("env.yaml:2: sink.path: environment variable "
+                                          "SILT_JOB_TEST_UNSET is not set"),
+            std::string::npos)
+      << unset.status().message();
+}
+
+TEST(JobTest, LoadJobFileNamesTheFileInErrors) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/job.yaml";
+  fs::FileSystemPtr local = fs::MakeLocalFileSystem();
+  ASSERT_OK(local->WriteFile(path, "source: {format: generator}\nsink: {path: /t}\n"
+                                   "checkpointLocation: /c\nmaxBatches: 0\n"));
+  Result<JobSpec> job = LoadJobFile(path);
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_EQ(job.status().message(), path + ":4: maxBatches: must be at least 1");
+  Result<JobSpec> missing = LoadJobFile(dir.path() + "/nope.yaml");
+  ASSERT_RAISES(NotFound, missing);
+  EXPECT_NE(missing.status().message().find("nope.yaml"), std::string::npos);
+}
+
+TEST(JobTest, ExpandEnvForms) {
+  ::setenv("SILT_JOB_TEST_A", "x", 1);
+  ::setenv("SILT_JOB_TEST_EMPTY", "", 1);
+  ::unsetenv("SILT_JOB_TEST_UNSET");
+  ASSERT_OK_AND_ASSIGN(std::string a, ExpandEnv("a-${SILT_JOB_TEST_A}-b"));
+  EXPECT_EQ(a, "a-x-b");
+  ASSERT_OK_AND_ASSIGN(std::string d, ExpandEnv("${SILT_JOB_TEST_UNSET:-localhost:9092}"));
+  EXPECT_EQ(d, "localhost:9092");
+  ASSERT_OK_AND_ASSIGN(std::string e, ExpandEnv("${SILT_JOB_TEST_EMPTY:-dflt}"));
+  EXPECT_EQ(e, "dflt");
+  ASSERT_OK_AND_ASSIGN(std::string plain, ExpandEnv("no variables $HOME here"));
+  EXPECT_EQ(plain, "no variables $HOME here");
+  ASSERT_RAISES(InvalidArgument, ExpandEnv("${SILT_JOB_TEST_UNSET}"));
+  ASSERT_RAISES(InvalidArgument, ExpandEnv("${unterminated"));
+  ASSERT_RAISES(InvalidArgument, ExpandEnv("${9bad}"));
+}
+
+TEST(JobTest, ParseDurationMicros) {
+  EXPECT_EQ(*ParseDurationMicros("60 seconds"), 60'000'000);
+  EXPECT_EQ(*ParseDurationMicros("5 minutes"), 300'000'000);
+  EXPECT_EQ(*ParseDurationMicros("1 hour"), 3'600'000'000);
+  EXPECT_EQ(*ParseDurationMicros("500 milliseconds"), 500'000);
+  EXPECT_EQ(*ParseDurationMicros("2s"), 2'000'000);
+  EXPECT_EQ(*ParseDurationMicros("10 min"), 600'000'000);
+  EXPECT_EQ(*ParseDurationMicros("interval 1 hour 30 minutes"), 5'400'000'000);
+  EXPECT_EQ(*ParseDurationMicros("1.5 hours"), 5'400'000'000);
+  EXPECT_EQ(*ParseDurationMicros("0 seconds"), 0);
+  ASSERT_RAISES(InvalidArgument, ParseDurationMicros(""));
+  ASSERT_RAISES(InvalidArgument, ParseDurationMicros("60"));
+  ASSERT_RAISES(InvalidArgument, ParseDurationMicros("-5 seconds"));
+  ASSERT_RAISES(InvalidArgument, ParseDurationMicros("5 parsecs"));
+  Result<int64_t> bad = ParseDurationMicros("ten minutes");
+  ASSERT_RAISES(InvalidArgument, bad);
+  EXPECT_NE(bad.status().message().find("ten minutes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace silt::stream

@@ -1,0 +1,125 @@
+// Typed access to source/sink option maps (Spark option names, looked up
+// case-insensitively as Spark's CaseInsensitiveMap does), with errors that
+// name the job-file key ("source.options.maxFilesPerTrigger: ...").
+// Private to src/silt/stream/*.cc.
+//
+// Thread safety: plain functions over values.
+#pragma once
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "silt/base/logging.h"
+#include "silt/base/result.h"
+
+namespace silt::stream::internal {
+
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class OptionReader {
+ public:
+  OptionReader(const std::map<std::string, std::string>& options, std::string key_path)
+      : options_(options), key_path_(std::move(key_path)) {}
+
+  // The job-file key of option `name` ("source.options.path").
+  std::string KeyPath(std::string_view name) const { return key_path_ + "." + std::string(name); }
+
+  std::optional<std::string> Get(std::string_view name) const {
+    for (const auto& [key, value] : options_) {
+      if (EqualsIgnoreCase(key, name)) return value;
+    }
+    return std::nullopt;
+  }
+
+  Result<std::optional<int64_t>> GetInt(std::string_view name, int64_t min_value) const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return std::optional<int64_t>();
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text->c_str(), &end, 10);
+    if (text->empty() || end != text->c_str() + text->size() || errno != 0) {
+      return Status::InvalidArgument(KeyPath(name), ": expected an integer, got '", *text, "'");
+    }
+    if (v < min_value) {
+      return Status::InvalidArgument(KeyPath(name), ": must be at least ", min_value, ", got ", v);
+    }
+    return std::optional<int64_t>(v);
+  }
+
+  Result<std::optional<double>> GetDouble(std::string_view name) const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return std::optional<double>();
+    char* end = nullptr;
+    double v = std::strtod(text->c_str(), &end);
+    if (text->empty() || end != text->c_str() + text->size() || !std::isfinite(v)) {
+      return Status::InvalidArgument(KeyPath(name), ": expected a number, got '", *text, "'");
+    }
+    return std::optional<double>(v);
+  }
+
+  Result<std::optional<bool>> GetBool(std::string_view name) const {
+    std::optional<std::string> text = Get(name);
+    if (!text) return std::optional<bool>();
+    if (EqualsIgnoreCase(*text, "true")) return std::optional<bool>(true);
+    if (EqualsIgnoreCase(*text, "false")) return std::optional<bool>(false);
+    return Status::InvalidArgument(KeyPath(name), ": expected true or false, got '", *text, "'");
+  }
+
+  // InvalidArgument for the first option not in `known` (silt-specific
+  // formats, where a typo should not pass silently).
+  Status RejectUnknown(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : options_) {
+      if (IsKnown(key, known)) continue;
+      return Status::InvalidArgument(KeyPath(key), ": unknown option; expected one of ",
+                                     JoinNames(known));
+    }
+    return Status::OK();
+  }
+
+  // Logs a warning for each option not in `known` (Spark formats, whose many
+  // other options silt does not use).
+  void WarnUnknown(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : options_) {
+      if (IsKnown(key, known)) continue;
+      SILT_LOG_WARN("stream", KeyPath(key),
+                    ": option is not used by silt (known: ", JoinNames(known), ")");
+    }
+  }
+
+ private:
+  static bool IsKnown(std::string_view key, std::initializer_list<std::string_view> known) {
+    for (std::string_view k : known) {
+      if (EqualsIgnoreCase(k, key)) return true;
+    }
+    return false;
+  }
+  static std::string JoinNames(std::initializer_list<std::string_view> names) {
+    std::string out;
+    for (std::string_view n : names) {
+      if (!out.empty()) out += ", ";
+      out += n;
+    }
+    return out;
+  }
+
+  const std::map<std::string, std::string>& options_;
+  std::string key_path_;
+};
+
+}  // namespace silt::stream::internal

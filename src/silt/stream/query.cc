@@ -1,0 +1,458 @@
+#include "silt/stream/query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "silt/base/json_writer.h"
+#include "silt/base/logging.h"
+#include "silt/base/uuid.h"
+#include "silt/stream/checkpoint.h"
+#include "silt/stream/checkpoint_lock.h"
+#include "silt/stream/delta_sink.h"
+#include "silt/stream/source.h"
+#include "silt/stream/transform.h"
+
+namespace silt::stream {
+
+namespace {
+
+constexpr int64_t kPollMicros = 100'000;      // default trigger: wait for new data
+constexpr int64_t kMaxSleepMicros = 100'000;  // stop flag latency during waits
+
+bool IsLocalPath(const std::string& normalized) {
+  return normalized.find("://") == std::string::npos;
+}
+
+// Spark's progress numbers: one decimal, omitted when NaN or infinite.
+void WriteRate(JsonWriter* w, std::string_view key, double value) {
+  if (!std::isfinite(value)) return;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1f", value);
+  w->Key(key);
+  w->Raw(buf);
+}
+
+void WriteOffset(JsonWriter* w, std::string_view key, const std::optional<std::string>& offset) {
+  w->Key(key);
+  if (!offset || offset->empty() || *offset == "-") {
+    w->Null();
+  } else {
+    w->Raw(*offset);
+  }
+}
+
+struct Durations {
+  std::optional<int64_t> latest_offset;
+  std::optional<int64_t> wal_commit;
+  int64_t get_batch = 0;
+  int64_t add_batch = 0;
+  int64_t commit_offsets = 0;
+  int64_t trigger_execution = 0;
+};
+
+class QueryRunner {
+ public:
+  QueryRunner(const JobSpec& job, const QueryOptions& options)
+      : job_(job), options_(options), clock_(options.clock ? options.clock : &SystemClock()) {}
+
+  Result<QueryResult> Run() {
+    SILT_RETURN_NOT_OK(Open());
+    SILT_RETURN_NOT_OK(Restore());
+    QueryResult result;
+    result.query_id = query_id_;
+    SILT_LOG_INFO("stream", "query ", query_id_, " (run ", run_id_, ") starting at batch ",
+                  next_batch_id_, pending_ ? " (re-running the uncommitted batch)" : "",
+                  "; checkpoint ", checkpoint_path_, ", table ", sink_->table_path());
+    const bool once = job_.trigger.kind == TriggerKind::kOnce;
+    const bool available_now = job_.trigger.kind == TriggerKind::kAvailableNow;
+    ReadLimit limit;
+    limit.all_available = once;
+    while (!StopRequested()) {
+      if (job_.max_batches && result.batches_run >= *job_.max_batches) break;
+      const int64_t trigger_wall = clock_->NowMicros();
+      const int64_t trigger_mono = clock_->MonotonicMicros();
+      Durations durations;
+      OffsetSeq seq;
+      if (pending_) {
+        seq = std::move(*pending_);
+        pending_.reset();
+      } else {
+        int64_t t0 = clock_->MonotonicMicros();
+        Result<std::optional<std::string>> latest = source_->LatestOffset(start_offset_, limit);
+        if (!latest.ok()) {
+          return latest.status().WithContextParts("batch ", next_batch_id_,
+                                                  ": planning the source offsets");
+        }
+        durations.latest_offset = (clock_->MonotonicMicros() - t0) / 1000;
+        if (!*latest) {
+          if (once || available_now) break;
+          if (job_.trigger.kind == TriggerKind::kProcessingTime) {
+            WaitForNextInterval(trigger_wall);
+          } else {
+            WaitUntilMono(clock_->MonotonicMicros() + kPollMicros);
+          }
+          continue;
+        }
+        seq.batch_id = next_batch_id_;
+        seq.batch_watermark_ms = watermark_ms_;
+        seq.batch_timestamp_ms = trigger_wall / 1000;
+        seq.conf_json = conf_json_;
+        seq.source_offsets = {**latest};
+        t0 = clock_->MonotonicMicros();
+        Status wal = checkpoint_->WriteOffsets(seq);
+        if (!wal.ok()) {
+          return wal.WithContextParts("batch ", seq.batch_id, ": writing offsets/", seq.batch_id);
+        }
+        durations.wal_commit = (clock_->MonotonicMicros() - t0) / 1000;
+        if (seq.batch_id > kMinBatchesToRetain) {
+          Status purge = checkpoint_->Purge(seq.batch_id - kMinBatchesToRetain);
+          if (!purge.ok()) {
+            SILT_LOG_WARN("stream", "purging old checkpoint files: ", purge.ToString());
+          }
+        }
+      }
+      BatchProgress progress;
+      SILT_RETURN_NOT_OK(RunBatch(seq, trigger_wall, trigger_mono, &durations, &progress));
+      ++result.batches_run;
+      result.rows_written += progress.skipped_duplicate ? 0 : progress.num_output_rows;
+      if (options_.on_progress) options_.on_progress(progress);
+      if (once) break;
+      if (job_.max_batches && result.batches_run >= *job_.max_batches) break;
+      if (job_.trigger.kind == TriggerKind::kProcessingTime) WaitForNextInterval(trigger_wall);
+    }
+    return result;
+  }
+
+ private:
+  bool StopRequested() const { return options_.stop_flag != nullptr && options_.stop_flag->load(); }
+
+  // Sleeps on the injected clock in short slices so a stop request is seen
+  // promptly.
+  void WaitUntilMono(int64_t deadline) {
+    while (!StopRequested()) {
+      int64_t now = clock_->MonotonicMicros();
+      if (now >= deadline) return;
+      clock_->SleepMicros(std::min(kMaxSleepMicros, deadline - now));
+    }
+  }
+
+  // processingTime: the next batch starts at the next multiple of the
+  // interval after the trigger start (Spark's ProcessingTimeExecutor); a
+  // batch that overran its interval is followed at once.
+  void WaitForNextInterval(int64_t trigger_wall) {
+    const int64_t interval = job_.trigger.interval_micros;
+    if (interval <= 0) return;
+    const int64_t next = (trigger_wall / interval + 1) * interval;
+    while (!StopRequested()) {
+      int64_t now = clock_->NowMicros();
+      if (now >= next) return;
+      clock_->SleepMicros(std::min(kMaxSleepMicros, next - now));
+    }
+  }
+
+  Status Open() {
+    checkpoint_path_ = fs::NormalizePath(job_.checkpoint_location);
+    fs::FileSystemPtr checkpoint_fs = options_.file_system;
+    if (checkpoint_fs == nullptr) {
+      SILT_ASSIGN_OR_RETURN(checkpoint_fs, fs::FileSystemForPath(checkpoint_path_));
+    }
+    if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
+      SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
+    }
+    SILT_ASSIGN_OR_RETURN(checkpoint_, CheckpointDir::Open(checkpoint_fs, checkpoint_path_));
+    Result<std::string> id = checkpoint_->GetOrCreateQueryId();
+    if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
+    query_id_ = *id;
+    run_id_ = NewUuid();
+
+    SourceContext context;
+    context.checkpoint_fs = checkpoint_fs;
+    context.metadata_dir = checkpoint_->SourceDir(0);
+    context.data_fs = options_.file_system;
+    context.clock = clock_;
+    SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
+    SILT_ASSIGN_OR_RETURN(transform_, Transform::Make(job_.transforms, source_->schema()));
+    SILT_ASSIGN_OR_RETURN(sink_, DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
+                                                 options_.file_system, clock_));
+    return Status::OK();
+  }
+
+  // MicroBatchExecution.populateStartOffsets: resume after the last
+  // committed batch, or re-run the last planned one that has no commit.
+  Status Restore() {
+    conf_json_ = DefaultOffsetConfJson();
+    SILT_ASSIGN_OR_RETURN(std::optional<int64_t> latest, checkpoint_->LatestOffsetBatch());
+    std::optional<std::string> last_planned;
+    if (latest) {
+      SILT_ASSIGN_OR_RETURN(OffsetSeq last, checkpoint_->ReadOffsets(*latest));
+      if (last.source_offsets.size() != 1) {
+        return Status::InvalidArgument("checkpoint ", checkpoint_path_, " records ",
+                                       static_cast<int64_t>(last.source_offsets.size()),
+                                       " sources in offsets/", *latest,
+                                       ", but the job has 1 source");
+      }
+      // The checkpoint's confs win, as Spark restores them into the session.
+      if (!last.conf_json.empty() && last.conf_json != "{}") conf_json_ = last.conf_json;
+      last_planned = last.source_offsets[0];
+      SILT_ASSIGN_OR_RETURN(std::optional<int64_t> committed, checkpoint_->LatestCommitBatch());
+      if (committed && *committed >= *latest) {
+        next_batch_id_ = *latest + 1;
+        start_offset_ = NoneIfDash(last.source_offsets[0]);
+        watermark_ms_ = last.batch_watermark_ms;
+        Result<CommitMark> mark = checkpoint_->ReadCommit(*latest);
+        if (mark.ok()) {
+          watermark_ms_ = std::max(watermark_ms_, mark->next_batch_watermark_ms);
+        } else if (!mark.status().IsNotFound()) {
+          return mark.status();
+        }
+      } else {
+        if (committed && *committed < *latest - 1) {
+          SILT_LOG_WARN("stream", "checkpoint ", checkpoint_path_, ": batches ", *committed + 1,
+                        "..", *latest - 1, " have no commits entry; re-running batch ", *latest);
+        }
+        next_batch_id_ = *latest;
+        if (*latest > 0) {
+          Result<OffsetSeq> previous = checkpoint_->ReadOffsets(*latest - 1);
+          if (!previous.ok()) {
+            return previous.status().WithContextParts(
+                "checkpoint ", checkpoint_path_, ": batch ", *latest - 1,
+                " doesn't exist (needed as the start of uncommitted batch ", *latest, ")");
+          }
+          if (previous->source_offsets.size() != 1) {
+            return Status::Corruption(
+                "checkpoint ", checkpoint_path_, ": offsets/", *latest - 1, " records ",
+                static_cast<int64_t>(previous->source_offsets.size()), " sources");
+          }
+          start_offset_ = NoneIfDash(previous->source_offsets[0]);
+        }
+        watermark_ms_ = last.batch_watermark_ms;
+        pending_ = std::move(last);
+      }
+    }
+    SILT_RETURN_NOT_OK_CTX(source_->Restore(last_planned), "restoring the source");
+    if (job_.trigger.kind == TriggerKind::kAvailableNow) {
+      SILT_RETURN_NOT_OK_CTX(source_->PrepareForAvailableNow(), "preparing trigger availableNow");
+    }
+    return Status::OK();
+  }
+
+  static std::optional<std::string> NoneIfDash(const std::string& offset) {
+    if (offset.empty() || offset == "-") return std::nullopt;
+    return offset;
+  }
+
+  Status RunBatch(const OffsetSeq& seq, int64_t trigger_wall, int64_t trigger_mono,
+                  Durations* durations, BatchProgress* progress) {
+    const int64_t batch_id = seq.batch_id;
+    const std::string& end = seq.source_offsets[0];
+    std::string table = sink_->table_path();
+
+    int64_t t0 = clock_->MonotonicMicros();
+    Result<std::unique_ptr<BatchReader>> reader = source_->GetBatch(start_offset_, end);
+    if (!reader.ok()) {
+      return reader.status().WithContextParts("batch ", batch_id, ": reading the source");
+    }
+    durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
+
+    t0 = clock_->MonotonicMicros();
+    Result<bool> write = sink_->BeginBatch(batch_id);
+    if (!write.ok()) {
+      return write.status().WithContextParts("batch ", batch_id, ": opening table ", table);
+    }
+    transform_->StartBatch();
+    expr::EvalContext ctx;
+    // current_timestamp() is the batch's recorded time, so a re-run after a
+    // crash produces the same values.
+    ctx.current_timestamp_micros = seq.batch_timestamp_ms * 1000;
+    int64_t input_rows = 0;
+    int64_t output_rows = 0;
+    Status st = Status::OK();
+    while (true) {
+      Result<columnar::RecordBatchPtr> raw = (*reader)->Next();
+      if (!raw.ok()) {
+        st = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
+        break;
+      }
+      if (*raw == nullptr) break;
+      input_rows += (*raw)->num_rows;
+      Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
+      if (!out.ok()) {
+        st = out.status().WithContextParts("batch ", batch_id, ": transform");
+        break;
+      }
+      output_rows += (*out)->num_rows;
+      st = sink_->Write(**out);
+      if (!st.ok()) {
+        st = st.WithContextParts("batch ", batch_id, ": writing to ", table);
+        break;
+      }
+    }
+    if (!st.ok()) {
+      sink_->AbortBatch();
+      return st;
+    }
+    Result<SinkBatchResult> committed = sink_->CommitBatch();
+    if (!committed.ok()) {
+      sink_->AbortBatch();
+      return committed.status().WithContextParts("batch ", batch_id, ": committing to ", table);
+    }
+    durations->add_batch = (clock_->MonotonicMicros() - t0) / 1000;
+
+    const int64_t next_watermark = transform_->AdvanceWatermark(seq.batch_watermark_ms);
+    t0 = clock_->MonotonicMicros();
+    // Only now, with the table commit done (or known done), is the batch
+    // marked complete.
+    Status mark = checkpoint_->WriteCommit({batch_id, next_watermark});
+    if (!mark.ok()) {
+      return mark.WithContextParts("batch ", batch_id, ": writing commits/", batch_id);
+    }
+    durations->commit_offsets = (clock_->MonotonicMicros() - t0) / 1000;
+    durations->trigger_execution = (clock_->MonotonicMicros() - trigger_mono) / 1000;
+
+    progress->batch_id = batch_id;
+    progress->num_input_rows = input_rows;
+    progress->num_output_rows = committed->skipped_duplicate ? 0 : output_rows;
+    progress->duration_ms = durations->trigger_execution;
+    progress->table_version = committed->table_version;
+    progress->skipped_duplicate = committed->skipped_duplicate;
+    progress->start_offset_json = start_offset_.value_or("");
+    progress->end_offset_json = end;
+    progress->json = ProgressJson(seq, trigger_wall, trigger_mono, *durations, *progress);
+
+    start_offset_ = end;
+    watermark_ms_ = next_watermark;
+    next_batch_id_ = batch_id + 1;
+    last_trigger_mono_ = trigger_mono;
+    return Status::OK();
+  }
+
+  // Spark's StreamingQueryProgress, in its key order.
+  std::string ProgressJson(const OffsetSeq& seq, int64_t trigger_wall, int64_t trigger_mono,
+                           const Durations& durations, const BatchProgress& progress) const {
+    const double rows = static_cast<double>(progress.num_input_rows);
+    // The first trigger has no previous one: Spark divides by infinity.
+    const double input_seconds =
+        !last_trigger_mono_ ? std::numeric_limits<double>::infinity()
+                            : static_cast<double>(trigger_mono - *last_trigger_mono_) / 1e6;
+    const double input_rate = rows / input_seconds;
+    const double processed_rate =
+        rows / (static_cast<double>(durations.trigger_execution) / 1000.0);
+
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("id");
+    w.String(query_id_);
+    w.Key("runId");
+    w.String(run_id_);
+    w.Key("name");
+    if (job_.name.empty()) {
+      w.Null();
+    } else {
+      w.String(job_.name);
+    }
+    w.Key("timestamp");
+    w.String(FormatTimestampMillisUtc(trigger_wall));
+    w.Key("batchId");
+    w.Int(seq.batch_id);
+    w.Key("batchDuration");
+    w.Int(durations.trigger_execution);
+    w.Key("numInputRows");
+    w.Int(progress.num_input_rows);
+    WriteRate(&w, "inputRowsPerSecond", input_rate);
+    WriteRate(&w, "processedRowsPerSecond", processed_rate);
+    w.Key("durationMs");
+    w.BeginObject();
+    w.Key("addBatch");
+    w.Int(durations.add_batch);
+    w.Key("commitOffsets");
+    w.Int(durations.commit_offsets);
+    w.Key("getBatch");
+    w.Int(durations.get_batch);
+    if (durations.latest_offset) {
+      w.Key("latestOffset");
+      w.Int(*durations.latest_offset);
+    }
+    w.Key("queryPlanning");
+    w.Int(0);
+    w.Key("triggerExecution");
+    w.Int(durations.trigger_execution);
+    if (durations.wal_commit) {
+      w.Key("walCommit");
+      w.Int(*durations.wal_commit);
+    }
+    w.EndObject();
+    if (transform_->has_watermark()) {
+      w.Key("eventTime");
+      w.BeginObject();
+      if (std::optional<EventTimeStats> stats = transform_->batch_event_time_stats()) {
+        w.Key("avg");
+        w.String(FormatTimestampMillisUtc(
+            static_cast<int64_t>(std::llround(stats->sum_ms / static_cast<double>(stats->count))) *
+            1000));
+        w.Key("max");
+        w.String(FormatTimestampMillisUtc(stats->max_ms * 1000));
+        w.Key("min");
+        w.String(FormatTimestampMillisUtc(stats->min_ms * 1000));
+      }
+      w.Key("watermark");
+      w.String(FormatTimestampMillisUtc(seq.batch_watermark_ms * 1000));
+      w.EndObject();
+    }
+    w.Key("stateOperators");
+    w.BeginArray();
+    w.EndArray();
+    w.Key("sources");
+    w.BeginArray();
+    w.BeginObject();
+    w.Key("description");
+    w.String(source_->Description());
+    WriteOffset(&w, "startOffset", start_offset_);
+    WriteOffset(&w, "endOffset", seq.source_offsets[0]);
+    WriteOffset(&w, "latestOffset", source_->ReportLatestOffset());
+    w.Key("numInputRows");
+    w.Int(progress.num_input_rows);
+    WriteRate(&w, "inputRowsPerSecond", input_rate);
+    WriteRate(&w, "processedRowsPerSecond", processed_rate);
+    w.EndObject();
+    w.EndArray();
+    w.Key("sink");
+    w.BeginObject();
+    w.Key("description");
+    w.String(sink_->Description());
+    w.Key("numOutputRows");
+    w.Int(progress.num_output_rows);
+    w.EndObject();
+    w.EndObject();
+    return w.Take();
+  }
+
+  const JobSpec& job_;
+  const QueryOptions& options_;
+  Clock* clock_;
+  std::string checkpoint_path_;
+  std::unique_ptr<CheckpointLock> lock_;
+  std::unique_ptr<CheckpointDir> checkpoint_;
+  std::string query_id_;
+  std::string run_id_;
+  std::unique_ptr<Source> source_;
+  std::unique_ptr<Transform> transform_;
+  std::unique_ptr<DeltaSink> sink_;
+
+  std::string conf_json_;
+  int64_t next_batch_id_ = 0;
+  std::optional<std::string> start_offset_;
+  int64_t watermark_ms_ = 0;
+  std::optional<OffsetSeq> pending_;
+  std::optional<int64_t> last_trigger_mono_;
+};
+
+}  // namespace
+
+Result<QueryResult> RunQuery(const JobSpec& job, const QueryOptions& options) {
+  QueryRunner runner(job, options);
+  return runner.Run();
+}
+
+}  // namespace silt::stream

@@ -1,0 +1,30 @@
+#include "silt/stream/source.h"
+
+#include "silt/stream/file_source.h"
+#include "silt/stream/generator_source.h"
+
+namespace silt::stream {
+
+Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceContext& context) {
+  if (spec.format == "generator") {
+    SILT_ASSIGN_OR_RETURN(GeneratorOptions options, GeneratorOptions::FromSpec(spec));
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<GeneratorSource> source,
+                          GeneratorSource::Make(std::move(options), context.clock));
+    return std::unique_ptr<Source>(std::move(source));
+  }
+  if (spec.format == "json" || spec.format == "text") {
+    SILT_ASSIGN_OR_RETURN(FileSourceOptions options, FileSourceOptions::FromSpec(spec));
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source,
+                          FileSource::Make(std::move(options), context));
+    return std::unique_ptr<Source>(std::move(source));
+  }
+  if (spec.format == "kafka") {
+    return Status::NotSupported(spec.key_path,
+                                ".format: kafka (the Kafka source is not built into this silt "
+                                "yet; use format generator for the same record shape)");
+  }
+  return Status::InvalidArgument(spec.key_path, ".format: unknown source format '", spec.format,
+                                 "'; expected one of generator, json, text, kafka");
+}
+
+}  // namespace silt::stream

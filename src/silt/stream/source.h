@@ -1,0 +1,94 @@
+// Source: the input side of a streaming query, shaped like Spark's
+// SupportsAdmissionControl micro-batch streams. Offsets are JSON texts, the
+// exact lines stored in the checkpoint's offsets/N files, so a source decides
+// its own offset format (Kafka's {"topic":{"0":n}}, the file source's
+// {"logOffset":n}).
+//
+// Per batch the query calls LatestOffset once (planning; may write the
+// source's own metadata under the checkpoint's sources/<i>/ before offsets/N
+// is written), then GetBatch once with the recorded range. GetBatch must
+// return the same rows whenever it is called with the same range: a batch
+// re-run after a crash depends on it.
+//
+// Thread safety: a Source is used by one query thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "silt/base/clock.h"
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/fs/file_system.h"
+#include "silt/stream/job.h"
+
+namespace silt::stream {
+
+// How much one batch may take.
+struct ReadLimit {
+  // Trigger.Once: everything available, ignoring maxOffsetsPerTrigger /
+  // maxFilesPerTrigger.
+  bool all_available = false;
+};
+
+// Pulls the records of one batch in chunks (at most
+// columnar::kTargetBatchRows rows each).
+class BatchReader {
+ public:
+  virtual ~BatchReader() = default;
+  // The next chunk in the source schema, or null at the end.
+  virtual Result<columnar::RecordBatchPtr> Next() = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  // The record schema, known before the first batch.
+  virtual const columnar::SchemaPtr& schema() const = 0;
+  // Spark-style description for progress records.
+  virtual std::string Description() const = 0;
+
+  // Restores the source's position at query start. `last_planned` is the
+  // source's offset in the newest offsets/N (whether or not the batch
+  // committed); nullopt for a fresh query.
+  virtual Status Restore(const std::optional<std::string>& last_planned) = 0;
+
+  // Trigger.AvailableNow: remembers what is available now; LatestOffset never
+  // goes past it afterwards. REQUIRES: after Restore.
+  virtual Status PrepareForAvailableNow() = 0;
+
+  // The end offset of the next batch that starts at `start` (nullopt: the
+  // beginning), within the source's per-trigger cap unless
+  // `limit.all_available`. nullopt when there is no new data.
+  virtual Result<std::optional<std::string>> LatestOffset(const std::optional<std::string>& start,
+                                                          const ReadLimit& limit) = 0;
+
+  // The newest offset known without caps, for progress records; empty when
+  // the source cannot tell.
+  virtual std::string ReportLatestOffset() const { return {}; }
+
+  // The records after `start` up to and including `end`.
+  // Errors: InvalidArgument/Corruption for offsets this source did not write.
+  virtual Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
+                                                        const std::string& end) = 0;
+};
+
+struct SourceContext {
+  // The checkpoint's file system and this source's metadata directory
+  // (`<checkpoint>/sources/<i>`).
+  fs::FileSystemPtr checkpoint_fs;
+  std::string metadata_dir;
+  // When set, used for the source's data paths instead of
+  // fs::FileSystemForPath (tests inject faults through it).
+  fs::FileSystemPtr data_fs;
+  Clock* clock = &SystemClock();
+};
+
+// Builds the source for `spec` (formats: generator, json, text). Errors:
+// InvalidArgument naming the option ("source.options.maxFilesPerTrigger: ..."),
+// NotSupported for formats not built in (kafka until its module lands).
+Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceContext& context);
+
+}  // namespace silt::stream

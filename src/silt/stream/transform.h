@@ -1,0 +1,85 @@
+// Transform: the job's `transform:` steps as a pipeline over RecordBatches,
+// bound once at query start so the output schema is known before the first
+// batch and every expression error surfaces before any data moves.
+//
+// Steps (Spark DataFrame operations):
+//   select            expressions; `*` and `x.*` (struct fields) expand
+//   where / filter    keeps rows whose predicate is true (NULL drops)
+//   withColumn        name: expr, replacing a same-named column in place or
+//                     appending; several entries apply in order
+//   withColumnRenamed old: new (a missing column is a no-op, as in Spark)
+//   drop              column names (missing ones are ignored, as in Spark)
+//   withWatermark     eventTime column (timestamp) and delayThreshold: rows
+//                     pass unchanged; the step records the event-time
+//                     min/max of every batch so the query can advance the
+//                     watermark as Spark does (max event time - delay, never
+//                     backwards, minimum across several watermarks)
+//
+// Errors name the job-file key path ("transform[1].select[3]") and, from the
+// expression module, the position within the expression.
+//
+// Thread safety: one query thread (bound expressions keep scratch state).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/expr/expression.h"
+#include "silt/stream/job.h"
+
+namespace silt::stream {
+
+// Event-time statistics of one batch, in milliseconds (Spark's
+// EventTimeStats).
+struct EventTimeStats {
+  int64_t min_ms = 0;
+  int64_t max_ms = 0;
+  double sum_ms = 0;
+  int64_t count = 0;
+};
+
+class TransformStepImpl;
+
+class Transform {
+ public:
+  // Binds `steps` against `input_schema`. Errors: InvalidArgument naming the
+  // step's key path (unknown column, bad expression, non-boolean predicate,
+  // watermark on a non-timestamp column, duplicate output column names).
+  static Result<std::unique_ptr<Transform>> Make(const std::vector<TransformStep>& steps,
+                                                 columnar::SchemaPtr input_schema,
+                                                 const expr::EvalOptions& options = {});
+  ~Transform();
+
+  const columnar::SchemaPtr& input_schema() const { return input_schema_; }
+  const columnar::SchemaPtr& output_schema() const { return output_schema_; }
+  bool has_watermark() const { return !watermark_steps_.empty(); }
+
+  // Forgets the event-time statistics of the previous batch.
+  void StartBatch();
+  // Runs every step over one chunk of the current batch. `ctx` fixes
+  // current_timestamp() for the batch. Errors name the failing step.
+  Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& batch,
+                                           const expr::EvalContext& ctx);
+  // Event-time statistics of the batch so far, merged over watermark steps;
+  // nullopt without a watermark or without non-null event times.
+  std::optional<EventTimeStats> batch_event_time_stats() const;
+  // Spark's WatermarkTracker.updateWatermark after a batch: returns the
+  // global watermark for the next batch, given the current one.
+  int64_t AdvanceWatermark(int64_t current_watermark_ms);
+
+ private:
+  Transform() = default;
+  columnar::SchemaPtr input_schema_;
+  columnar::SchemaPtr output_schema_;
+  std::vector<std::unique_ptr<TransformStepImpl>> steps_;
+  // Indices into steps_ of the withWatermark steps, and each one's operator
+  // watermark (Spark keeps these per run, not in the checkpoint).
+  std::vector<size_t> watermark_steps_;
+  std::vector<std::optional<int64_t>> operator_watermarks_;
+};
+
+}  // namespace silt::stream

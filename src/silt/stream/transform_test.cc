@@ -1,0 +1,199 @@
+#include "silt/stream/transform.h"
+
+#include <gtest/gtest.h>
+
+#include "silt/columnar/builder.h"
+#include "silt/columnar/temporal.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::stream {
+namespace {
+
+using columnar::ColumnBuilder;
+using columnar::DataType;
+
+// A batch of (id INT, name STRING, ts TIMESTAMP) rows; negative ids are NULL.
+columnar::RecordBatchPtr MakeInput(const std::vector<int32_t>& ids,
+                                   const std::vector<std::string>& names,
+                                   const std::vector<int64_t>& ts_micros) {
+  auto schema = DataType::Struct({{"id", DataType::Int(), true},
+                                  {"name", DataType::String(), true},
+                                  {"ts", DataType::Timestamp(), true}});
+  ColumnBuilder id(DataType::Int());
+  ColumnBuilder name(DataType::String());
+  ColumnBuilder ts(DataType::Timestamp());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0) {
+      id.AppendNull();
+    } else {
+      id.Append<int32_t>(ids[i]);
+    }
+    name.AppendString(names[i]);
+    ts.Append<int64_t>(ts_micros[i]);
+  }
+  auto batch = std::make_shared<columnar::RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = static_cast<int64_t>(ids.size());
+  batch->columns = {id.Finish(), name.Finish(), ts.Finish()};
+  return batch;
+}
+
+TransformStep Step(std::string kind, std::vector<std::string> exprs, int index = 0) {
+  TransformStep step;
+  step.kind = std::move(kind);
+  step.exprs = std::move(exprs);
+  step.key_path = "transform[" + std::to_string(index) + "]";
+  return step;
+}
+
+TransformStep Named(std::string kind, std::vector<std::pair<std::string, std::string>> named,
+                    int index = 0) {
+  TransformStep step;
+  step.kind = std::move(kind);
+  step.named = std::move(named);
+  step.key_path = "transform[" + std::to_string(index) + "]";
+  return step;
+}
+
+std::string Names(const columnar::Schema& schema) {
+  std::string out;
+  for (const columnar::Field& field : schema.fields()) {
+    if (!out.empty()) out += ",";
+    out += field.name;
+  }
+  return out;
+}
+
+const int64_t kT0 = *columnar::ParseTimestamp("2026-06-22T08:00:00Z");
+
+TEST(TransformTest, SelectExpandsStarsAndNamesColumnsLikeSpark) {
+  auto input = MakeInput({1, 2}, {R"({"x":10,"y":"a"})", "not json"}, {kT0, kT0 + 1});
+  std::vector<TransformStep> steps = {
+      Step("select", {"from_json(name, 'x INT, y STRING') AS s", "*"}, 0),
+      Step("select", {"s.*", "id + 1 AS next", "name"}, 1),
+  };
+  ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make(steps, input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "x,y,next,name");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(0), 10);
+  EXPECT_EQ(out->column(1)->StringValue(0), "a");
+  // A null struct (unparseable JSON) makes its expanded fields null.
+  EXPECT_TRUE(out->column(0)->IsNull(1));
+  EXPECT_TRUE(out->column(1)->IsNull(1));
+  EXPECT_EQ(out->column(2)->Value<int32_t>(1), 3);
+  EXPECT_EQ(out->column(3)->StringValue(1), "not json");
+}
+
+TEST(TransformTest, WhereKeepsRowsWhosePredicateIsTrue) {
+  auto input = MakeInput({1, -1, 3, 4}, {"a", "b", "c", "d"}, {kT0, kT0, kT0, kT0});
+  ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({Step("where", {"id > 1"})}, input->schema));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);  // NULL > 1 is NULL: dropped
+  EXPECT_EQ(out->column(1)->StringValue(0), "c");
+  EXPECT_EQ(out->column(1)->StringValue(1), "d");
+}
+
+TEST(TransformTest, WithColumnReplacesInPlaceOrAppends) {
+  auto input = MakeInput({1, 2}, {"a", "b"}, {kT0, kT0});
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      Transform::Make({Named("withColumn", {{"id", "id * 10"}, {"twice", "id * 2"}})},
+                      input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "id,name,ts,twice");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  EXPECT_EQ(out->column(0)->Value<int32_t>(1), 20);
+  // Later entries see earlier ones, as chained withColumn calls do.
+  EXPECT_EQ(out->column(3)->Value<int32_t>(1), 40);
+}
+
+TEST(TransformTest, RenameAndDrop) {
+  auto input = MakeInput({1}, {"a"}, {kT0});
+  ASSERT_OK_AND_ASSIGN(auto transform,
+                       Transform::Make({Named("withColumnRenamed", {{"name", "label"}}, 0),
+                                        Step("drop", {"ts", "not_there"}, 1)},
+                                       input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "id,label");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  EXPECT_EQ(out->num_columns(), 2);
+  EXPECT_EQ(out->column(1)->StringValue(0), "a");
+}
+
+TEST(TransformTest, BindErrorsNameTheKeyPath) {
+  auto input = MakeInput({1}, {"a"}, {kT0});
+  Result<std::unique_ptr<Transform>> unknown = Transform::Make(
+      {Step("select", {"id"}, 0), Step("select", {"id", "nope + 1"}, 1)}, input->schema);
+  ASSERT_RAISES(InvalidArgument, unknown);
+  EXPECT_EQ(unknown.status().message().rfind("transform[1].select[1]: ", 0), 0u)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("nope"), std::string::npos);
+
+  Result<std::unique_ptr<Transform>> syntax =
+      Transform::Make({Step("select", {"id +* 2"}, 0)}, input->schema);
+  ASSERT_RAISES(InvalidArgument, syntax);
+  EXPECT_EQ(syntax.status().message().rfind("transform[0].select[0]: ", 0), 0u);
+  EXPECT_NE(syntax.status().message().find("position"), std::string::npos)
+      << syntax.status().message();
+
+  Result<std::unique_ptr<Transform>> not_boolean =
+      Transform::Make({Step("where", {"id + 1"}, 2)}, input->schema);
+  ASSERT_RAISES(InvalidArgument, not_boolean);
+  EXPECT_NE(not_boolean.status().message().find("transform[2].where"), std::string::npos);
+
+  Result<std::unique_ptr<Transform>> duplicate =
+      Transform::Make({Step("select", {"id", "name AS id"}, 0)}, input->schema);
+  ASSERT_RAISES(InvalidArgument, duplicate);
+
+  TransformStep watermark;
+  watermark.kind = "withWatermark";
+  watermark.key_path = "transform[3]";
+  watermark.event_time = "name";
+  watermark.delay_threshold = "1 minute";
+  Result<std::unique_ptr<Transform>> bad_watermark = Transform::Make({watermark}, input->schema);
+  ASSERT_RAISES(InvalidArgument, bad_watermark);
+  EXPECT_NE(bad_watermark.status().message().find("transform[3].withWatermark.eventTime"),
+            std::string::npos);
+}
+
+TEST(TransformTest, WatermarkIsMaxEventTimeMinusDelayAndNeverGoesBack) {
+  TransformStep watermark;
+  watermark.kind = "withWatermark";
+  watermark.key_path = "transform[0]";
+  watermark.event_time = "ts";
+  watermark.delay_threshold = "5 minutes";
+  auto first = MakeInput({1, 2, 3}, {"a", "b", "c"}, {kT0 + 60'000'000, kT0, kT0 + 1'500});
+  ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({watermark}, first->schema));
+  EXPECT_TRUE(transform->has_watermark());
+
+  transform->StartBatch();
+  ASSERT_OK(transform->Process(first, {}));
+  std::optional<EventTimeStats> stats = transform->batch_event_time_stats();
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->max_ms, (kT0 + 60'000'000) / 1000);
+  EXPECT_EQ(stats->min_ms, kT0 / 1000);
+  EXPECT_EQ(stats->count, 3);
+  int64_t watermark_ms = transform->AdvanceWatermark(0);
+  EXPECT_EQ(watermark_ms, (kT0 + 60'000'000) / 1000 - 300'000);
+
+  // Older data does not move the watermark back.
+  auto late = MakeInput({4}, {"d"}, {kT0});
+  transform->StartBatch();
+  ASSERT_OK(transform->Process(late, {}));
+  EXPECT_EQ(transform->AdvanceWatermark(watermark_ms), watermark_ms);
+  // A batch without rows keeps it too.
+  transform->StartBatch();
+  EXPECT_FALSE(transform->batch_event_time_stats().has_value());
+  EXPECT_EQ(transform->AdvanceWatermark(watermark_ms), watermark_ms);
+}
+
+TEST(TransformTest, NoStepsPassesBatchesThrough) {
+  auto input = MakeInput({1}, {"a"}, {kT0});
+  ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({}, input->schema));
+  EXPECT_FALSE(transform->has_watermark());
+  EXPECT_EQ(transform->AdvanceWatermark(7), 7);
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  EXPECT_EQ(out->num_rows, 1);
+}
+
+}  // namespace
+}  // namespace silt::stream
