@@ -1,25 +1,9 @@
-# LEAD-TEMP: tolerate sources that are still being written while modules are
-# developed in parallel; removed before the first commit lands.
-macro(_silt_existing_sources var)
-  set(_kept)
-  foreach(_src ${${var}})
-    if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${_src})
-      list(APPEND _kept ${_src})
-    endif()
-  endforeach()
-  if(NOT _kept)
-    set(_kept ${PROJECT_SOURCE_DIR}/cmake/empty.cc)
-  endif()
-  set(${var} ${_kept})
-endmacro()
-
 # silt_module(<name> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
 #   Defines the static library silt_<name> for src/silt/<name>/. DEPS are
 #   public (other silt modules, third-party targets whose headers appear in
 #   this module's headers); PRIVATE_DEPS are used by .cc files only.
 function(silt_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
-  _silt_existing_sources(ARG_SOURCES)
   add_library(silt_${name} STATIC ${ARG_SOURCES})
   target_include_directories(silt_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src
                                                  ${PROJECT_BINARY_DIR}/generated)
@@ -32,10 +16,6 @@ endfunction()
 function(silt_test module)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT SILT_BUILD_TESTS)
-    return()
-  endif()
-  _silt_existing_sources(ARG_SOURCES)
-  if(NOT ARG_SOURCES)
     return()
   endif()
   add_executable(silt_${module}_test ${ARG_SOURCES})

@@ -694,13 +694,15 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   add96(1500, 2440588);            // 1 micro (floor of 1.5)
   add96(86399999999999, 2440587);  // last microsecond before the epoch... day -1
   add96(0, 2440588 + 19000);       // 2022-01-08
-  HandColumn c96{{}, DataPageV1(3, Encoding::kPlain, int96)};
+  HandColumn c96;
+  c96.chunk = DataPageV1(3, Encoding::kPlain, int96);
   c96.element.name = "i96";
   c96.element.type = PhysicalType::kInt96;
   c96.element.repetition_type = Repetition::kRequired;
 
   // TIMESTAMP(MILLIS, UTC) via the legacy converted type.
-  HandColumn cms{{}, DataPageV1(3, Encoding::kPlain, Plain<int64_t>({-1, 0, 1700000000123}))};
+  HandColumn cms;
+  cms.chunk = DataPageV1(3, Encoding::kPlain, Plain<int64_t>({-1, 0, 1700000000123}));
   cms.element.name = "ms";
   cms.element.type = PhysicalType::kInt64;
   cms.element.repetition_type = Repetition::kRequired;
@@ -721,7 +723,8 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   v2.data_page_header_v2->encoding = Encoding::kPlain;
   v2.data_page_header_v2->definition_levels_byte_length = static_cast<int32_t>(lv.size());
   v2.data_page_header_v2->is_compressed = false;
-  HandColumn cns{{}, Page(v2, lv + Plain<int64_t>({-1001, 2000000999}))};
+  HandColumn cns;
+  cns.chunk = Page(v2, lv + Plain<int64_t>({-1001, 2000000999}));
   cns.element.name = "ns";
   cns.element.type = PhysicalType::kInt64;
   cns.element.repetition_type = Repetition::kOptional;
@@ -747,9 +750,9 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   idx.Put(0);
   idx.Put(1);
   std::string indices = std::string(1, '\x01') + std::string(idx.Finish());
-  HandColumn cdec{{},
-                  Page(dict_header, dict) + DataPageV1(3, Encoding::kPlainDictionary, indices),
-                  Encoding::kPlainDictionary};
+  HandColumn cdec;
+  cdec.chunk = Page(dict_header, dict) + DataPageV1(3, Encoding::kPlainDictionary, indices);
+  cdec.encoding = Encoding::kPlainDictionary;
   cdec.element.name = "dec";
   cdec.element.type = PhysicalType::kByteArray;
   cdec.element.repetition_type = Repetition::kRequired;

@@ -197,7 +197,7 @@ class FileBatchReader final : public BatchReader {
     }
     if (!malformed.empty() && options_.mode == ParseMode::kFailFast) {
       const int64_t row_idx = malformed.front();
-      return Status::InvalidArgument("malformed JSON record in '", current_path_, "' at line ",
+      return Status::Corruption("malformed JSON record in '", current_path_, "' at line ",
                                      chunk_lines_[static_cast<size_t>(row_idx)],
                                      " (mode FAILFAST): '",
                                      chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");

@@ -237,7 +237,7 @@ TEST_F(FileSourceTest, FailFastNamesFileAndLine) {
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
   ASSERT_OK_AND_ASSIGN(auto reader, source->GetBatch(std::nullopt, *end));
   Result<columnar::RecordBatchPtr> batch = reader->Next();
-  ASSERT_RAISES(InvalidArgument, batch);
+  ASSERT_RAISES(Corruption, batch);
   EXPECT_NE(batch.status().message().find("memory://in/bad.json' at line 4"), std::string::npos)
       << batch.status().message();
   EXPECT_NE(batch.status().message().find("{broken"), std::string::npos);

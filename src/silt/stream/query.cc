@@ -158,15 +158,11 @@ class QueryRunner {
     if (checkpoint_fs == nullptr) {
       SILT_ASSIGN_OR_RETURN(checkpoint_fs, fs::FileSystemForPath(checkpoint_path_));
     }
-    if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
-      SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
-    }
     SILT_ASSIGN_OR_RETURN(checkpoint_, CheckpointDir::Open(checkpoint_fs, checkpoint_path_));
-    Result<std::string> id = checkpoint_->GetOrCreateQueryId();
-    if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
-    query_id_ = *id;
-    run_id_ = NewUuid();
 
+    // The source and the transforms are built and bound before anything is
+    // written, so a bad job (unknown column, bad expression, bad schema)
+    // fails without leaving a checkpoint or a table behind.
     SourceContext context;
     context.checkpoint_fs = checkpoint_fs;
     context.metadata_dir = checkpoint_->SourceDir(0);
@@ -174,6 +170,14 @@ class QueryRunner {
     context.clock = clock_;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
     SILT_ASSIGN_OR_RETURN(transform_, Transform::Make(job_.transforms, source_->schema()));
+
+    if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
+      SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
+    }
+    Result<std::string> id = checkpoint_->GetOrCreateQueryId();
+    if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
+    query_id_ = *id;
+    run_id_ = NewUuid();
     SILT_ASSIGN_OR_RETURN(sink_, DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
                                                  options_.file_system, clock_));
     return Status::OK();

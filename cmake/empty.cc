@@ -1,1 +1,0 @@
-// Placeholder translation unit for modules whose sources are in progress.

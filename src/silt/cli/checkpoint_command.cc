@@ -1,0 +1,206 @@
+// silt checkpoint DIR: shows a streaming checkpoint directory (Spark's
+// layout): the query id, each batch's offsets and commit, and what a restart
+// would do.
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "silt/base/json_writer.h"
+#include "silt/cli/command.h"
+#include "silt/cli/json_view.h"
+#include "silt/cli/table_util.h"
+#include "silt/fs/file_system.h"
+#include "silt/stream/checkpoint.h"
+
+namespace silt::cli {
+
+namespace {
+
+struct Summary {
+  std::optional<int64_t> last_committed;
+  // offsets/N without commits/N: batch N re-runs with the same offsets.
+  std::optional<int64_t> rerun;
+  int64_t next_batch = 0;
+};
+
+Summary Summarize(const std::vector<stream::BatchInfo>& batches) {
+  Summary summary;
+  for (const auto& batch : batches) {
+    if (batch.commit.has_value()) summary.last_committed = batch.batch_id;
+  }
+  if (!batches.empty()) {
+    const auto& last = batches.back();
+    if (last.offsets.has_value() && !last.commit.has_value()) summary.rerun = last.batch_id;
+    summary.next_batch = summary.rerun.value_or(last.batch_id + 1);
+  }
+  return summary;
+}
+
+// An offset as JSON: parsed JSON is embedded, Spark's "-" (no offset yet) is
+// null, anything else a string.
+void WriteOffset(const std::string& offset, JsonWriter* writer) {
+  if (offset == "-") {
+    writer->Null();
+  } else if (IsValidJson(offset)) {
+    writer->Raw(offset);
+  } else {
+    writer->String(offset);
+  }
+}
+
+class CheckpointCommand final : public Command {
+ public:
+  explicit CheckpointCommand(CLI::App* app) {
+    sub_ = app->add_subcommand("checkpoint", "Show a streaming query's checkpoint directory");
+    sub_->add_option("dir", dir_, "Checkpoint directory (the job's checkpointLocation)")
+        ->required();
+    sub_->add_option("--format", format_, "Output format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  CLI::App* subcommand() const override { return sub_; }
+
+  Status Run() override {
+    std::string path = fs::NormalizePath(dir_);
+    SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr file_system, fs::FileSystemForPath(path));
+    SILT_ASSIGN_OR_RETURN(auto checkpoint, stream::CheckpointDir::Open(file_system, path));
+    Result<std::string> query_id = checkpoint->ReadQueryId();
+    if (!query_id.ok()) {
+      if (query_id.status().IsNotFound()) {
+        return Status::NotFound("'", dir_, "' is not a streaming checkpoint (no ",
+                                fs::JoinPath(path, "metadata"), ")");
+      }
+      return query_id.status();
+    }
+    SILT_ASSIGN_OR_RETURN(std::vector<stream::BatchInfo> batches, checkpoint->ListBatches());
+    Summary summary = Summarize(batches);
+    std::string out = format_ == "json" ? FormatJson(path, *query_id, batches, summary)
+                                        : FormatText(path, *query_id, batches, summary);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return Status::OK();
+  }
+
+ private:
+  static std::string FormatText(const std::string& path, const std::string& query_id,
+                                const std::vector<stream::BatchInfo>& batches,
+                                const Summary& summary) {
+    std::string out = fmt::format("checkpoint: {}\nquery id:   {}\n\n", path, query_id);
+    for (const auto& batch : batches) {
+      out += fmt::format("batch {}\n", batch.batch_id);
+      if (batch.offsets.has_value()) {
+        const stream::OffsetSeq& seq = *batch.offsets;
+        for (size_t source_idx = 0; source_idx < seq.source_offsets.size(); ++source_idx) {
+          out +=
+              fmt::format("  offsets[source {}]: {}\n", source_idx, seq.source_offsets[source_idx]);
+        }
+        out += fmt::format("  batch timestamp: {} ({} ms)\n",
+                           FormatMillisUtc(seq.batch_timestamp_ms), seq.batch_timestamp_ms);
+        out += fmt::format("  batch watermark: {}\n", FormatWatermark(seq.batch_watermark_ms));
+      } else {
+        out += "  offsets: (missing)\n";
+      }
+      if (batch.commit.has_value()) {
+        out += fmt::format("  committed: yes (next batch watermark: {})\n",
+                           FormatWatermark(batch.commit->next_batch_watermark_ms));
+      } else {
+        out += "  committed: no\n";
+      }
+    }
+    if (!batches.empty()) out += '\n';
+    out += "summary:\n";
+    out += fmt::format("  batches: {}\n", batches.size());
+    if (summary.last_committed.has_value()) {
+      out += fmt::format("  last committed batch: {}\n", *summary.last_committed);
+    } else {
+      out += "  last committed batch: none\n";
+    }
+    if (summary.rerun.has_value()) {
+      out += fmt::format(
+          "  batch to re-run: {} (offsets written, no commit: a restart re-runs it with the same "
+          "offsets)\n",
+          *summary.rerun);
+    } else {
+      out += "  batch to re-run: none\n";
+    }
+    out += fmt::format("  next batch: {}\n", summary.next_batch);
+    return out;
+  }
+
+  static std::string FormatWatermark(int64_t ms) {
+    if (ms == 0) return "0";
+    return fmt::format("{} ({} ms)", FormatMillisUtc(ms), ms);
+  }
+
+  static std::string FormatJson(const std::string& path, const std::string& query_id,
+                                const std::vector<stream::BatchInfo>& batches,
+                                const Summary& summary) {
+    JsonWriter writer;
+    writer.BeginObject();
+    writer.Key("checkpoint");
+    writer.String(path);
+    writer.Key("queryId");
+    writer.String(query_id);
+    writer.Key("batches");
+    writer.BeginArray();
+    for (const auto& batch : batches) {
+      writer.BeginObject();
+      writer.Key("batchId");
+      writer.Int(batch.batch_id);
+      if (batch.offsets.has_value()) {
+        const stream::OffsetSeq& seq = *batch.offsets;
+        writer.Key("batchWatermarkMs");
+        writer.Int(seq.batch_watermark_ms);
+        writer.Key("batchTimestampMs");
+        writer.Int(seq.batch_timestamp_ms);
+        writer.Key("conf");
+        WriteOffset(seq.conf_json, &writer);
+        writer.Key("offsets");
+        writer.BeginArray();
+        for (const std::string& offset : seq.source_offsets) WriteOffset(offset, &writer);
+        writer.EndArray();
+      }
+      writer.Key("committed");
+      writer.Bool(batch.commit.has_value());
+      if (batch.commit.has_value()) {
+        writer.Key("nextBatchWatermarkMs");
+        writer.Int(batch.commit->next_batch_watermark_ms);
+      }
+      writer.EndObject();
+    }
+    writer.EndArray();
+    writer.Key("lastCommittedBatch");
+    if (summary.last_committed.has_value()) {
+      writer.Int(*summary.last_committed);
+    } else {
+      writer.Null();
+    }
+    writer.Key("batchToRerun");
+    if (summary.rerun.has_value()) {
+      writer.Int(*summary.rerun);
+    } else {
+      writer.Null();
+    }
+    writer.Key("nextBatch");
+    writer.Int(summary.next_batch);
+    writer.EndObject();
+    return writer.Take() + "\n";
+  }
+
+  CLI::App* sub_ = nullptr;
+  std::string dir_;
+  std::string format_ = "text";
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddCheckpointCommand(CLI::App* app) {
+  return std::make_unique<CheckpointCommand>(app);
+}
+
+}  // namespace silt::cli

@@ -1,0 +1,40 @@
+// The subcommands of the `silt` binary. Each Add*Command registers one CLI11
+// subcommand on the application, binds its options into the returned Command
+// and returns it; main() runs the Command whose subcommand was parsed and
+// maps the returned Status to an exit code (see main.cc).
+//
+// Commands write their results to stdout and nothing else; errors are
+// returned, never printed, so main() prints exactly one message.
+//
+// Thread safety: commands run on the main thread; `silt run` and `silt demo`
+// install SIGINT/SIGTERM handlers for the duration of the query.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "silt/base/status.h"
+
+namespace silt::cli {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // The CLI11 subcommand this command owns (owned by the App).
+  virtual CLI::App* subcommand() const = 0;
+  // Runs the command with the parsed options.
+  virtual Status Run() = 0;
+};
+
+// silt run JOB.yaml [--max-batches N] [--progress-json]
+std::unique_ptr<Command> AddRunCommand(CLI::App* app);
+// silt demo [--dir DIR] [--batches N] [--rows-per-batch N] [--print-job]
+std::unique_ptr<Command> AddDemoCommand(CLI::App* app);
+// silt read TABLE [--version N] [--format jsonl|csv|table] [--limit N] [--columns a,b]
+std::unique_ptr<Command> AddReadCommand(CLI::App* app);
+// silt log TABLE [VERSION] [--format text|json]
+std::unique_ptr<Command> AddLogCommand(CLI::App* app);
+// silt checkpoint DIR [--format text|json]
+std::unique_ptr<Command> AddCheckpointCommand(CLI::App* app);
+
+}  // namespace silt::cli

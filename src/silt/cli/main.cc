@@ -1,0 +1,78 @@
+// The `silt` command: parses the command line, runs one subcommand and maps
+// its final Status to the process exit code with one message on stderr:
+//
+//   0  success
+//   2  usage error or invalid input (bad command line, bad job file):
+//      StatusCode::kInvalidArgument
+//   1  any other failure
+//
+// Messages read "silt: error: <message>".
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "silt/base/version.h"
+#include "silt/cli/command.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int ExitCodeFor(const silt::Status& status) {
+  if (status.ok()) return kExitOk;
+  return status.IsInvalidArgument() ? kExitUsage : kExitFailure;
+}
+
+void PrintError(const std::string& message) {
+  std::fflush(stdout);
+  fmt::print(stderr, "silt: error: {}\n", message);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "silt: stream events (Kafka, files, generator) through Spark SQL expressions into Delta "
+      "Lake tables, exactly once.",
+      "silt"};
+  app.set_version_flag("--version", std::string("silt ") + silt::kVersion);
+  app.require_subcommand(1);
+  app.footer("Run `silt <command> --help` for a command's options. Start with `silt demo`.");
+
+  std::vector<std::unique_ptr<silt::cli::Command>> commands;
+  commands.push_back(silt::cli::AddRunCommand(&app));
+  commands.push_back(silt::cli::AddDemoCommand(&app));
+  commands.push_back(silt::cli::AddReadCommand(&app));
+  commands.push_back(silt::cli::AddLogCommand(&app));
+  commands.push_back(silt::cli::AddCheckpointCommand(&app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    PrintError(std::string(e.what()) + " (run `silt --help` for usage)");
+    return kExitUsage;
+  }
+
+  for (const auto& command : commands) {
+    if (!command->subcommand()->parsed()) continue;
+    silt::Status status = command->Run();
+    std::fflush(stdout);
+    if (!status.ok()) PrintError(status.message());
+    return ExitCodeFor(status);
+  }
+  PrintError("no command given (run `silt --help` for usage)");
+  return kExitUsage;
+}

@@ -1,0 +1,485 @@
+"""Helpers for the integration tests: running silt, writing job files and
+input data, and reading Delta tables back with independent readers.
+
+Readers:
+  * silt itself (`silt read --format jsonl`),
+  * deltalake (delta-rs): DeltaTable(path).to_pyarrow_table(),
+  * pyarrow over the snapshot's files: the log is replayed here (JSON commits,
+    plus Parquet checkpoints if present), each live file is read with
+    pyarrow.parquet and the partition values from the log are appended,
+  * duckdb: read_parquet over the same files with hive_partitioning.
+
+Rows are compared in silt's jsonl form (Spark's to_json): NULL fields
+omitted, timestamps as millisecond ISO-8601 UTC strings, dates as
+yyyy-MM-dd, NaN/Infinity as strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+# --------------------------------------------------------------------------
+# Running silt
+
+
+def run_silt(silt_bin, *args, timeout=120, env=None, cwd=None):
+    """Runs silt to completion; returns the CompletedProcess (text output)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [str(silt_bin), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=cwd,
+    )
+
+
+def start_silt(silt_bin, *args, env=None, cwd=None, stdout=subprocess.PIPE,
+               stderr=subprocess.PIPE):
+    """Starts silt in the background (output to pipes unless redirected)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.Popen(
+        [str(silt_bin), *map(str, args)],
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+    )
+
+
+def describe(proc) -> str:
+    """Exit code and output of a finished process, for assertion messages."""
+    return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+
+
+# --------------------------------------------------------------------------
+# Job files and input data
+
+
+def write_job(path: Path, job: dict) -> Path:
+    """Writes `job` as a job file. JSON is YAML, so json.dumps is enough."""
+    path.write_text(json.dumps(job, indent=2) + "\n")
+    return path
+
+
+def json_file_job(
+    name,
+    input_dir,
+    table,
+    checkpoint,
+    schema,
+    max_files_per_trigger=None,
+    mode=None,
+    corrupt_column=None,
+    partition_by=None,
+    transform=None,
+    trigger=None,
+):
+    """A job dict for the JSON-lines file source into a Delta table."""
+    options = {"path": str(input_dir)}
+    if max_files_per_trigger is not None:
+        options["maxFilesPerTrigger"] = max_files_per_trigger
+    if mode is not None:
+        options["mode"] = mode
+    if corrupt_column is not None:
+        options["columnNameOfCorruptRecord"] = corrupt_column
+    job = {
+        "name": name,
+        "source": {"format": "json", "schema": schema, "options": options},
+        "sink": {"format": "delta", "outputMode": "append", "path": str(table)},
+        "checkpointLocation": str(checkpoint),
+        "trigger": trigger if trigger is not None else {"availableNow": True},
+    }
+    if partition_by:
+        job["sink"]["partitionBy"] = list(partition_by)
+    if transform:
+        job["transform"] = transform
+    return job
+
+
+_file_clock = [1_750_000_000.0]
+
+
+def write_input_file(path: Path, lines) -> Path:
+    """Writes a JSON-lines file atomically (temp + rename, as file sources
+    expect) with a modification time later than every file written before,
+    so that the source's file order is the order of writing."""
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in lines))
+    _file_clock[0] += 1.0
+    os.utime(tmp, (_file_clock[0], _file_clock[0]))
+    os.rename(tmp, path)
+    return path
+
+
+READING_SCHEMA = "id BIGINT, device_id STRING, reading DOUBLE, ok BOOLEAN, event_time TIMESTAMP"
+BASE_EVENT_MICROS = 1_782_116_160_000_000  # 2026-06-22T08:16:00Z
+
+
+def reading_record(record_id: int) -> dict:
+    """A deterministic input record for READING_SCHEMA."""
+    micros = BASE_EVENT_MICROS + record_id * 1_234_567  # spans several days for 100k ids
+    ts = dt.datetime.fromtimestamp(micros // 1_000_000, tz=dt.timezone.utc).replace(
+        microsecond=micros % 1_000_000
+    )
+    rec = {
+        "id": record_id,
+        "device_id": f"dev-{record_id % 7}",
+        "reading": round(record_id * 0.25 + 0.1, 2),
+        "ok": record_id % 3 != 0,
+        "event_time": ts.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z",
+    }
+    if record_id % 11 == 0:
+        del rec["reading"]  # some NULLs
+    return rec
+
+
+def expected_reading_row(record_id: int) -> dict:
+    """reading_record(record_id) as silt's jsonl would print the table row
+    (with event_date = to_date(event_time))."""
+    rec = reading_record(record_id)
+    ts = dt.datetime.strptime(rec["event_time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    row = dict(rec)
+    row["event_time"] = format_json_timestamp(ts)
+    row["event_date"] = ts.date().isoformat()
+    return row
+
+
+# --------------------------------------------------------------------------
+# Delta log replay (independent of silt and of delta-rs)
+
+
+@dataclass
+class Snapshot:
+    version: int
+    protocol: dict
+    metadata: dict
+    files: dict  # path (as in the log) -> add action
+    txns: dict  # appId -> version
+    schema: dict = field(default_factory=dict)
+
+    @property
+    def partition_columns(self):
+        return list(self.metadata.get("partitionColumns", []))
+
+    @property
+    def fields(self):
+        return self.schema.get("fields", [])
+
+
+def log_dir(table) -> Path:
+    return Path(table) / "_delta_log"
+
+
+def log_versions(table):
+    """Commit versions present in _delta_log, ascending."""
+    out = []
+    for p in log_dir(table).glob("*.json"):
+        m = re.fullmatch(r"(\d{20})\.json", p.name)
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def read_commit(table, version):
+    """The actions of one commit file, in file order."""
+    text = (log_dir(table) / f"{version:020d}.json").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _checkpoint_actions(table, version):
+    """Actions of the newest Parquet checkpoint at or below `version`, and
+    its version; ([], -1) when there is none."""
+    best = -1
+    for p in log_dir(table).glob("*.checkpoint*.parquet"):
+        v = int(p.name[:20])
+        if best < v <= version:
+            best = v
+    if best < 0:
+        return [], -1
+    actions = []
+    for p in sorted(log_dir(table).glob(f"{best:020d}.checkpoint*.parquet")):
+        for row in pq.ParquetFile(p).read().to_pylist():
+            for key, value in row.items():
+                if value is None or key not in ("add", "remove", "metaData", "protocol", "txn"):
+                    continue
+                value = dict(value)
+                if key in ("add", "remove") and isinstance(value.get("partitionValues"), list):
+                    value["partitionValues"] = dict(value["partitionValues"])
+                actions.append({key: value})
+    return actions, best
+
+
+def snapshot(table, version=None) -> Snapshot:
+    versions = log_versions(table)
+    assert versions, f"{table} has no Delta commits"
+    if version is None:
+        version = versions[-1]
+    actions, start = _checkpoint_actions(table, version)
+    for v in versions:
+        if start < v <= version:
+            actions.extend(read_commit(table, v))
+    snap = Snapshot(version=version, protocol={}, metadata={}, files={}, txns={})
+    for action in actions:
+        if "protocol" in action:
+            snap.protocol = action["protocol"]
+        elif "metaData" in action:
+            snap.metadata = action["metaData"]
+            snap.schema = json.loads(snap.metadata["schemaString"])
+        elif "txn" in action:
+            snap.txns[action["txn"]["appId"]] = action["txn"]["version"]
+        elif "add" in action:
+            snap.files[unquote(action["add"]["path"])] = action["add"]
+        elif "remove" in action:
+            snap.files.pop(unquote(action["remove"]["path"]), None)
+    return snap
+
+
+# --------------------------------------------------------------------------
+# Readers
+
+
+_PRIMITIVES = {
+    "string": pa.string(),
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+}
+
+
+def arrow_type(delta_type):
+    if isinstance(delta_type, str):
+        m = re.fullmatch(r"decimal\((\d+),\s*(\d+)\)", delta_type)
+        if m:
+            return pa.decimal128(int(m.group(1)), int(m.group(2)))
+        return _PRIMITIVES[delta_type]
+    kind = delta_type["type"]
+    if kind == "struct":
+        return pa.struct([(f["name"], arrow_type(f["type"])) for f in delta_type["fields"]])
+    if kind == "array":
+        return pa.list_(arrow_type(delta_type["elementType"]))
+    if kind == "map":
+        return pa.map_(arrow_type(delta_type["keyType"]), arrow_type(delta_type["valueType"]))
+    raise ValueError(f"unknown Delta type {delta_type!r}")
+
+
+def parse_partition_value(text, delta_type):
+    if text is None or text == "":
+        return None
+    if delta_type == "string":
+        return text
+    if delta_type in ("long", "integer", "short", "byte"):
+        return int(text)
+    if delta_type in ("double", "float"):
+        return float(text)
+    if delta_type == "boolean":
+        return text == "true"
+    if delta_type == "date":
+        return dt.date.fromisoformat(text)
+    if delta_type == "timestamp":
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    raise ValueError(f"partition type {delta_type} not handled by the test reader")
+
+
+def snapshot_file_paths(table, snap: Snapshot):
+    return [str(Path(table) / p) for p in sorted(snap.files)]
+
+
+def read_with_pyarrow(table, version=None) -> pa.Table:
+    """The snapshot's rows: each live file read with pyarrow.parquet, plus the
+    partition columns from the log, columns in table-schema order."""
+    snap = snapshot(table, version)
+    schema = pa.schema([(f["name"], arrow_type(f["type"])) for f in snap.fields])
+    types = {f["name"]: f["type"] for f in snap.fields}
+    parts = []
+    for rel in sorted(snap.files):
+        add = snap.files[rel]
+        data = pq.ParquetFile(Path(table) / rel).read()
+        columns = []
+        for f in schema:
+            if f.name in snap.partition_columns:
+                value = parse_partition_value(add["partitionValues"].get(f.name), types[f.name])
+                columns.append(pa.array([value] * data.num_rows, type=f.type))
+            elif f.name in data.column_names:
+                columns.append(data.column(f.name).cast(f.type))
+            else:
+                columns.append(pa.nulls(data.num_rows, type=f.type))
+        parts.append(pa.Table.from_arrays(columns, schema=schema))
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts)
+
+
+def read_with_deltalake(table, version=None) -> pa.Table:
+    from deltalake import DeltaTable
+
+    if version is None:
+        return DeltaTable(str(table)).to_pyarrow_table()
+    return DeltaTable(str(table), version=version).to_pyarrow_table()
+
+
+def duckdb_query(table, sql_template, version=None):
+    """Runs sql_template with {t} replaced by read_parquet over the snapshot's
+    files (hive partitioning from the directory names). Returns fetchall()."""
+    import duckdb
+
+    files = snapshot_file_paths(table, snapshot(table, version))
+    source = f"read_parquet({json.dumps(files)}, hive_partitioning=true)".replace('"', "'")
+    con = duckdb.connect()
+    try:
+        return con.execute(sql_template.format(t=source)).fetchall()
+    finally:
+        con.close()
+
+
+def read_with_silt(silt, table, *extra):
+    """Rows printed by `silt read --format jsonl`, parsed."""
+    proc = silt("read", table, "--format", "jsonl", *extra)
+    assert proc.returncode == 0, describe(proc)
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------
+# Normalization to silt's jsonl form
+
+
+def format_json_timestamp(t: dt.datetime) -> str:
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{t.microsecond // 1000:03d}Z"
+
+
+def _json_value(value, typ):
+    if value is None:
+        return None
+    if pa.types.is_timestamp(typ):
+        if typ.tz is None:
+            return value.strftime("%Y-%m-%dT%H:%M:%S") + f".{value.microsecond // 1000:03d}"
+        return format_json_timestamp(value)
+    if pa.types.is_date(typ):
+        return value.isoformat()
+    if pa.types.is_floating(typ):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float(value)
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
+        return base64.b64encode(value).decode()
+    if pa.types.is_decimal(typ):
+        return float(value)
+    if pa.types.is_struct(typ):
+        out = {}
+        for i in range(typ.num_fields):
+            f = typ.field(i)
+            v = _json_value(value.get(f.name), f.type)
+            if v is not None:
+                out[f.name] = v
+        return out
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return [_json_value(v, typ.value_type) for v in value]
+    if pa.types.is_map(typ):
+        return {str(k): _json_value(v, typ.item_type) for k, v in value}
+    return value
+
+
+def to_json_rows(table: pa.Table):
+    """Rows of an Arrow table in silt's jsonl form (dicts, NULLs omitted)."""
+    columns = [(f.name, f.type, table.column(f.name).to_pylist()) for f in table.schema]
+    rows = []
+    for row_idx in range(table.num_rows):
+        row = {}
+        for name, typ, values in columns:
+            v = _json_value(values[row_idx], typ)
+            if v is not None:
+                row[name] = v
+        rows.append(row)
+    return rows
+
+
+def normalize_silt_rows(rows):
+    """Parsed silt jsonl rows with decimals/doubles as floats (JSON ints in
+    double columns parse as int in Python; compare them as floats)."""
+    out = []
+    for row in rows:
+        out.append({k: (float(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                    for k, v in row.items()})
+    return out
+
+
+def sort_rows(rows, *keys):
+    return sorted(rows, key=lambda r: tuple(str(r.get(k, "")) for k in keys))
+
+
+def assert_same_rows(actual, expected, what, *keys):
+    """Equal multisets of rows, with a readable diff of the first mismatch."""
+    a = sort_rows(actual, *keys)
+    e = sort_rows(expected, *keys)
+    assert len(a) == len(e), f"{what}: {len(a)} rows, expected {len(e)}"
+    for i, (x, y) in enumerate(zip(a, e)):
+        assert _comparable(x) == _comparable(y), f"{what}: row {i} differs:\n  got      {x}\n  expected {y}"
+
+
+def _comparable(row):
+    return {k: (float(v) if isinstance(v, int) and not isinstance(v, bool) else v) for k, v in row.items()}
+
+
+# --------------------------------------------------------------------------
+# Streaming checkpoint
+
+
+def checkpoint_query_id(checkpoint) -> str:
+    return json.loads((Path(checkpoint) / "metadata").read_text().splitlines()[0])["id"]
+
+
+def checkpoint_batches(checkpoint, kind):
+    """Batch ids with a file in offsets/ or commits/ (ignoring temp files)."""
+    d = Path(checkpoint) / kind
+    if not d.is_dir():
+        return []
+    return sorted(int(p.name) for p in d.iterdir() if p.name.isdigit())
+
+
+def kill(proc):
+    """SIGKILL and reap a background silt."""
+    try:
+        proc.send_signal(signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
+def wait_for(predicate, timeout=30.0, interval=0.005):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

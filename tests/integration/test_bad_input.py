@@ -1,0 +1,159 @@
+"""Bad records never stop a PERMISSIVE query nor disappear; FAILFAST stops
+naming the file and line; bad job files fail before any work with exit code
+2 and a message that names what is wrong."""
+
+import json
+
+import pytest
+
+from helpers import (
+    describe,
+    json_file_job,
+    read_with_deltalake,
+    read_with_silt,
+    write_input_file,
+    write_job,
+)
+
+SCHEMA = "id BIGINT, name STRING, score DOUBLE, _corrupt_record STRING"
+
+GOOD = [
+    '{"id": 1, "name": "one", "score": 1.5}',
+    '{"id": 6, "name": "six", "score": 6}',
+    '{"id": 8, "name": null}',
+]
+MALFORMED = [
+    '{"id": 2, "name": "truncated"',
+    "this is not json",
+    "42",
+    '{"id": 5, "name": "bad escape \\q"}',
+]
+WRONG_TYPED = [
+    '{"id": "three", "name": "string id", "score": 3.0}',
+    '{"id": 4, "name": "text score", "score": "high"}',
+]
+
+
+def permissive_job(work, input_dir):
+    return write_job(work / "job.yaml", json_file_job(
+        "bad-records", input_dir, work / "table", work / "checkpoint", schema=SCHEMA,
+        mode="PERMISSIVE", corrupt_column="_corrupt_record"))
+
+
+def test_permissive_keeps_every_line_and_marks_corrupt_ones(silt, work):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    lines = GOOD[:2] + MALFORMED[:2] + WRONG_TYPED + MALFORMED[2:] + GOOD[2:]
+    write_input_file(input_dir / "a.json", lines[:5])
+    write_input_file(input_dir / "b.json", lines[5:])
+    proc = silt("run", permissive_job(work, input_dir))
+    assert proc.returncode == 0, describe(proc)
+
+    rows = read_with_silt(silt, work / "table")
+    assert len(rows) == len(lines), "every input line must become exactly one row"
+    assert read_with_deltalake(work / "table").num_rows == len(lines)
+
+    by_raw = {r["_corrupt_record"]: r for r in rows if "_corrupt_record" in r}
+    for line in MALFORMED:
+        assert line in by_raw, f"malformed line not kept in _corrupt_record: {line}"
+        assert set(by_raw[line]) == {"_corrupt_record"}, by_raw[line]
+    good = {r["id"]: r for r in rows if "_corrupt_record" not in r}
+    assert good[1] == {"id": 1, "name": "one", "score": 1.5}
+    assert good[6] == {"id": 6, "name": "six", "score": 6.0}
+    assert good[8] == {"id": 8}
+
+    # A field of the wrong type is NULL; the rest of the record is kept and,
+    # as in Spark 3.5 (partial results), the raw line is in _corrupt_record.
+    string_id = by_raw.get(WRONG_TYPED[0])
+    assert string_id is not None, rows
+    assert "id" not in string_id and string_id["name"] == "string id"
+    assert string_id["score"] == 3.0
+    text_score = by_raw.get(WRONG_TYPED[1])
+    assert text_score is not None, rows
+    assert text_score["id"] == 4 and "score" not in text_score
+
+
+def test_failfast_stops_at_the_first_malformed_line_naming_file_and_line(silt, work):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    bad_file = write_input_file(input_dir / "events.json", GOOD[:2] + [MALFORMED[0]] + GOOD[2:])
+    job = write_job(work / "job.yaml", json_file_job(
+        "failfast", input_dir, work / "table", work / "checkpoint",
+        schema="id BIGINT, name STRING, score DOUBLE", mode="FAILFAST"))
+    proc = silt("run", job)
+    assert proc.returncode != 0, describe(proc)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
+    assert len(errors) == 1, describe(proc)
+    assert str(bad_file) in errors[0]
+    assert "line 3" in errors[0]
+    # Nothing of the failed batch was committed.
+    log = work / "table" / "_delta_log"
+    assert not log.exists() or not any(log.glob("*.json"))
+
+
+def valid_job(work, input_dir):
+    return json_file_job("valid", input_dir, work / "table", work / "checkpoint",
+                         schema="id BIGINT, name STRING")
+
+
+def with_unknown_sink_key(job):
+    job["sink"]["partitonBy"] = ["name"]
+    return job, ["sink.partitonBy"]
+
+
+def with_unknown_top_level_key(job):
+    job["triger"] = {"availableNow": True}
+    return job, ["triger"]
+
+
+def with_bad_expression(job):
+    job["transform"] = [{"select": ["id", "CAST(name AS INT AS n"]}]
+    return job, ["CAST(name AS INT AS n", "position", "transform[0].select[1]"]
+
+
+def with_unknown_column(job):
+    job["transform"] = [{"select": ["id", "upper(no_such_column) AS u"]}]
+    return job, ["no_such_column"]
+
+
+def with_bad_ddl_type(job):
+    job["source"]["schema"] = "id BIGINT, name STRNG"
+    return job, ["STRNG"]
+
+
+@pytest.mark.parametrize("mutate", [
+    with_unknown_sink_key,
+    with_unknown_top_level_key,
+    with_bad_expression,
+    with_unknown_column,
+    with_bad_ddl_type,
+], ids=lambda f: f.__name__)
+def test_bad_job_file_fails_before_any_work_with_exit_code_2(silt, work, mutate):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1, "name": "x"})])
+    job, expected_parts = mutate(valid_job(work, input_dir))
+    path = write_job(work / "bad.yaml", job)
+    proc = silt("run", path)
+    assert proc.returncode == 2, describe(proc)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
+    assert len(errors) == 1, describe(proc)
+    for part in expected_parts:
+        assert part in errors[0], f"{part!r} not named in: {errors[0]}"
+    assert not (work / "table").exists(), "the table was created before the job was validated"
+    assert not (work / "checkpoint").exists(), "the checkpoint was created before validation"
+
+
+def test_job_file_that_is_not_yaml_names_the_file(silt, work):
+    path = work / "broken.yaml"
+    path.write_text("name: x\nsource: [unclosed\n")
+    proc = silt("run", path)
+    assert proc.returncode == 2, describe(proc)
+    assert str(path) in proc.stderr
+
+
+def test_missing_job_file_is_reported(silt, work):
+    proc = silt("run", work / "nope.yaml")
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("silt: error:")
+    assert "nope.yaml" in proc.stderr
