@@ -234,6 +234,23 @@ std::string StarNode::ToString() const {
 }
 
 std::string CallNode::ToString() const {
+  if (name_ == kCaseWhenCall) {
+    std::string out = "CASE";
+    size_t pair_idx = 0;
+    for (; pair_idx + 1 < args_.size(); pair_idx += 2) {
+      out += " WHEN " + args_[pair_idx]->ToString() + " THEN " + args_[pair_idx + 1]->ToString();
+    }
+    if (pair_idx < args_.size()) out += " ELSE " + args_[pair_idx]->ToString();
+    return out + " END";
+  }
+  if (name_ == kInListCall) {
+    std::string out = "(" + args_[0]->ToString() + " IN (";
+    for (size_t i = 1; i < args_.size(); ++i) {
+      if (i > 1) out += ", ";
+      out += args_[i]->ToString();
+    }
+    return out + "))";
+  }
   std::string out = name_ + "(";
   if (distinct_) out += "DISTINCT ";
   if (star_arg_) out += "*";
@@ -245,6 +262,11 @@ std::string CallNode::ToString() const {
 }
 
 std::string CallNode::PrettySql() const {
+  if (name_ == kCaseWhenCall || name_ == kInListCall) {
+    std::vector<std::string> pretty;
+    for (const NodePtr& arg : args_) pretty.push_back(arg->PrettySql());
+    return name_ == kCaseWhenCall ? PrettyCaseWhen(pretty) : PrettyInList(pretty);
+  }
   std::vector<std::string> args;
   if (star_arg_) {
     // Spark rewrites count(*) to count(1).
@@ -285,6 +307,25 @@ std::string IsNullNode::PrettySql() const { return PrettyIsNull(child_->PrettySq
 
 std::string AliasNode::ToString() const {
   return child_->ToString() + " AS " + QuoteIdentifierIfNeeded(name_);
+}
+
+std::string PrettyCaseWhen(const std::vector<std::string>& args) {
+  std::string out = "CASE";
+  size_t pair_idx = 0;
+  for (; pair_idx + 1 < args.size(); pair_idx += 2) {
+    out += " WHEN " + args[pair_idx] + " THEN " + args[pair_idx + 1];
+  }
+  if (pair_idx < args.size()) out += " ELSE " + args[pair_idx];
+  return out + " END";
+}
+
+std::string PrettyInList(const std::vector<std::string>& args) {
+  std::string out = "(" + args[0] + " IN (";
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (i > 1) out += ", ";
+    out += args[i];
+  }
+  return out + "))";
 }
 
 }  // namespace silt::expr

@@ -152,6 +152,11 @@ class StarNode : public Node {
 };
 
 // `name(args)`, `name(*)`, `name(DISTINCT args)`.
+// Internal call names the parser gives to syntax that binds like a function
+// (they contain a space, so no user-written call can reach them).
+inline constexpr const char* kCaseWhenCall = "case when";  // c1, v1, ..., [else]
+inline constexpr const char* kInListCall = "in list";      // value, item1, ...
+
 class CallNode : public Node {
  public:
   CallNode(std::string name, std::vector<NodePtr> args, bool star_arg, bool distinct,
@@ -270,6 +275,10 @@ std::string QuoteIdentifierIfNeeded(const std::string& name);
 // "(a IS NOT NULL)". A cast to a nested type prints as its child, as Spark's
 // Cast.sql does.
 std::string PrettyCall(const std::string& name, const std::vector<std::string>& args);
+// Spark's names for CASE WHEN (args c1, v1, ..., [else]) and IN (value,
+// items...): "CASE WHEN c THEN v ELSE e END", "(a IN (1, 2))".
+std::string PrettyCaseWhen(const std::vector<std::string>& args);
+std::string PrettyInList(const std::vector<std::string>& args);
 std::string PrettyBinary(BinaryOp op, const std::string& left, const std::string& right);
 std::string PrettyUnary(UnaryOp op, const std::string& child);
 std::string PrettyCast(const std::string& child, const columnar::DataType& type,

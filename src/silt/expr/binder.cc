@@ -1,5 +1,9 @@
 #include "silt/expr/binder.h"
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast.h"
@@ -46,6 +50,52 @@ int FindField(const std::vector<columnar::Field>& fields, const std::string& nam
     }
   }
   return found;
+}
+
+// Edit distance counting insertions, deletions, substitutions and swaps of
+// adjacent letters (optimal string alignment), case-insensitive.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  const size_t cols = b.size() + 1;
+  std::vector<size_t> d((a.size() + 1) * cols);
+  auto at = [&](size_t i, size_t j) -> size_t& { return d[i * cols + j]; };
+  auto same = [&](size_t i, size_t j) { return EqualsIgnoreCase(a.substr(i, 1), b.substr(j, 1)); };
+  for (size_t i = 0; i <= a.size(); ++i) at(i, 0) = i;
+  for (size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1,
+                           at(i - 1, j - 1) + (same(i - 1, j - 1) ? 0 : 1)});
+      if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1)) {
+        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+      }
+    }
+  }
+  return at(a.size(), b.size());
+}
+
+// "; did you mean X?" for the candidate closest to `name`, when it is close
+// enough to be a plausible typo (at most a third of the name's length
+// edited, and at least one edit allowed); empty otherwise.
+std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates) {
+  const size_t limit = std::max<size_t>(1, name.size() / 3);
+  const std::string* best = nullptr;
+  size_t best_distance = limit + 1;
+  for (const std::string& candidate : candidates) {
+    size_t distance = EditDistance(name, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = &candidate;
+    }
+  }
+  if (best == nullptr) return {};
+  return "; did you mean " + QuoteIdentifierIfNeeded(*best) + "?";
+}
+
+std::vector<std::string> NamesOf(const std::vector<columnar::Field>& fields) {
+  std::vector<std::string> out;
+  out.reserve(fields.size());
+  for (const columnar::Field& f : fields) out.push_back(f.name);
+  return out;
 }
 
 std::string FieldNames(const std::vector<columnar::Field>& fields) {
@@ -137,8 +187,9 @@ Result<BoundNodePtr> Fold(BoundNodePtr node) {
 
 Status Binder::UnknownColumn(const std::string& name) const {
   return Status::InvalidArgument("Cannot resolve column ", QuoteIdentifierIfNeeded(name), " in '",
-                                 expression_text_,
-                                 "'; available columns: ", FieldNames(schema_->fields()));
+                                 expression_text_, "'",
+                                 DidYouMean(name, NamesOf(schema_->fields())),
+                                 "; available columns: ", FieldNames(schema_->fields()));
 }
 
 Result<BoundNodePtr> Binder::Bind(const Node& node) {
@@ -268,8 +319,9 @@ Result<BoundNodePtr> Binder::BindField(BoundNodePtr parent, const std::string& f
   }
   if (index < 0) {
     return Status::InvalidArgument("No field ", QuoteIdentifierIfNeeded(field), " in ", sql_prefix,
-                                   " in '", expression_text_,
-                                   "'; available fields: ", FieldNames(type.fields()));
+                                   " in '", expression_text_, "'",
+                                   DidYouMean(field, NamesOf(type.fields())),
+                                   "; available fields: ", FieldNames(type.fields()));
   }
   bool nullable = parent->nullable() || type.field(index).nullable;
   std::string sql = sql_prefix + "." + field;
@@ -280,7 +332,8 @@ Result<BoundNodePtr> Binder::BindCall(const std::string& name, std::string text,
                                       std::vector<BoundNodePtr> args, bool star_arg) {
   FunctionBinder binder = FunctionRegistry::Builtin().Find(name);
   if (binder == nullptr) {
-    return Status::InvalidArgument("Unknown function ", name, " in '", expression_text_, "'");
+    return Status::InvalidArgument("Unknown function ", name, " in '", expression_text_, "'",
+                                   DidYouMean(name, FunctionRegistry::Builtin().Names()));
   }
   CallSite site;
   site.name = name;
@@ -288,6 +341,7 @@ Result<BoundNodePtr> Binder::BindCall(const std::string& name, std::string text,
   site.args = std::move(args);
   site.star_arg = star_arg;
   site.options = options_;
+  site.session = session_;
   if (star_arg) {
     return Status::InvalidArgument("Function ", name, " does not accept '*' in '", site.text, "'");
   }

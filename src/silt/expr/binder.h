@@ -23,11 +23,14 @@ namespace silt::expr {
 
 class Binder {
  public:
-  // `expression_text` is quoted in error messages.
-  Binder(columnar::SchemaPtr schema, EvalOptions options, std::string expression_text)
+  // `expression_text` is quoted in error messages. `session` (may be null)
+  // must outlive the Binder.
+  Binder(columnar::SchemaPtr schema, EvalOptions options, std::string expression_text,
+         BindSession* session = nullptr)
       : schema_(std::move(schema)),
         options_(options),
-        expression_text_(std::move(expression_text)) {}
+        expression_text_(std::move(expression_text)),
+        session_(session) {}
 
   // Binds `node`. Errors: InvalidArgument for unknown or ambiguous columns
   // and fields, unknown functions, wrong argument counts or types, and
@@ -51,6 +54,7 @@ class Binder {
   columnar::SchemaPtr schema_;
   EvalOptions options_;
   std::string expression_text_;
+  BindSession* session_;
 };
 
 }  // namespace silt::expr

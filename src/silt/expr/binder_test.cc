@@ -50,6 +50,18 @@ TEST(BinderTest, UnknownFunctionIsNamed) {
   EXPECT_EQ(BindError("frobnicate(id)"), "Unknown function frobnicate in 'frobnicate(id)'");
 }
 
+TEST(BinderTest, MisspelledNamesSuggestTheClosestOne) {
+  EXPECT_EQ(BindError("valeu + 1"),
+            "Cannot resolve column valeu in '(valeu + 1)'; did you mean value?; "
+            "available columns: id, Name, e, value");
+  EXPECT_EQ(BindError("get_jsn_object(Name, '$.a')"),
+            "Unknown function get_jsn_object in 'get_jsn_object(Name, '$.a')'; did you mean "
+            "get_json_object?");
+  EXPECT_EQ(BindError("e.payloda"),
+            "No field payloda in e in 'e.payloda'; did you mean Payload?; available fields: "
+            "device_id, Payload, inner");
+}
+
 TEST(BinderTest, ColumnsResolveIgnoringCaseAndKeepTheirSchemaName) {
   ASSERT_OK_AND_ASSIGN(BoundExpressionPtr bound, BindTo("NAME"));
   EXPECT_EQ(bound->name(), "Name");

@@ -1,5 +1,8 @@
 // Date/time functions: to_timestamp, to_date, current_timestamp / now,
-// current_date / curdate.
+// current_date / curdate; the date parts year, quarter, month, day /
+// dayofmonth, dayofweek, dayofyear (of a DATE; timestamps and strings are
+// cast to DATE first, as Spark does), hour, minute, second (of a TIMESTAMP in
+// the session time zone); date_add, date_sub and datediff.
 //
 // to_timestamp(s) and to_date(s) without a pattern are CAST(s AS TIMESTAMP /
 // DATE), as in Spark. With a pattern they parse with a compiled
@@ -152,9 +155,141 @@ Result<BoundNodePtr> BindParse(CallSite& site) {
       std::move(sql));
 }
 
+enum class Part { kYear, kQuarter, kMonth, kDay, kDayOfWeek, kDayOfYear, kHour, kMinute, kSecond };
+
+constexpr bool IsTimePart(Part part) {
+  return part == Part::kHour || part == Part::kMinute || part == Part::kSecond;
+}
+
+template <Part kPart>
+int32_t DatePart(int32_t days) {
+  if constexpr (kPart == Part::kDayOfWeek) {
+    // 1970-01-01 was a Thursday; Spark counts 1 = Sunday .. 7 = Saturday.
+    int32_t r = (days + 4) % 7;
+    if (r < 0) r += 7;
+    return r + 1;
+  } else {
+    columnar::CivilDate civil = columnar::CivilFromDays(days);
+    if constexpr (kPart == Part::kYear) return civil.year;
+    if constexpr (kPart == Part::kQuarter) return (civil.month - 1) / 3 + 1;
+    if constexpr (kPart == Part::kMonth) return civil.month;
+    if constexpr (kPart == Part::kDay) return civil.day;
+    if constexpr (kPart == Part::kDayOfYear) {
+      return days - columnar::DaysFromCivil(civil.year, 1, 1) + 1;
+    }
+    return 0;
+  }
+}
+
+template <Part kPart>
+Result<ColumnPtr> PartKernel(const KernelInfo& info, const ExecArgs& args) {
+  const int64_t n = args.num_rows;
+  ValidityOut validity(n);
+  FixedWriter<int32_t> out(n);
+  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
+  int32_t* dst = out.data();
+  if constexpr (IsTimePart(kPart)) {
+    FixedReader<int64_t> in(args.args[0]);
+    const int64_t offset = info.options.session_zone_offset_micros;
+    for (int64_t row = 0; row < n; ++row) {
+      int64_t local = in[row] + offset;
+      int64_t in_day = local % columnar::kMicrosPerDay;
+      if (in_day < 0) in_day += columnar::kMicrosPerDay;
+      int64_t seconds = in_day / 1000000;
+      dst[row] = static_cast<int32_t>(kPart == Part::kHour     ? seconds / 3600
+                                      : kPart == Part::kMinute ? (seconds / 60) % 60
+                                                               : seconds % 60);
+    }
+  } else {
+    FixedReader<int32_t> in(args.args[0]);
+    for (int64_t row = 0; row < n; ++row) dst[row] = DatePart<kPart>(in[row]);
+  }
+  return out.Finish(info.type, &validity);
+}
+
+Status CoerceTo(CallSite& site, size_t index, const TypePtr& to, std::string_view expected) {
+  const DataType& t = *site.args[index]->type();
+  if (t.Equals(*to)) return Status::OK();
+  if (t.id() != TypeId::kString && t.id() != TypeId::kNull && t.id() != TypeId::kDate &&
+      t.id() != TypeId::kTimestamp && t.id() != TypeId::kTimestampNtz) {
+    return ArgTypeError(site, index, expected);
+  }
+  SILT_ASSIGN_OR_RETURN(site.args[index],
+                        ImplicitCast(std::move(site.args[index]), to, site.options));
+  return Status::OK();
+}
+
+template <Part kPart>
+Result<BoundNodePtr> BindPart(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 1));
+  if constexpr (IsTimePart(kPart)) {
+    SILT_RETURN_NOT_OK(CoerceTo(site, 0, DataType::Timestamp(), "TIMESTAMP"));
+  } else {
+    SILT_RETURN_NOT_OK(CoerceTo(site, 0, DataType::Date(), "DATE"));
+  }
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  const bool nullable = AnyNullable(site.args);
+  return MakeBoundCall(site, DataType::Int(), nullable, std::move(site.args), &PartKernel<kPart>,
+                       std::move(sql));
+}
+
+// date_add(d, n) / date_sub(d, n): DATE plus or minus n days (kSign);
+// datediff(end, start): days between (kSign 0).
+template <int kSign>
+Result<ColumnPtr> DayArithmeticKernel(const KernelInfo& info, const ExecArgs& args) {
+  const int64_t n = args.num_rows;
+  FixedReader<int32_t> a(args.args[0]);
+  FixedReader<int32_t> b(args.args[1]);
+  ValidityOut validity(n);
+  FixedWriter<int32_t> out(n);
+  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
+  int32_t* dst = out.data();
+  for (int64_t row = 0; row < n; ++row) {
+    // Wrapping int arithmetic, as Spark's non-ANSI date_add.
+    int64_t v = kSign == 0 ? int64_t{a[row]} - b[row] : int64_t{a[row]} + kSign * int64_t{b[row]};
+    dst[row] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+  }
+  return out.Finish(info.type, &validity);
+}
+
+template <int kSign>
+Result<BoundNodePtr> BindDayArithmetic(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 2));
+  SILT_RETURN_NOT_OK(CoerceTo(site, 0, DataType::Date(), "DATE"));
+  if constexpr (kSign == 0) {
+    SILT_RETURN_NOT_OK(CoerceTo(site, 1, DataType::Date(), "DATE"));
+  } else {
+    TypeId id = site.args[1]->type()->id();
+    if (id != TypeId::kInt && id != TypeId::kShort && id != TypeId::kByte &&
+        id != TypeId::kNull && id != TypeId::kString) {
+      return ArgTypeError(site, 1, "INT, SMALLINT or TINYINT");
+    }
+    SILT_ASSIGN_OR_RETURN(site.args[1],
+                          ImplicitCast(std::move(site.args[1]), DataType::Int(), site.options));
+  }
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  const bool nullable = AnyNullable(site.args);
+  TypePtr type = kSign == 0 ? DataType::Int() : DataType::Date();
+  return MakeBoundCall(site, type, nullable, std::move(site.args), &DayArithmeticKernel<kSign>,
+                       std::move(sql));
+}
+
 }  // namespace
 
 void RegisterDatetimeFunctions(FunctionRegistry* registry) {
+  registry->Register("year", &BindPart<Part::kYear>);
+  registry->Register("quarter", &BindPart<Part::kQuarter>);
+  registry->Register("month", &BindPart<Part::kMonth>);
+  registry->Register("day", &BindPart<Part::kDay>);
+  registry->Register("dayofmonth", &BindPart<Part::kDay>);
+  registry->Register("dayofweek", &BindPart<Part::kDayOfWeek>);
+  registry->Register("dayofyear", &BindPart<Part::kDayOfYear>);
+  registry->Register("hour", &BindPart<Part::kHour>);
+  registry->Register("minute", &BindPart<Part::kMinute>);
+  registry->Register("second", &BindPart<Part::kSecond>);
+  registry->Register("date_add", &BindDayArithmetic<1>);
+  registry->Register("date_sub", &BindDayArithmetic<-1>);
+  registry->Register("datediff", &BindDayArithmetic<0>);
   registry->Register("current_timestamp", &BindCurrent<false>);
   registry->Register("now", &BindCurrent<false>);
   registry->Register("current_date", &BindCurrent<true>);

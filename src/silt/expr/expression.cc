@@ -1,6 +1,7 @@
 #include "silt/expr/expression.h"
 
 #include "silt/expr/ast.h"
+#include "silt/expr/bind_session_internal.h"
 #include "silt/expr/binder.h"
 #include "silt/expr/bound.h"
 #include "silt/expr/parser.h"
@@ -43,15 +44,18 @@ Result<const Node*> AsNode(const Expression& expr) {
 
 }  // namespace
 
+BindSession::BindSession() : state_(std::make_unique<State>()) {}
+BindSession::~BindSession() = default;
+
 Result<ExpressionPtr> ParseExpression(std::string_view text) {
   SILT_ASSIGN_OR_RETURN(NodePtr node, ParseNode(text));
   return ExpressionPtr(std::move(node));
 }
 
 Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,
-                                const EvalOptions& options) {
+                                const EvalOptions& options, BindSession* session) {
   SILT_ASSIGN_OR_RETURN(const Node* node, AsNode(expr));
-  Binder binder(input_schema, options, node->ToString());
+  Binder binder(input_schema, options, node->ToString(), session);
   SILT_ASSIGN_OR_RETURN(BoundNodePtr bound, binder.Bind(*node));
   std::string name = Binder::OutputName(*node, *bound);
   return BoundExpressionPtr(
@@ -60,11 +64,12 @@ Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPt
 
 Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
                                                        const columnar::SchemaPtr& input_schema,
-                                                       const EvalOptions& options) {
+                                                       const EvalOptions& options,
+                                                       BindSession* session) {
   SILT_ASSIGN_OR_RETURN(const Node* node, AsNode(expr));
   std::vector<BoundExpressionPtr> out;
   if (node->kind() != NodeKind::kStar) {
-    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(expr, input_schema, options));
+    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(expr, input_schema, options, session));
     out.push_back(std::move(bound));
     return out;
   }
@@ -78,7 +83,7 @@ Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
     return out;
   }
   // x.*: the fields of struct x, each bound as x.`field`.
-  Binder binder(input_schema, options, node->ToString());
+  Binder binder(input_schema, options, node->ToString(), session);
   ColumnRefNode qualifier(star.qualifier(), node->position());
   SILT_ASSIGN_OR_RETURN(BoundNodePtr parent, binder.Bind(qualifier));
   const columnar::DataType& type = *parent->type();

@@ -58,6 +58,30 @@ struct EvalContext {
   int64_t current_timestamp_micros = 0;
 };
 
+// Work shared between the expressions of one select list (or one job step).
+// Expressions bound with the same session share the results of common
+// subexpressions within a batch: every get_json_object call over the same
+// input value (the seed's get_json_object(e.payload, '$.x') list) parses each
+// document once per row for all of their paths, not once per call.
+//
+// Thread safety: all expressions bound with one session must be evaluated
+// on the same thread. Ownership: the bound expressions keep what they share
+// alive, so the session may be destroyed once binding is done.
+class BindSession {
+ public:
+  BindSession();
+  ~BindSession();
+  BindSession(const BindSession&) = delete;
+  BindSession& operator=(const BindSession&) = delete;
+
+  // Internal to the expression module (bind_session_internal.h).
+  struct State;
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 class BoundExpression {
  public:
   virtual ~BoundExpression() = default;
@@ -77,8 +101,10 @@ using BoundExpressionPtr = std::unique_ptr<BoundExpression>;
 // available ones), unknown function, or wrong argument types, with the
 // expression text; NotSupported naming a Spark feature silt does not
 // implement yet (e.g. a datetime pattern letter or a from_json option).
+// `session`, when not null, shares work with the other expressions bound with
+// it (see BindSession); it must outlive this call only.
 Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,
-                                const EvalOptions& options = {});
+                                const EvalOptions& options = {}, BindSession* session = nullptr);
 
 // Binds one select-list item, expanding `*` into every input column and
 // `x.*` into every field of struct column x (named by the field), as Spark's
@@ -86,6 +112,7 @@ Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPt
 // InvalidArgument when `x` in `x.*` is not a struct.
 Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
                                                        const columnar::SchemaPtr& input_schema,
-                                                       const EvalOptions& options = {});
+                                                       const EvalOptions& options = {},
+                                                       BindSession* session = nullptr);
 
 }  // namespace silt::expr

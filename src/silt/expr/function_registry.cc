@@ -1,5 +1,7 @@
 #include "silt/expr/function_registry.h"
 
+#include <algorithm>
+
 
 #include "silt/expr/type_util.h"
 
@@ -17,6 +19,8 @@ const FunctionRegistry& FunctionRegistry::Builtin() {
     RegisterCollectionFunctions(r);
     RegisterJsonFunctions(r);
     RegisterDatetimeFunctions(r);
+    RegisterMathFunctions(r);
+    RegisterHashFunctions(r);
     return r;
   }();
   return *registry;
@@ -33,6 +37,19 @@ FunctionBinder FunctionRegistry::Find(std::string_view name) const {
   }
   auto it = binders_.find(lower);
   return it == binders_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> FunctionRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, binder] : binders_) {
+    if (!name.empty() && name[0] >= 'a' && name[0] <= 'z' &&
+        name.find(' ') == std::string::npos) {
+      out.push_back(name);
+    }
+  }
+  // Sorted, so that suggestions between equally close names are stable.
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status ArgCountError(const CallSite& site, std::string_view expected) {

@@ -33,6 +33,8 @@ struct CallSite {
   // f(*): only count accepts it.
   bool star_arg = false;
   EvalOptions options;
+  // Shared work between expressions; null when binding alone.
+  BindSession* session = nullptr;
 };
 
 using FunctionBinder = Result<BoundNodePtr> (*)(CallSite& site);
@@ -46,6 +48,9 @@ class FunctionRegistry {
   void Register(std::string name, FunctionBinder binder);
   // Null when unknown.
   FunctionBinder Find(std::string_view name) const;
+  // The registered function names that are identifiers (operators such as
+  // "+" left out), for "did you mean" suggestions.
+  std::vector<std::string> Names() const;
 
  private:
   std::unordered_map<std::string, FunctionBinder> binders_;
@@ -61,6 +66,8 @@ void RegisterStringFunctions(FunctionRegistry* registry);
 void RegisterCollectionFunctions(FunctionRegistry* registry);
 void RegisterJsonFunctions(FunctionRegistry* registry);
 void RegisterDatetimeFunctions(FunctionRegistry* registry);
+void RegisterMathFunctions(FunctionRegistry* registry);
+void RegisterHashFunctions(FunctionRegistry* registry);
 
 // Helpers for binders.
 

@@ -10,8 +10,11 @@
 // (mode FAILFAST). As in Spark, a value that does not fit its field's type
 // also makes the record bad: the other fields are kept and the corrupt-record
 // field gets the text.
+#include <cstring>
+
 #include "silt/columnar/builder.h"
 #include "silt/expr/ast.h"
+#include "silt/expr/bind_session_internal.h"
 #include "silt/expr/cast.h"
 #include "silt/expr/function_registry.h"
 #include "silt/expr/kernel_util.h"
@@ -19,6 +22,45 @@
 #include "silt/json/json_decoder.h"
 
 namespace silt::expr {
+
+namespace {
+
+// True when both validity bitmaps mark the same rows valid.
+bool SameValidity(const columnar::Column& a, const columnar::Column& b) {
+  if (a.null_count != b.null_count) return false;
+  if (a.null_count == 0) return true;
+  if (a.validity == b.validity) return true;
+  if (a.validity == nullptr || b.validity == nullptr) return false;
+  const int64_t full_bytes = a.length / 8;
+  if (std::memcmp(a.validity->data(), b.validity->data(), static_cast<size_t>(full_bytes)) != 0) {
+    return false;
+  }
+  for (int64_t row_idx = full_bytes * 8; row_idx < a.length; ++row_idx) {
+    if (a.IsValid(row_idx) != b.IsValid(row_idx)) return false;
+  }
+  return true;
+}
+
+// Same values: the same string buffers (a struct field re-read for each
+// select item is a new Column over the same buffers) and the same nulls.
+bool SameData(const columnar::Column& a, const columnar::Column& b) {
+  return a.type->id() == b.type->id() && a.length == b.length && a.values == b.values &&
+         a.data == b.data && SameValidity(a, b);
+}
+
+}  // namespace
+
+Result<columnar::ColumnPtr> JsonPathGroup::Get(int path_index, const columnar::ColumnPtr& input) {
+  const bool hit = cached_input_ != nullptr &&
+                   static_cast<int>(cached_results_.size()) == evaluator_->num_paths() &&
+                   (cached_input_ == input || SameData(*cached_input_, *input));
+  if (!hit) {
+    cached_input_ = nullptr;
+    SILT_ASSIGN_OR_RETURN(cached_results_, evaluator_->Evaluate(*input));
+    cached_input_ = input;
+  }
+  return cached_results_[static_cast<size_t>(path_index)];
+}
 
 namespace {
 
@@ -92,16 +134,19 @@ class FromJsonKernel final : public Kernel {
   bool fail_fast_;
 };
 
+// get_json_object through its input's JsonPathGroup: the first path of the
+// group evaluated for a batch parses each document for all paths.
 class JsonPathKernel final : public Kernel {
  public:
-  explicit JsonPathKernel(std::unique_ptr<json::JsonPathEvaluator> evaluator)
-      : evaluator_(std::move(evaluator)) {}
+  JsonPathKernel(std::shared_ptr<JsonPathGroup> group, int path_index)
+      : group_(std::move(group)), path_index_(path_index) {}
   Result<ColumnPtr> Exec(const KernelInfo&, const ExecArgs& args) override {
-    return evaluator_->Evaluate(*args.args[0].column);
+    return group_->Get(path_index_, args.args[0].column);
   }
 
  private:
-  std::unique_ptr<json::JsonPathEvaluator> evaluator_;
+  std::shared_ptr<JsonPathGroup> group_;
+  int path_index_;
 };
 
 // A STRING argument: other atomic types are cast, as Spark's implicit casts
@@ -228,11 +273,20 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
     };
     return MakeBoundCall(site, DataType::String(), true, std::move(args), all_null, std::move(sql));
   }
-  Result<std::unique_ptr<json::JsonPathEvaluator>> evaluator =
-      json::JsonPathEvaluator::Make(path->StringValue(0));
-  if (!evaluator.ok()) return evaluator.status().WithContextParts("in '", site.text, "'");
+  // Calls over the same input (by bound SQL and type) share one group.
+  std::shared_ptr<JsonPathGroup> group;
+  if (site.session != nullptr) {
+    std::string key = args[0]->sql() + '\x1f' + args[0]->type()->ToDdl();
+    std::shared_ptr<JsonPathGroup>& shared = site.session->state().json_path_groups[key];
+    if (shared == nullptr) shared = std::make_shared<JsonPathGroup>();
+    group = shared;
+  } else {
+    group = std::make_shared<JsonPathGroup>();
+  }
+  Result<int> path_index = group->AddPath(path->StringValue(0));
+  if (!path_index.ok()) return path_index.status().WithContextParts("in '", site.text, "'");
   return MakeBoundCall(site, DataType::String(), /*nullable=*/true, std::move(args),
-                       std::make_unique<JsonPathKernel>(std::move(evaluator).MoveValueUnsafe()),
+                       std::make_unique<JsonPathKernel>(std::move(group), *path_index),
                        std::move(sql));
 }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+
+#include "silt/columnar/builder.h"
 
 namespace silt::expr {
 
@@ -83,6 +86,77 @@ void ValidityOut::FinishInto(columnar::Column* column) {
 
 columnar::ColumnPtr NullColumn(const columnar::TypePtr& type, int64_t length) {
   return columnar::MakeNullColumn(type, length);
+}
+
+Result<columnar::ColumnPtr> GatherChoice(const columnar::TypePtr& type, std::span<const Datum> args,
+                               const std::vector<int16_t>& choice, int64_t n) {
+  ValidityOut validity(n);
+  auto source = [&](int64_t row, const Datum** d) -> int64_t {
+    int c = choice[static_cast<size_t>(row)];
+    if (c < 0) return -1;
+    *d = &args[static_cast<size_t>(c)];
+    int64_t src = (*d)->constant ? 0 : row;
+    return (*d)->column->IsValid(src) ? src : -1;
+  };
+  switch (type->id()) {
+    case columnar::TypeId::kNull: return NullColumn(type, n);
+    case columnar::TypeId::kBoolean: {
+      BoolWriter out(n);
+      for (int64_t row = 0; row < n; ++row) {
+        const Datum* d = nullptr;
+        int64_t src = source(row, &d);
+        if (src < 0) {
+          validity.SetNull(row);
+          out.Set(row, false);
+          continue;
+        }
+        out.Set(row, d->column->BoolValue(src));
+      }
+      return out.Finish(type, &validity);
+    }
+    case columnar::TypeId::kString:
+    case columnar::TypeId::kBinary: {
+      columnar::ColumnBuilder builder(type);
+      builder.Reserve(n);
+      for (int64_t row = 0; row < n; ++row) {
+        const Datum* d = nullptr;
+        int64_t src = source(row, &d);
+        if (src < 0) {
+          builder.AppendNull();
+          continue;
+        }
+        builder.AppendString(d->column->StringValue(src));
+      }
+      return builder.Finish();
+    }
+    default: {
+      const size_t width = static_cast<size_t>(type->byte_width());
+      if (width == 0) {
+        return Status::NotSupported("Choosing between ", type->ToDdl(),
+                                    " values (nested types are a later issue)");
+      }
+      auto values = std::make_shared<Buffer>();
+      values->Resize(n * static_cast<int64_t>(width));
+      uint8_t* dst = values->mutable_data();
+      std::memset(dst, 0, static_cast<size_t>(n) * width);
+      for (int64_t row = 0; row < n; ++row) {
+        const Datum* d = nullptr;
+        int64_t src = source(row, &d);
+        if (src < 0) {
+          validity.SetNull(row);
+          continue;
+        }
+        std::memcpy(dst + static_cast<size_t>(row) * width,
+                    d->column->values->data() + static_cast<size_t>(src) * width, width);
+      }
+      auto col = std::make_shared<columnar::Column>();
+      col->type = type;
+      col->length = n;
+      col->values = std::move(values);
+      validity.FinishInto(col.get());
+      return columnar::ColumnPtr(std::move(col));
+    }
+  }
 }
 
 }  // namespace silt::expr

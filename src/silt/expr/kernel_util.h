@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/buffer.h"
 #include "silt/columnar/column.h"
@@ -182,6 +183,13 @@ class BoolWriter {
   BufferPtr values_;
   uint8_t* data_;
 };
+
+// Row r of the output (of `type`, `n` rows) is row r of args[choice[r]]
+// (row 0 of a constant); NULL where choice[r] < 0 or the chosen value is
+// NULL. One pass per batch, dispatched once on the type. Errors:
+// NotSupported for nested types.
+Result<columnar::ColumnPtr> GatherChoice(const columnar::TypePtr& type, std::span<const Datum> args,
+                                         const std::vector<int16_t>& choice, int64_t n);
 
 // A column of `length` nulls of a primitive or nested type.
 columnar::ColumnPtr NullColumn(const columnar::TypePtr& type, int64_t length);

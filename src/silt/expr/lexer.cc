@@ -338,7 +338,14 @@ std::string DescribeToken(const Token& token) {
 Result<std::vector<Token>> Tokenize(std::string_view text) { return Lexer(text).Run(); }
 
 Status SyntaxError(std::string_view what, int64_t position, std::string_view text) {
-  return Status::InvalidArgument(what, " at position ", position + 1, " in '", text, "'");
+  // A caret line under the offending token, when the text fits on one line.
+  std::string caret;
+  if (text.find('\n') == std::string_view::npos && position >= 0 &&
+      position <= static_cast<int64_t>(text.size())) {
+    caret = "\n  " + std::string(text) + "\n  " +
+            std::string(static_cast<size_t>(position), ' ') + "^";
+  }
+  return Status::InvalidArgument(what, " at position ", position + 1, " in '", text, "'", caret);
 }
 
 }  // namespace silt::expr

@@ -76,7 +76,9 @@ std::string DescribeToken(const Token& token);
 // character, or a malformed number.
 Result<std::vector<Token>> Tokenize(std::string_view text);
 
-// Formats the standard error: "<what> at position <position + 1> in '<text>'".
+// Formats the standard error: "<what> at position <position + 1> in '<text>'",
+// followed (for one-line text) by the text and a caret line under the
+// position.
 Status SyntaxError(std::string_view what, int64_t position, std::string_view text);
 
 }  // namespace silt::expr

@@ -170,6 +170,50 @@ class Parser {
   // valueExpression predicate?
   Result<NodePtr> ParsePredicated() {
     SILT_ASSIGN_OR_RETURN(NodePtr value, ParseComparison());
+    // [NOT] BETWEEN / IN / LIKE / ILIKE / RLIKE / REGEXP.
+    {
+      size_t ahead = Peek().IsKeyword("NOT") ? 1 : 0;
+      const Token& op = Peek(ahead);
+      if (op.IsKeyword("BETWEEN") || op.IsKeyword("IN") || op.IsKeyword("LIKE") ||
+          op.IsKeyword("ILIKE") || op.IsKeyword("RLIKE") || op.IsKeyword("REGEXP")) {
+        const bool negated = ahead == 1;
+        const int64_t pos = op.position;
+        const std::string keyword = LowerKeyword(op.text);
+        if (negated) Advance();
+        Advance();
+        NodePtr predicate;
+        if (keyword == "between") {
+          // Spark rewrites `a BETWEEN l AND u` to `a >= l AND a <= u`.
+          SILT_ASSIGN_OR_RETURN(NodePtr lower, ParseComparison());
+          if (!Peek().IsKeyword("AND")) {
+            return Error("Expected AND in BETWEEN but found " + DescribeToken(Peek()), Peek());
+          }
+          Advance();
+          SILT_ASSIGN_OR_RETURN(NodePtr upper, ParseComparison());
+          predicate = std::make_shared<BinaryNode>(
+              BinaryOp::kAnd, std::make_shared<BinaryNode>(BinaryOp::kGe, value, lower, pos),
+              std::make_shared<BinaryNode>(BinaryOp::kLe, value, upper, pos), pos);
+        } else if (keyword == "in") {
+          SILT_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'(' after IN"));
+          std::vector<NodePtr> args{value};
+          while (true) {
+            SILT_ASSIGN_OR_RETURN(NodePtr item, ParseExpression());
+            args.push_back(std::move(item));
+            if (Accept(TokenKind::kComma)) continue;
+            SILT_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')' in the IN list"));
+            break;
+          }
+          predicate = std::make_shared<CallNode>(kInListCall, std::move(args), false, false, pos);
+        } else {
+          SILT_ASSIGN_OR_RETURN(NodePtr pattern, ParseComparison());
+          std::string name = keyword == "regexp" ? "rlike" : keyword;
+          predicate = std::make_shared<CallNode>(
+              std::move(name), std::vector<NodePtr>{value, std::move(pattern)}, false, false, pos);
+        }
+        if (negated) predicate = std::make_shared<UnaryNode>(UnaryOp::kNot, predicate, pos);
+        return predicate;
+      }
+    }
     if (Peek().IsKeyword("IS")) {
       int64_t pos = Peek().position;
       Advance();
@@ -423,10 +467,60 @@ class Parser {
     if ((t.IsKeyword("CAST") || t.IsKeyword("TRY_CAST")) && Peek(1).kind == TokenKind::kLParen) {
       return ParseCast();
     }
+    if (t.IsKeyword("CASE")) return ParseCase();
     std::string name = t.text;
     Advance();
     if (Peek().kind == TokenKind::kLParen) return ParseCall(std::move(name), pos);
     return NodePtr(std::make_shared<ColumnRefNode>(std::vector<std::string>{std::move(name)}, pos));
+  }
+
+  static std::string LowerKeyword(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return out;
+  }
+
+  // CASE [operand] WHEN c THEN v ... [ELSE e] END, as a kCaseWhenCall whose
+  // arguments are c1, v1, c2, v2, ..., [e]. `CASE x WHEN a` compares x = a.
+  Result<NodePtr> ParseCase() {
+    const int64_t pos = Peek().position;
+    Advance();  // CASE
+    NodePtr operand;
+    if (!Peek().IsKeyword("WHEN")) {
+      SILT_ASSIGN_OR_RETURN(operand, ParseExpression());
+    }
+    std::vector<NodePtr> args;
+    while (Peek().IsKeyword("WHEN")) {
+      const int64_t when_pos = Peek().position;
+      Advance();
+      SILT_ASSIGN_OR_RETURN(NodePtr condition, ParseExpression());
+      if (operand != nullptr) {
+        condition = std::make_shared<BinaryNode>(BinaryOp::kEq, operand, std::move(condition),
+                                                 when_pos);
+      }
+      if (!Peek().IsKeyword("THEN")) {
+        return Error("Expected THEN in CASE but found " + DescribeToken(Peek()), Peek());
+      }
+      Advance();
+      SILT_ASSIGN_OR_RETURN(NodePtr result, ParseExpression());
+      args.push_back(std::move(condition));
+      args.push_back(std::move(result));
+    }
+    if (args.empty()) {
+      return Error("Expected WHEN in CASE but found " + DescribeToken(Peek()), Peek());
+    }
+    if (Peek().IsKeyword("ELSE")) {
+      Advance();
+      SILT_ASSIGN_OR_RETURN(NodePtr otherwise, ParseExpression());
+      args.push_back(std::move(otherwise));
+    }
+    if (!Peek().IsKeyword("END")) {
+      return Error("Expected END to close CASE but found " + DescribeToken(Peek()), Peek());
+    }
+    Advance();
+    return NodePtr(std::make_shared<CallNode>(kCaseWhenCall, std::move(args), false, false, pos));
   }
 
   // After the function name; Peek() is '('.

@@ -22,6 +22,12 @@ std::string ErrorOf(std::string_view text) {
   return e.status().message();
 }
 
+// The first line of the error (the caret lines follow it).
+std::string FirstLineOf(std::string_view text) {
+  std::string message = ErrorOf(text);
+  return message.substr(0, message.find('\n'));
+}
+
 TEST(LexerTest, KeywordsMatchIgnoringCaseButNotWhenBackquoted) {
   ASSERT_OK_AND_ASSIGN(std::vector<Token> tokens, Tokenize("cAsT `cast` a_1"));
   ASSERT_EQ(tokens.size(), 4u);
@@ -183,19 +189,29 @@ TEST(ParserTest, OutputNamesFollowSparkRules) {
 }
 
 TEST(ParserTest, ErrorsNameThePositionOfTheOffendingToken) {
-  EXPECT_EQ(ErrorOf("a +"),
+  EXPECT_EQ(FirstLineOf("a +"),
             "Syntax error: unexpected end of input, expected an expression at position 4 in 'a +'");
-  EXPECT_EQ(ErrorOf("f(a b c)"),
+  EXPECT_EQ(FirstLineOf("f(a b c)"),
             "Expected ',' or ')' in the argument list of f but found 'b' at position 5 in "
             "'f(a b c)'");
-  EXPECT_EQ(ErrorOf("a ) b"), "Syntax error: unexpected ')' at position 3 in 'a ) b'");
-  EXPECT_EQ(ErrorOf("'abc"), "Unterminated string literal at position 1 in ''abc'");
-  EXPECT_EQ(ErrorOf("a # b"), "Unexpected character '#' at position 3 in 'a # b'");
-  EXPECT_EQ(ErrorOf("CAST(a INT)"),
+  EXPECT_EQ(FirstLineOf("a ) b"), "Syntax error: unexpected ')' at position 3 in 'a ) b'");
+  EXPECT_EQ(FirstLineOf("'abc"), "Unterminated string literal at position 1 in ''abc'");
+  EXPECT_EQ(FirstLineOf("a # b"), "Unexpected character '#' at position 3 in 'a # b'");
+  EXPECT_EQ(FirstLineOf("CAST(a INT)"),
             "Expected AS in CAST but found 'INT' at position 8 in "
             "'CAST(a INT)'");
-  EXPECT_EQ(ErrorOf("x AS"),
+  EXPECT_EQ(FirstLineOf("x AS"),
             "Expected an alias name after AS but found end of input at position 5 in 'x AS'");
+}
+
+TEST(ParserTest, ErrorsShowACaretUnderTheOffendingToken) {
+  EXPECT_EQ(ErrorOf("a ) b"),
+            "Syntax error: unexpected ')' at position 3 in 'a ) b'\n"
+            "  a ) b\n"
+            "    ^");
+  EXPECT_EQ(ErrorOf("a +"),
+            "Syntax error: unexpected end of input, expected an expression at position 4 in "
+            "'a +'\n  a +\n     ^");
 }
 
 TEST(ParserTest, BadTypesAndLiteralsAreErrorsAtTheirPosition) {

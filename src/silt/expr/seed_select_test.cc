@@ -60,15 +60,16 @@ RecordBatchPtr KafkaBatch() {
 }
 
 // Binds and evaluates a select list; returns the output batch.
+// Items bound with `session` (when not null) share common work.
 Result<RecordBatchPtr> Select(const RecordBatch& input, const std::vector<std::string>& items,
-                              const EvalContext& ctx) {
+                              const EvalContext& ctx, BindSession* session = nullptr) {
   auto out = std::make_shared<RecordBatch>();
   out->num_rows = input.num_rows;
   std::vector<columnar::Field> fields;
   for (const std::string& text : items) {
     SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
     SILT_ASSIGN_OR_RETURN(std::vector<BoundExpressionPtr> bound,
-                          BindSelectItem(*parsed, input.schema));
+                          BindSelectItem(*parsed, input.schema, {}, session));
     for (BoundExpressionPtr& b : bound) {
       SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, b->Evaluate(input, ctx));
       SILT_RETURN_NOT_OK(columnar::ValidateColumn(*column));
@@ -85,7 +86,9 @@ class SeedSelectTest : public ::testing::Test {
   void SetUp() override {
     ctx_.current_timestamp_micros = *columnar::ParseTimestamp("2026-06-22 09:16:00.5");
     ASSERT_OK_AND_ASSIGN(parsed_, Select(*KafkaBatch(), {kFirstSelect}, ctx_));
-    ASSERT_OK_AND_ASSIGN(flat_, Select(*parsed_, kSecondSelect, ctx_));
+    // As the job's select step binds it: one session for the list.
+    BindSession session;
+    ASSERT_OK_AND_ASSIGN(flat_, Select(*parsed_, kSecondSelect, ctx_, &session));
   }
 
   Rows Column(std::string_view name) const {
@@ -151,6 +154,40 @@ TEST_F(SeedSelectTest, EventDateColumnDerivesFromEventTime) {
   EXPECT_EQ(bound->name(), "to_date(event_time)");
   ASSERT_OK_AND_ASSIGN(columnar::ColumnPtr dates, bound->Evaluate(*flat_, ctx_));
   EXPECT_EQ(Render(*dates), (Rows{"2026-06-22", "2026-06-22", "NULL", "2026-06-22", "NULL"}));
+}
+
+TEST_F(SeedSelectTest, SharedSessionGivesTheSameValuesAsSeparateBinding) {
+  ASSERT_OK_AND_ASSIGN(RecordBatchPtr alone, Select(*parsed_, kSecondSelect, ctx_));
+  ASSERT_EQ(alone->num_columns(), flat_->num_columns());
+  for (int col_idx = 0; col_idx < alone->num_columns(); ++col_idx) {
+    EXPECT_EQ(Render(*alone->column(col_idx)), Render(*flat_->column(col_idx)))
+        << alone->schema->field(col_idx).name;
+  }
+}
+
+TEST_F(SeedSelectTest, SharedJsonPathsFollowEachNewBatch) {
+  // The same bound list over two different batches, then the first again:
+  // cached results must never leak from one batch into the next.
+  BindSession session;
+  std::vector<BoundExpressionPtr> bound;
+  for (const char* text : {"get_json_object(e.payload, '$.power') AS p",
+                           "get_json_object(e.payload, '$.state') AS s"}) {
+    ASSERT_OK_AND_ASSIGN(ExpressionPtr parsed, ParseExpression(text));
+    ASSERT_OK_AND_ASSIGN(BoundExpressionPtr b, Bind(*parsed, parsed_->schema, {}, &session));
+    bound.push_back(std::move(b));
+  }
+  RecordBatchPtr tail = columnar::SliceBatch(*parsed_, 3, 2);
+  for (const RecordBatchPtr& batch : {parsed_, tail, parsed_}) {
+    ASSERT_OK_AND_ASSIGN(columnar::ColumnPtr power, bound[0]->Evaluate(*batch, ctx_));
+    ASSERT_OK_AND_ASSIGN(columnar::ColumnPtr state, bound[1]->Evaluate(*batch, ctx_));
+    if (batch == tail) {
+      EXPECT_EQ(Render(*power), (Rows{"83.9", "NULL"}));
+      EXPECT_EQ(Render(*state), (Rows{"OFF", "NULL"}));
+    } else {
+      EXPECT_EQ(Render(*power), (Rows{"84.3", "NULL", "NULL", "83.9", "NULL"}));
+      EXPECT_EQ(Render(*state), (Rows{"ON", "NULL", "NULL", "OFF", "NULL"}));
+    }
+  }
 }
 
 TEST_F(SeedSelectTest, BoundExpressionsAreReusableAcrossBatches) {

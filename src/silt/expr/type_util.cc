@@ -159,4 +159,37 @@ TypePtr AsNullable(const TypePtr& type) {
 
 std::string TypeName(const DataType& t) { return t.ToDdl(); }
 
+std::string SimpleTypeString(const DataType& t) {
+  switch (t.id()) {
+    case TypeId::kNull: return "void";
+    case TypeId::kBoolean: return "boolean";
+    case TypeId::kByte: return "tinyint";
+    case TypeId::kShort: return "smallint";
+    case TypeId::kInt: return "int";
+    case TypeId::kLong: return "bigint";
+    case TypeId::kFloat: return "float";
+    case TypeId::kDouble: return "double";
+    case TypeId::kDecimal:
+      return "decimal(" + std::to_string(t.precision()) + "," + std::to_string(t.scale()) + ")";
+    case TypeId::kString: return "string";
+    case TypeId::kBinary: return "binary";
+    case TypeId::kDate: return "date";
+    case TypeId::kTimestamp: return "timestamp";
+    case TypeId::kTimestampNtz: return "timestamp_ntz";
+    case TypeId::kArray: return "array<" + SimpleTypeString(*t.element_type()) + ">";
+    case TypeId::kMap:
+      return "map<" + SimpleTypeString(*t.key_type()) + "," + SimpleTypeString(*t.value_type()) +
+             ">";
+    case TypeId::kStruct: {
+      std::string out = "struct<";
+      for (int field_idx = 0; field_idx < t.num_fields(); ++field_idx) {
+        if (field_idx > 0) out += ",";
+        out += t.field(field_idx).name + ":" + SimpleTypeString(*t.field(field_idx).type);
+      }
+      return out + ">";
+    }
+  }
+  return "unknown";
+}
+
 }  // namespace silt::expr

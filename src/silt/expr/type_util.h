@@ -49,4 +49,8 @@ TypePtr AsNullable(const TypePtr& type);
 // The SQL name of a type for messages ("INT", "DECIMAL(10,2)").
 std::string TypeName(const DataType& t);
 
+// Spark's DataType.simpleString, as typeof() returns it: "int", "bigint",
+// "decimal(10,2)", "array<string>", "struct<a:int,b:string>", "void".
+std::string SimpleTypeString(const DataType& t);
+
 }  // namespace silt::expr

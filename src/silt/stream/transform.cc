@@ -59,6 +59,9 @@ class SelectStep final : public TransformStepImpl {
                                                          const expr::EvalOptions& options) {
     auto out = std::unique_ptr<SelectStep>(new SelectStep());
     out->key_path_ = step.key_path + ".select";
+    // The items share common work (one JSON parse per row for all
+    // get_json_object calls on the same input).
+    expr::BindSession session;
     std::vector<Field> fields;
     for (size_t item_idx = 0; item_idx < step.exprs.size(); ++item_idx) {
       const std::string& text = step.exprs[item_idx];
@@ -92,7 +95,7 @@ class SelectStep final : public TransformStepImpl {
         out->exprs_.push_back(std::move(bound));
         continue;
       }
-      Result<expr::BoundExpressionPtr> bound = expr::Bind(expression, input, options);
+      Result<expr::BoundExpressionPtr> bound = expr::Bind(expression, input, options, &session);
       if (!bound.ok()) return Status::InvalidArgument(item_path, ": ", bound.status().message());
       fields.push_back({(*bound)->name(), (*bound)->type(), (*bound)->nullable()});
       out->outputs_.push_back({Output::kExpression, static_cast<int>(out->exprs_.size()), -1});

@@ -1,0 +1,129 @@
+// A test-only timing tool (not a benchmark gate): evaluates the seed job's
+// second select list over generated seed-shaped rows, in batches of
+// columnar::kTargetBatchRows, with each item bound alone and with all items
+// sharing one BindSession, and prints rows/s for both. It asserts nothing
+// about time.
+//
+//   silt_expr_seed_timing [rows]   (default 1000000)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "silt/columnar/builder.h"
+#include "silt/expr/expression.h"
+
+namespace silt::expr {
+namespace {
+
+const char* const kFirstSelect =
+    "from_json(CAST(value AS STRING), 'device_id STRING NOT NULL, device_type STRING NOT NULL, "
+    "ingested_at STRING NOT NULL, payload STRING') AS e";
+
+const std::vector<std::string> kSecondSelect = {
+    "e.device_id",
+    "e.device_type",
+    "to_timestamp(e.ingested_at) AS event_time",
+    "CAST(get_json_object(e.payload, '$.linkquality') AS INT) AS linkquality",
+    "CAST(get_json_object(e.payload, '$.contact') AS BOOLEAN) AS contact",
+    "CAST(get_json_object(e.payload, '$.battery') AS INT) AS battery",
+    "CAST(get_json_object(e.payload, '$.power') AS DOUBLE) AS power",
+    "CAST(get_json_object(e.payload, '$.voltage') AS DOUBLE) AS voltage",
+    "CAST(get_json_object(e.payload, '$.current') AS DOUBLE) AS current",
+    "CAST(get_json_object(e.payload, '$.energy') AS DOUBLE) AS energy",
+    "get_json_object(e.payload, '$.state') AS plug_state",
+    "e.payload AS raw_payload",
+    "current_timestamp() AS processed_at",
+};
+
+std::string SeedMessage(int64_t row_idx) {
+  if (row_idx % 2 == 0) {
+    return fmt::format(
+        R"({{"device_id": "smart-plug-{:02d}", "device_type": "smart_plug", )"
+        R"("ingested_at": "2026-06-22T08:{:02d}:{:02d}.{:06d}+00:00", )"
+        R"("payload": "{{\"power\": {}.{}, \"voltage\": 230.1, \"current\": 0.37, )"
+        R"(\"energy\": 12.5, \"state\": \"ON\", \"linkquality\": {}}}"}})",
+        row_idx % 7, (row_idx / 60) % 60, row_idx % 60, row_idx % 1000000, row_idx % 100,
+        row_idx % 10, row_idx % 255);
+  }
+  return fmt::format(
+      R"({{"device_id": "door-{:02d}", "device_type": "door_window", )"
+      R"("ingested_at": "2026-06-22T08:21:10.441+00:00", )"
+      R"("payload": "{{\"contact\": false, \"battery\": {}, \"linkquality\": {}}}"}})",
+      row_idx % 5, row_idx % 100, row_idx % 255);
+}
+
+Result<std::vector<columnar::RecordBatchPtr>> ParsedBatches(int64_t rows) {
+  SILT_ASSIGN_OR_RETURN(ExpressionPtr first, ParseExpression(kFirstSelect));
+  std::vector<columnar::RecordBatchPtr> out;
+  for (int64_t start = 0; start < rows; start += columnar::kTargetBatchRows) {
+    int64_t n = std::min(columnar::kTargetBatchRows, rows - start);
+    columnar::ColumnBuilder builder(columnar::DataType::Binary());
+    for (int64_t row_idx = start; row_idx < start + n; ++row_idx) {
+      builder.AppendString(SeedMessage(row_idx));
+    }
+    auto input = std::make_shared<columnar::RecordBatch>();
+    input->schema = columnar::DataType::Struct({{"value", columnar::DataType::Binary(), true}});
+    input->num_rows = n;
+    input->columns.push_back(builder.Finish());
+    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(*first, input->schema));
+    SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr e, bound->Evaluate(*input, EvalContext{}));
+    auto parsed = std::make_shared<columnar::RecordBatch>();
+    parsed->schema =
+        columnar::DataType::Struct({{"e", bound->type(), bound->nullable()}});
+    parsed->num_rows = n;
+    parsed->columns.push_back(std::move(e));
+    out.push_back(std::move(parsed));
+  }
+  return out;
+}
+
+// Seconds to evaluate the second select over every batch.
+Result<double> TimeSecondSelect(const std::vector<columnar::RecordBatchPtr>& batches,
+                                bool shared) {
+  BindSession session;
+  std::vector<BoundExpressionPtr> bound;
+  for (const std::string& text : kSecondSelect) {
+    SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
+    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr b,
+                          Bind(*parsed, batches[0]->schema, {}, shared ? &session : nullptr));
+    bound.push_back(std::move(b));
+  }
+  auto begin = std::chrono::steady_clock::now();
+  EvalContext ctx;
+  for (const columnar::RecordBatchPtr& batch : batches) {
+    for (BoundExpressionPtr& b : bound) {
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, b->Evaluate(*batch, ctx));
+      if (column->length != batch->num_rows) return Status::Internal("wrong length");
+    }
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+}
+
+int Main(int argc, char** argv) {
+  int64_t rows = argc > 1 ? std::atoll(argv[1]) : 1000000;
+  if (rows <= 0) rows = 1;
+  Result<std::vector<columnar::RecordBatchPtr>> batches = ParsedBatches(rows);
+  if (!batches.ok()) {
+    std::fprintf(stderr, "%s\n", batches.status().ToString().c_str());
+    return 1;
+  }
+  for (bool shared : {false, true, false, true}) {
+    Result<double> seconds = TimeSecondSelect(*batches, shared);
+    if (!seconds.ok()) {
+      std::fprintf(stderr, "%s\n", seconds.status().ToString().c_str());
+      return 1;
+    }
+    std::printf("seed select list, %s: %lld rows in %.3f s = %.0f rows/s\n",
+                shared ? "shared JSON parse (BindSession)" : "one parse per call",
+                static_cast<long long>(rows), *seconds, static_cast<double>(rows) / *seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace silt::expr
+
+int main(int argc, char** argv) { return silt::expr::Main(argc, argv); }

@@ -1,0 +1,118 @@
+#include "silt/json/json_multi_path.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "silt/columnar/builder.h"
+#include "silt/json/json_decoder.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::json {
+namespace {
+
+using columnar::ColumnBuilder;
+using columnar::ColumnPtr;
+using columnar::DataType;
+using Rows = std::vector<std::optional<std::string>>;
+
+ColumnPtr StringColumn(const Rows& rows) {
+  ColumnBuilder builder(DataType::String());
+  for (const auto& row : rows) {
+    if (row.has_value()) {
+      builder.AppendString(*row);
+    } else {
+      builder.AppendNull();
+    }
+  }
+  return builder.Finish();
+}
+
+Rows ToRows(const columnar::Column& column) {
+  Rows out;
+  for (int64_t row_idx = 0; row_idx < column.length; ++row_idx) {
+    if (column.IsNull(row_idx)) {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(std::string(column.StringValue(row_idx)));
+    }
+  }
+  return out;
+}
+
+const Rows kDocuments = {
+    R"({"power":84.3,"voltage":230.1,"state":"ON","linkquality":248})",
+    R"({"contact":false,"battery":97,"linkquality":"159","a":{"b":[1,2,{"c":"x"}]}})",
+    R"({"a":{"b":[{"c":1},{"c":[2,3]},{"d":4}]},"state":null})",
+    R"([{"x":1},{"x":2}])",
+    "not json",
+    std::nullopt,
+    "",
+    R"({"big":123456789012345678901234567890,"state":"O\"N"})",
+};
+
+const std::vector<std::string> kPaths = {
+    "$.power", "$.state", "$.linkquality", "$.a.b[2].c", "$.a.b[*].c", "$[*].x",
+    "$.a.b[*][*]", "$['contact']", "$.big", "$", "$.missing", "$.a.b[0]",
+};
+
+TEST(JsonMultiPathEvaluatorTest, EveryPathMatchesTheSinglePathEvaluator) {
+  auto multi = JsonMultiPathEvaluator::Make();
+  for (const std::string& path : kPaths) {
+    ASSERT_OK_AND_ASSIGN(int index, multi->AddPath(path));
+    EXPECT_EQ(index, multi->num_paths() - 1);
+  }
+  ColumnPtr input = StringColumn(kDocuments);
+  // Twice: scratch state carries over between batches.
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> results, multi->Evaluate(*input));
+    ASSERT_EQ(results.size(), kPaths.size());
+    for (size_t path_idx = 0; path_idx < kPaths.size(); ++path_idx) {
+      ASSERT_OK(columnar::ValidateColumn(*results[path_idx]));
+      ASSERT_OK_AND_ASSIGN(auto single, JsonPathEvaluator::Make(kPaths[path_idx]));
+      ASSERT_OK_AND_ASSIGN(ColumnPtr expected, single->Evaluate(*input));
+      EXPECT_EQ(ToRows(*results[path_idx]), ToRows(*expected)) << kPaths[path_idx];
+    }
+  }
+}
+
+TEST(JsonMultiPathEvaluatorTest, SeedPayloadFieldsComeOutUnquoted) {
+  auto multi = JsonMultiPathEvaluator::Make();
+  ASSERT_OK(multi->AddPath("$.power").status());
+  ASSERT_OK(multi->AddPath("$.state").status());
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> results,
+                       multi->Evaluate(*StringColumn({kDocuments[0], std::nullopt})));
+  EXPECT_EQ(ToRows(*results[0]), (Rows{"84.3", std::nullopt}));
+  EXPECT_EQ(ToRows(*results[1]), (Rows{"ON", std::nullopt}));
+}
+
+TEST(JsonMultiPathEvaluatorTest, AddingAPathTwiceReusesIt) {
+  auto multi = JsonMultiPathEvaluator::Make();
+  ASSERT_OK_AND_ASSIGN(int first, multi->AddPath("$.a"));
+  ASSERT_OK_AND_ASSIGN(int second, multi->AddPath("$.b"));
+  ASSERT_OK_AND_ASSIGN(int again, multi->AddPath("$.a"));
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(second, 1);
+  EXPECT_EQ(again, 0);
+  EXPECT_EQ(multi->num_paths(), 2);
+}
+
+TEST(JsonMultiPathEvaluatorTest, MalformedPathIsRejectedWithItsPosition) {
+  auto multi = JsonMultiPathEvaluator::Make();
+  Result<int> added = multi->AddPath("$.a[x]");
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.status().message().find("$.a[x]"), std::string::npos);
+  EXPECT_EQ(multi->num_paths(), 0);
+}
+
+TEST(JsonMultiPathEvaluatorTest, NonStringInputIsRejected) {
+  auto multi = JsonMultiPathEvaluator::Make();
+  ColumnBuilder builder(DataType::Int());
+  builder.Append<int32_t>(1);
+  ASSERT_RAISES(InvalidArgument, multi->Evaluate(*builder.Finish()));
+}
+
+}  // namespace
+}  // namespace silt::json
