@@ -210,6 +210,26 @@ Result<Metadata> ParseMetadata(const object& obj, const LineContext& ctx) {
   return m;
 }
 
+Result<std::optional<DeletionVectorDescriptor>> ParseDeletionVector(const object& obj,
+                                                                    std::string_view action,
+                                                                    const LineContext& ctx) {
+  auto value = Field(obj, "deletionVector");
+  if (!value) return std::optional<DeletionVectorDescriptor>();
+  object dv_obj;
+  if (value->get_object().get(dv_obj) != simdjson::SUCCESS) {
+    return ctx.Error(action, "field 'deletionVector' is not an object");
+  }
+  DeletionVectorDescriptor dv;
+  SILT_ASSIGN_OR_RETURN(dv.storage_type, RequiredString(dv_obj, "storageType", action, ctx));
+  SILT_ASSIGN_OR_RETURN(dv.path_or_inline_dv,
+                        RequiredString(dv_obj, "pathOrInlineDv", action, ctx));
+  SILT_ASSIGN_OR_RETURN(dv.offset, OptionalInt(dv_obj, "offset", action, ctx));
+  SILT_ASSIGN_OR_RETURN(dv.size_in_bytes, RequiredInt(dv_obj, "sizeInBytes", action, ctx));
+  SILT_ASSIGN_OR_RETURN(dv.cardinality, RequiredInt(dv_obj, "cardinality", action, ctx));
+  SILT_ASSIGN_OR_RETURN(dv.max_row_index, OptionalInt(dv_obj, "maxRowIndex", action, ctx));
+  return std::optional<DeletionVectorDescriptor>(std::move(dv));
+}
+
 Result<AddFile> ParseAdd(const object& obj, const LineContext& ctx) {
   constexpr std::string_view kAction = "add";
   AddFile a;
@@ -223,6 +243,7 @@ Result<AddFile> ParseAdd(const object& obj, const LineContext& ctx) {
   a.data_change = data_change.value_or(true);
   SILT_ASSIGN_OR_RETURN(a.stats, OptionalString(obj, "stats", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(a.tags, StringMap(obj, "tags", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(a.deletion_vector, ParseDeletionVector(obj, kAction, ctx));
   return a;
 }
 
@@ -238,6 +259,7 @@ Result<RemoveFile> ParseRemove(const object& obj, const LineContext& ctx) {
   r.extended_file_metadata = extended.value_or(false);
   SILT_ASSIGN_OR_RETURN(r.partition_values, ParsePartitionValues(obj, kAction, ctx));
   SILT_ASSIGN_OR_RETURN(r.size, OptionalInt(obj, "size", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(r.deletion_vector, ParseDeletionVector(obj, kAction, ctx));
   return r;
 }
 
@@ -540,6 +562,12 @@ std::string SerializeCommit(const CommitActions& actions) {
     EndLine(&w, &out);
   }
   return out;
+}
+
+std::string DeletionVectorDescriptor::UniqueId() const {
+  std::string id = storage_type + path_or_inline_dv;
+  if (offset) id += "@" + std::to_string(*offset);
+  return id;
 }
 
 std::string CommitFileName(int64_t version) {

@@ -42,6 +42,22 @@ struct Metadata {
   std::optional<int64_t> created_time;
 };
 
+// A deletion vector (PROTOCOL.md "Deletion Vectors"): rows of a data file
+// that are logically deleted, stored inline ('i'), in a file next to the
+// table named by a UUID ('u') or at an absolute path ('p').
+struct DeletionVectorDescriptor {
+  std::string storage_type;
+  std::string path_or_inline_dv;
+  std::optional<int64_t> offset;
+  int64_t size_in_bytes = 0;
+  int64_t cardinality = 0;
+  std::optional<int64_t> max_row_index;
+
+  // storageType + pathOrInlineDv (+ "@" offset): what tells two deletion
+  // vectors of one file apart in log reconciliation.
+  std::string UniqueId() const;
+};
+
 struct AddFile {
   std::string path;  // as in the log: URI-encoded, relative to the table root
   PartitionValues partition_values;
@@ -50,6 +66,7 @@ struct AddFile {
   bool data_change = true;
   std::optional<std::string> stats;  // JSON text
   std::map<std::string, std::string> tags;
+  std::optional<DeletionVectorDescriptor> deletion_vector;
 };
 
 struct RemoveFile {
@@ -59,6 +76,7 @@ struct RemoveFile {
   bool extended_file_metadata = false;
   PartitionValues partition_values;
   std::optional<int64_t> size;
+  std::optional<DeletionVectorDescriptor> deletion_vector;
 };
 
 struct Txn {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "silt/delta/checkpoint_reader.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/table.h"
@@ -14,13 +15,29 @@ namespace silt::delta {
 
 namespace {
 
-// The checkpoint a reader would need to start from when commits before
-// `first_version` are gone, for the error message.
-std::string CheckpointToName(const std::vector<std::string>& checkpoint_files) {
-  for (auto it = checkpoint_files.rbegin(); it != checkpoint_files.rend(); ++it) {
-    if (*it != "_last_checkpoint") return *it;
+// Adds the actions of one checkpoint part or sidecar to `into`.
+Status MergeCheckpointActions(CommitActions part, std::string_view source, CommitActions* into) {
+  if (part.protocol) {
+    if (into->protocol) {
+      return Status::Corruption("Delta checkpoint ", source, " holds a second protocol action");
+    }
+    into->protocol = std::move(part.protocol);
   }
-  return checkpoint_files.empty() ? std::string() : checkpoint_files.back();
+  if (part.metadata) {
+    if (into->metadata) {
+      return Status::Corruption("Delta checkpoint ", source, " holds a second metaData action");
+    }
+    into->metadata = std::move(part.metadata);
+  }
+  for (auto& add : part.adds) into->adds.push_back(std::move(add));
+  for (auto& remove : part.removes) into->removes.push_back(std::move(remove));
+  for (auto& txn : part.txns) into->txns.push_back(std::move(txn));
+  for (auto& key : part.other_action_keys) into->other_action_keys.push_back(std::move(key));
+  return Status::OK();
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 class LogReplay {
@@ -37,12 +54,15 @@ class LogReplay {
     // Within one commit an add and a remove of the same path are only legal
     // with different deletion vectors, where the add is the newer state;
     // applying removes first gives exactly that.
+    // A logical file is (path, deletion vector id).
     for (const RemoveFile& remove : actions.removes) {
       SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, remove.path));
+      if (remove.deletion_vector) key += "\n" + remove.deletion_vector->UniqueId();
       files_.erase(key);
     }
     for (AddFile& add : actions.adds) {
       SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, add.path));
+      if (add.deletion_vector) key += "\n" + add.deletion_vector->UniqueId();
       files_[std::move(key)] = std::move(add);
     }
     commit_timestamp_ms_ = actions.commit_timestamp_ms;
@@ -74,34 +94,117 @@ class LogReplay {
 
 }  // namespace
 
+Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoint) {
+  CommitActions merged;
+  merged.version = checkpoint.version;
+  for (const std::string& name : checkpoint.files) {
+    std::string file = fs::JoinPath(log_path(), name);
+    CommitActions part;
+    if (EndsWith(name, ".json")) {
+      SILT_ASSIGN_OR_RETURN_CTX(std::string text, fs_->ReadFile(file), "reading checkpoint ",
+                                file);
+      SILT_ASSIGN_OR_RETURN(part, ParseCommit(text, file));
+    } else {
+      SILT_ASSIGN_OR_RETURN(part, ReadParquetCheckpoint(fs_.get(), file));
+    }
+    SILT_ASSIGN_OR_RETURN(std::vector<std::string> sidecars, SidecarPaths(part, file));
+    part.raw_lines.clear();
+    SILT_RETURN_NOT_OK(MergeCheckpointActions(std::move(part), file, &merged));
+    for (const std::string& sidecar : sidecars) {
+      // Sidecar paths are relative to _delta_log/_sidecars/ unless absolute.
+      std::string sidecar_file;
+      if (sidecar.find("://") != std::string::npos || (!sidecar.empty() && sidecar[0] == '/')) {
+        SILT_ASSIGN_OR_RETURN(sidecar_file, ResolveDataFilePath(path_, sidecar));
+      } else {
+        sidecar_file = fs::JoinPath(fs::JoinPath(log_path(), "_sidecars"), sidecar);
+      }
+      SILT_ASSIGN_OR_RETURN(CommitActions actions,
+                            ReadParquetCheckpoint(fs_.get(), sidecar_file));
+      actions.raw_lines.clear();
+      SILT_RETURN_NOT_OK(MergeCheckpointActions(std::move(actions), sidecar_file, &merged));
+    }
+  }
+  return merged;
+}
+
 Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t version) {
-  if (listing.versions.empty() || listing.versions.front() != 0) {
-    std::string checkpoint = CheckpointToName(listing.checkpoint_files);
+  // Commits after `start` up to `version` must all be present.
+  auto commits_complete_after = [&](int64_t start) {
+    auto it = std::upper_bound(listing.versions.begin(), listing.versions.end(), start);
+    int64_t expected = start + 1;
+    for (; it != listing.versions.end() && *it <= version; ++it, ++expected) {
+      if (*it != expected) return false;
+    }
+    return expected == version + 1;
+  };
+  // The newest checkpoint at or before `version` that reads cleanly; an
+  // unreadable one (torn write, corruption) falls back to an older one, then
+  // to commit 0.
+  std::optional<CommitActions> checkpoint_actions;
+  const CheckpointEntry* checkpoint = nullptr;
+  Status checkpoint_error;
+  for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
+    if (it->version > version || !commits_complete_after(it->version)) continue;
+    auto actions = ReadCheckpoint(*it);
+    if (actions.ok()) {
+      checkpoint_actions = std::move(*actions);
+      checkpoint = &*it;
+      break;
+    }
+    if (!actions.status().IsCorruption() && !actions.status().IsNotFound()) {
+      return actions.status();
+    }
+    if (checkpoint_error.ok()) checkpoint_error = actions.status();
+  }
+  int64_t start = -1;  // the last version already applied
+  if (checkpoint != nullptr) {
+    start = checkpoint->version;
+  } else if (listing.versions.empty() || listing.versions.front() != 0) {
     int64_t first = listing.versions.empty() ? -1 : listing.versions.front();
-    if (!checkpoint.empty()) {
-      return Status::NotSupported("reading Delta checkpoints (", log_path(), "/", checkpoint,
-                                  ") is not supported yet: the JSON commits of ", path_,
-                                  " start at version ", first);
+    if (!checkpoint_error.ok()) {
+      return checkpoint_error.WithContextParts(
+          "Delta table ", path_, ": no readable checkpoint and no commit 0 (its log starts at "
+          "version ", first, ")");
     }
     return Status::Corruption("Delta table ", path_, " has no commit 0 (", CommitFileName(0),
-                              ") and no checkpoint; its log starts at version ", first);
+                              ") and no complete checkpoint at or before version ", version,
+                              "; its log starts at version ", first);
   }
   LogReplay replay(path_);
   int64_t timestamp_ms = 0;
+  if (checkpoint_actions) {
+    SILT_RETURN_NOT_OK(replay.Apply(std::move(*checkpoint_actions)));
+    timestamp_ms = checkpoint->modification_time_ms;
+    if (version == start) {
+      auto it = std::lower_bound(listing.versions.begin(), listing.versions.end(), start);
+      if (it != listing.versions.end() && *it == start) {
+        const fs::FileInfo& info = listing.commits[it - listing.versions.begin()];
+        auto commit = ReadCommit(start);
+        timestamp_ms = commit.ok() && commit->commit_timestamp_ms ? *commit->commit_timestamp_ms
+                                                                 : info.modification_time_ms;
+      }
+    }
+  }
   for (size_t idx = 0; idx < listing.versions.size() && listing.versions[idx] <= version;
        ++idx) {
     int64_t v = listing.versions[idx];
-    if (v != static_cast<int64_t>(idx)) {
-      const auto missing = static_cast<int64_t>(idx);
+    if (v <= start) continue;
+    if (v != start + 1) {
+      const int64_t missing = start + 1;
       return Status::Corruption("the Delta log of ", path_, " is missing commit ", missing, " (",
                                 CommitFileName(missing), "); versions must be contiguous");
     }
     SILT_ASSIGN_OR_RETURN(CommitActions actions, ReadCommit(v));
     SILT_RETURN_NOT_OK(replay.Apply(std::move(actions)));
+    start = v;
     if (v == version) {
       timestamp_ms =
           replay.commit_timestamp_ms().value_or(listing.commits[idx].modification_time_ms);
     }
+  }
+  if (start != version) {
+    return Status::Corruption("the Delta log of ", path_, " is missing commit ", start + 1, " (",
+                              CommitFileName(start + 1), "); versions must be contiguous");
   }
   if (!replay.protocol()) {
     return Status::Corruption("Delta table ", path_, " has no protocol action in versions 0 to ",

@@ -73,7 +73,8 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
   // Features that change nothing for a blind append of complete rows.
   if (feature == "appendOnly" || feature == "changeDataFeed" || feature == "domainMetadata" ||
       feature == "vacuumProtocolCheck" || feature == "timestampNtz" ||
-      feature == "allowColumnDefaults") {
+      feature == "allowColumnDefaults" || feature == "deletionVectors" ||
+      feature == "v2Checkpoint") {
     return "";
   }
   const columnar::DataType* schema = metadata.schema.get();
@@ -112,12 +113,15 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
   }
   std::vector<std::string> unsupported;
   for (const std::string& feature : ReaderFeatures(protocol)) {
-    if (feature == "timestampNtz" || feature == "vacuumProtocolCheck") continue;
+    if (feature == "timestampNtz" || feature == "vacuumProtocolCheck" ||
+        feature == "v2Checkpoint" || feature == "deletionVectors") {
+      continue;
+    }
     if (feature == "columnMapping") {
-      if (ColumnMappingInert(metadata)) continue;
+      std::string mode = ColumnMappingMode(metadata);
+      if (ColumnMappingInert(metadata) || mode == "name" || mode == "id") continue;
       unsupported.push_back(Status::Concat(
-          "columnMapping (column mapping, delta.columnMapping.mode = '",
-          ColumnMappingMode(metadata), "')"));
+          "columnMapping (column mapping, delta.columnMapping.mode = '", mode, "')"));
       continue;
     }
     unsupported.push_back(feature);

@@ -15,11 +15,12 @@ inline constexpr int32_t kMaxReaderVersion = 3;
 inline constexpr int32_t kMaxWriterVersion = 7;
 
 // OK when silt reads the table correctly. Reader features silt implements:
-// timestampNtz, vacuumProtocolCheck (affects only VACUUM), and columnMapping
-// while delta.columnMapping.mode is absent or "none". Everything else —
-// deletion vectors, column mapping in id/name mode, v2 checkpoints, type
-// widening, variant, catalog-managed tables, unknown features — is
-// NotSupported naming the feature(s).
+// timestampNtz, vacuumProtocolCheck (affects only VACUUM), v2Checkpoint,
+// deletionVectors (applied by TableScan), and
+// columnMapping in modes none, name and id (top-level columns are read by
+// their physical names). Everything else — type widening, variant,
+// catalog-managed tables, unknown features — is NotSupported naming the
+// feature(s).
 Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 
 // OK when silt may append to the table (blind appends with txn records):

@@ -2,8 +2,12 @@
 // every batch to the output schema (projection, partition columns from the
 // log, nulls for columns a file does not have).
 
+#include <simdjson.h>
+
+#include <algorithm>
 #include <cctype>
 
+#include "silt/delta/deletion_vector.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
 #include "silt/parquet/file_reader.h"
@@ -26,7 +30,29 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 struct OutputColumn {
   columnar::Field field;
   bool is_partition = false;
+  // The column's name in data files and partitionValues: the field name, or
+  // delta.columnMapping.physicalName when column mapping is on.
+  std::string physical_name;
 };
+
+// delta.columnMapping.physicalName from a field's metadata, or "".
+std::string PhysicalName(const columnar::Field& field) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(field.metadata_json).get(root) != simdjson::SUCCESS) return "";
+  std::string_view name;
+  if (root.at_key("delta.columnMapping.physicalName").get_string().get(name) !=
+      simdjson::SUCCESS) {
+    return "";
+  }
+  return std::string(name);
+}
+
+bool ColumnMappingActive(const Metadata& metadata) {
+  auto it = metadata.configuration.find("delta.columnMapping.mode");
+  return it != metadata.configuration.end() && it->second != "none" && it->second != "NONE" &&
+         !it->second.empty();
+}
 
 // What one data file contributes to each output column.
 struct FilePlan {
@@ -59,9 +85,15 @@ class TableScanImpl final : public TableScan {
         // Nothing to read from the file itself (only partition columns or
         // columns it lacks): one batch with the file's row count.
         int64_t rows = reader_->num_rows();
+        if (rows == 0) {
+          CloseFile();
+          continue;
+        }
+        SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr out, Assemble(nullptr, rows));
+        out = DropDeletedRows(std::move(out));
         CloseFile();
-        if (rows == 0) continue;
-        return Assemble(nullptr, rows);
+        if (out->num_rows == 0) continue;
+        return out;
       }
       if (row_group_ >= reader_->num_row_groups()) {
         CloseFile();
@@ -74,7 +106,10 @@ class TableScanImpl final : public TableScan {
                                 snapshot_->version());
       if (batch->num_rows == 0) continue;
       SILT_RETURN_NOT_OK(CheckTypes(*batch));
-      return Assemble(batch.get(), batch->num_rows);
+      SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr out, Assemble(batch.get(), batch->num_rows));
+      out = DropDeletedRows(std::move(out));
+      if (out->num_rows == 0) continue;
+      return out;
     }
   }
 
@@ -86,16 +121,24 @@ class TableScanImpl final : public TableScan {
                               snapshot_->version());
     row_group_ = 0;
     plan_ = FilePlan();
+    file_row_ = 0;
+    deleted_.clear();
+    if (add.deletion_vector) {
+      SILT_ASSIGN_OR_RETURN_CTX(deleted_,
+                                LoadDeletionVector(fs_.get(), table_path_, *add.deletion_vector),
+                                "reading the deletion vector of ", current_path_, " in Delta table ",
+                                table_path_, " version ", snapshot_->version());
+    }
     const columnar::Schema& file_schema = *reader_->schema();
     for (const OutputColumn& column : columns_) {
       if (column.is_partition) {
         plan_.source.push_back(-1);
         plan_.partition_values.push_back(
-            FindPartitionValue(add.partition_values, column.field.name));
+            FindPartitionValue(add.partition_values, column.physical_name));
         continue;
       }
       plan_.partition_values.emplace_back();
-      int file_idx = file_schema.FieldIndex(column.field.name);
+      int file_idx = file_schema.FieldIndex(column.physical_name);
       if (file_idx < 0) {
         plan_.source.push_back(-1);
         continue;
@@ -104,6 +147,28 @@ class TableScanImpl final : public TableScan {
       plan_.read_columns.push_back(file_schema.field(file_idx).name);
     }
     return Status::OK();
+  }
+
+  // Removes the rows the file's deletion vector marks (row indices count
+  // from the file's first row across row groups); `batch` holds the next
+  // num_rows rows of the current file.
+  columnar::RecordBatchPtr DropDeletedRows(columnar::RecordBatchPtr batch) {
+    const int64_t first = file_row_;
+    const int64_t rows = batch->num_rows;
+    file_row_ += rows;
+    if (deleted_.empty()) return batch;
+    auto it = std::lower_bound(deleted_.begin(), deleted_.end(), static_cast<uint64_t>(first));
+    if (it == deleted_.end() || *it >= static_cast<uint64_t>(first + rows)) return batch;
+    std::vector<int64_t> keep;
+    keep.reserve(static_cast<size_t>(rows));
+    for (int64_t row_idx = 0; row_idx < rows; ++row_idx) {
+      if (it != deleted_.end() && *it == static_cast<uint64_t>(first + row_idx)) {
+        ++it;
+        continue;
+      }
+      keep.push_back(row_idx);
+    }
+    return columnar::TakeBatch(*batch, keep);
   }
 
   void CloseFile() {
@@ -162,6 +227,10 @@ class TableScanImpl final : public TableScan {
   std::string current_path_;
   int row_group_ = 0;
   FilePlan plan_;
+  // Rows of the current file before the next batch, and the rows its
+  // deletion vector deletes (sorted).
+  int64_t file_row_ = 0;
+  std::vector<uint64_t> deleted_;
 };
 
 }  // namespace
@@ -195,10 +264,28 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
   }
   std::vector<OutputColumn> output;
   std::vector<columnar::Field> fields;
+  const bool column_mapping = ColumnMappingActive(snapshot->metadata());
   for (int idx : indices) {
     OutputColumn column;
     column.field = table_schema.field(idx);
     column.is_partition = is_partition(column.field.name);
+    column.physical_name = column.field.name;
+    if (column_mapping) {
+      columnar::TypeId type_id = column.field.type->id();
+      if (type_id == columnar::TypeId::kStruct || type_id == columnar::TypeId::kArray ||
+          type_id == columnar::TypeId::kMap) {
+        return Status::NotSupported("reading the nested column '", column.field.name,
+                                    "' of a table with columnMapping (column mapping of nested "
+                                    "fields) is not supported yet: ", table_path);
+      }
+      std::string physical = PhysicalName(column.field);
+      if (physical.empty()) {
+        return Status::Corruption("Delta table ", table_path, " uses column mapping but column '",
+                                  column.field.name,
+                                  "' has no delta.columnMapping.physicalName");
+      }
+      column.physical_name = std::move(physical);
+    }
     fields.push_back(column.field);
     output.push_back(std::move(column));
   }

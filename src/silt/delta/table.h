@@ -68,11 +68,12 @@ class DeltaTable {
   // Versions present in the log, ascending.
   Result<std::vector<int64_t>> ListVersions();
   // Errors: NotFound "… is not a Delta table (no _delta_log/…)" when empty.
-  // Snapshots are rebuilt from the JSON commits 0..version; a log whose
-  // commits no longer start at 0 needs a checkpoint, which is NotSupported
-  // naming the checkpoint file for now. Corruption for a broken log (missing
-  // commit, no protocol/metaData, malformed line); NotSupported naming the
-  // table feature(s) when the protocol read gate (protocol.h) refuses.
+  // Snapshots start from the newest complete checkpoint at or before the
+  // version (classic, multi-part or V2 with sidecars; an unreadable one
+  // falls back to an older one or to commit 0) and replay the JSON commits
+  // after it. Corruption for a broken log (missing commit, no
+  // protocol/metaData, malformed line or checkpoint); NotSupported naming
+  // the table feature(s) when the protocol read gate (protocol.h) refuses.
   Result<SnapshotPtr> LatestSnapshot();
   // As LatestSnapshot. Errors: NotFound naming the version and the available
   // range.
@@ -81,19 +82,34 @@ class DeltaTable {
   Result<CommitActions> ReadCommit(int64_t version);
 
  private:
+  // One complete checkpoint: a classic single file, all parts of a
+  // multi-part checkpoint, or a V2 top-level file (JSON or Parquet).
+  struct CheckpointEntry {
+    int64_t version = -1;
+    std::vector<std::string> files;  // names in `_delta_log`, parts in order
+    int64_t modification_time_ms = 0;
+  };
   // What `_delta_log` holds: commit files by ascending version, and the
-  // names of checkpoint files (including `_last_checkpoint`).
+  // complete checkpoints by ascending version (incomplete multi-part sets
+  // are left out). `_last_checkpoint` is only a hint for readers that do not
+  // list the log; silt always lists, so a missing, torn, stale or corrupt
+  // hint changes nothing.
   struct LogListing {
     std::vector<fs::FileInfo> commits;
     std::vector<int64_t> versions;
-    std::vector<std::string> checkpoint_files;
+    std::vector<CheckpointEntry> checkpoints;
+    // The newest version the log describes (commit or checkpoint), or -1.
+    int64_t LatestVersion() const;
   };
 
   DeltaTable(fs::FileSystemPtr fs, std::string path) : fs_(std::move(fs)), path_(std::move(path)) {}
   Result<LogListing> ListLog();
-  // Reconstructs the snapshot at `version` from the JSON commits 0..version
-  // (log_replay.cc) and applies the protocol read gate.
+  // Reconstructs the snapshot at `version` from the newest readable
+  // checkpoint at or before it (else commit 0) plus the JSON commits after
+  // it (log_replay.cc), and applies the protocol read gate.
   Result<SnapshotPtr> Replay(const LogListing& listing, int64_t version);
+  // The actions of a checkpoint, with V2 sidecars resolved.
+  Result<CommitActions> ReadCheckpoint(const CheckpointEntry& checkpoint);
   fs::FileSystemPtr fs_;
   std::string path_;
 };

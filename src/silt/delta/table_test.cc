@@ -6,6 +6,7 @@
 
 #include "silt/delta/protocol.h"
 #include "silt/testing/gtest_util.h"
+#include "silt/testing/temp_dir.h"
 
 namespace silt::delta {
 namespace {
@@ -163,18 +164,27 @@ TEST_F(DeltaTableTest, MissingCommitIsCorruption) {
   EXPECT_NE(r.status().message().find(CommitFileName(1)), std::string::npos);
 }
 
-TEST_F(DeltaTableTest, LogStartingAtACheckpointIsNotSupportedYet) {
+TEST_F(DeltaTableTest, UnreadableCheckpointWithoutCommitZeroIsCorruption) {
   ASSERT_OK(fs_->WriteFile("/t/_delta_log/00000000000000000010.checkpoint.parquet", "PAR1"));
   ASSERT_OK(fs_->WriteFile("/t/_delta_log/_last_checkpoint", R"({"version":10,"size":3})"));
   CommitActions c;
   c.adds = {Add("f.parquet")};
   WriteCommit(11, c);
   auto r = table_->LatestSnapshot();
-  ASSERT_RAISES(NotSupported, r);
+  ASSERT_RAISES(Corruption, r);
   EXPECT_NE(r.status().message().find("00000000000000000010.checkpoint.parquet"),
             std::string::npos)
       << r.status().ToString();
-  EXPECT_NE(r.status().message().find("checkpoints"), std::string::npos);
+}
+
+TEST_F(DeltaTableTest, IncompleteMultiPartCheckpointIsIgnored) {
+  WriteVersion0();
+  // Part 2 of 2 is missing, so the checkpoint does not count; the bogus part
+  // is never read and the commits replay from 0.
+  ASSERT_OK(fs_->WriteFile(
+      "/t/_delta_log/00000000000000000000.checkpoint.0000000001.0000000002.parquet", "junk"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, table_->LatestSnapshot());
+  EXPECT_EQ(s->version(), 0);
 }
 
 TEST_F(DeltaTableTest, MissingProtocolOrMetadataIsCorruption) {
@@ -210,13 +220,18 @@ TEST(ProtocolGateTest, ReaderGate) {
   EXPECT_OK(CheckReadSupported(Protocol{2, 5}, plain));
   Metadata mapped;
   mapped.configuration["delta.columnMapping.mode"] = "name";
+  EXPECT_OK(CheckReadSupported(Protocol{2, 5}, mapped));
+  mapped.configuration["delta.columnMapping.mode"] = "id";
+  EXPECT_OK(CheckReadSupported(
+      Protocol{3, 7, std::vector<std::string>{"columnMapping", "v2Checkpoint"}, {}}, mapped));
+  mapped.configuration["delta.columnMapping.mode"] = "fancy";
   Status st = CheckReadSupported(Protocol{2, 5}, mapped);
   ASSERT_RAISES(NotSupported, st);
   EXPECT_NE(st.message().find("column mapping"), std::string::npos) << st.ToString();
   st = CheckReadSupported(
-      Protocol{3, 7, std::vector<std::string>{"deletionVectors", "columnMapping"}, {}}, mapped);
+      Protocol{3, 7, std::vector<std::string>{"typeWidening", "columnMapping"}, {}}, mapped);
   ASSERT_RAISES(NotSupported, st);
-  EXPECT_NE(st.message().find("deletionVectors"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("typeWidening"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("columnMapping"), std::string::npos) << st.ToString();
   st = CheckReadSupported(Protocol{99, 7}, plain);
   ASSERT_RAISES(NotSupported, st);
@@ -282,18 +297,122 @@ TEST_F(GoldenTableTest, ReadsTablesWithImplementedReaderFeatures) {
   EXPECT_EQ(vacuum->files().size(), 2u);
 }
 
+TEST_F(GoldenTableTest, StartsFromClassicCheckpoints) {
+  // Commits 0..14 with a checkpoint at 10; the snapshot must match a replay
+  // from commit 0.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, Latest("checkpoint"));
+  EXPECT_EQ(s->version(), 14);
+  ASSERT_OK_AND_ASSIGN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(),
+                                                    Dir() + "/checkpoint"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr at10, table->SnapshotAt(10));
+  EXPECT_EQ(at10->version(), 10);
+  EXPECT_FALSE(at10->files().empty());
+  EXPECT_FALSE(at10->schema() == nullptr);
+}
+
+TEST_F(GoldenTableTest, StartsFromMultiPartAndV2Checkpoints) {
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr multi, Latest("multi-part-checkpoint"));
+  EXPECT_EQ(multi->version(), 1);
+  EXPECT_FALSE(multi->files().empty());
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v2_json, Latest("v2-checkpoint-json"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v2_parquet, Latest("v2-checkpoint-parquet"));
+  EXPECT_EQ(v2_json->version(), 2);
+  EXPECT_EQ(Paths(*v2_json).size(), Paths(*v2_parquet).size());
+  EXPECT_FALSE(v2_json->files().empty());
+}
+
+TEST_F(GoldenTableTest, CheckpointSnapshotsEqualFullReplays) {
+  // Hiding the commits before a checkpoint must not change the snapshot.
+  for (const char* name : {"checkpoint", "multi-part-checkpoint", "v2-checkpoint-parquet",
+                           "v2-checkpoint-json", "only-checkpoint-files"}) {
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr full, Latest(name));
+    testing::TempDir dir;
+    std::string copy = dir.path() + "/t";
+    std::filesystem::copy(Dir() + "/" + name, copy, std::filesystem::copy_options::recursive);
+    std::filesystem::remove(copy + "/_delta_log/" + CommitFileName(0));
+    ASSERT_OK_AND_ASSIGN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(), copy));
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr from_checkpoint, table->LatestSnapshot());
+    EXPECT_EQ(from_checkpoint->version(), full->version()) << name;
+    EXPECT_EQ(Paths(*from_checkpoint), Paths(*full)) << name;
+    EXPECT_EQ(from_checkpoint->metadata().id, full->metadata().id) << name;
+    EXPECT_EQ(from_checkpoint->metadata().schema_string, full->metadata().schema_string) << name;
+    EXPECT_EQ(from_checkpoint->partition_columns(), full->partition_columns()) << name;
+    for (size_t i = 0; i < full->files().size() && i < from_checkpoint->files().size(); ++i) {
+      EXPECT_EQ(from_checkpoint->files()[i].partition_values, full->files()[i].partition_values)
+          << name;
+      EXPECT_EQ(from_checkpoint->files()[i].size, full->files()[i].size) << name;
+    }
+  }
+}
+
+TEST_F(GoldenTableTest, CorruptCheckpointFallsBackToCommits) {
+  testing::TempDir dir;
+  std::string copy = dir.path() + "/t";
+  std::filesystem::copy(Dir() + "/checkpoint", copy, std::filesystem::copy_options::recursive);
+  std::string checkpoint = copy + "/_delta_log/00000000000000000010.checkpoint.parquet";
+  std::filesystem::resize_file(checkpoint, std::filesystem::file_size(checkpoint) / 2);
+  ASSERT_OK_AND_ASSIGN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(), copy));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, table->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr full, Latest("checkpoint"));
+  EXPECT_EQ(Paths(*s), Paths(*full));
+  // Without commit 0 there is nothing to fall back to: Corruption.
+  std::filesystem::remove(copy + "/_delta_log/" + CommitFileName(0));
+  ASSERT_RAISES(Corruption, table->LatestSnapshot());
+}
+
+// All rows of the latest snapshot of golden table `name`.
+Result<std::vector<columnar::RecordBatchPtr>> ScanGolden(const std::string& name) {
+  std::string path = std::string(SILT_CONFORMANCE_DIR) + "/delta-golden/" + name;
+  SILT_ASSIGN_OR_RETURN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(), path));
+  SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
+  SILT_ASSIGN_OR_RETURN(auto scan, TableScan::Make(table->file_system(), path, snapshot));
+  std::vector<columnar::RecordBatchPtr> batches;
+  while (true) {
+    SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+int64_t CountRows(const std::vector<columnar::RecordBatchPtr>& batches) {
+  int64_t rows = 0;
+  for (const auto& batch : batches) rows += batch->num_rows;
+  return rows;
+}
+
+TEST_F(GoldenTableTest, ScansDropRowsOfDeletionVectors) {
+  // 50 records; the latest deletion vector (on disk, after an add/remove
+  // pair keyed by path and vector id) deletes 3 of them.
+  ASSERT_OK_AND_ASSIGN(auto batches, ScanGolden("log-replay-dv-key-cases"));
+  EXPECT_EQ(CountRows(batches), 47);
+  // Deletion vectors on a partitioned table read through a checkpoint.
+  ASSERT_OK_AND_ASSIGN(auto partitioned, ScanGolden("dv-partitioned-with-checkpoint"));
+  EXPECT_EQ(CountRows(partitioned), 35);
+}
+
+TEST_F(GoldenTableTest, ScansReadColumnMappedColumnsByPhysicalName) {
+  for (const char* name : {"data-skipping-basic-stats-all-types-columnmapping-name",
+                           "data-skipping-basic-stats-all-types-columnmapping-id"}) {
+    ASSERT_OK_AND_ASSIGN(auto batches, ScanGolden(name));
+    ASSERT_EQ(CountRows(batches), 1) << name;
+    const columnar::RecordBatch& batch = *batches[0];
+    int as_int = batch.schema->FieldIndex("as_int");
+    ASSERT_GE(as_int, 0) << name;
+    EXPECT_EQ(batch.column(as_int)->null_count, 0) << name;
+    EXPECT_EQ(batch.column(as_int)->Value<int32_t>(0), 0) << name;
+    int as_string = batch.schema->FieldIndex("as_string");
+    ASSERT_GE(as_string, 0) << name;
+    EXPECT_EQ(batch.column(as_string)->StringValue(0), "0") << name;
+  }
+}
+
 TEST_F(GoldenTableTest, BrokenOrUnsupportedTablesFailClearly) {
   ASSERT_RAISES(Corruption, Latest("versions-not-contiguous"));
   ASSERT_RAISES(NotSupported, Latest("deltalog-invalid-protocol-version"));
   ASSERT_RAISES(Corruption, Latest("deltalog-state-reconstruction-without-metadata"));
   ASSERT_RAISES(Corruption, Latest("deltalog-state-reconstruction-without-protocol"));
   ASSERT_RAISES(NotFound, Latest("no-delta-log-folder"));
-  auto mapped = Latest("table-with-columnmapping-mode-name");
-  ASSERT_RAISES(NotSupported, mapped);
-  EXPECT_NE(mapped.status().message().find("column mapping"), std::string::npos);
-  auto dv = Latest("dv-with-columnmapping");
-  ASSERT_RAISES(NotSupported, dv);
-  EXPECT_NE(dv.status().message().find("deletionVectors"), std::string::npos);
   auto widening = Latest("type-widening");
   ASSERT_RAISES(NotSupported, widening);
   EXPECT_NE(widening.status().message().find("typeWidening-preview"), std::string::npos);

@@ -1,0 +1,44 @@
+// Reading Delta checkpoint files (PROTOCOL.md "Checkpoints"): classic
+// single-file and multi-part Parquet checkpoints, V2 checkpoints with a JSON
+// or Parquet top-level file, and the Parquet sidecar files a V2 checkpoint
+// names.
+//
+// A checkpoint Parquet file has one nullable struct column per action kind
+// (add, remove, metaData, protocol, txn, domainMetadata, sidecar,
+// checkpointMetadata), with nested maps (partitionValues, configuration,
+// tags) and lists (partitionColumns, readerFeatures). The flat Parquet
+// reader cannot read those, so this module decodes the leaf column chunks it
+// needs itself (repetition and definition levels, PLAIN and dictionary
+// pages) on top of silt::parquet's page, metadata and codec internals, and
+// assembles each row back into the action's JSON line; the JSON lines then
+// go through ParseCommit, so commits and checkpoints share one action parser.
+// Columns checkpoints carry only as a cache (add.stats_parsed,
+// add.partitionValues_parsed) are not read.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/delta/actions.h"
+#include "silt/fs/file_system.h"
+
+namespace silt::delta {
+
+// Reads the actions of one Parquet checkpoint file (a classic checkpoint, one
+// part of a multi-part checkpoint, a V2 top-level file or a sidecar).
+// Errors: Corruption naming the file, row group and column for malformed
+// Parquet or rows; NotSupported naming the column for Parquet encodings silt
+// does not decode; NotFound / IOError from the file system.
+Result<CommitActions> ReadParquetCheckpoint(fs::FileSystem* fs, const std::string& path);
+
+// The `sidecar.path` of every sidecar action among `actions` (V2
+// checkpoints), in file order; relative paths are relative to
+// `_delta_log/_sidecars/`. Errors: Corruption naming `source` when a sidecar
+// action has no path.
+Result<std::vector<std::string>> SidecarPaths(const CommitActions& actions,
+                                              std::string_view source);
+
+}  // namespace silt::delta

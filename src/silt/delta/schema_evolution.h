@@ -1,0 +1,27 @@
+// Schema enforcement and evolution for appends (PROTOCOL.md "Schema
+// Serialization Format"; Spark's mergeSchema write option): what a table's
+// schema becomes when data of another schema is appended to it.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include "silt/base/result.h"
+#include "silt/columnar/types.h"
+
+namespace silt::delta {
+
+// The table schema after appending data of schema `incoming` to a table of
+// schema `table`. Columns match by name, case-insensitively. Table columns
+// keep their order, names and types; table columns the data lacks stay (they
+// read as null). With `merge_schema`, columns only the data has are appended
+// at the end (and fields only a nested struct of the data has are appended
+// to that struct), as nullable; without it they are an error.
+// Returns `table` itself when nothing changes.
+// Errors: InvalidArgument naming the column (dotted path) and both types
+// when a column's type differs, or naming a new column when merge_schema is
+// off ("set mergeSchema to add it").
+Result<columnar::SchemaPtr> MergeSchemaForAppend(const columnar::SchemaPtr& table,
+                                                 const columnar::Schema& incoming,
+                                                 bool merge_schema);
+
+}  // namespace silt::delta
