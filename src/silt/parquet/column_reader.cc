@@ -7,8 +7,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_decoder.h"
+#include "silt/parquet/rle_encoder.h"
 
 namespace silt::parquet {
 
@@ -65,7 +67,11 @@ struct Int96ToMicros {
     int32_t julian_day;
     std::memcpy(&nanos, v.bytes, 8);
     std::memcpy(&julian_day, v.bytes + 8, 4);
-    return (julian_day - kJulianEpochDay) * kMicrosPerDay + FloorDiv(nanos, 1000);
+    // Wrapping arithmetic: days far outside any real timestamp's range
+    // (corrupt files) give a wrong value, not undefined behaviour.
+    const uint64_t day_micros = static_cast<uint64_t>(julian_day - kJulianEpochDay) *
+                                static_cast<uint64_t>(kMicrosPerDay);
+    return static_cast<int64_t>(day_micros + static_cast<uint64_t>(FloorDiv(nanos, 1000)));
   }
 };
 
@@ -139,6 +145,47 @@ Status GatherDictionary(const std::string& column, const uint8_t* data, int64_t 
 Status UnsupportedEncoding(const std::string& column, Encoding encoding) {
   return Status::NotSupported("column '", column, "': Parquet encoding ", EncodingName(encoding),
                               " is not supported for this column's type");
+}
+
+// Byte arrays (width 0) or fixed-length arrays in the DELTA_* and
+// BYTE_STREAM_SPLIT encodings as `n` views (into `data` or `*storage`).
+Status DecodeByteArrayEncoding(const std::string& column, Encoding encoding, int width,
+                               const uint8_t* data, int64_t size, int64_t n,
+                               std::string_view* views, std::string* storage,
+                               std::vector<int32_t>* lengths) {
+  switch (encoding) {
+    case Encoding::kDeltaLengthByteArray:
+      if (width != 0) break;
+      SILT_RETURN_NOT_OK_CTX(DeltaLengthByteArrayDecode(data, size, n, views, lengths),
+                             "column '", column, "'");
+      return Status::OK();
+    case Encoding::kDeltaByteArray:
+      SILT_RETURN_NOT_OK_CTX(DeltaByteArrayDecode(data, size, n, views, storage, lengths),
+                             "column '", column, "'");
+      if (width > 0) {
+        for (int64_t i = 0; i < n; ++i) {
+          if (static_cast<int64_t>(views[i].size()) != width) {
+            return Status::Corruption("column '", column, "': DELTA_BYTE_ARRAY value of ",
+                                      views[i].size(), " bytes in a ", width,
+                                      "-byte FIXED_LEN_BYTE_ARRAY column");
+          }
+        }
+      }
+      return Status::OK();
+    case Encoding::kByteStreamSplit: {
+      if (width == 0) break;
+      storage->resize(static_cast<size_t>(n * width));
+      SILT_RETURN_NOT_OK_CTX(
+          ByteStreamSplitDecode(data, size, n, width, reinterpret_cast<uint8_t*>(storage->data())),
+          "column '", column, "'");
+      for (int64_t i = 0; i < n; ++i) {
+        views[i] = std::string_view(storage->data() + i * width, static_cast<size_t>(width));
+      }
+      return Status::OK();
+    }
+    default: break;
+  }
+  return UnsupportedEncoding(column, encoding);
 }
 
 // ---------------------------------------------------------------------------
@@ -247,6 +294,40 @@ class FixedReader final : public FixedOutputReader<OutT> {
     dict->resize(static_cast<size_t>(n));
     return DecodePlain(data, size, n, dict->data());
   }
+
+  Status DecodeOther(Encoding encoding, const uint8_t* data, int64_t size, int64_t n,
+                     OutT* dst) override {
+    if constexpr (std::is_same_v<PhysT, int32_t> || std::is_same_v<PhysT, int64_t>) {
+      if (encoding == Encoding::kDeltaBinaryPacked) {
+        int64_t consumed = 0;
+        if constexpr (Conv::kIdentity) {
+          SILT_RETURN_NOT_OK_CTX(DeltaBinaryPackedDecode<PhysT>(data, size, n, dst, &consumed),
+                                 "column '", this->name_, "'");
+        } else {
+          phys_.resize(static_cast<size_t>(n));
+          SILT_RETURN_NOT_OK_CTX(
+              DeltaBinaryPackedDecode<PhysT>(data, size, n, phys_.data(), &consumed), "column '",
+              this->name_, "'");
+          for (int64_t i = 0; i < n; ++i) dst[i] = Conv::Apply(phys_[static_cast<size_t>(i)]);
+        }
+        return Status::OK();
+      }
+    }
+    if constexpr (std::is_arithmetic_v<PhysT>) {
+      if (encoding == Encoding::kByteStreamSplit) {
+        phys_.resize(static_cast<size_t>(n));
+        SILT_RETURN_NOT_OK_CTX(ByteStreamSplitDecode(data, size, n, sizeof(PhysT),
+                                                     reinterpret_cast<uint8_t*>(phys_.data())),
+                               "column '", this->name_, "'");
+        for (int64_t i = 0; i < n; ++i) dst[i] = Conv::Apply(phys_[static_cast<size_t>(i)]);
+        return Status::OK();
+      }
+    }
+    return UnsupportedEncoding(this->name_, encoding);
+  }
+
+ private:
+  std::vector<PhysT> phys_;
 };
 
 // Decimals stored as BYTE_ARRAY (width 0) or FIXED_LEN_BYTE_ARRAY.
@@ -259,6 +340,18 @@ class BytesDecimalReader final : public FixedOutputReader<__int128> {
   Status DecodePlain(const uint8_t* data, int64_t size, int64_t n, __int128* dst) override {
     views_.resize(static_cast<size_t>(n));
     SILT_RETURN_NOT_OK(ParseByteArrays(name_, data, size, n, width_, views_.data()));
+    return ConvertViews(n, dst);
+  }
+
+  Status DecodeOther(Encoding encoding, const uint8_t* data, int64_t size, int64_t n,
+                     __int128* dst) override {
+    views_.resize(static_cast<size_t>(n));
+    SILT_RETURN_NOT_OK(DecodeByteArrayEncoding(name_, encoding, width_, data, size, n,
+                                               views_.data(), &storage_, &lengths_));
+    return ConvertViews(n, dst);
+  }
+
+  Status ConvertViews(int64_t n, __int128* dst) {
     for (int64_t i = 0; i < n; ++i) {
       const std::string_view v = views_[static_cast<size_t>(i)];
       if (v.empty()) {
@@ -286,6 +379,8 @@ class BytesDecimalReader final : public FixedOutputReader<__int128> {
  private:
   const int width_;
   std::vector<std::string_view> views_;
+  std::string storage_;
+  std::vector<int32_t> lengths_;
 };
 
 // Booleans: decoded to one byte per row, packed into bits at the end.
@@ -376,7 +471,11 @@ class BinaryReader final : public ColumnChunkReader {
                                             static_cast<int64_t>(dict_.size()), views_.data(),
                                             &indices_));
         break;
-      default: return UnsupportedEncoding(name_, encoding);
+      default:
+        SILT_RETURN_NOT_OK(DecodeByteArrayEncoding(name_, encoding, width_, data, size,
+                                                   num_non_null, views_.data(), &storage_,
+                                                   &lengths_));
+        break;
     }
     int64_t total = 0;
     for (const std::string_view& v : views_) total += static_cast<int64_t>(v.size());
@@ -427,6 +526,8 @@ class BinaryReader final : public ColumnChunkReader {
   std::vector<std::string_view> dict_;
   std::vector<std::string_view> views_;
   std::vector<uint32_t> indices_;
+  std::string storage_;
+  std::vector<int32_t> lengths_;
 };
 
 template <typename R, typename... Args>
@@ -455,7 +556,7 @@ bool IsUnsignedInt64(const SchemaElement& el) {
 
 Result<std::unique_ptr<ColumnChunkReader>> ColumnChunkReader::Make(const ColumnDescriptor& d,
                                                                    CompressionCodec codec) {
-  if (!d.flat) {
+  if (!d.flat || !d.leaf.type.has_value()) {
     return Status::NotSupported("reading nested Parquet column '", d.field.name, "' (",
                                 d.field.type->ToDdl(), ")");
   }
@@ -586,6 +687,38 @@ Status ColumnChunkReader::ReadDataPageV1(const PageHeader& header, std::string_v
                         Uncompress(page, header.uncompressed_page_size, &page_buffer_));
   const uint8_t* data = reinterpret_cast<const uint8_t*>(body.data());
   int64_t size = static_cast<int64_t>(body.size());
+  if (nested_) {
+    // Levels: repetition then definition, each an RLE run with a 4-byte
+    // length prefix.
+    const uint8_t* sections[2] = {nullptr, nullptr};
+    int64_t lengths[2] = {0, 0};
+    const bool present[2] = {max_repetition_level_ > 0, max_definition_level_ > 0};
+    const Encoding encodings[2] = {dph.repetition_level_encoding, dph.definition_level_encoding};
+    for (int s = 0; s < 2; ++s) {
+      if (!present[s]) continue;
+      if (encodings[s] != Encoding::kRle) return UnsupportedEncoding(name_, encodings[s]);
+      if (size < 4) return Status::Corruption("column '", name_, "': truncated levels");
+      uint32_t len;
+      std::memcpy(&len, data, 4);
+      if (len > static_cast<uint64_t>(size - 4)) {
+        return Status::Corruption("column '", name_, "': levels claim ", len,
+                                  " bytes, the page has ", size - 4);
+      }
+      sections[s] = data + 4;
+      lengths[s] = len;
+      data += 4 + len;
+      size -= 4 + len;
+    }
+    int64_t slots = 0;
+    int64_t defined = 0;
+    SILT_RETURN_NOT_OK(
+        DecodeNestedLevels(sections[0], lengths[0], sections[1], lengths[1], n, &slots, &defined));
+    const uint8_t* validity = defined < slots ? validity_->data() : nullptr;
+    SILT_RETURN_NOT_OK(DecodePage(dph.encoding, data, size, slots, defined, slot_pos_, validity));
+    slot_pos_ += slots;
+    *rows_read = n;
+    return Status::OK();
+  }
   int64_t non_null = n;
   if (max_definition_level_ > 0) {
     if (dph.definition_level_encoding == Encoding::kRle) {
@@ -657,6 +790,23 @@ Status ColumnChunkReader::ReadDataPageV2(const PageHeader& header, std::string_v
     }
     body = values;
   }
+  if (nested_) {
+    int64_t slots = 0;
+    int64_t defined = 0;
+    SILT_RETURN_NOT_OK(DecodeNestedLevels(levels - rep_len, rep_len, levels, def_len, n, &slots,
+                                          &defined));
+    if (defined != n - h.num_nulls) {
+      return Status::Corruption("column '", name_, "': data page v2 says ", h.num_nulls,
+                                " nulls, its levels say ", n - defined);
+    }
+    const uint8_t* validity = defined < slots ? validity_->data() : nullptr;
+    SILT_RETURN_NOT_OK(DecodePage(h.encoding, reinterpret_cast<const uint8_t*>(body.data()),
+                                  static_cast<int64_t>(body.size()), slots, defined, slot_pos_,
+                                  validity));
+    slot_pos_ += slots;
+    *rows_read = n;
+    return Status::OK();
+  }
   int64_t non_null = n;
   if (max_definition_level_ > 0) {
     SILT_ASSIGN_OR_RETURN(non_null, DecodeLevels(levels, def_len, row_offset, n));
@@ -678,14 +828,140 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
     return Status::Corruption("column '", name_, "': row group of ", num_rows,
                               " rows (silt reads at most 2^31 - 1 per row group)");
   }
+  if (nested_) return ReadNested(chunk, num_rows);
   BeginChunk(num_rows);
-  has_dictionary_ = false;
   if (max_definition_level_ > 0) {
     validity_ = std::make_shared<Buffer>();
     validity_->Resize((num_rows + 7) / 8);
   } else {
     validity_.reset();
   }
+  SILT_RETURN_NOT_OK(ReadPages(chunk, num_rows));
+  int64_t null_count = 0;
+  BufferPtr validity;
+  if (validity_ != nullptr) {
+    int64_t valid = 0;
+    const uint8_t* bits = validity_->data();
+    const int64_t full_bytes = num_rows / 8;
+    for (int64_t i = 0; i < full_bytes; ++i) valid += std::popcount(bits[i]);
+    for (int64_t i = full_bytes * 8; i < num_rows; ++i) valid += columnar::GetBit(bits, i);
+    null_count = num_rows - valid;
+    if (null_count > 0) validity = std::move(validity_);
+    validity_.reset();
+  }
+  return FinishChunk(num_rows, std::move(validity), null_count);
+}
+
+Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_size,
+                                             const uint8_t* def, int64_t def_size, int64_t n,
+                                             int64_t* slots, int64_t* defined) {
+  int16_t* reps = rep_levels_.data() + level_pos_;
+  int16_t* defs = def_levels_.data() + level_pos_;
+  if (max_repetition_level_ > 0) {
+    RleDecoder decoder(rep, rep_size, BitWidthFor(static_cast<uint64_t>(max_repetition_level_)));
+    if (decoder.GetBatch(reps, n) != n) {
+      return Status::Corruption("column '", name_, "': repetition levels end early");
+    }
+    int16_t max_rep = 0;
+    for (int64_t i = 0; i < n; ++i) max_rep = std::max(max_rep, reps[i]);
+    if (max_rep > max_repetition_level_) {
+      return Status::Corruption("column '", name_, "': repetition level ", max_rep,
+                                " above the maximum ", max_repetition_level_);
+    }
+  }
+  if (level_pos_ == 0 && n > 0 && reps[0] != 0) {
+    return Status::Corruption("column '", name_,
+                              "': the column chunk starts in the middle of a row");
+  }
+  if (max_definition_level_ > 0) {
+    RleDecoder decoder(def, def_size, BitWidthFor(static_cast<uint64_t>(max_definition_level_)));
+    if (decoder.GetBatch(defs, n) != n) {
+      return Status::Corruption("column '", name_, "': definition levels end early");
+    }
+  }
+  uint8_t* bits = validity_->mutable_data();
+  const int16_t max_def = static_cast<int16_t>(max_definition_level_);
+  const int16_t slot_def = static_cast<int16_t>(slot_definition_level_);
+  int64_t slot = slot_pos_;
+  int64_t valid = 0;
+  int16_t top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int16_t d = defs[i];
+    top = std::max(top, d);
+    if (d >= slot_def) {
+      if (d == max_def) {
+        columnar::SetBit(bits, slot);
+        ++valid;
+      } else {
+        columnar::ClearBit(bits, slot);
+      }
+      ++slot;
+    }
+  }
+  if (top > max_def) {
+    return Status::Corruption("column '", name_, "': definition level ", top, " above the maximum ",
+                              max_definition_level_);
+  }
+  level_pos_ += n;
+  *slots = slot - slot_pos_;
+  *defined = valid;
+  return Status::OK();
+}
+
+Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t num_rows) {
+  // The level count is the sum of the data pages' value counts; walking the
+  // page headers first sizes every buffer once.
+  int64_t total = 0;
+  for (size_t pos = 0; pos < chunk.size();) {
+    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
+                              "column '", name_, "'");
+    const PageHeader& header = parsed.header;
+    pos += static_cast<size_t>(parsed.header_size);
+    if (header.compressed_page_size < 0 ||
+        static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
+      return Status::Corruption("column '", name_, "': page of ", header.compressed_page_size,
+                                " bytes runs past the end of the column chunk");
+    }
+    pos += static_cast<size_t>(header.compressed_page_size);
+    int64_t n = 0;
+    if (header.type == PageType::kDataPage && header.data_page_header) {
+      n = header.data_page_header->num_values;
+    } else if (header.type == PageType::kDataPageV2 && header.data_page_header_v2) {
+      n = header.data_page_header_v2->num_values;
+    }
+    if (n < 0) return Status::Corruption("column '", name_, "': negative page value count");
+    total += n;
+    if (total > std::numeric_limits<int32_t>::max()) {
+      return Status::Corruption("column '", name_, "': more than 2^31 - 1 values in a chunk");
+    }
+  }
+  BeginChunk(total);
+  validity_ = std::make_shared<Buffer>();
+  validity_->Resize((total + 7) / 8);
+  def_levels_.assign(static_cast<size_t>(total), 0);
+  rep_levels_.assign(static_cast<size_t>(total), 0);
+  level_pos_ = 0;
+  slot_pos_ = 0;
+  SILT_RETURN_NOT_OK(ReadPages(chunk, total));
+  int64_t rows = 0;
+  for (int16_t r : rep_levels_) rows += r == 0;
+  if (rows != num_rows) {
+    return Status::Corruption("column '", name_, "': column chunk holds ", rows,
+                              " rows, its row group ", num_rows);
+  }
+  const int64_t slots = slot_pos_;
+  int64_t valid = 0;
+  const uint8_t* bits = validity_->data();
+  for (int64_t i = 0; i < slots / 8; ++i) valid += std::popcount(bits[i]);
+  for (int64_t i = slots / 8 * 8; i < slots; ++i) valid += columnar::GetBit(bits, i);
+  BufferPtr validity;
+  if (valid < slots) validity = std::move(validity_);
+  validity_.reset();
+  return FinishChunk(slots, std::move(validity), slots - valid);
+}
+
+Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
+  has_dictionary_ = false;
   int64_t rows = 0;
   size_t pos = 0;
   int page_index = 0;
@@ -751,19 +1027,7 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
     rows += page_rows;
     ++page_index;
   }
-  int64_t null_count = 0;
-  BufferPtr validity;
-  if (validity_ != nullptr) {
-    int64_t valid = 0;
-    const uint8_t* bits = validity_->data();
-    const int64_t full_bytes = num_rows / 8;
-    for (int64_t i = 0; i < full_bytes; ++i) valid += std::popcount(bits[i]);
-    for (int64_t i = full_bytes * 8; i < num_rows; ++i) valid += columnar::GetBit(bits, i);
-    null_count = num_rows - valid;
-    if (null_count > 0) validity = std::move(validity_);
-    validity_.reset();
-  }
-  return FinishChunk(num_rows, std::move(validity), null_count);
+  return Status::OK();
 }
 
 }  // namespace silt::parquet

@@ -1,5 +1,13 @@
-// ColumnChunkReader: decodes the pages of one flat (top-level primitive)
-// column chunk into a Column of the field's Spark type.
+// ColumnChunkReader: decodes the pages of one leaf column chunk into a
+// Column of the leaf's Spark type.
+//
+// For a top-level primitive the column has one row per file row. For a leaf
+// of a nested field (max repetition level > 0 or max definition level > 1)
+// the reader also keeps the chunk's repetition and definition levels, and
+// the column holds one row per leaf slot: each level entry whose definition
+// level reaches slot_definition_level (entries below it stand for null or
+// empty ancestors); the slot is valid when the level is the maximum. The
+// file reader assembles the nested column from these (see nested_reader.h).
 //
 // The chunk's bytes arrive whole (one ranged read by the file reader). Pages
 // are walked in order: a dictionary page is decoded once and converted to
@@ -20,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
@@ -43,14 +52,23 @@ class ColumnChunkReader {
   // Decodes `chunk`, the bytes of a column chunk holding `num_rows` rows.
   // Errors: Corruption describing the first malformed page (the caller adds
   // path, row group and column); NotSupported for encodings silt does not
-  // decode (DELTA_*, BYTE_STREAM_SPLIT), naming the encoding.
+  // decode, naming the encoding.
   Result<columnar::ColumnPtr> Read(std::string_view chunk, int64_t num_rows);
+
+  // True when the leaf has repetition or more than one definition level; the
+  // levels below are then filled by Read (one entry per level, in order).
+  bool nested() const { return nested_; }
+  const std::vector<int16_t>& definition_levels() const { return def_levels_; }
+  const std::vector<int16_t>& repetition_levels() const { return rep_levels_; }
 
  protected:
   ColumnChunkReader(const ColumnDescriptor& descriptor, std::unique_ptr<Decompressor> d)
       : name_(descriptor.field.name),
         type_(descriptor.field.type),
         max_definition_level_(descriptor.max_definition_level),
+        max_repetition_level_(descriptor.max_repetition_level),
+        slot_definition_level_(descriptor.slot_definition_level),
+        nested_(descriptor.max_repetition_level > 0 || descriptor.max_definition_level > 1),
         decompressor_(std::move(d)) {}
 
   // Typed hooks, called once per chunk / page.
@@ -84,7 +102,22 @@ class ColumnChunkReader {
   Result<int64_t> DecodeLevels(const uint8_t* data, int64_t size, int64_t row_offset,
                                int64_t num_values);
 
+  // Nested leaves: decodes the page's levels at level_pos_, marks the leaf
+  // slots they open in validity_ from slot_pos_, and returns the slot count
+  // and the number of defined values.
+  Status DecodeNestedLevels(const uint8_t* rep, int64_t rep_size, const uint8_t* def,
+                            int64_t def_size, int64_t n, int64_t* slots, int64_t* defined);
+  Result<columnar::ColumnPtr> ReadNested(std::string_view chunk, int64_t num_rows);
+  Status ReadPages(std::string_view chunk, int64_t num_rows);
+
   const int max_definition_level_;
+  const int max_repetition_level_;
+  const int slot_definition_level_;
+  const bool nested_;
+  std::vector<int16_t> def_levels_;
+  std::vector<int16_t> rep_levels_;
+  int64_t level_pos_ = 0;  // nested: level entries decoded so far
+  int64_t slot_pos_ = 0;   // nested: leaf slots filled so far
   std::unique_ptr<Decompressor> decompressor_;
   std::string page_buffer_;
   std::string dict_buffer_;

@@ -11,6 +11,7 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/parquet/compression.h"
+#include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/dictionary_encoder.h"
 #include "silt/parquet/parquet_schema.h"
 #include "silt/parquet/plain_encoder.h"
@@ -133,6 +134,65 @@ Gatherers<T> FixedGatherers() {
   return {&GatherFixed<Src, T, false>, &GatherFixed<Src, T, true>};
 }
 
+// The Parquet encoding WriterOptions asks for column `name` (PLAIN when
+// none, or when it asks for PLAIN / the default).
+Encoding ValueEncoding(const WriterOptions& options, const std::string& name) {
+  auto it = options.column_encodings.find(name);
+  if (it == options.column_encodings.end()) return Encoding::kPlain;
+  switch (it->second) {
+    case ColumnEncoding::kDeltaBinaryPacked: return Encoding::kDeltaBinaryPacked;
+    case ColumnEncoding::kDeltaLengthByteArray: return Encoding::kDeltaLengthByteArray;
+    case ColumnEncoding::kDeltaByteArray: return Encoding::kDeltaByteArray;
+    case ColumnEncoding::kByteStreamSplit: return Encoding::kByteStreamSplit;
+    case ColumnEncoding::kPlain:
+    case ColumnEncoding::kDictionary: return Encoding::kPlain;
+  }
+  return Encoding::kPlain;
+}
+
+// Bytes kept of a string bound in the column index (parquet-mr's default).
+constexpr size_t kIndexBoundBytes = 64;
+
+// Shortens column-index bounds of byte arrays: the min to a prefix (still a
+// lower bound), the max to a prefix with its last byte below 0xff
+// incremented (still an upper bound); a max of only 0xff bytes stays whole.
+void TruncateBounds(std::string* lo, std::string* hi) {
+  if (lo->size() > kIndexBoundBytes) lo->resize(kIndexBoundBytes);
+  if (hi->size() <= kIndexBoundBytes) return;
+  for (size_t len = kIndexBoundBytes; len > 0; --len) {
+    const auto byte = static_cast<unsigned char>((*hi)[len - 1]);
+    if (byte != 0xff) {
+      hi->resize(len);
+      (*hi)[len - 1] = static_cast<char>(byte + 1);
+      return;
+    }
+  }
+}
+
+// Whether column `name` starts dictionary-encoded.
+bool WantsDictionary(const WriterOptions& options, const std::string& name) {
+  auto it = options.column_encodings.find(name);
+  if (it == options.column_encodings.end()) return options.enable_dictionary;
+  return it->second == ColumnEncoding::kDictionary;
+}
+
+// Whether `encoding` applies to the physical type.
+bool EncodingFits(Encoding encoding, PhysicalType physical) {
+  switch (encoding) {
+    case Encoding::kPlain: return true;
+    case Encoding::kDeltaBinaryPacked:
+      return physical == PhysicalType::kInt32 || physical == PhysicalType::kInt64;
+    case Encoding::kDeltaLengthByteArray: return physical == PhysicalType::kByteArray;
+    case Encoding::kDeltaByteArray:
+      return physical == PhysicalType::kByteArray || physical == PhysicalType::kFixedLenByteArray;
+    case Encoding::kByteStreamSplit:
+      return physical == PhysicalType::kFloat || physical == PhysicalType::kDouble ||
+             physical == PhysicalType::kInt32 || physical == PhysicalType::kInt64 ||
+             physical == PhysicalType::kFixedLenByteArray;
+    default: return false;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Statistics -> Delta ColumnStats (typed length-1 columns).
 
@@ -187,9 +247,10 @@ class TypedColumnWriter final : public ColumnWriter {
   static constexpr bool kIsString = std::is_same_v<T, std::string_view>;
   static constexpr bool kIsFlbaDecimal = std::is_same_v<T, __int128>;
 
-  TypedColumnWriter(Field field, SchemaElement element, Gatherers<T> gatherers,
+  TypedColumnWriter(Field field, SchemaElement element, LeafLayout layout, Gatherers<T> gatherers,
                     const WriterOptions& options, std::unique_ptr<Compressor> compressor)
       : field_(std::move(field)),
+        layout_(std::move(layout)),
         element_(std::move(element)),
         gatherers_(gatherers),
         options_(options),
@@ -197,8 +258,14 @@ class TypedColumnWriter final : public ColumnWriter {
         physical_type_(*element_.type),
         value_width_(kIsFlbaDecimal ? element_.type_length.value_or(16)
                                     : static_cast<int>(kIsString ? 4 : sizeof(T))),
-        optional_(element_.repetition_type == Repetition::kOptional),
-        use_dictionary_(options.enable_dictionary && !kIsBool) {}
+        optional_(layout_.max_definition_level > 0),
+        def_bits_(BitWidthFor(static_cast<uint64_t>(layout_.max_definition_level))),
+        rep_bits_(BitWidthFor(static_cast<uint64_t>(layout_.max_repetition_level))),
+        value_encoding_(ValueEncoding(options, field_.name)),
+        use_dictionary_(!kIsBool && WantsDictionary(options, field_.name)) {
+    def_levels_.Reset(def_bits_);
+    rep_levels_.Reset(rep_bits_);
+  }
 
   const SchemaElement& schema_element() const override { return element_; }
 
@@ -222,6 +289,53 @@ class TypedColumnWriter final : public ColumnWriter {
     return Status::OK();
   }
 
+  Status WriteLevels(const Column& values, int64_t values_offset, const int16_t* def,
+                     const int16_t* rep, int64_t num_levels) override {
+    const GatherFn<T> gather = gatherers_.no_nulls;
+    const int16_t max_def = static_cast<int16_t>(layout_.max_definition_level);
+    int64_t value_pos = values_offset;
+    int64_t done = 0;
+    while (done < num_levels) {
+      // Slices end at row boundaries (repetition level 0) so that pages
+      // never split a row.
+      int64_t end = std::min(num_levels, done + kMaxSliceRows);
+      while (end < num_levels && rep[end] != 0) ++end;
+      const int64_t n = end - done;
+      int64_t defined = 0;
+      for (int64_t i = done; i < end; ++i) defined += def[i] == max_def;
+      if (optional_) {
+        for (int64_t i = done; i < end; ++i) def_levels_.Put(static_cast<uint32_t>(def[i]));
+      }
+      if (rep_bits_ > 0) {
+        for (int64_t i = done; i < end; ++i) rep_levels_.Put(static_cast<uint32_t>(rep[i]));
+      }
+      int64_t count = 0;
+      const T* dense =
+          defined > 0 ? gather(values, value_pos, defined, &scratch_, &count) : nullptr;
+      value_pos += defined;
+      page_num_values_ += n;
+      page_num_nulls_ += n - defined;
+      for (int64_t i = done; i < end; ++i) page_num_rows_ += rep[i] == 0;
+      page_stats_.AddNulls(n - count);
+      page_stats_.Update(dense, count);
+      if (count > 0) {
+        if (use_dictionary_) {
+          dict_.Encode(dense, count, &page_indices_);
+        } else {
+          AppendPlain(dense, count, &page_plain_);
+        }
+      }
+      done = end;
+      if (use_dictionary_ &&
+          dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
+        SILT_RETURN_NOT_OK(FinishPage());
+        use_dictionary_ = false;
+      }
+      if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+    }
+    return Status::OK();
+  }
+
   int64_t buffered_bytes() const override {
     return static_cast<int64_t>(chunk_pages_.size()) + PageBytes() +
            (dict_.size() > 0 ? dict_.plain_size(value_width_) : 0);
@@ -231,7 +345,7 @@ class TypedColumnWriter final : public ColumnWriter {
     SILT_RETURN_NOT_OK(FinishPage());
     ColumnMetaData md;
     md.type = physical_type_;
-    md.path_in_schema = {element_.name};
+    md.path_in_schema = layout_.path;
     md.codec = compressor_->codec();
     md.num_values = chunk_num_values_;
 
@@ -252,18 +366,24 @@ class TypedColumnWriter final : public ColumnWriter {
       md.encoding_stats.push_back({PageType::kDictionaryPage, Encoding::kPlain, 1});
     }
     md.data_page_offset = pos;
+    const PageType data_page_type =
+        options_.data_page_v2 ? PageType::kDataPageV2 : PageType::kDataPage;
     SILT_RETURN_NOT_OK(file->Append(chunk_pages_));
     pos += static_cast<int64_t>(chunk_pages_.size());
     if (dict_pages_ > 0) {
-      md.encoding_stats.push_back({PageType::kDataPage, Encoding::kRleDictionary, dict_pages_});
+      md.encoding_stats.push_back({data_page_type, Encoding::kRleDictionary, dict_pages_});
     }
     if (plain_pages_ > 0) {
-      md.encoding_stats.push_back({PageType::kDataPage, Encoding::kPlain, plain_pages_});
+      md.encoding_stats.push_back({data_page_type, Encoding::kPlain, plain_pages_});
+    }
+    if (other_pages_ > 0) {
+      md.encoding_stats.push_back({data_page_type, value_encoding_, other_pages_});
     }
     // Encodings in ascending enum order: PLAIN (dictionary page or plain
-    // pages), RLE (levels), RLE_DICTIONARY.
+    // pages), RLE (levels), the chosen value encoding, RLE_DICTIONARY.
     if (dict_pages_ > 0 || plain_pages_ > 0) md.encodings.push_back(Encoding::kPlain);
     md.encodings.push_back(Encoding::kRle);
+    if (other_pages_ > 0) md.encodings.push_back(value_encoding_);
     if (dict_pages_ > 0) md.encodings.push_back(Encoding::kRleDictionary);
     md.total_uncompressed_size = chunk_uncompressed_ + dict_uncompressed_;
     md.total_compressed_size = pos - file_offset;
@@ -273,6 +393,20 @@ class TypedColumnWriter final : public ColumnWriter {
     cc.file_offset = file_offset;
     cc.meta_data = std::move(md);
 
+    column_index_bytes_.clear();
+    offset_index_bytes_.clear();
+    if (options_.write_page_index) {
+      OffsetIndex oi;
+      oi.page_locations = std::move(page_locations_);
+      for (PageLocation& loc : oi.page_locations) loc.offset += cc.meta_data->data_page_offset;
+      offset_index_bytes_ = SerializeThrift(oi);
+      if (column_index_valid_) column_index_bytes_ = SerializeThrift(column_index_);
+    }
+    page_locations_.clear();
+    column_index_ = ColumnIndex();
+    column_index_valid_ = true;
+    chunk_rows_ = 0;
+
     file_stats_.Merge(chunk_stats_);
     chunk_stats_.Reset();
     chunk_pages_.clear();
@@ -281,8 +415,16 @@ class TypedColumnWriter final : public ColumnWriter {
     dict_uncompressed_ = 0;
     dict_pages_ = 0;
     plain_pages_ = 0;
+    other_pages_ = 0;
     dict_.Clear();
     return cc;
+  }
+
+  void TakePageIndex(std::string* column_index, std::string* offset_index) override {
+    *column_index = std::move(column_index_bytes_);
+    *offset_index = std::move(offset_index_bytes_);
+    column_index_bytes_.clear();
+    offset_index_bytes_.clear();
   }
 
   ColumnStats FileStats() const override {
@@ -355,8 +497,10 @@ class TypedColumnWriter final : public ColumnWriter {
     int64_t count = 0;
     const T* values = gather(column, offset, n, &scratch_, &count);
     page_num_values_ += n;
-    chunk_stats_.AddNulls(n - count);
-    chunk_stats_.Update(values, count);
+    page_num_nulls_ += n - count;
+    page_num_rows_ += n;
+    page_stats_.AddNulls(n - count);
+    page_stats_.Update(values, count);
     if (count == 0) return;
     if (use_dictionary_) {
       dict_.Encode(values, count, &page_indices_);
@@ -380,6 +524,7 @@ class TypedColumnWriter final : public ColumnWriter {
   // Estimated encoded size of the open page.
   int64_t PageBytes() const {
     int64_t bytes = optional_ && page_num_values_ > 0 ? def_levels_.EstimatedSize() : 0;
+    if (rep_bits_ > 0 && page_num_values_ > 0) bytes += rep_levels_.EstimatedSize();
     if (!page_indices_.empty()) {
       const int bits = std::max(1, BitWidthFor(static_cast<uint64_t>(dict_.size())));
       bytes += static_cast<int64_t>(page_indices_.size()) * bits / 8 + 1;
@@ -392,15 +537,64 @@ class TypedColumnWriter final : public ColumnWriter {
     return bytes;
   }
 
+  // Encodes page_plain_ (PLAIN values) in the column's chosen encoding.
+  void TranscodePlain(std::string* out) {
+    const int64_t bytes = static_cast<int64_t>(page_plain_.size());
+    const uint8_t* plain = reinterpret_cast<const uint8_t*>(page_plain_.data());
+    if (value_encoding_ == Encoding::kByteStreamSplit) {
+      ByteStreamSplitEncode(plain, bytes / value_width_, value_width_, out);
+      return;
+    }
+    if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      // kDeltaBinaryPacked (the only other encoding allowed for integers).
+      transcode_ints_.resize(static_cast<size_t>(bytes) / sizeof(T));
+      if (bytes > 0) std::memcpy(transcode_ints_.data(), plain, static_cast<size_t>(bytes));
+      DeltaBinaryPackedEncode<T>(transcode_ints_.data(),
+                                 static_cast<int64_t>(transcode_ints_.size()), out);
+    } else if constexpr (kIsString || kIsFlbaDecimal) {
+      // PLAIN byte arrays (4-byte length prefixes) or fixed-width arrays.
+      transcode_views_.clear();
+      int64_t pos = 0;
+      while (pos < bytes) {
+        uint32_t len = static_cast<uint32_t>(value_width_);
+        if constexpr (kIsString) {
+          std::memcpy(&len, plain + pos, 4);
+          pos += 4;
+        }
+        transcode_views_.emplace_back(reinterpret_cast<const char*>(plain + pos), len);
+        pos += len;
+      }
+      const int64_t n = static_cast<int64_t>(transcode_views_.size());
+      if (value_encoding_ == Encoding::kDeltaLengthByteArray) {
+        DeltaLengthByteArrayEncode(transcode_views_.data(), n, out);
+      } else {
+        DeltaByteArrayEncode(transcode_views_.data(), n, out);
+      }
+    }
+  }
+
   Status FinishPage() {
     if (page_num_values_ == 0) return Status::OK();
-    body_.clear();
+    const bool v2 = options_.data_page_v2;
+    // Levels: v1 prefixes each run with its 4-byte length; v2 records the
+    // lengths in the page header.
+    levels_.clear();
+    int32_t rep_len = 0;
+    int32_t def_len = 0;
+    if (rep_bits_ > 0) {
+      std::string_view levels = rep_levels_.Finish();
+      rep_len = static_cast<int32_t>(levels.size());
+      if (!v2) levels_.append(reinterpret_cast<const char*>(&rep_len), 4);
+      levels_.append(levels);
+    }
     if (optional_) {
       std::string_view levels = def_levels_.Finish();
-      const uint32_t len = static_cast<uint32_t>(levels.size());
-      body_.append(reinterpret_cast<const char*>(&len), 4);
-      body_.append(levels);
+      def_len = static_cast<int32_t>(levels.size());
+      if (!v2) levels_.append(reinterpret_cast<const char*>(&def_len), 4);
+      levels_.append(levels);
     }
+    body_.clear();
+    if (!v2) body_.append(levels_);
     Encoding encoding = Encoding::kPlain;
     if (!page_indices_.empty()) {
       encoding = Encoding::kRleDictionary;
@@ -412,6 +606,10 @@ class TypedColumnWriter final : public ColumnWriter {
       for (uint32_t idx : page_indices_) index_encoder_.Put(idx);
       body_.append(index_encoder_.Finish());
       ++dict_pages_;
+    } else if (value_encoding_ != Encoding::kPlain) {
+      encoding = value_encoding_;
+      TranscodePlain(&body_);
+      ++other_pages_;
     } else {
       if constexpr (kIsBool) {
         PlainEncodeBooleans(reinterpret_cast<const uint8_t*>(page_plain_.data()),
@@ -422,28 +620,72 @@ class TypedColumnWriter final : public ColumnWriter {
       ++plain_pages_;
     }
     PageHeader header;
-    header.type = PageType::kDataPage;
-    header.data_page_header.emplace();
-    header.data_page_header->num_values = static_cast<int32_t>(page_num_values_);
-    header.data_page_header->encoding = encoding;
-    header.data_page_header->definition_level_encoding = Encoding::kRle;
-    header.data_page_header->repetition_level_encoding = Encoding::kRle;
+    if (v2) {
+      header.type = PageType::kDataPageV2;
+      header.data_page_header_v2.emplace();
+      DataPageHeaderV2& h = *header.data_page_header_v2;
+      h.num_values = static_cast<int32_t>(page_num_values_);
+      h.num_nulls = static_cast<int32_t>(page_num_nulls_);
+      h.num_rows = static_cast<int32_t>(page_num_rows_);
+      h.encoding = encoding;
+      h.definition_levels_byte_length = def_len;
+      h.repetition_levels_byte_length = rep_len;
+      h.is_compressed = compressor_->codec() != CompressionCodec::kUncompressed;
+    } else {
+      header.type = PageType::kDataPage;
+      header.data_page_header.emplace();
+      header.data_page_header->num_values = static_cast<int32_t>(page_num_values_);
+      header.data_page_header->encoding = encoding;
+      header.data_page_header->definition_level_encoding = Encoding::kRle;
+      header.data_page_header->repetition_level_encoding = Encoding::kRle;
+    }
     const size_t before = chunk_pages_.size();
-    SILT_RETURN_NOT_OK(EncodePage(&header, &chunk_pages_));
+    SILT_RETURN_NOT_OK(EncodePage(&header, &chunk_pages_, v2 ? std::string_view(levels_) : ""));
+    if (options_.write_page_index) AddPageToIndex(before, chunk_pages_.size() - before);
+    chunk_stats_.Merge(page_stats_);
+    page_stats_.Reset();
     chunk_uncompressed_ += static_cast<int64_t>(chunk_pages_.size() - before) -
                            header.compressed_page_size + header.uncompressed_page_size;
     chunk_num_values_ += page_num_values_;
 
     page_num_values_ = 0;
+    page_num_nulls_ = 0;
+    page_num_rows_ = 0;
     page_indices_.clear();
     page_plain_.clear();
-    def_levels_.Reset(1);
+    def_levels_.Reset(def_bits_);
+    rep_levels_.Reset(rep_bits_);
     return Status::OK();
   }
 
-  // Compresses body_ and appends header + compressed body to `out`; sets the
-  // header's sizes. Dictionary page bytes are counted in dict_uncompressed_.
-  Status EncodePage(PageHeader* header, std::string* out) {
+  // Records the page just encoded (at `offset` in chunk_pages_) in the
+  // offset index and its bounds in the column index.
+  void AddPageToIndex(size_t offset, size_t size) {
+    PageLocation loc;
+    loc.offset = static_cast<int64_t>(offset);  // made absolute at flush
+    loc.compressed_page_size = static_cast<int32_t>(size);
+    loc.first_row_index = chunk_rows_;
+    page_locations_.push_back(loc);
+    chunk_rows_ += page_num_rows_;
+    const Statistics st = page_stats_.ToThrift(physical_type_, value_width_);
+    const bool all_null = page_stats_.null_count() == page_num_values_;
+    if (!all_null && (!st.min_value || !st.max_value)) {
+      // A page with values but no bounds (only NaN): no valid column index.
+      column_index_valid_ = false;
+    }
+    std::string lo = all_null ? std::string() : st.min_value.value_or("");
+    std::string hi = all_null ? std::string() : st.max_value.value_or("");
+    if constexpr (kIsString) TruncateBounds(&lo, &hi);
+    column_index_.null_pages.push_back(all_null);
+    column_index_.min_values.push_back(std::move(lo));
+    column_index_.max_values.push_back(std::move(hi));
+    column_index_.null_counts.push_back(page_stats_.null_count());
+  }
+
+  // Compresses body_ and appends header + `levels` (stored uncompressed,
+  // data page v2) + compressed body to `out`; sets the header's sizes.
+  // Dictionary page bytes are counted in dict_uncompressed_.
+  Status EncodePage(PageHeader* header, std::string* out, std::string_view levels = {}) {
     if (body_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
       return Status::Internal("column '", field_.name, "': page of ", body_.size(),
                               " bytes exceeds Parquet's 2 GiB page limit");
@@ -454,8 +696,8 @@ class TypedColumnWriter final : public ColumnWriter {
                              "compressing a page of column '", field_.name, "'");
       compressed = compressed_;
     }
-    header->uncompressed_page_size = static_cast<int32_t>(body_.size());
-    header->compressed_page_size = static_cast<int32_t>(compressed.size());
+    header->uncompressed_page_size = static_cast<int32_t>(levels.size() + body_.size());
+    header->compressed_page_size = static_cast<int32_t>(levels.size() + compressed.size());
     const size_t start = out->size();
     thrift::CompactWriter w(out);
     header->Write(&w);
@@ -463,23 +705,31 @@ class TypedColumnWriter final : public ColumnWriter {
       dict_uncompressed_ =
           static_cast<int64_t>(out->size() - start) + header->uncompressed_page_size;
     }
+    out->append(levels);
     out->append(compressed);
     return Status::OK();
   }
 
   const Field field_;
+  const LeafLayout layout_;
   const SchemaElement element_;
   const Gatherers<T> gatherers_;
   const WriterOptions options_;
   std::unique_ptr<Compressor> compressor_;
   const PhysicalType physical_type_;
   const int value_width_;  // PLAIN bytes per value (FLBA width; 4 for strings' prefix)
-  const bool optional_;
+  const bool optional_;  // has definition levels
+  const int def_bits_;
+  const int rep_bits_;
+  const Encoding value_encoding_;  // encoding of non-dictionary pages
   bool use_dictionary_;
 
   // Open page.
   int64_t page_num_values_ = 0;
+  int64_t page_num_nulls_ = 0;
+  int64_t page_num_rows_ = 0;
   RleEncoder def_levels_{1};
+  RleEncoder rep_levels_{1};
   std::vector<uint32_t> page_indices_;
   std::string page_plain_;
 
@@ -491,26 +741,39 @@ class TypedColumnWriter final : public ColumnWriter {
   int64_t dict_uncompressed_ = 0;
   int32_t dict_pages_ = 0;
   int32_t plain_pages_ = 0;
+  int32_t other_pages_ = 0;  // pages in value_encoding_ (DELTA_*, BYTE_STREAM_SPLIT)
   TypedStatistics<T> chunk_stats_;
+  TypedStatistics<T> page_stats_;
+  // Page index of the current chunk, and the serialized indexes of the
+  // chunk last flushed.
+  std::vector<PageLocation> page_locations_;
+  ColumnIndex column_index_;
+  bool column_index_valid_ = true;
+  int64_t chunk_rows_ = 0;
+  std::string column_index_bytes_;
+  std::string offset_index_bytes_;
   TypedStatistics<T> file_stats_;
 
   // Scratch reused across slices and pages.
   std::vector<T> scratch_;
   RleEncoder index_encoder_;
+  std::string levels_;
   std::string body_;
+  std::vector<T> transcode_ints_;
+  std::vector<std::string_view> transcode_views_;
   std::string compressed_;
 };
 
 template <typename T>
 Result<std::unique_ptr<ColumnWriter>> MakeTyped(const Field& field, SchemaElement element,
-                                                Gatherers<T> gatherers,
+                                                const LeafLayout& layout, Gatherers<T> gatherers,
                                                 const WriterOptions& options) {
   // zstd_level is zstd's; gzip keeps zlib's default level.
   const int level = options.compression == Compression::kZstd ? options.zstd_level : 0;
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<Compressor> compressor,
                         Compressor::Make(ToCodec(options.compression), level));
   return std::unique_ptr<ColumnWriter>(new TypedColumnWriter<T>(
-      field, std::move(element), gatherers, options, std::move(compressor)));
+      field, std::move(element), layout, gatherers, options, std::move(compressor)));
 }
 
 }  // namespace
@@ -518,46 +781,63 @@ Result<std::unique_ptr<ColumnWriter>> MakeTyped(const Field& field, SchemaElemen
 Result<std::unique_ptr<ColumnWriter>> ColumnWriter::Make(const Field& field,
                                                          const WriterOptions& options) {
   SILT_ASSIGN_OR_RETURN(SchemaElement element, ParquetElementForField(field));
+  LeafLayout layout;
+  layout.path = {field.name};
+  layout.max_definition_level = field.nullable ? 1 : 0;
+  return MakeLeaf(field, std::move(element), std::move(layout), options);
+}
+
+Result<std::unique_ptr<ColumnWriter>> ColumnWriter::MakeLeaf(const Field& field,
+                                                             SchemaElement element,
+                                                             LeafLayout layout,
+                                                             const WriterOptions& options) {
+  const Encoding encoding = ValueEncoding(options, field.name);
+  if (element.type && !EncodingFits(encoding, *element.type)) {
+    return Status::InvalidArgument("column '", field.name, "': encoding ", EncodingName(encoding),
+                                   " does not apply to Parquet ",
+                                   PhysicalTypeName(*element.type), " values");
+  }
   switch (field.type->id()) {
     case TypeId::kBoolean:
-      return MakeTyped<uint8_t>(field, std::move(element),
+      return MakeTyped<uint8_t>(field, std::move(element), layout,
                                 Gatherers<uint8_t>{&GatherBools<false>, &GatherBools<true>},
                                 options);
     case TypeId::kByte:
-      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int8_t, int32_t>(),
-                                options);
+      return MakeTyped<int32_t>(field, std::move(element), layout,
+                              FixedGatherers<int8_t, int32_t>(), options);
     case TypeId::kShort:
-      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int16_t, int32_t>(),
-                                options);
+      return MakeTyped<int32_t>(field, std::move(element), layout,
+                              FixedGatherers<int16_t, int32_t>(), options);
     case TypeId::kInt:
     case TypeId::kDate:
-      return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<int32_t, int32_t>(),
-                                options);
+      return MakeTyped<int32_t>(field, std::move(element), layout,
+                              FixedGatherers<int32_t, int32_t>(), options);
     case TypeId::kLong:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz:
-      return MakeTyped<int64_t>(field, std::move(element), FixedGatherers<int64_t, int64_t>(),
-                                options);
+      return MakeTyped<int64_t>(field, std::move(element), layout,
+                              FixedGatherers<int64_t, int64_t>(), options);
     case TypeId::kFloat:
-      return MakeTyped<float>(field, std::move(element), FixedGatherers<float, float>(), options);
+      return MakeTyped<float>(field, std::move(element), layout,
+                              FixedGatherers<float, float>(), options);
     case TypeId::kDouble:
-      return MakeTyped<double>(field, std::move(element), FixedGatherers<double, double>(),
-                               options);
+      return MakeTyped<double>(field, std::move(element), layout,
+                              FixedGatherers<double, double>(), options);
     case TypeId::kDecimal:
       if (*element.type == PhysicalType::kInt32) {
-        return MakeTyped<int32_t>(field, std::move(element), FixedGatherers<__int128, int32_t>(),
-                                  options);
+        return MakeTyped<int32_t>(field, std::move(element), layout,
+                              FixedGatherers<__int128, int32_t>(), options);
       }
       if (*element.type == PhysicalType::kInt64) {
-        return MakeTyped<int64_t>(field, std::move(element), FixedGatherers<__int128, int64_t>(),
-                                  options);
+        return MakeTyped<int64_t>(field, std::move(element), layout,
+                              FixedGatherers<__int128, int64_t>(), options);
       }
-      return MakeTyped<__int128>(field, std::move(element), FixedGatherers<__int128, __int128>(),
-                                 options);
+      return MakeTyped<__int128>(field, std::move(element), layout,
+                              FixedGatherers<__int128, __int128>(), options);
     case TypeId::kString:
     case TypeId::kBinary:
       return MakeTyped<std::string_view>(
-          field, std::move(element),
+          field, std::move(element), layout,
           Gatherers<std::string_view>{&GatherStrings<false>, &GatherStrings<true>}, options);
     default: break;
   }

@@ -1,5 +1,6 @@
-// ColumnWriter: encodes one flat (top-level primitive) column of a Parquet
-// file, one row group's column chunk at a time.
+// ColumnWriter: encodes one leaf column of a Parquet file (a top-level
+// primitive, or a leaf of a nested field fed with levels by
+// nested_writer.h), one row group's column chunk at a time.
 //
 // Per slice of rows, the writer makes one dispatch on nullability, then runs
 // typed loops: definition levels into an RLE encoder (a single run when the
@@ -18,6 +19,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
@@ -27,12 +30,26 @@
 
 namespace silt::parquet {
 
+// Where a leaf sits in its field: its path from the root and its maximum
+// levels. A top-level primitive has path {name}, repetition 0 and
+// definition 1 when nullable.
+struct LeafLayout {
+  std::vector<std::string> path;
+  int max_definition_level = 0;
+  int max_repetition_level = 0;
+};
+
 class ColumnWriter {
  public:
   // Errors: NotSupported naming the field when its type cannot be written
   // (nested, void); NotSupported for an unknown compression codec.
   static Result<std::unique_ptr<ColumnWriter>> Make(const columnar::Field& field,
                                                     const WriterOptions& options);
+  // A writer for one leaf of a nested field: `field` carries the leaf's
+  // Spark type, `element` its schema element. Errors as Make.
+  static Result<std::unique_ptr<ColumnWriter>> MakeLeaf(const columnar::Field& field,
+                                                        SchemaElement element, LeafLayout layout,
+                                                        const WriterOptions& options);
   virtual ~ColumnWriter() = default;
 
   // The leaf's schema element (name, physical and logical type, repetition).
@@ -44,6 +61,14 @@ class ColumnWriter {
   // Errors: Internal when a compression library fails.
   virtual Status Write(const columnar::Column& column, int64_t offset, int64_t length) = 0;
 
+  // Encodes `num_levels` level entries of a nested leaf. `values` holds the
+  // defined values densely from row `values_offset` (their nulls are
+  // ignored): one per entry whose definition level is the maximum, in order.
+  // Pages end only where a row starts.
+  // REQUIRES: rep[0] == 0; enough rows in `values`.
+  virtual Status WriteLevels(const columnar::Column& values, int64_t values_offset,
+                             const int16_t* def, const int16_t* rep, int64_t num_levels) = 0;
+
   // Encoded bytes held for the current row group: finished pages, the open
   // page and the dictionary.
   virtual int64_t buffered_bytes() const = 0;
@@ -53,6 +78,12 @@ class ColumnWriter {
   // the chunk's metadata with offsets filled in. Resets for the next row
   // group. Errors: IOError from the file; Internal from compression.
   virtual Result<ColumnChunk> FlushChunk(int64_t file_offset, fs::WritableFile* file) = 0;
+
+  // The serialized ColumnIndex and OffsetIndex of the chunk FlushChunk
+  // returned last (empty when WriterOptions::write_page_index is off; the
+  // column index is also empty when a page has values but no bounds). The
+  // offset index holds absolute file offsets.
+  virtual void TakePageIndex(std::string* column_index, std::string* offset_index) = 0;
 
   // Statistics over every chunk flushed so far, as Delta needs them.
   virtual ColumnStats FileStats() const = 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "silt/parquet/column_reader.h"
+#include "silt/parquet/nested_reader.h"
 #include "silt/parquet/parquet_metadata.h"
 #include "silt/parquet/parquet_schema.h"
 
@@ -78,7 +79,7 @@ class FileReaderImpl final : public ParquetFileReader {
         return Status::Corruption(path_, ": row group ", rg, " has a negative row count");
       }
     }
-    readers_.resize(descriptors_.size());
+    readers_.resize(static_cast<size_t>(num_leaves));
     return Status::OK();
   }
 
@@ -92,34 +93,106 @@ class FileReaderImpl final : public ParquetFileReader {
       return Status::InvalidArgument(path_, ": row group ", index, " out of range (the file has ",
                                      num_row_groups(), ")");
     }
-    std::vector<int> selected;
+    std::vector<Selection> selected;
     if (columns.empty()) {
-      for (int i = 0; i < schema_->num_fields(); ++i) selected.push_back(i);
+      for (int i = 0; i < schema_->num_fields(); ++i) selected.push_back({i, nullptr, {}});
     } else {
       for (const std::string& name : columns) {
         int i = schema_->FieldIndex(name);
-        if (i < 0) {
-          return Status::InvalidArgument(path_, ": no column '", name, "' in the file (it has ",
-                                         schema_->ToDdl(), ")");
+        if (i >= 0) {
+          selected.push_back({i, nullptr, {}});
+          continue;
         }
-        selected.push_back(i);
+        SILT_ASSIGN_OR_RETURN(Selection sel, ResolveStructPath(name));
+        selected.push_back(std::move(sel));
       }
     }
     const RowGroup& group = metadata_.row_groups[static_cast<size_t>(index)];
     auto batch = std::make_shared<columnar::RecordBatch>();
     batch->num_rows = group.num_rows;
     std::vector<columnar::Field> fields;
-    for (int field_idx : selected) {
-      SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr column, ReadColumn(group, field_idx), path_,
-                                ": row group ", index);
-      fields.push_back(schema_->field(field_idx));
-      batch->columns.push_back(std::move(column));
+    for (const Selection& sel : selected) {
+      if (sel.node == nullptr) {
+        SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr column, ReadColumn(group, sel.field_idx),
+                                  path_, ": row group ", index);
+        fields.push_back(schema_->field(sel.field_idx));
+        batch->columns.push_back(std::move(column));
+      } else {
+        SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr column, ReadStructPath(group, sel), path_,
+                                  ": row group ", index);
+        fields.push_back(sel.field);
+        batch->columns.push_back(std::move(column));
+      }
     }
     batch->schema = columns.empty() ? schema_ : columnar::DataType::Struct(std::move(fields));
     return columnar::RecordBatchPtr(std::move(batch));
   }
 
  private:
+  // A requested column: a whole top-level field, or (node set) a field
+  // reached through structs only, returned as its own column.
+  struct Selection {
+    int field_idx = 0;
+    const LevelNode* node = nullptr;
+    columnar::Field field;  // name = the requested path
+  };
+
+  // Resolves "a.b.c" through struct fields (case-insensitive).
+  Result<Selection> ResolveStructPath(const std::string& name) {
+    Selection sel;
+    size_t start = 0;
+    size_t dot = name.find('.');
+    if (dot != std::string::npos) sel.field_idx = schema_->FieldIndex(name.substr(0, dot));
+    if (dot == std::string::npos || sel.field_idx < 0) {
+      return Status::InvalidArgument(path_, ": no column '", name, "' in the file (it has ",
+                                     schema_->ToDdl(), ")");
+    }
+    const ColumnDescriptor& d = descriptors_[static_cast<size_t>(sel.field_idx)];
+    SILT_RETURN_NOT_OK(d.unsupported);
+    const LevelNode* node = d.levels.get();
+    bool nullable = d.field.nullable;
+    while (dot != std::string::npos) {
+      start = dot + 1;
+      dot = name.find('.', start);
+      const std::string part = name.substr(start, dot == std::string::npos ? dot : dot - start);
+      if (node == nullptr || node->type->id() != columnar::TypeId::kStruct) {
+        return Status::InvalidArgument(path_, ": column '", name, "': '", name.substr(0, start - 1),
+                                       "' is not a struct (only struct fields can be projected)");
+      }
+      const int k = node->type->FieldIndex(part);
+      if (k < 0) {
+        return Status::InvalidArgument(path_, ": column '", name, "': no field '", part, "' in ",
+                                       node->type->ToDdl());
+      }
+      nullable = nullable || node->type->field(k).nullable;
+      node = &node->children[static_cast<size_t>(k)];
+    }
+    sel.node = node;
+    sel.field = columnar::Field{name, node->type, nullable, "{}"};
+    return sel;
+  }
+
+  static int CountLeaves(const LevelNode& node) {
+    if (node.leaf >= 0) return 1;
+    int n = 0;
+    for (const LevelNode& child : node.children) n += CountLeaves(child);
+    return n;
+  }
+
+  // Reads only the leaves below sel.node and assembles its column.
+  Result<columnar::ColumnPtr> ReadStructPath(const RowGroup& group, const Selection& sel) {
+    const ColumnDescriptor& d = descriptors_[static_cast<size_t>(sel.field_idx)];
+    std::vector<LeafLevels> leaves(d.leaves.size());
+    SILT_RETURN_NOT_OK(ReadLeaves(group, d, sel.node->first_leaf, CountLeaves(*sel.node), &leaves));
+    SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr column, AssembleNested(*sel.node, leaves),
+                              "column '", sel.field.name, "'");
+    if (column->length != group.num_rows) {
+      return Status::Corruption("column '", sel.field.name, "' holds ", column->length,
+                                " rows, its row group ", group.num_rows);
+    }
+    return column;
+  }
+
   Result<std::string> ReadExactly(int64_t offset, int64_t length, const char* what) {
     SILT_ASSIGN_OR_RETURN(std::string bytes, file_->ReadAt(offset, length));
     if (static_cast<int64_t>(bytes.size()) != length) {
@@ -134,11 +207,57 @@ class FileReaderImpl final : public ParquetFileReader {
     if (d.unsupported.ok() && d.field.type->id() == columnar::TypeId::kNull) {
       return columnar::MakeNullColumn(d.field.type, group.num_rows);
     }
-    if (!d.flat) {
-      return Status::NotSupported("reading nested Parquet column '", d.field.name, "' (",
-                                  d.field.type->ToDdl(), ")");
-    }
     SILT_RETURN_NOT_OK(d.unsupported);
+    if (d.flat) return ReadLeaf(group, d);
+    if (d.levels == nullptr) {
+      return Status::Corruption("column '", d.field.name, "' has no readable leaves");
+    }
+    std::vector<LeafLevels> leaves(d.leaves.size());
+    SILT_RETURN_NOT_OK(
+        ReadLeaves(group, d, 0, static_cast<int>(d.leaves.size()), &leaves));
+    SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr column, AssembleNested(*d.levels, leaves),
+                              "column '", d.field.name, "'");
+    if (column->length != group.num_rows) {
+      return Status::Corruption("column '", d.field.name, "' holds ", column->length,
+                                " rows, its row group ", group.num_rows);
+    }
+    return column;
+  }
+
+  // Reads leaves [first, first + count) of nested field `d` into `leaves`.
+  Status ReadLeaves(const RowGroup& group, const ColumnDescriptor& d, int first, int count,
+                    std::vector<LeafLevels>* leaves) {
+    for (int leaf_idx = first; leaf_idx < first + count; ++leaf_idx) {
+      const ColumnDescriptor& leaf = d.leaves[static_cast<size_t>(leaf_idx)];
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, ReadLeaf(group, leaf));
+      const ColumnChunkReader& reader = *readers_[static_cast<size_t>(leaf.first_leaf)];
+      LeafLevels l;
+      l.column = std::move(column);
+      if (reader.nested()) {
+        l.def = reader.definition_levels().data();
+        l.rep = reader.repetition_levels().data();
+        l.num_levels = static_cast<int64_t>(reader.definition_levels().size());
+      } else {
+        // A leaf with at most one definition level and no repetition (a
+        // required struct's field): its levels follow from its validity.
+        l.owned_def.resize(static_cast<size_t>(l.column->length));
+        for (int64_t i = 0; i < l.column->length; ++i) {
+          l.owned_def[static_cast<size_t>(i)] =
+              static_cast<int16_t>(leaf.max_definition_level > 0 && l.column->IsValid(i) ? 1 : 0);
+        }
+        l.owned_rep.assign(static_cast<size_t>(l.column->length), 0);
+        l.def = l.owned_def.data();
+        l.rep = l.owned_rep.data();
+        l.num_levels = l.column->length;
+      }
+      (*leaves)[static_cast<size_t>(leaf_idx)] = std::move(l);
+    }
+    return Status::OK();
+  }
+
+  // Reads the chunk of one leaf column (a flat field or a nested field's
+  // leaf); the reader stays in readers_ with the chunk's levels.
+  Result<columnar::ColumnPtr> ReadLeaf(const RowGroup& group, const ColumnDescriptor& d) {
     const ColumnChunk& chunk = group.columns[static_cast<size_t>(d.first_leaf)];
     if (chunk.file_path) {
       return Status::NotSupported("column '", d.field.name, "' stored in another file (",
@@ -159,7 +278,7 @@ class FileReaderImpl final : public ParquetFileReader {
       return Status::Corruption("column '", d.field.name, "': column chunk [", start, ", +", length,
                                 ") lies outside the file's data (", footer_start_, " bytes)");
     }
-    auto& reader = readers_[static_cast<size_t>(field_idx)];
+    auto& reader = readers_[static_cast<size_t>(d.first_leaf)];
     if (reader == nullptr || reader->codec() != md.codec) {
       SILT_ASSIGN_OR_RETURN(reader, ColumnChunkReader::Make(d, md.codec));
     }
@@ -174,6 +293,7 @@ class FileReaderImpl final : public ParquetFileReader {
   FileMetaData metadata_;
   std::vector<ColumnDescriptor> descriptors_;
   columnar::SchemaPtr schema_;
+  // One per leaf column chunk, indexed by leaf ordinal.
   std::vector<std::unique_ptr<ColumnChunkReader>> readers_;
 };
 

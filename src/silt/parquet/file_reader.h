@@ -1,8 +1,11 @@
 // ParquetFileReader: reads a Parquet file into RecordBatches through
 // fs::RandomAccessFile (footer first, then only the needed column chunks).
 //
-// Supports what ParquetFileWriter writes and the flat files Spark, pyarrow
-// and delta-rs write: PLAIN and dictionary encodings, RLE/bit-packed levels,
+// Supports what ParquetFileWriter writes and the files Spark, pyarrow and
+// delta-rs write: flat and nested columns (struct, standard 3-level and
+// legacy 2-level lists, maps, at any depth; see parquet_schema.h for the
+// backward-compatibility rules), PLAIN and dictionary encodings,
+// RLE/bit-packed levels,
 // data page v1 and v2, snappy/gzip/zstd/lz4_raw/uncompressed, INT96 and
 // TIMESTAMP(MILLIS|MICROS|NANOS) timestamps (converted to micros), decimals
 // in INT32/INT64/FIXED_LEN_BYTE_ARRAY/BYTE_ARRAY.
@@ -38,12 +41,15 @@ class ParquetFileReader {
   virtual int num_row_groups() const = 0;
 
   // Reads row group `index`, only the top-level columns named in `columns`
-  // (case-insensitive; empty = all), in the order given. A requested column
+  // (case-insensitive; empty = all), in the order given. A dotted name
+  // "s.a.b" that is not a top-level column selects a field reached through
+  // structs only: it is returned as a column of that name, null where it or
+  // any enclosing struct is null, and only its leaf chunks are read. A requested column
   // absent from the file is an error (the caller adds null columns for
   // schema evolution). Errors: InvalidArgument for an unknown column or
   // row group; Corruption naming path, row group and column; NotSupported
-  // naming a nested column (struct/array/map) or an unsupported encoding
-  // (DELTA_*, BYTE_STREAM_SPLIT) or codec (LZO, BROTLI, Hadoop LZ4).
+  // naming the column and an unsupported encoding or codec (LZO, BROTLI,
+  // Hadoop LZ4).
   virtual Result<columnar::RecordBatchPtr> ReadRowGroup(
       int index, const std::vector<std::string>& columns = {}) = 0;
 };

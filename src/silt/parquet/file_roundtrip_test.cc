@@ -521,10 +521,11 @@ TEST(ParquetFileTest, LocalFileSystemRoundTrip) {
 
 TEST(ParquetFileTest, WriterRejectsBadInput) {
   auto fs = fs::MakeMemoryFileSystem();
-  SchemaPtr nested = DataType::Struct(
-      {{"a", DataType::Int(), true}, {"tags", DataType::Array(DataType::String()), true}});
+  SchemaPtr with_void = DataType::Struct(
+      {{"a", DataType::Int(), true},
+       {"tags", DataType::Array(DataType::Struct({{"v", DataType::Null(), true}})), true}});
   Result<std::unique_ptr<ParquetFileWriter>> w =
-      ParquetFileWriter::Open(fs.get(), "/t/n.parquet", nested);
+      ParquetFileWriter::Open(fs.get(), "/t/n.parquet", with_void);
   ASSERT_RAISES(NotSupported, w);
   EXPECT_NE(w.status().message().find("tags"), std::string::npos);
 
@@ -787,12 +788,13 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   EXPECT_TRUE(dec.Value<__int128>(2) == -1);
 }
 
-TEST(ParquetFileTest, NestedColumnsAreNotSupportedByName) {
-  // optional group s { optional int32 a; }, then a flat column.
+TEST(ParquetFileTest, RequiredStructWithoutLevelsReads) {
+  // required group s { required int32 a; }, then a flat column: no level
+  // is stored at all.
   SchemaElement s;
   s.name = "s";
   s.num_children = 1;
-  s.repetition_type = Repetition::kOptional;
+  s.repetition_type = Repetition::kRequired;
   SchemaElement a;
   a.name = "a";
   a.type = PhysicalType::kInt32;
@@ -830,9 +832,9 @@ TEST(ParquetFileTest, NestedColumnsAreNotSupportedByName) {
   auto fs = fs::MakeMemoryFileSystem();
   ASSERT_OK(fs->WriteFile("/t/nested.parquet", file));
   ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/t/nested.parquet"));
-  Result<RecordBatchPtr> nested = reader->ReadRowGroup(0, {"s"});
-  ASSERT_RAISES(NotSupported, nested);
-  EXPECT_NE(nested.status().message().find("'s'"), std::string::npos);
+  ASSERT_OK_AND_ASSIGN(RecordBatchPtr nested, reader->ReadRowGroup(0, {"s"}));
+  EXPECT_EQ(nested->schema->ToDdl(), "STRUCT<s: STRUCT<a: INT NOT NULL> NOT NULL>");
+  EXPECT_EQ(nested->column(0)->children[0]->Value<int32_t>(1), 20);
   ASSERT_OK_AND_ASSIGN(RecordBatchPtr ok, reader->ReadRowGroup(0, {"flat"}));
   EXPECT_EQ(ok->column(0)->Value<int32_t>(1), 20);
 }

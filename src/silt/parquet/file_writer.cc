@@ -6,7 +6,9 @@
 
 #include "silt/base/version.h"
 #include "silt/parquet/column_writer.h"
+#include "silt/parquet/nested_writer.h"
 #include "silt/parquet/parquet_metadata.h"
+#include "silt/parquet/parquet_schema.h"
 
 namespace silt::parquet {
 
@@ -24,6 +26,22 @@ Result<Compression> ParseCompression(std::string_view name) {
   return Status::InvalidArgument("unknown Parquet compression '", name,
                                  "' (expected snappy, zstd, gzip, lz4, lz4_raw, none or "
                                  "uncompressed)");
+}
+
+Result<ColumnEncoding> ParseColumnEncoding(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "dictionary" || lower == "rle_dictionary") return ColumnEncoding::kDictionary;
+  if (lower == "plain") return ColumnEncoding::kPlain;
+  if (lower == "delta_binary_packed") return ColumnEncoding::kDeltaBinaryPacked;
+  if (lower == "delta_length_byte_array") return ColumnEncoding::kDeltaLengthByteArray;
+  if (lower == "delta_byte_array") return ColumnEncoding::kDeltaByteArray;
+  if (lower == "byte_stream_split") return ColumnEncoding::kByteStreamSplit;
+  return Status::InvalidArgument("unknown Parquet column encoding '", name,
+                                 "' (expected dictionary, plain, delta_binary_packed, "
+                                 "delta_length_byte_array, delta_byte_array or "
+                                 "byte_stream_split)");
 }
 
 std::string_view CompressionFileExtension(Compression c) {
@@ -44,16 +62,29 @@ constexpr std::string_view kCreatedBy = "silt version " SILT_VERSION_STRING " (b
 // exists.
 constexpr int64_t kFirstSliceRows = 1024;
 
+// One top-level field: a primitive's single leaf writer, or a nested field.
+struct FieldWriter {
+  std::unique_ptr<ColumnWriter> flat;
+  std::unique_ptr<NestedFieldWriter> nested;
+};
+
 class FileWriterImpl final : public ParquetFileWriter {
  public:
   FileWriterImpl(std::string path, columnar::SchemaPtr schema, WriterOptions options,
-                 std::unique_ptr<fs::WritableFile> file,
-                 std::vector<std::unique_ptr<ColumnWriter>> columns)
+                 std::unique_ptr<fs::WritableFile> file, std::vector<FieldWriter> fields)
       : path_(std::move(path)),
         schema_(std::move(schema)),
         options_(std::move(options)),
         file_(std::move(file)),
-        columns_(std::move(columns)) {}
+        fields_(std::move(fields)) {
+    for (const FieldWriter& f : fields_) {
+      if (f.flat) {
+        columns_.push_back(f.flat.get());
+      } else {
+        for (const auto& leaf : f.nested->leaves()) columns_.push_back(leaf.get());
+      }
+    }
+  }
 
   Status Init() {
     SILT_RETURN_NOT_OK_CTX(file_->Append(kParquetMagic), "writing Parquet file ", path_);
@@ -67,9 +98,12 @@ class FileWriterImpl final : public ParquetFileWriter {
     int64_t done = 0;
     while (done < batch.num_rows) {
       const int64_t n = NextSliceRows(batch.num_rows - done);
-      for (size_t col_idx = 0; col_idx < columns_.size(); ++col_idx) {
-        SILT_RETURN_NOT_OK_CTX(columns_[col_idx]->Write(*batch.columns[col_idx], done, n),
-                               "writing ", path_);
+      for (size_t col_idx = 0; col_idx < fields_.size(); ++col_idx) {
+        const FieldWriter& f = fields_[col_idx];
+        const columnar::Column& column = *batch.columns[col_idx];
+        SILT_RETURN_NOT_OK_CTX(
+            f.flat ? f.flat->Write(column, done, n) : f.nested->Write(column, done, n), "writing ",
+            path_);
       }
       done += n;
       rg_rows_ += n;
@@ -97,15 +131,23 @@ class FileWriterImpl final : public ParquetFileWriter {
     metadata_.created_by = std::string(kCreatedBy);
     SchemaElement root;
     root.name = "spark_schema";
-    root.num_children = static_cast<int32_t>(columns_.size());
+    root.num_children = static_cast<int32_t>(fields_.size());
     metadata_.schema.push_back(std::move(root));
-    for (const auto& column : columns_) {
-      metadata_.schema.push_back(column->schema_element());
+    for (const FieldWriter& f : fields_) {
+      if (f.flat) {
+        metadata_.schema.push_back(f.flat->schema_element());
+      } else {
+        const std::vector<SchemaElement>& els = f.nested->schema_elements();
+        metadata_.schema.insert(metadata_.schema.end(), els.begin(), els.end());
+      }
+    }
+    for (size_t leaf_idx = 0; leaf_idx < columns_.size(); ++leaf_idx) {
       metadata_.column_orders.push_back(ColumnOrder::kTypeDefinedOrder);
     }
     for (const auto& [key, value] : options_.key_value_metadata) {
       metadata_.key_value_metadata.push_back(KeyValue{key, value});
     }
+    SILT_RETURN_NOT_OK(WritePageIndex());
     std::string footer = SerializeThrift(metadata_);
     const uint32_t footer_len = static_cast<uint32_t>(footer.size());
     footer.append(reinterpret_cast<const char*>(&footer_len), 4);
@@ -118,8 +160,10 @@ class FileWriterImpl final : public ParquetFileWriter {
     WriteResult result;
     result.num_rows = num_rows_;
     result.file_size = file_pos_;
-    result.column_stats.reserve(columns_.size());
-    for (const auto& column : columns_) result.column_stats.push_back(column->FileStats());
+    result.column_stats.reserve(fields_.size());
+    for (const FieldWriter& f : fields_) {
+      result.column_stats.push_back(f.flat ? f.flat->FileStats() : f.nested->FileStats());
+    }
     return result;
   }
 
@@ -172,6 +216,32 @@ class FileWriterImpl final : public ParquetFileWriter {
     return total;
   }
 
+  // Column indexes of every chunk, then their offset indexes, as
+  // parquet-mr and Arrow lay them out; records where each one went.
+  Status WritePageIndex() {
+    for (int pass = 0; pass < 2; ++pass) {
+      size_t chunk_idx = 0;
+      for (RowGroup& rg : metadata_.row_groups) {
+        for (ColumnChunk& cc : rg.columns) {
+          const auto& [column_index, offset_index] = page_indexes_[chunk_idx++];
+          const std::string& bytes = pass == 0 ? column_index : offset_index;
+          if (bytes.empty()) continue;
+          SILT_RETURN_NOT_OK_CTX(file_->Append(bytes), "writing the page index of ", path_);
+          if (pass == 0) {
+            cc.column_index_offset = file_pos_;
+            cc.column_index_length = static_cast<int32_t>(bytes.size());
+          } else {
+            cc.offset_index_offset = file_pos_;
+            cc.offset_index_length = static_cast<int32_t>(bytes.size());
+          }
+          file_pos_ += static_cast<int64_t>(bytes.size());
+        }
+      }
+    }
+    page_indexes_.clear();
+    return Status::OK();
+  }
+
   Status FlushRowGroup() {
     RowGroup rg;
     rg.num_rows = rg_rows_;
@@ -185,6 +255,9 @@ class FileWriterImpl final : public ParquetFileWriter {
       compressed += md.total_compressed_size;
       rg.total_byte_size += md.total_uncompressed_size;
       rg.columns.push_back(std::move(chunk));
+      std::pair<std::string, std::string> index;
+      column->TakePageIndex(&index.first, &index.second);
+      page_indexes_.push_back(std::move(index));
     }
     rg.total_compressed_size = compressed;
     if (metadata_.row_groups.size() <= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
@@ -199,7 +272,10 @@ class FileWriterImpl final : public ParquetFileWriter {
   const columnar::SchemaPtr schema_;
   const WriterOptions options_;
   std::unique_ptr<fs::WritableFile> file_;
-  std::vector<std::unique_ptr<ColumnWriter>> columns_;
+  std::vector<FieldWriter> fields_;
+  std::vector<ColumnWriter*> columns_;  // every leaf, in column-chunk order
+  // (column index, offset index) per column chunk written, in file order.
+  std::vector<std::pair<std::string, std::string>> page_indexes_;
   FileMetaData metadata_;
   int64_t file_pos_ = 0;
   int64_t num_rows_ = 0;
@@ -218,12 +294,40 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Open(fs::FileSyste
     return Status::InvalidArgument("Parquet writer options for ", path,
                                    ": page_bytes and row_group_bytes must be positive");
   }
-  std::vector<std::unique_ptr<ColumnWriter>> columns;
+  if (!options.column_encodings.empty()) {
+    // Every key must name a column: a typo would silently keep the default.
+    std::vector<std::string> names;
+    for (const columnar::Field& field : schema->fields()) {
+      names.push_back(field.name);
+      if (!field.type->is_nested()) continue;
+      Result<std::vector<SchemaElement>> els = ParquetElementsForField(field);
+      if (!els.ok()) continue;  // reported below, by the field's writer
+      SchemaElement root;
+      root.name = "schema";
+      root.num_children = 1;
+      els->insert(els->begin(), root);
+      Result<std::vector<ColumnDescriptor>> descs = BuildColumnDescriptors(*els);
+      if (!descs.ok()) continue;
+      for (const ColumnDescriptor& leaf : (*descs)[0].leaves) names.push_back(leaf.field.name);
+    }
+    for (const auto& [key, encoding] : options.column_encodings) {
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        return Status::InvalidArgument("Parquet writer options for ", path,
+                                       ": column_encodings names no column '", key, "'");
+      }
+    }
+  }
+  std::vector<FieldWriter> columns;
   columns.reserve(static_cast<size_t>(schema->num_fields()));
   for (const columnar::Field& field : schema->fields()) {
-    SILT_ASSIGN_OR_RETURN_CTX(std::unique_ptr<ColumnWriter> column,
-                              ColumnWriter::Make(field, options), "opening ", path);
-    columns.push_back(std::move(column));
+    FieldWriter f;
+    if (field.type->is_nested()) {
+      SILT_ASSIGN_OR_RETURN_CTX(f.nested, NestedFieldWriter::Make(field, options), "opening ",
+                                path);
+    } else {
+      SILT_ASSIGN_OR_RETURN_CTX(f.flat, ColumnWriter::Make(field, options), "opening ", path);
+    }
+    columns.push_back(std::move(f));
   }
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file, fs->OpenForWrite(path));
   auto writer = std::make_unique<FileWriterImpl>(path, std::move(schema), std::move(options),

@@ -7,14 +7,19 @@
 // decimal(p,s) INT32 (p<=9) / INT64 (p<=18) / FIXED_LEN_BYTE_ARRAY (minimal
 // bytes for p) with DECIMAL(p,s); string BYTE_ARRAY STRING; binary
 // BYTE_ARRAY; date INT32 DATE; timestamp INT64 TIMESTAMP(MICROS,
-// isAdjustedToUTC=true); timestamp_ntz INT64 TIMESTAMP(MICROS, false).
-// Nested types (struct/array/map) return NotSupported until the Parquet issue
-// lands them.
+// isAdjustedToUTC=true); timestamp_ntz INT64 TIMESTAMP(MICROS, false);
+// struct a group; array a LIST group with a repeated group "list" and an
+// "element"; map a MAP group with a repeated group "key_value" holding a
+// required "key" and a "value" -- at any depth, with Dremel repetition and
+// definition levels. Pages of nested columns end at row boundaries.
 //
 // Encodings: dictionary (RLE_DICTIONARY data pages + PLAIN dictionary page)
-// with fallback to PLAIN when the dictionary outgrows its limit; RLE/bit-
-// packed hybrid definition levels; data page v1. Column chunk statistics
-// (min_value/max_value/null_count) per Parquet's ordering rules.
+// with fallback to PLAIN when the dictionary outgrows its limit, or per
+// column PLAIN, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
+// DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT; RLE/bit-packed hybrid levels; data
+// page v1 (default) or v2. Column chunk statistics
+// (min_value/max_value/null_count) per Parquet's ordering rules, and the page
+// index (per-page bounds, null counts and locations).
 //
 // Memory: pages are encoded and compressed as batches arrive; a row group is
 // flushed when its buffered encoded size reaches row_group_bytes.
@@ -23,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,6 +48,27 @@ Result<Compression> ParseCompression(std::string_view name);
 // File-name infix Spark uses: "snappy", "zstd", "gz", "lz4raw", "" (none).
 std::string_view CompressionFileExtension(Compression c);
 
+// Value encoding for one column (WriterOptions::column_encodings).
+// kDictionary: dictionary with PLAIN fallback (the default); kPlain: PLAIN
+// only; the others as Parquet defines them: DELTA_BINARY_PACKED (int-backed
+// types: byte/short/int/long/date/timestamps/decimal(p<=18)),
+// DELTA_LENGTH_BYTE_ARRAY (string/binary), DELTA_BYTE_ARRAY (string/binary,
+// decimal(p>18)), BYTE_STREAM_SPLIT (float/double and the int-backed and
+// fixed-length types).
+enum class ColumnEncoding {
+  kDictionary,
+  kPlain,
+  kDeltaBinaryPacked,
+  kDeltaLengthByteArray,
+  kDeltaByteArray,
+  kByteStreamSplit,
+};
+
+// "dictionary", "plain", "delta_binary_packed", "delta_length_byte_array",
+// "delta_byte_array", "byte_stream_split" (case-insensitive).
+// Errors: InvalidArgument naming the value.
+Result<ColumnEncoding> ParseColumnEncoding(std::string_view name);
+
 struct WriterOptions {
   Compression compression = Compression::kSnappy;
   int zstd_level = 3;
@@ -51,6 +78,18 @@ struct WriterOptions {
   bool enable_dictionary = true;
   // Extra key/value metadata stored in the footer.
   std::vector<std::pair<std::string, std::string>> key_value_metadata;
+  // Per-column value encodings, keyed by top-level column name or, for a
+  // leaf of a nested column, its dotted Parquet path ("m.key_value.key").
+  // A column listed here is not dictionary-encoded. Open fails with
+  // InvalidArgument when an encoding does not fit the column's type or a key
+  // names no column.
+  std::map<std::string, ColumnEncoding> column_encodings;
+  // Data page v2 (levels uncompressed in front of the compressed values)
+  // instead of v1.
+  bool data_page_v2 = false;
+  // Write the page index (column index + offset index per column chunk,
+  // between the last row group and the footer).
+  bool write_page_index = true;
 };
 
 // Per-leaf-column statistics gathered while writing, for Delta add.stats.
@@ -60,6 +99,7 @@ struct WriterOptions {
 // NaN sorts above every number: max is NaN when the column holds a NaN, min
 // is NaN only when nothing else is there (the footer statistics, by
 // Parquet's rules, leave NaN out).
+// For a nested (struct/array/map) column: its top-level null count only.
 struct ColumnStats {
   std::string name;
   int64_t null_count = 0;

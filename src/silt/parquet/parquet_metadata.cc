@@ -513,7 +513,102 @@ void ColumnChunk::Write(CompactWriter* w) const {
     w->FieldBegin(3, CType::kStruct);
     meta_data->Write(w);
   }
+  if (offset_index_offset) w->FieldI64(4, *offset_index_offset);
+  if (offset_index_length) w->FieldI32(5, *offset_index_length);
+  if (column_index_offset) w->FieldI64(6, *column_index_offset);
+  if (column_index_length) w->FieldI32(7, *column_index_length);
   w->StructEnd();
+}
+
+void PageLocation::Write(CompactWriter* w) const {
+  w->StructBegin();
+  w->FieldI64(1, offset);
+  w->FieldI32(2, compressed_page_size);
+  w->FieldI64(3, first_row_index);
+  w->StructEnd();
+}
+
+void PageLocation::Read(CompactReader* r) {
+  *this = PageLocation();
+  r->StructBegin();
+  int16_t id;
+  CType t;
+  while (r->NextField(&id, &t)) {
+    switch (id) {
+      case 1: offset = r->ReadI64(t); break;
+      case 2: compressed_page_size = r->ReadI32(t); break;
+      case 3: first_row_index = r->ReadI64(t); break;
+      default: r->Skip(t); break;
+    }
+  }
+  r->StructEnd();
+}
+
+void OffsetIndex::Write(CompactWriter* w) const {
+  w->StructBegin();
+  WriteStructList(w, 1, page_locations);
+  w->StructEnd();
+}
+
+void OffsetIndex::Read(CompactReader* r) {
+  *this = OffsetIndex();
+  r->StructBegin();
+  int16_t id;
+  CType t;
+  while (r->NextField(&id, &t)) {
+    if (id == 1) {
+      ReadStructList(r, t, &page_locations);
+    } else {
+      r->Skip(t);
+    }
+  }
+  r->StructEnd();
+}
+
+void ColumnIndex::Write(CompactWriter* w) const {
+  w->StructBegin();
+  w->FieldListBegin(1, CType::kBoolTrue, static_cast<int64_t>(null_pages.size()));
+  for (bool b : null_pages) w->Bool(b);
+  w->FieldListBegin(2, CType::kBinary, static_cast<int64_t>(min_values.size()));
+  for (const std::string& v : min_values) w->Binary(v);
+  w->FieldListBegin(3, CType::kBinary, static_cast<int64_t>(max_values.size()));
+  for (const std::string& v : max_values) w->Binary(v);
+  WriteEnumField(w, 4, boundary_order);
+  w->FieldListBegin(5, CType::kI64, static_cast<int64_t>(null_counts.size()));
+  for (int64_t n : null_counts) w->I64(n);
+  w->StructEnd();
+}
+
+void ColumnIndex::Read(CompactReader* r) {
+  *this = ColumnIndex();
+  r->StructBegin();
+  int16_t id;
+  CType t;
+  while (r->NextField(&id, &t)) {
+    CType elem;
+    switch (id) {
+      case 1: {
+        const int64_t n = r->ReadListBegin(t, &elem);
+        for (int64_t i = 0; i < n && r->ok(); ++i) null_pages.push_back(r->ReadBoolElement());
+        break;
+      }
+      case 2:
+      case 3: {
+        std::vector<std::string>& out = id == 2 ? min_values : max_values;
+        const int64_t n = r->ReadListBegin(t, &elem);
+        for (int64_t i = 0; i < n && r->ok(); ++i) out.push_back(r->ReadBinary(elem));
+        break;
+      }
+      case 4: boundary_order = ReadEnum<BoundaryOrder>(r, t); break;
+      case 5: {
+        const int64_t n = r->ReadListBegin(t, &elem);
+        for (int64_t i = 0; i < n && r->ok(); ++i) null_counts.push_back(r->ReadI64(elem));
+        break;
+      }
+      default: r->Skip(t); break;
+    }
+  }
+  r->StructEnd();
 }
 
 void ColumnChunk::Read(CompactReader* r) {
@@ -533,6 +628,10 @@ void ColumnChunk::Read(CompactReader* r) {
         meta_data.emplace();
         meta_data->Read(r);
         break;
+      case 4: offset_index_offset = r->ReadI64(t); break;
+      case 5: offset_index_length = r->ReadI32(t); break;
+      case 6: column_index_offset = r->ReadI64(t); break;
+      case 7: column_index_length = r->ReadI32(t); break;
       default: r->Skip(t); break;
     }
   }

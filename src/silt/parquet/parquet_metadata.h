@@ -139,6 +139,8 @@ struct LogicalType {
 
   static LogicalType String() { return Make(Kind::kString); }
   static LogicalType Date() { return Make(Kind::kDate); }
+  static LogicalType List() { return Make(Kind::kList); }
+  static LogicalType Map() { return Make(Kind::kMap); }
   static LogicalType Decimal(int32_t precision, int32_t scale);
   static LogicalType Timestamp(bool utc, TimeUnit unit);
   static LogicalType Integer(int8_t bit_width, bool is_signed);
@@ -225,6 +227,42 @@ struct ColumnChunk {
   std::optional<std::string> file_path;
   int64_t file_offset = 0;
   std::optional<ColumnMetaData> meta_data;
+  // Page index locations (PageIndex.md).
+  std::optional<int64_t> offset_index_offset;
+  std::optional<int32_t> offset_index_length;
+  std::optional<int64_t> column_index_offset;
+  std::optional<int32_t> column_index_length;
+
+  void Write(thrift::CompactWriter* w) const;
+  void Read(thrift::CompactReader* r);
+};
+
+// The page index (PageIndex.md): where each data page of a column chunk
+// starts and which rows it holds, and per-page bounds.
+struct PageLocation {
+  int64_t offset = 0;
+  int32_t compressed_page_size = 0;  // header included
+  int64_t first_row_index = 0;
+
+  void Write(thrift::CompactWriter* w) const;
+  void Read(thrift::CompactReader* r);
+};
+
+struct OffsetIndex {
+  std::vector<PageLocation> page_locations;
+
+  void Write(thrift::CompactWriter* w) const;
+  void Read(thrift::CompactReader* r);
+};
+
+enum class BoundaryOrder : int32_t { kUnordered = 0, kAscending = 1, kDescending = 2 };
+
+struct ColumnIndex {
+  std::vector<bool> null_pages;
+  std::vector<std::string> min_values;  // encoded like Statistics.min_value
+  std::vector<std::string> max_values;
+  BoundaryOrder boundary_order = BoundaryOrder::kUnordered;
+  std::vector<int64_t> null_counts;
 
   void Write(thrift::CompactWriter* w) const;
   void Read(thrift::CompactReader* r);

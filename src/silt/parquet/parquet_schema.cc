@@ -89,6 +89,68 @@ Result<SchemaElement> ParquetElementForField(const Field& field) {
 
 namespace {
 
+SchemaElement Group(std::string name, Repetition repetition, int num_children) {
+  SchemaElement el;
+  el.name = std::move(name);
+  el.repetition_type = repetition;
+  el.num_children = num_children;
+  return el;
+}
+
+Status AppendElements(const Field& field, bool nullable, std::vector<SchemaElement>* out) {
+  const DataType& t = *field.type;
+  const Repetition repetition = nullable ? Repetition::kOptional : Repetition::kRequired;
+  switch (t.id()) {
+    case TypeId::kStruct: {
+      if (t.num_fields() == 0) {
+        return Status::NotSupported("writing column '", field.name,
+                                    "': Parquet has no empty structs");
+      }
+      out->push_back(Group(field.name, repetition, t.num_fields()));
+      for (const Field& child : t.fields()) {
+        SILT_RETURN_NOT_OK(AppendElements(child, child.nullable, out));
+      }
+      return Status::OK();
+    }
+    case TypeId::kArray: {
+      SchemaElement list = Group(field.name, repetition, 1);
+      list.converted_type = ConvertedType::kList;
+      list.logical_type = LogicalType::List();
+      out->push_back(std::move(list));
+      out->push_back(Group("list", Repetition::kRepeated, 1));
+      Field element{"element", t.element_type(), t.contains_null(), "{}"};
+      return AppendElements(element, t.contains_null(), out);
+    }
+    case TypeId::kMap: {
+      SchemaElement map = Group(field.name, repetition, 1);
+      map.converted_type = ConvertedType::kMap;
+      map.logical_type = LogicalType::Map();
+      out->push_back(std::move(map));
+      out->push_back(Group("key_value", Repetition::kRepeated, 2));
+      SILT_RETURN_NOT_OK(AppendElements(Field{"key", t.key_type(), false, "{}"}, false, out));
+      return AppendElements(Field{"value", t.value_type(), t.value_contains_null(), "{}"},
+                            t.value_contains_null(), out);
+    }
+    default: {
+      Field leaf = field;
+      leaf.nullable = nullable;
+      SILT_ASSIGN_OR_RETURN(SchemaElement el, ParquetElementForField(leaf));
+      out->push_back(std::move(el));
+      return Status::OK();
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<SchemaElement>> ParquetElementsForField(const Field& field) {
+  std::vector<SchemaElement> out;
+  SILT_RETURN_NOT_OK_CTX(AppendElements(field, field.nullable, &out), "column '", field.name, "'");
+  return out;
+}
+
+namespace {
+
 constexpr int kMaxSchemaDepth = 64;
 
 struct Node {
@@ -347,6 +409,13 @@ Result<TypePtr> PrimitiveType(const SchemaElement& el) {
   return Unsupported(el);
 }
 
+// Required fields and repeated ones (lists that are never null) are not
+// nullable.
+bool IsNullable(const Node& node) {
+  return !node.el->repetition_type.has_value() ||
+         *node.el->repetition_type == Repetition::kOptional;
+}
+
 bool IsListAnnotated(const SchemaElement& el) {
   return (el.logical_type && el.logical_type->kind == LogicalType::Kind::kList) ||
          (!el.logical_type && el.converted_type == ConvertedType::kList);
@@ -358,69 +427,148 @@ bool IsMapAnnotated(const SchemaElement& el) {
                                el.converted_type == ConvertedType::kMapKeyValue));
 }
 
-Result<TypePtr> NodeType(const Node& node, bool ignore_repetition);
+// Converts a Parquet node into its Spark type and level shape. `parent_def`
+// and `parent_rep` are the levels of the enclosing node; `exist_def` is the
+// definition level from which the enclosing repeated context has a slot.
+// `as_required` treats the node's own repetition as already accounted for
+// (the element of a legacy list is the repeated field itself).
+class Converter {
+ public:
+  explicit Converter(std::vector<ColumnDescriptor>* leaves) : leaves_(leaves) {}
 
-Result<TypePtr> StructType(const Node& node) {
-  std::vector<Field> fields;
-  for (const Node& child : node.children) {
-    SILT_ASSIGN_OR_RETURN(TypePtr t, NodeType(child, false));
-    Field f;
-    f.name = child.el->name;
-    f.type = std::move(t);
-    f.nullable = !child.el->repetition_type.has_value() ||
-                 *child.el->repetition_type != Repetition::kRequired;
-    fields.push_back(std::move(f));
+  Result<LevelNode> Convert(const Node& node, int parent_def, int parent_rep, int exist_def,
+                            bool as_required) {
+    path_.push_back(node.el->name);
+    Result<LevelNode> r = ConvertInner(node, parent_def, parent_rep, exist_def, as_required);
+    path_.pop_back();
+    return r;
   }
-  return DataType::Struct(std::move(fields));
-}
 
-Result<TypePtr> ListType(const Node& node) {
-  if (node.children.size() != 1 || !node.children[0].repeated()) {
-    return Status::NotSupported("column '", node.el->name,
-                                "': LIST group without a single repeated child");
+ private:
+  Result<LevelNode> ConvertInner(const Node& node, int parent_def, int parent_rep, int exist_def,
+                                 bool as_required) {
+    LevelNode n;
+    n.first_leaf = static_cast<int>(leaves_->size());
+    n.rep_level = parent_rep;
+    n.exist_def = exist_def;
+    if (node.repeated() && !as_required) {
+      // An unannotated repeated field is a required list of required
+      // elements.
+      n.valid_def = parent_def;
+      n.child_def = parent_def + 1;
+      SILT_ASSIGN_OR_RETURN(LevelNode element,
+                            ConvertNode(node, parent_def + 1, parent_rep + 1, parent_def + 1));
+      n.type = DataType::Array(element.type, false);
+      n.children.push_back(std::move(element));
+      return n;
+    }
+    return ConvertNode(node, parent_def, parent_rep, exist_def);
   }
-  const Node& repeated = node.children[0];
-  // Backward-compatibility rules 1-4: the repeated field itself is the
-  // element (required elements).
-  if (repeated.is_leaf() || repeated.children.size() > 1 || repeated.el->name == "array" ||
-      repeated.el->name == node.el->name + "_tuple" ||
-      (repeated.children.size() == 1 && repeated.children[0].repeated())) {
-    SILT_ASSIGN_OR_RETURN(TypePtr element, NodeType(repeated, true));
-    return DataType::Array(std::move(element), false);
-  }
-  // Rule 5 / the standard 3-level form: the single child is the element.
-  const Node& element = repeated.children[0];
-  SILT_ASSIGN_OR_RETURN(TypePtr element_type, NodeType(element, false));
-  return DataType::Array(std::move(element_type), element.optional());
-}
 
-Result<TypePtr> MapType(const Node& node) {
-  if (node.children.size() != 1 || !node.children[0].repeated() ||
-      node.children[0].children.size() != 2) {
-    return Status::NotSupported("column '", node.el->name,
-                                "': MAP group without a repeated key/value child");
+  // The node with its own repetition already applied to parent_def/rep
+  // when repeated; optional nodes add their level here.
+  Result<LevelNode> ConvertNode(const Node& node, int parent_def, int parent_rep, int exist_def) {
+    LevelNode n;
+    n.first_leaf = static_cast<int>(leaves_->size());
+    n.rep_level = parent_rep;
+    n.exist_def = exist_def;
+    const int own_def = parent_def + (node.optional() ? 1 : 0);
+    n.valid_def = own_def;
+    if (node.is_leaf()) {
+      SILT_ASSIGN_OR_RETURN(n.type, PrimitiveType(*node.el));
+      n.leaf = n.first_leaf;
+      ColumnDescriptor leaf;
+      leaf.field.name = JoinPath();
+      leaf.field.type = n.type;
+      leaf.field.nullable = own_def > exist_def;
+      leaf.first_leaf = node.first_leaf;
+      leaf.num_leaves = 1;
+      leaf.flat = true;
+      leaf.leaf = *node.el;
+      leaf.max_definition_level = own_def;
+      leaf.max_repetition_level = parent_rep;
+      leaf.slot_definition_level = exist_def;
+      leaf.path = path_;
+      leaves_->push_back(std::move(leaf));
+      return n;
+    }
+    const int child_def = own_def + 1;
+    const int child_rep = parent_rep + 1;
+    if (IsListAnnotated(*node.el)) {
+      if (node.children.size() != 1 || !node.children[0].repeated()) {
+        return Status::NotSupported("column '", node.el->name,
+                                    "': LIST group without a single repeated child");
+      }
+      const Node& repeated = node.children[0];
+      n.child_def = child_def;
+      // Backward-compatibility rules 1-4: the repeated field itself is the
+      // element (required elements).
+      if (repeated.is_leaf() || repeated.children.size() > 1 || repeated.el->name == "array" ||
+          repeated.el->name == node.el->name + "_tuple" ||
+          (repeated.children.size() == 1 && repeated.children[0].repeated())) {
+        SILT_ASSIGN_OR_RETURN(LevelNode element, Convert(repeated, child_def, child_rep, child_def,
+                                                         /*as_required=*/true));
+        n.type = DataType::Array(element.type, false);
+        n.children.push_back(std::move(element));
+        return n;
+      }
+      // Rule 5 / the standard 3-level form: the single child is the element.
+      path_.push_back(repeated.el->name);
+      const Node& element_node = repeated.children[0];
+      Result<LevelNode> element = Convert(element_node, child_def, child_rep, child_def, false);
+      path_.pop_back();
+      SILT_RETURN_NOT_OK(element.status());
+      n.type = DataType::Array(element->type, element_node.optional());
+      n.children.push_back(std::move(element).MoveValueUnsafe());
+      return n;
+    }
+    if (IsMapAnnotated(*node.el)) {
+      if (node.children.size() != 1 || !node.children[0].repeated() ||
+          node.children[0].children.size() != 2) {
+        return Status::NotSupported("column '", node.el->name,
+                                    "': MAP group without a repeated key/value child");
+      }
+      const Node& kv = node.children[0];
+      n.child_def = child_def;
+      path_.push_back(kv.el->name);
+      Result<LevelNode> key = Convert(kv.children[0], child_def, child_rep, child_def, false);
+      Result<LevelNode> value =
+          key.ok() ? Convert(kv.children[1], child_def, child_rep, child_def, false)
+                   : Result<LevelNode>(key.status());
+      path_.pop_back();
+      SILT_RETURN_NOT_OK(key.status());
+      SILT_RETURN_NOT_OK(value.status());
+      n.type = DataType::Map(key->type, value->type, kv.children[1].optional());
+      n.children.push_back(std::move(key).MoveValueUnsafe());
+      n.children.push_back(std::move(value).MoveValueUnsafe());
+      return n;
+    }
+    std::vector<Field> fields;
+    for (const Node& child : node.children) {
+      SILT_ASSIGN_OR_RETURN(LevelNode c, Convert(child, own_def, parent_rep, exist_def, false));
+      Field f;
+      f.name = child.el->name;
+      f.type = c.type;
+      f.nullable = IsNullable(child);
+      fields.push_back(std::move(f));
+      n.children.push_back(std::move(c));
+    }
+    n.type = DataType::Struct(std::move(fields));
+    return n;
   }
-  const Node& kv = node.children[0];
-  SILT_ASSIGN_OR_RETURN(TypePtr key, NodeType(kv.children[0], false));
-  SILT_ASSIGN_OR_RETURN(TypePtr value, NodeType(kv.children[1], false));
-  return DataType::Map(std::move(key), std::move(value), kv.children[1].optional());
-}
 
-Result<TypePtr> NodeType(const Node& node, bool ignore_repetition) {
-  TypePtr t;
-  if (node.is_leaf()) {
-    SILT_ASSIGN_OR_RETURN(t, PrimitiveType(*node.el));
-  } else if (IsListAnnotated(*node.el)) {
-    SILT_ASSIGN_OR_RETURN(t, ListType(node));
-  } else if (IsMapAnnotated(*node.el)) {
-    SILT_ASSIGN_OR_RETURN(t, MapType(node));
-  } else {
-    SILT_ASSIGN_OR_RETURN(t, StructType(node));
+  std::string JoinPath() const {
+    std::string s;
+    for (const std::string& p : path_) {
+      if (!s.empty()) s += '.';
+      s += p;
+    }
+    return s;
   }
-  // An unannotated repeated field is a required list of required elements.
-  if (!ignore_repetition && node.repeated()) return DataType::Array(std::move(t), false);
-  return t;
-}
+
+  std::vector<ColumnDescriptor>* leaves_;
+  std::vector<std::string> path_;
+};
 
 }  // namespace
 
@@ -439,19 +587,30 @@ Result<std::vector<ColumnDescriptor>> BuildColumnDescriptors(
   for (const Node& child : root.children) {
     ColumnDescriptor d;
     d.field.name = child.el->name;
-    d.field.nullable = !child.el->repetition_type.has_value() ||
-                       *child.el->repetition_type != Repetition::kRequired;
+    d.field.nullable = IsNullable(child);
     d.first_leaf = child.first_leaf;
     d.num_leaves = child.num_leaves;
     d.flat = child.is_leaf() && !child.repeated();
-    if (d.flat) {
-      d.leaf = *child.el;
-      d.max_definition_level = child.optional() ? 1 : 0;
-    }
-    Result<TypePtr> t = NodeType(child, false);
+    std::vector<ColumnDescriptor> leaves;
+    Converter converter(&leaves);
+    Result<LevelNode> t = converter.Convert(child, 0, 0, 0, false);
     if (t.ok()) {
-      d.field.type = std::move(t).MoveValueUnsafe();
+      d.field.type = t->type;
+      if (d.flat) {
+        const ColumnDescriptor& leaf = leaves[0];
+        d.leaf = leaf.leaf;
+        d.max_definition_level = leaf.max_definition_level;
+        d.path = leaf.path;
+      } else {
+        d.leaves = std::move(leaves);
+        d.levels = std::make_shared<const LevelNode>(std::move(t).MoveValueUnsafe());
+      }
     } else {
+      if (d.flat) {
+        d.leaf = *child.el;
+        d.max_definition_level = child.optional() ? 1 : 0;
+        d.path = {child.el->name};
+      }
       d.field.type = DataType::Null();
       d.field.nullable = true;
       d.unsupported = t.status();

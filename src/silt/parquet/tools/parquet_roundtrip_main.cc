@@ -3,9 +3,14 @@
 //
 //   silt_parquet_roundtrip write PATH [--codec C] [--no-dictionary] [--rows N]
 //                                     [--page-bytes N] [--row-group-bytes N]
+//                                     [--nested] [--page-v2]
+//                                     [--encoding COLUMN=ENCODING]...
 //       Writes a fixed data set covering every primitive type (nullable and
 //       NOT NULL, decimals of each physical width) to PATH on the local disk
-//       and prints the rows it wrote as JSON lines.
+//       and prints the rows it wrote as JSON lines. --nested writes structs,
+//       lists and maps nested three levels deep instead. --encoding picks a
+//       column's encoding (see ParseColumnEncoding); --page-v2 writes data
+//       page v2.
 //   silt_parquet_roundtrip read PATH
 //       Reads PATH with silt's reader and prints its rows as JSON lines.
 //   silt_parquet_roundtrip schema PATH
@@ -14,7 +19,8 @@
 // JSON value forms: numbers for integers, dates (days) and timestamps
 // (microseconds); floats in shortest round-trip form with "NaN",
 // "Infinity", "-Infinity" as strings; decimals as strings ("-12.34");
-// strings as JSON strings; binary as lowercase hex strings.
+// strings as JSON strings; binary as lowercase hex strings; structs as
+// objects; arrays as lists; maps as lists of [key, value] pairs.
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -96,6 +102,33 @@ std::string FormatValue(const Column& c, int64_t row) {
       return out + "\"";
     }
     case TypeId::kNull: return "null";
+    case TypeId::kStruct: {
+      std::string out = "{";
+      for (int i = 0; i < c.type->num_fields(); ++i) {
+        if (i > 0) out += ",";
+        out += "\"";
+        AppendJsonEscaped(&out, c.type->field(i).name);
+        out += "\":" + FormatValue(*c.children[static_cast<size_t>(i)], row);
+      }
+      return out + "}";
+    }
+    case TypeId::kArray:
+    case TypeId::kMap: {
+      // Arrays as JSON lists; maps as lists of [key, value] pairs.
+      const bool is_map = c.type->id() == TypeId::kMap;
+      const Column& child = *c.children[0];
+      std::string out = "[";
+      for (int32_t k = c.offsets()[row]; k < c.offsets()[row + 1]; ++k) {
+        if (k > c.offsets()[row]) out += ",";
+        if (is_map) {
+          out += "[" + FormatValue(*child.children[0], k) + "," +
+                 FormatValue(*child.children[1], k) + "]";
+        } else {
+          out += FormatValue(child, k);
+        }
+      }
+      return out + "]";
+    }
     default: return "\"<unsupported>\"";
   }
 }
@@ -202,6 +235,82 @@ void AppendValue(ColumnBuilder* b, const DataType& type, bool nullable, int64_t 
   }
 }
 
+// Nested values: structs, lists and maps three levels deep, with nulls,
+// empty lists and empty maps. `state` is a per-row random state.
+uint64_t NextRandom(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void AppendNested(ColumnBuilder* b, const DataType& type, bool nullable, int64_t row,
+                  uint64_t* state) {
+  const uint64_t r = NextRandom(state);
+  if (nullable && r % 6 == 0) {
+    b->AppendNull();
+    return;
+  }
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (int i = 0; i < type.num_fields(); ++i) {
+        AppendNested(b->child(i), *type.field(i).type, type.field(i).nullable, row, state);
+      }
+      b->AppendValid();
+      return;
+    case TypeId::kArray: {
+      const int n = static_cast<int>((r >> 8) % 4);
+      for (int i = 0; i < n; ++i) {
+        AppendNested(b->child(0), *type.element_type(), type.contains_null(), row, state);
+      }
+      b->CloseList();
+      return;
+    }
+    case TypeId::kMap: {
+      const int n = static_cast<int>((r >> 8) % 3);
+      ColumnBuilder* entries = b->child(0);
+      for (int i = 0; i < n; ++i) {
+        // Distinct keys within one map: the entry index is part of the key.
+        AppendValue(entries->child(0), *type.key_type(), false, row * 3 + i);
+        AppendNested(entries->child(1), *type.value_type(), type.value_contains_null(), row,
+                     state);
+        entries->AppendValid();
+      }
+      b->CloseList();
+      return;
+    }
+    default: AppendValue(b, type, false, static_cast<int64_t>((r >> 16) % 100000)); return;
+  }
+}
+
+columnar::SchemaPtr NestedDataSetSchema() {
+  auto f = [](std::string name, columnar::TypePtr type, bool nullable = true) {
+    return Field{std::move(name), std::move(type), nullable};
+  };
+  columnar::TypePtr inner = DataType::Struct(
+      {f("d", DataType::Decimal(20, 4)), f("ts", DataType::Timestamp(), false)});
+  return DataType::Struct({
+      f("id", DataType::Long(), false),
+      f("n_struct", DataType::Struct({f("a", DataType::Int()), f("b", DataType::String(), false),
+                                      f("inner", inner)})),
+      f("n_list", DataType::Array(DataType::Int())),
+      f("n_list_nn", DataType::Array(DataType::String(), false), false),
+      f("n_list3", DataType::Array(DataType::Array(DataType::Array(DataType::Double())))),
+      f("n_map", DataType::Map(DataType::String(), DataType::Array(DataType::Date()))),
+      f("n_list_struct",
+        DataType::Array(DataType::Struct(
+            {f("x", DataType::Long()), f("tags", DataType::Array(DataType::String()))}))),
+      f("n_map_struct",
+        DataType::Map(DataType::Int(),
+                      DataType::Struct({f("p", DataType::Boolean()),
+                                        f("q", DataType::Map(DataType::String(),
+                                                             DataType::Binary()))}))),
+      f("n_req_struct", DataType::Struct({f("ts_ntz", DataType::TimestampNtz()),
+                                          f("byte", DataType::Byte(), false)}),
+        false),
+  });
+}
+
 columnar::SchemaPtr DataSetSchema() {
   const std::vector<std::pair<std::string, columnar::TypePtr>> types = {
       {"c_bool", DataType::Boolean()},
@@ -237,6 +346,7 @@ int Fail(const Status& s) {
 int Write(const std::string& path, int argc, char** argv) {
   WriterOptions options;
   int64_t rows = 1000;
+  bool nested = false;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() -> std::string {
@@ -258,18 +368,41 @@ int Write(const std::string& path, int argc, char** argv) {
       options.page_bytes = std::stoll(next());
     } else if (arg == "--row-group-bytes") {
       options.row_group_bytes = std::stoll(next());
+    } else if (arg == "--nested") {
+      nested = true;
+    } else if (arg == "--page-v2") {
+      options.data_page_v2 = true;
+    } else if (arg == "--encoding") {
+      // COLUMN=ENCODING, repeatable.
+      const std::string spec = next();
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "--encoding needs COLUMN=ENCODING\n";
+        return 2;
+      }
+      Result<ColumnEncoding> e = ParseColumnEncoding(spec.substr(eq + 1));
+      if (!e.ok()) return Fail(e.status());
+      options.column_encodings[spec.substr(0, eq)] = *e;
     } else {
       std::cerr << "unknown option " << arg << "\n";
       return 2;
     }
   }
-  columnar::SchemaPtr schema = DataSetSchema();
+  columnar::SchemaPtr schema = nested ? NestedDataSetSchema() : DataSetSchema();
   auto batch = std::make_shared<RecordBatch>();
   batch->schema = schema;
   batch->num_rows = rows;
-  for (const Field& f : schema->fields()) {
+  for (size_t col_idx = 0; col_idx < schema->fields().size(); ++col_idx) {
+    const Field& f = schema->fields()[col_idx];
     ColumnBuilder b(f.type);
-    for (int64_t row = 0; row < rows; ++row) AppendValue(&b, *f.type, f.nullable, row);
+    for (int64_t row = 0; row < rows; ++row) {
+      if (nested && f.type->is_nested()) {
+        uint64_t state = static_cast<uint64_t>(row) * 1000003 + col_idx;
+        AppendNested(&b, *f.type, f.nullable, row, &state);
+      } else {
+        AppendValue(&b, *f.type, f.nullable, row);
+      }
+    }
     batch->columns.push_back(b.Finish());
   }
   auto fs = fs::MakeLocalFileSystem();
