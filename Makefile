@@ -24,8 +24,13 @@ build: deps
 demo: build
 	@$(SILT) demo --dir $(DEMO_DIR)
 
+# The Python reference readers, and the services the integration tests start
+# on loopback (each script is idempotent and caches under ./.cache).
 test-deps: deps
 	@scripts/setup-test-env.sh
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh; do \
+	  if [ -x $$s ]; then $$s || exit 1; fi; \
+	done
 
 unit: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit

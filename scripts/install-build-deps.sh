@@ -6,8 +6,9 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev
-  libyaml-cpp-dev libcli11-dev libfmt-dev
+  libyaml-cpp-dev libcli11-dev libfmt-dev librdkafka-dev
   libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libssl-dev
 )
 
 missing=()

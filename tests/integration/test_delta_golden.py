@@ -15,6 +15,7 @@ The test fails on mismatch, crash and silt-fails.
 """
 
 import json
+import struct
 import subprocess
 from pathlib import Path
 
@@ -52,18 +53,28 @@ REFERENCE_WRONG = {
 }
 
 
+def _num(value):
+    """Numbers compare at float32 precision: silt prints FLOAT columns the way
+    Spark's to_json does (shortest text for the float, "0.234"), while
+    delta-rs hands back the float widened to a double (0.23399999737739563)."""
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")) or value == int(value):
+        return value
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
 def _canonical(row):
     out = {}
     for key, value in row.items():
         if isinstance(value, bool) or value is None:
             out[key] = value
         elif isinstance(value, (int, float)):
-            out[key] = float(value)
+            out[key] = _num(value)
         elif isinstance(value, dict):
             out[key] = _canonical(value)
         elif isinstance(value, list):
             out[key] = [_canonical(v) if isinstance(v, dict) else
-                        (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+                        (_num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
                         for v in value]
         else:
             out[key] = value

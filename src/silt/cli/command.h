@@ -36,5 +36,8 @@ std::unique_ptr<Command> AddReadCommand(CLI::App* app);
 std::unique_ptr<Command> AddLogCommand(CLI::App* app);
 // silt checkpoint DIR [--format text|json]
 std::unique_ptr<Command> AddCheckpointCommand(CLI::App* app);
+// silt produce [--bootstrap-servers S] [--topic T] [--count N] [--from I] [--rate R]
+//              [--property NAME=VALUE]...
+std::unique_ptr<Command> AddProduceCommand(CLI::App* app);
 
 }  // namespace silt::cli

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   commands.push_back(silt::cli::AddReadCommand(&app));
   commands.push_back(silt::cli::AddLogCommand(&app));
   commands.push_back(silt::cli::AddCheckpointCommand(&app));
+  commands.push_back(silt::cli::AddProduceCommand(&app));
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "silt/fs/path_internal.h"
+#include "silt/fs/s3_file_system.h"
 
 namespace silt::fs {
 
@@ -92,8 +93,9 @@ Result<FileSystemPtr> FileSystemForPath(const std::string& path_or_uri) {
     return memory;
   }
   if (internal::EqualsIgnoreCase(scheme, "s3") || internal::EqualsIgnoreCase(scheme, "s3a")) {
-    return Status::NotSupported("S3 storage (s3://...) is not built in yet; cannot open '",
-                                path_or_uri, "'");
+    Result<FileSystemPtr> s3 = DefaultS3FileSystem();
+    if (!s3.ok()) return s3.status().WithContextParts("Cannot open '", path_or_uri, "'");
+    return s3;
   }
   return Status::NotSupported("storage scheme '", scheme, "://' in '", path_or_uri,
                               "' (supported: local paths, file://, s3://, s3a://, memory://)");

@@ -150,9 +150,10 @@ FileSystemPtr MakeLocalFileSystem();
 // An in-memory store, private to the returned object.
 FileSystemPtr MakeMemoryFileSystem();
 
-// Picks the file system for a path or URI: "s3://", "s3a://" -> S3 (when
-// built in; NotSupported otherwise), "memory://" -> a process-wide memory
-// store, anything else -> local. Relative local paths are made absolute.
+// Picks the file system for a path or URI: "s3://", "s3a://" -> S3 with the
+// process-wide settings (SetS3Settings in s3_file_system.h, else the
+// environment), "memory://" -> a process-wide memory store, anything else ->
+// local. Relative local paths are made absolute.
 Result<FileSystemPtr> FileSystemForPath(const std::string& path_or_uri);
 // Normalizes a user path: relative local paths become absolute, "file://" is
 // stripped, trailing slashes dropped.

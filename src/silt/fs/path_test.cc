@@ -1,8 +1,10 @@
+#include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "silt/fs/file_system.h"
+#include "silt/fs/s3_file_system.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::fs {
@@ -88,12 +90,25 @@ TEST(FileSystemForPathTest, PrivateMemoryStoresAreSeparate) {
   ASSERT_RAISES(NotFound, second->ReadFile("memory://x"));
 }
 
-TEST(FileSystemForPathTest, S3IsNotSupportedYet) {
-  Result<FileSystemPtr> s3 = FileSystemForPath("s3://bucket/table");
-  ASSERT_RAISES(NotSupported, s3);
-  EXPECT_NE(s3.status().message().find("S3 storage (s3://...) is not built in yet"),
-            std::string::npos);
-  ASSERT_RAISES(NotSupported, FileSystemForPath("s3a://bucket/table"));
+TEST(FileSystemForPathTest, S3AndS3aShareOneS3FileSystem) {
+  // Credentials and endpoint from the environment; nothing is contacted.
+  ::setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+  ::setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1", 1);
+  ASSERT_OK(SetS3Settings({}));
+  ASSERT_OK_AND_ASSIGN(FileSystemPtr s3, FileSystemForPath("s3://bucket/table"));
+  ASSERT_OK_AND_ASSIGN(FileSystemPtr s3a, FileSystemForPath("s3a://bucket/table"));
+  EXPECT_EQ(s3->name(), "s3");
+  EXPECT_EQ(s3.get(), s3a.get());
+  ::unsetenv("AWS_ACCESS_KEY_ID");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  ::unsetenv("AWS_ENDPOINT_URL");
+}
+
+TEST(FileSystemForPathTest, UnknownS3SettingIsRejectedByName) {
+  Status st = SetS3Settings({{"endpiont", "http://x"}});
+  ASSERT_RAISES(InvalidArgument, st);
+  EXPECT_NE(st.message().find("storage.s3.endpiont"), std::string::npos);
 }
 
 TEST(FileSystemForPathTest, UnknownSchemeIsNotSupportedAndNamed) {

@@ -8,6 +8,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
+#include "silt/fs/s3_file_system.h"
 #include "silt/stream/checkpoint.h"
 #include "silt/stream/checkpoint_lock.h"
 #include "silt/stream/delta_sink.h"
@@ -153,6 +154,8 @@ class QueryRunner {
   }
 
   Status Open() {
+    // The job's `storage.s3` settings reach every s3:// path opened below.
+    SILT_RETURN_NOT_OK(fs::SetS3Settings(job_.storage_s3));
     checkpoint_path_ = fs::NormalizePath(job_.checkpoint_location);
     fs::FileSystemPtr checkpoint_fs = options_.file_system;
     if (checkpoint_fs == nullptr) {
@@ -312,6 +315,7 @@ class QueryRunner {
     if (!mark.ok()) {
       return mark.WithContextParts("batch ", batch_id, ": writing commits/", batch_id);
     }
+    source_->OnBatchCommitted(end);
     durations->commit_offsets = (clock_->MonotonicMicros() - t0) / 1000;
     durations->trigger_execution = (clock_->MonotonicMicros() - trigger_mono) / 1000;
 

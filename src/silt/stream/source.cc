@@ -1,7 +1,9 @@
 #include "silt/stream/source.h"
 
+#include "silt/kafka/rdkafka_consumer.h"
 #include "silt/stream/file_source.h"
 #include "silt/stream/generator_source.h"
+#include "silt/stream/kafka_source.h"
 
 namespace silt::stream {
 
@@ -19,9 +21,14 @@ Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceC
     return std::unique_ptr<Source>(std::move(source));
   }
   if (spec.format == "kafka") {
-    return Status::NotSupported(spec.key_path,
-                                ".format: kafka (the Kafka source is not built into this silt "
-                                "yet; use format generator for the same record shape)");
+    SILT_ASSIGN_OR_RETURN(KafkaSourceOptions options, KafkaSourceOptions::FromSpec(spec));
+    kafka::ConsumerConfig config;
+    config.properties = options.properties;
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Consumer> consumer,
+                          kafka::MakeRdKafkaConsumer(config));
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSource> source,
+                          KafkaSource::Make(std::move(options), context, std::move(consumer)));
+    return std::unique_ptr<Source>(std::move(source));
   }
   return Status::InvalidArgument(spec.key_path, ".format: unknown source format '", spec.format,
                                  "'; expected one of generator, json, text, kafka");

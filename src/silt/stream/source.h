@@ -73,6 +73,11 @@ class Source {
   // Errors: InvalidArgument/Corruption for offsets this source did not write.
   virtual Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                         const std::string& end) = 0;
+
+  // Called after commits/N of the batch ending at `end_offset_json` is
+  // written. Best effort (e.g. the Kafka source commits the offsets to its
+  // consumer group); failures are the source's to log, never the query's.
+  virtual void OnBatchCommitted(const std::string& end_offset_json) { (void)end_offset_json; }
 };
 
 struct SourceContext {
@@ -86,9 +91,8 @@ struct SourceContext {
   Clock* clock = &SystemClock();
 };
 
-// Builds the source for `spec` (formats: generator, json, text). Errors:
-// InvalidArgument naming the option ("source.options.maxFilesPerTrigger: ..."),
-// NotSupported for formats not built in (kafka until its module lands).
+// Builds the source for `spec` (formats: generator, json, text, kafka).
+// Errors: InvalidArgument naming the option ("source.options.maxFilesPerTrigger: ...").
 Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceContext& context);
 
 }  // namespace silt::stream

@@ -1,0 +1,1110 @@
+#include "silt/fs/s3_file_system.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "silt/base/logging.h"
+#include "silt/base/uuid.h"
+#include "silt/fs/path_internal.h"
+#include "silt/fs/s3_internal.h"
+
+namespace silt::fs {
+
+namespace {
+
+using s3::Headers;
+using s3::HttpRequest;
+using s3::HttpResponse;
+using s3::HttpTransport;
+
+constexpr int64_t kMinPartSize = 5 << 20;
+constexpr size_t kDeleteBatch = 1000;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string_view Trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+struct Endpoint {
+  std::string scheme;     // "http" or "https"
+  std::string authority;  // "127.0.0.1:9000" (default ports dropped)
+  std::string display;    // "http://127.0.0.1:9000" for messages
+};
+
+Result<Endpoint> ParseEndpoint(const std::string& text) {
+  Endpoint out;
+  std::string_view rest;
+  if (text.starts_with("http://")) {
+    out.scheme = "http";
+    rest = std::string_view(text).substr(7);
+  } else if (text.starts_with("https://")) {
+    out.scheme = "https";
+    rest = std::string_view(text).substr(8);
+  } else {
+    return Status::InvalidArgument("S3 endpoint '", text,
+                                   "' must start with http:// or https://");
+  }
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos) {
+    return Status::InvalidArgument("S3 endpoint '", text,
+                                   "' must be scheme://host[:port] with no path");
+  }
+  std::string authority;
+  for (char c : rest) authority.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (out.scheme == "http" && authority.ends_with(":80")) authority.resize(authority.size() - 3);
+  if (out.scheme == "https" && authority.ends_with(":443")) authority.resize(authority.size() - 4);
+  out.authority = authority;
+  out.display = out.scheme + "://" + authority;
+  return out;
+}
+
+struct S3Path {
+  std::string root;  // "s3://" or "s3a://" as the caller wrote it
+  std::string bucket;
+  std::string key;  // no leading or trailing '/'
+};
+
+Result<S3Path> ParseS3Path(const std::string& path) {
+  std::string_view scheme = internal::Scheme(path);
+  if (!EqualsIgnoreCase(scheme, "s3") && !EqualsIgnoreCase(scheme, "s3a")) {
+    return Status::InvalidArgument("'", path, "' is not an s3:// or s3a:// path");
+  }
+  S3Path out;
+  out.root = std::string(path.substr(0, scheme.size() + 3));
+  std::string_view rest = std::string_view(path).substr(out.root.size());
+  size_t slash = rest.find('/');
+  out.bucket = std::string(rest.substr(0, slash));
+  if (out.bucket.empty()) {
+    return Status::InvalidArgument("S3 path '", path, "' has no bucket (expected s3://bucket/key)");
+  }
+  if (slash != std::string_view::npos) {
+    std::string_view key = rest.substr(slash + 1);
+    while (!key.empty() && key.front() == '/') key.remove_prefix(1);
+    while (!key.empty() && key.back() == '/') key.remove_suffix(1);
+    out.key = std::string(key);
+  }
+  return out;
+}
+
+// What a failed request was for, to phrase the error.
+struct Target {
+  std::string action;  // "read", "write", "list", ...
+  std::string display;      // "s3://bucket/key"
+  std::string bucket;
+};
+
+struct Call {
+  std::string method;
+  std::string bucket;
+  std::string key;
+  std::vector<std::pair<std::string, std::string>> query;
+  Headers headers;
+  std::string_view body;
+  // Non-2xx statuses handed back to the caller instead of becoming errors.
+  std::vector<int64_t> accept;
+  // Safe to repeat after a lost response.
+  bool idempotent = true;
+};
+
+// State shared by the file system, its readers and its writers.
+class S3Client {
+ public:
+  S3Client(S3Options options, Endpoint endpoint, std::shared_ptr<HttpTransport> transport,
+           std::function<void(int64_t)> sleep_ms, std::function<int64_t()> now_seconds)
+      : options_(std::move(options)),
+        endpoint_(std::move(endpoint)),
+        transport_(std::move(transport)),
+        sleep_ms_(std::move(sleep_ms)),
+        now_seconds_(std::move(now_seconds)),
+        rng_(std::random_device{}()) {
+    policy_.max_attempts = std::max(1, options_.max_attempts);
+  }
+
+  const S3Options& options() const { return options_; }
+  const Endpoint& endpoint() const { return endpoint_; }
+
+  // Sends `call`, retrying transient failures of idempotent calls.
+  // `*retried_after_failure` (optional) tells whether an earlier attempt
+  // failed in a way that may have reached the server.
+  Result<HttpResponse> Execute(const Call& call, const Target& target,
+                               bool* retried_after_failure = nullptr) {
+    if (retried_after_failure != nullptr) *retried_after_failure = false;
+    Status last;
+    for (int attempt = 1; attempt <= policy_.max_attempts; ++attempt) {
+      if (attempt > 1) {
+        int64_t delay = 0;
+        {
+          std::lock_guard<std::mutex> lock(rng_mutex_);
+          delay = s3::BackoffDelayMs(policy_, attempt - 1, rng_);
+        }
+        SILT_LOG_DEBUG("s3", "retrying ", call.method, " ", target.display, " in ", delay,
+                       " ms after: ", last.message());
+        sleep_ms_(delay);
+        if (retried_after_failure != nullptr) *retried_after_failure = true;
+      }
+      HttpRequest request = Sign(call);
+      Result<HttpResponse> response = transport_->Send(request);
+      if (!response.ok()) {
+        last = TransportError(response.status(), target);
+        if (!last.retryable() || !call.idempotent) return last;
+        continue;
+      }
+      int64_t status = response->status;
+      if ((status >= 200 && status < 300) ||
+          std::find(call.accept.begin(), call.accept.end(), status) != call.accept.end()) {
+        return std::move(*response);
+      }
+      s3::S3ErrorBody error = s3::ParseErrorBody(response->body);
+      if (error.code.empty() && call.method == "HEAD" && status >= 400 && status < 500) {
+        // HEAD answers carry no body, so "403" alone cannot tell a wrong
+        // secret from a wrong key; a one-byte GET of the same key gets the
+        // server's explanation.
+        error = DiagnoseHead(call);
+      }
+      last = HttpError(status, error, response->body, target);
+      if (!last.retryable() || !call.idempotent) return last;
+    }
+    return last;
+  }
+
+  // A 2xx body that still reports an error (CompleteMultipartUpload).
+  Status BodyError(const HttpResponse& response, const Target& target) const {
+    s3::S3ErrorBody error = s3::ParseErrorBody(response.body);
+    if (error.code.empty()) return Status::OK();
+    return HttpError(500, error, response.body, target);
+  }
+
+  Status NotFound(const Target& target) const {
+    return Status::NotFound("Cannot ", target.action, " '", target.display, "': No such file");
+  }
+
+ private:
+  s3::S3ErrorBody DiagnoseHead(const Call& head) {
+    Call get = head;
+    get.method = "GET";
+    get.headers.emplace_back("range", "bytes=0-0");
+    Result<HttpResponse> response = transport_->Send(Sign(get));
+    if (!response.ok()) return {};
+    return s3::ParseErrorBody(response->body);
+  }
+
+  std::string Prefix(const Target& target) const {
+    return Status::Concat("S3 ", target.action, " of '", target.display, "' at ",
+                          endpoint_.display, " failed: ");
+  }
+
+  Status TransportError(const Status& status, const Target& target) const {
+    return Status(status.code(), Prefix(target) + status.message(), status.retryable());
+  }
+
+  Status HttpError(int64_t status, const s3::S3ErrorBody& error, std::string_view body,
+                   const Target& target) const {
+    const std::string& code = error.code;
+    std::string detail = error.message.empty() ? "" : " (" + error.message + ")";
+    std::string why;
+    bool retryable = s3::IsRetryableHttp(status, code);
+    std::string source = options_.credentials_source.empty()
+                             ? std::string("the configured credentials")
+                             : options_.credentials_source;
+    if (code == "InvalidAccessKeyId") {
+      why = Status::Concat("the server does not know access key '", options_.access_key,
+                           "' (InvalidAccessKeyId, HTTP ", status, "); check the access key from ",
+                           source);
+    } else if (code == "SignatureDoesNotMatch") {
+      why = Status::Concat("the secret key does not match access key '", options_.access_key,
+                           "' (SignatureDoesNotMatch, HTTP ", status,
+                           "); check the secret key from ", source);
+    } else if (code == "AccessDenied" || (status == 403 && code.empty())) {
+      why = Status::Concat("access denied to bucket '", target.bucket, "' (",
+                           code.empty() ? "HTTP 403" : "AccessDenied, HTTP 403", ")", detail,
+                           ": the credentials from ", source,
+                           " are wrong or lack permission");
+    } else if (code == "NoSuchBucket") {
+      why = Status::Concat("bucket '", target.bucket, "' does not exist (NoSuchBucket, HTTP ",
+                           status, "); create it first or fix the bucket name");
+    } else if (code == "AuthorizationHeaderMalformed" || code == "PermanentRedirect" ||
+               status == 301) {
+      why = Status::Concat("the bucket '", target.bucket, "' is not in region '",
+                           options_.region, "' or not at this endpoint (",
+                           code.empty() ? "HTTP 301" : code, ")", detail,
+                           "; set storage.s3.region or AWS_REGION");
+    } else if (status == 400 && body.find("HTTP request to an HTTPS server") != std::string::npos) {
+      why = "the server speaks HTTPS but the endpoint is http://; use an https:// endpoint";
+    } else if (code == "RequestTimeTooSkewed") {
+      why = "the local clock differs too much from the server's (RequestTimeTooSkewed)";
+    } else {
+      why = Status::Concat(code.empty() ? "HTTP error" : code, detail, " (HTTP ", status, ")");
+    }
+    return Status::IOError(Prefix(target), why).WithRetryable(retryable);
+  }
+
+  HttpRequest Sign(const Call& call) const {
+    std::string host = endpoint_.authority;
+    std::string canonical_uri;
+    std::string encoded_key = s3::UriEncode(call.key, /*encode_slash=*/false);
+    if (options_.path_style) {
+      canonical_uri = "/" + call.bucket;
+      if (!call.key.empty()) canonical_uri += "/" + encoded_key;
+    } else {
+      host = call.bucket + "." + host;
+      canonical_uri = "/" + encoded_key;
+    }
+    std::string payload_hash = s3::Sha256Hex(call.body);
+    std::string amz_date = s3::AmzDate(now_seconds_());
+
+    s3::SigningRequest signing;
+    signing.method = call.method;
+    signing.canonical_uri = canonical_uri;
+    signing.query = call.query;
+    signing.payload_hash = payload_hash;
+    signing.headers = call.headers;
+    signing.headers.emplace_back("host", host);
+    signing.headers.emplace_back("x-amz-content-sha256", payload_hash);
+    signing.headers.emplace_back("x-amz-date", amz_date);
+    if (!options_.session_token.empty()) {
+      signing.headers.emplace_back("x-amz-security-token", options_.session_token);
+    }
+    s3::SigningKeyParts key{options_.access_key, options_.secret_key, options_.region, "s3"};
+
+    HttpRequest request;
+    request.method = call.method;
+    request.url = endpoint_.scheme + "://" + host + canonical_uri;
+    std::string query = s3::CanonicalQueryString(call.query);
+    if (!query.empty()) request.url += "?" + query;
+    request.headers = signing.headers;
+    request.headers.emplace_back("Authorization", s3::AuthorizationHeader(signing, key, amz_date));
+    request.body = call.body;
+    return request;
+  }
+
+  const S3Options options_;
+  const Endpoint endpoint_;
+  const std::shared_ptr<HttpTransport> transport_;
+  const std::function<void(int64_t)> sleep_ms_;
+  const std::function<int64_t()> now_seconds_;
+  s3::RetryPolicy policy_;
+  std::mutex rng_mutex_;
+  std::mt19937_64 rng_;  // guarded by rng_mutex_
+};
+
+class S3RandomAccessFile final : public RandomAccessFile {
+ public:
+  S3RandomAccessFile(std::shared_ptr<S3Client> client, S3Path path, std::string display,
+                     int64_t size)
+      : client_(std::move(client)),
+        path_(std::move(path)),
+        display_(std::move(display)),
+        size_(size) {}
+
+  Result<int64_t> Size() override { return size_; }
+
+  Result<std::string> ReadAt(int64_t offset, int64_t length) override {
+    if (offset < 0 || length < 0) {
+      return Status::InvalidArgument("Cannot read '", display_, "': negative offset ", offset,
+                                     " or length ", length);
+    }
+    if (length == 0 || offset >= size_) return std::string();
+    int64_t last = std::min(offset + length, size_) - 1;
+    Call call;
+    call.method = "GET";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.headers.emplace_back("range", Status::Concat("bytes=", offset, "-", last));
+    call.accept = {404, 416};
+    Target target{"read", display_, path_.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    if (response.status == 404) return client_->NotFound(target);
+    if (response.status == 416) return std::string();
+    if (response.status == 200) {
+      // The server ignored the range and sent the whole object.
+      if (offset >= static_cast<int64_t>(response.body.size())) return std::string();
+      return response.body.substr(static_cast<size_t>(offset),
+                                  static_cast<size_t>(last - offset + 1));
+    }
+    return std::move(response.body);
+  }
+
+ private:
+  const std::shared_ptr<S3Client> client_;
+  const S3Path path_;
+  const std::string display_;
+  const int64_t size_;
+};
+
+// Multipart upload: parts go out as soon as `part_size` bytes are buffered;
+// a file smaller than one part is a single PUT on Close().
+class S3WritableFile final : public WritableFile {
+ public:
+  S3WritableFile(std::shared_ptr<S3Client> client, S3Path path, std::string display)
+      : client_(std::move(client)),
+        path_(std::move(path)),
+        display_(std::move(display)),
+        part_size_(std::max(kMinPartSize, client_->options().part_size)) {}
+
+  ~S3WritableFile() override {
+    if (!finished_) Abort().IgnoreError("an unclosed writer discards its upload");
+  }
+
+  Status Append(std::string_view data) override {
+    SILT_RETURN_NOT_OK(CheckOpen());
+    buffer_.append(data);
+    bytes_written_ += static_cast<int64_t>(data.size());
+    while (static_cast<int64_t>(buffer_.size()) >= part_size_) {
+      Status st = UploadPart(std::string_view(buffer_).substr(0, static_cast<size_t>(part_size_)));
+      if (!st.ok()) return Fail(st);
+      buffer_.erase(0, static_cast<size_t>(part_size_));
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    SILT_RETURN_NOT_OK(CheckOpen());
+    Target target{"write", display_, path_.bucket};
+    if (upload_id_.empty()) {
+      Call call;
+      call.method = "PUT";
+      call.bucket = path_.bucket;
+      call.key = path_.key;
+      call.body = buffer_;
+      Status st = client_->Execute(call, target).status();
+      if (!st.ok()) return Fail(st);
+      finished_ = true;
+      buffer_.clear();
+      return Status::OK();
+    }
+    if (!buffer_.empty()) {
+      Status st = UploadPart(buffer_);
+      if (!st.ok()) return Fail(st);
+      buffer_.clear();
+    }
+    Status st = Complete(target);
+    if (!st.ok()) return Fail(st);
+    finished_ = true;
+    return Status::OK();
+  }
+
+  Status Abort() override {
+    if (finished_) return Status::OK();
+    finished_ = true;
+    buffer_.clear();
+    if (upload_id_.empty()) return Status::OK();
+    Call call;
+    call.method = "DELETE";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.query = {{"uploadId", upload_id_}};
+    call.accept = {404};
+    Target target{"abort the upload", display_, path_.bucket};
+    return client_->Execute(call, target).status();
+  }
+
+  int64_t bytes_written() const override { return bytes_written_; }
+
+ private:
+  Status CheckOpen() const {
+    if (finished_) {
+      return Status::InvalidArgument("S3 writer for '", display_, "' is already closed");
+    }
+    return Status::OK();
+  }
+
+  // Aborts the upload after `cause` so no orphaned parts stay behind.
+  Status Fail(const Status& cause) {
+    Status aborted = Abort();
+    if (!aborted.ok()) {
+      SILT_LOG_WARN("s3", "could not abort the multipart upload of ", display_, ": ",
+                    aborted.message());
+    }
+    return cause;
+  }
+
+  Status StartUpload() {
+    Call call;
+    call.method = "POST";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.query = {{"uploads", ""}};
+    // A retried initiate may leave an unused upload id; abort-on-failure and
+    // bucket lifecycle rules collect those.
+    Target target{"start a multipart upload", display_, path_.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    std::optional<std::string> id = s3::XmlFirst(response.body, "UploadId");
+    if (!id || id->empty()) {
+      return Status::IOError("S3 multipart upload of '", display_, "' at ",
+                             client_->endpoint().display, " failed: the server sent no UploadId");
+    }
+    upload_id_ = std::move(*id);
+    return Status::OK();
+  }
+
+  Status UploadPart(std::string_view data) {
+    if (upload_id_.empty()) SILT_RETURN_NOT_OK(StartUpload());
+    int64_t number = static_cast<int64_t>(etags_.size()) + 1;
+    Call call;
+    call.method = "PUT";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id_}};
+    call.body = data;
+    Target target{Status::Concat("upload part ", number), display_, path_.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    std::optional<std::string> etag = response.Header("etag");
+    if (!etag) {
+      return Status::IOError("S3 upload of part ", number, " of '", display_,
+                             "' failed: the server sent no ETag");
+    }
+    etags_.push_back(std::move(*etag));
+    return Status::OK();
+  }
+
+  Status Complete(const Target& target) {
+    std::string body = "<CompleteMultipartUpload>";
+    for (size_t part_idx = 0; part_idx < etags_.size(); ++part_idx) {
+      body += "<Part><PartNumber>" + std::to_string(part_idx + 1) + "</PartNumber><ETag>" +
+              s3::XmlEscape(etags_[part_idx]) + "</ETag></Part>";
+    }
+    body += "</CompleteMultipartUpload>";
+    Call call;
+    call.method = "POST";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.query = {{"uploadId", upload_id_}};
+    call.body = body;
+    call.accept = {404};
+    bool retried = false;
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target, &retried));
+    if (response.status == 404 && retried) {
+      // The first attempt completed the upload but its answer was lost: the
+      // upload id is gone and the object is there with our size.
+      Call head;
+      head.method = "HEAD";
+      head.bucket = path_.bucket;
+      head.key = path_.key;
+      head.accept = {404};
+      SILT_ASSIGN_OR_RETURN(HttpResponse info, client_->Execute(head, target));
+      if (info.status == 200 &&
+          info.Header("content-length").value_or("") == std::to_string(bytes_written_)) {
+        upload_id_.clear();
+        return Status::OK();
+      }
+    }
+    if (response.status == 404) {
+      return Status::IOError("S3 write of '", display_, "' at ", client_->endpoint().display,
+                             " failed: the multipart upload vanished before completion");
+    }
+    SILT_RETURN_NOT_OK(client_->BodyError(response, target));
+    upload_id_.clear();
+    return Status::OK();
+  }
+
+  const std::shared_ptr<S3Client> client_;
+  const S3Path path_;
+  const std::string display_;
+  const int64_t part_size_;
+  std::string buffer_;
+  std::string upload_id_;
+  std::vector<std::string> etags_;
+  int64_t bytes_written_ = 0;
+  bool finished_ = false;
+};
+
+std::string Display(const S3Path& path) {
+  std::string out = path.root + path.bucket;
+  if (!path.key.empty()) out += "/" + path.key;
+  return out;
+}
+
+class S3FileSystem final : public FileSystem {
+ public:
+  explicit S3FileSystem(std::shared_ptr<S3Client> client) : client_(std::move(client)) {}
+
+  std::string_view name() const override { return "s3"; }
+
+  Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "open"));
+    Target target{"open", Display(p), p.bucket};
+    if (head.status == 404) return client_->NotFound(target);
+    SILT_ASSIGN_OR_RETURN(int64_t size, ContentLength(head, target));
+    return std::unique_ptr<RandomAccessFile>(
+        std::make_unique<S3RandomAccessFile>(client_, p, Display(p), size));
+  }
+
+  Result<std::string> ReadFile(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    Call call;
+    call.method = "GET";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.accept = {404};
+    Target target{"read", Display(p), p.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    if (response.status == 404) return NotFoundOrBucketError(response, target);
+    return std::move(response.body);
+  }
+
+  Status WriteFile(const std::string& path, std::string_view data) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    Call call;
+    call.method = "PUT";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.body = data;
+    return client_->Execute(call, Target{"write", Display(p), p.bucket}).status();
+  }
+
+  Status PutIfAbsent(const std::string& path, std::string_view data) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    SILT_ASSIGN_OR_RETURN(bool enforced, ConditionalPutEnforced(p));
+    Target target{"create", Display(p), p.bucket};
+    if (!enforced) {
+      // Single-writer mode: nobody else writes, so check-then-put is safe.
+      SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "create"));
+      if (head.status != 404) return AlreadyExists(target);
+      return WriteFile(path, data);
+    }
+    Call call;
+    call.method = "PUT";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.headers.emplace_back("if-none-match", "*");
+    call.body = data;
+    call.accept = {412};
+    bool retried = false;
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target, &retried));
+    if (response.status != 412) return Status::OK();
+    if (retried) {
+      // An earlier attempt may have created the object before its answer
+      // was lost: it is ours when it holds exactly our bytes.
+      Result<std::string> existing = ReadFile(path);
+      if (existing.ok() && *existing == data) return Status::OK();
+    }
+    return AlreadyExists(target);
+  }
+
+  Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    if (p.key.empty()) {
+      return Status::InvalidArgument("Cannot write '", path, "': the path names a bucket");
+    }
+    return std::unique_ptr<WritableFile>(std::make_unique<S3WritableFile>(client_, p, Display(p)));
+  }
+
+  Result<FileInfo> GetFileInfo(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    Target target{"stat", Display(p), p.bucket};
+    FileInfo info;
+    info.path = path;
+    if (!p.key.empty()) {
+      SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "stat"));
+      if (head.status != 404) {
+        SILT_ASSIGN_OR_RETURN(info.size, ContentLength(head, target));
+        return info;
+      }
+    }
+    // A "directory" exists when some key lies under it (or it is a bucket).
+    SILT_ASSIGN_OR_RETURN(s3::ListPage page, ListPageOf(p, p.key.empty() ? "" : p.key + "/",
+                                                        /*delimiter=*/false, "", 1, target));
+    if (p.key.empty() || !page.objects.empty() || !page.common_prefixes.empty()) {
+      info.is_dir = true;
+      return info;
+    }
+    return client_->NotFound(target);
+  }
+
+  Result<std::vector<FileInfo>> ListDir(const std::string& dir) override {
+    return List(dir, /*recursive=*/false);
+  }
+
+  Result<std::vector<FileInfo>> ListRecursive(const std::string& dir) override {
+    return List(dir, /*recursive=*/true);
+  }
+
+  Status DeleteFile(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    Target target{"delete", Display(p), p.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "delete"));
+    if (head.status == 404) return client_->NotFound(target);
+    Call call;
+    call.method = "DELETE";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.accept = {404};
+    return client_->Execute(call, target).status();
+  }
+
+  Status CreateDir(const std::string& path) override {
+    return ParseS3Path(path).status();
+  }
+
+  Status DeleteDirRecursive(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+    Target target{"delete", Display(p), p.bucket};
+    std::string prefix = p.key.empty() ? "" : p.key + "/";
+    std::vector<std::string> keys;
+    std::string token;
+    do {
+      SILT_ASSIGN_OR_RETURN(s3::ListPage page,
+                            ListPageOf(p, prefix, /*delimiter=*/false, token, 1000, target));
+      for (auto& object : page.objects) keys.push_back(std::move(object.key));
+      token = page.truncated ? page.next_continuation_token : "";
+    } while (!token.empty());
+    for (size_t start = 0; start < keys.size(); start += kDeleteBatch) {
+      size_t end = std::min(keys.size(), start + kDeleteBatch);
+      SILT_RETURN_NOT_OK(DeleteBatch(p, keys, start, end, target));
+    }
+    return Status::OK();
+  }
+
+ private:
+  static Status AlreadyExists(const Target& target) {
+    return Status::AlreadyExists("Cannot create '", target.display,
+                                 "': another writer created it first");
+  }
+
+  Result<HttpResponse> Head(const S3Path& p, std::string_view action) {
+    Call call;
+    call.method = "HEAD";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.accept = {404};
+    return client_->Execute(call, Target{std::string(action), Display(p), p.bucket});
+  }
+
+  Result<int64_t> ContentLength(const HttpResponse& response, const Target& target) {
+    std::string text = response.Header("content-length").value_or("");
+    int64_t size = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+    if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+      return Status::IOError("S3 ", target.action, " of '", target.display, "' at ",
+                             client_->endpoint().display,
+                             " failed: the server sent no valid Content-Length");
+    }
+    return size;
+  }
+
+  Status NotFoundOrBucketError(const HttpResponse& response, const Target& target) {
+    s3::S3ErrorBody error = s3::ParseErrorBody(response.body);
+    if (error.code == "NoSuchBucket") {
+      return Status::IOError("S3 ", target.action, " of '", target.display, "' at ",
+                             client_->endpoint().display, " failed: bucket '", target.bucket,
+                             "' does not exist (NoSuchBucket, HTTP 404); create it first or fix "
+                             "the bucket name");
+    }
+    return client_->NotFound(target);
+  }
+
+  Result<s3::ListPage> ListPageOf(const S3Path& p, const std::string& prefix, bool delimiter,
+                                  const std::string& token, int max_keys, const Target& target) {
+    Call call;
+    call.method = "GET";
+    call.bucket = p.bucket;
+    call.query = {{"list-type", "2"}, {"max-keys", std::to_string(max_keys)}};
+    if (!prefix.empty()) call.query.emplace_back("prefix", prefix);
+    if (delimiter) call.query.emplace_back("delimiter", "/");
+    if (!token.empty()) call.query.emplace_back("continuation-token", token);
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    Result<s3::ListPage> page = s3::ParseListObjectsV2(response.body);
+    if (!page.ok()) {
+      return page.status().WithContextParts("S3 list of '", target.display, "' at ",
+                                            client_->endpoint().display);
+    }
+    return page;
+  }
+
+  Result<std::vector<FileInfo>> List(const std::string& dir, bool recursive) {
+    SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(dir));
+    Target target{"list", Display(p), p.bucket};
+    std::string prefix = p.key.empty() ? "" : p.key + "/";
+    std::string base(internal::StripTrailingSlashes(dir));
+    std::vector<FileInfo> out;
+    std::string token;
+    do {
+      SILT_ASSIGN_OR_RETURN(s3::ListPage page,
+                            ListPageOf(p, prefix, !recursive, token, 1000, target));
+      for (const s3::ListedObject& object : page.objects) {
+        // Keys ending in '/' are directory markers other tools create.
+        if (object.key.size() <= prefix.size() || object.key.back() == '/') continue;
+        FileInfo info;
+        info.path = JoinPath(base, std::string_view(object.key).substr(prefix.size()));
+        info.size = object.size;
+        info.modification_time_ms = object.modification_time_ms;
+        out.push_back(std::move(info));
+      }
+      for (const std::string& common : page.common_prefixes) {
+        if (common.size() <= prefix.size() + 1) continue;
+        FileInfo info;
+        info.path = JoinPath(
+            base, std::string_view(common).substr(prefix.size(), common.size() - prefix.size() - 1));
+        info.is_dir = true;
+        out.push_back(std::move(info));
+      }
+      token = page.truncated ? page.next_continuation_token : "";
+    } while (!token.empty());
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo& a, const FileInfo& b) { return a.path < b.path; });
+    return out;
+  }
+
+  Status DeleteBatch(const S3Path& p, const std::vector<std::string>& keys, size_t start,
+                     size_t end, const Target& target) {
+    std::string body = "<Delete><Quiet>true</Quiet>";
+    for (size_t key_idx = start; key_idx < end; ++key_idx) {
+      body += "<Object><Key>" + s3::XmlEscape(keys[key_idx]) + "</Key></Object>";
+    }
+    body += "</Delete>";
+    Call call;
+    call.method = "POST";
+    call.bucket = p.bucket;
+    call.query = {{"delete", ""}};
+    call.headers.emplace_back("content-md5", s3::Md5Base64(body));
+    call.body = body;
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    std::vector<std::string> errors = s3::XmlElements(response.body, "Error");
+    if (!errors.empty()) {
+      std::string key = s3::XmlFirst(errors.front(), "Key").value_or("?");
+      std::string code = s3::XmlFirst(errors.front(), "Code").value_or("?");
+      return Status::IOError("S3 delete of '", target.display, "' at ",
+                             client_->endpoint().display, " failed for ", errors.size(),
+                             " object(s), first '", key, "': ", code).WithRetryable(true);
+    }
+    return Status::OK();
+  }
+
+  // Checks once per bucket that a second `If-None-Match: *` PUT of the same
+  // key is refused. Returns whether it is; an error when it is not and
+  // single-writer mode is off.
+  Result<bool> ConditionalPutEnforced(const S3Path& p) {
+    std::lock_guard<std::mutex> lock(probe_mutex_);
+    auto it = probed_.find(p.bucket);
+    if (it != probed_.end()) return it->second;
+    S3Path probe{p.root, p.bucket, ".silt-probe/" + NewUuid()};
+    Target target{"probe conditional PUT with", Display(probe), p.bucket};
+    Call call;
+    call.method = "PUT";
+    call.bucket = probe.bucket;
+    call.key = probe.key;
+    call.headers.emplace_back("if-none-match", "*");
+    call.body = "silt conditional-write probe";
+    call.accept = {412};
+    SILT_ASSIGN_OR_RETURN(HttpResponse first, client_->Execute(call, target));
+    SILT_ASSIGN_OR_RETURN(HttpResponse second, client_->Execute(call, target));
+    Call remove;
+    remove.method = "DELETE";
+    remove.bucket = probe.bucket;
+    remove.key = probe.key;
+    remove.accept = {404};
+    Status removed = client_->Execute(remove, target).status();
+    if (!removed.ok()) SILT_LOG_WARN("s3", "could not delete the probe object: ", removed.message());
+    bool enforced = first.status != 412 && second.status == 412;
+    if (!enforced) {
+      if (!client_->options().single_writer) {
+        return Status::NotSupported(
+            "conditional PUT (If-None-Match: *) is not enforced by the S3 server at ",
+            client_->endpoint().display, " for bucket '", p.bucket,
+            "': two writers could both create the same Delta commit. If only one process ever "
+            "writes to this bucket at a time, set storage.s3.singleWriter: true (or "
+            "SILT_S3_SINGLE_WRITER=1) to run in single-writer mode");
+      }
+      SILT_LOG_WARN("s3", "the server at ", client_->endpoint().display,
+                    " ignores conditional PUT on bucket '", p.bucket,
+                    "'; running in single-writer mode as configured");
+    }
+    probed_[p.bucket] = enforced;
+    return enforced;
+  }
+
+  const std::shared_ptr<S3Client> client_;
+  std::mutex probe_mutex_;
+  std::map<std::string, bool> probed_;  // guarded by probe_mutex_
+};
+
+// --- Options ---------------------------------------------------------------
+
+Result<bool> ParseBool(std::string_view key, const std::string& value) {
+  std::string lower;
+  for (char c : value) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (lower == "true" || lower == "1" || lower == "yes") return true;
+  if (lower == "false" || lower == "0" || lower == "no") return false;
+  return Status::InvalidArgument("storage.s3.", key, ": expected true or false, got '", value,
+                                 "'");
+}
+
+Result<int64_t> ParsePositive(std::string_view key, const std::string& value) {
+  int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || ptr != value.data() + value.size() || out <= 0) {
+    return Status::InvalidArgument("storage.s3.", key, ": expected a positive integer, got '",
+                                   value, "'");
+  }
+  return out;
+}
+
+struct ProfileCredentials {
+  std::string access_key;
+  std::string secret_key;
+  std::string session_token;
+  std::string region;
+};
+
+// Reads one [profile] section of an AWS shared credentials file; nullopt when
+// the file or the section is missing.
+std::optional<ProfileCredentials> ReadProfile(const std::string& file, const std::string& profile) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::string line;
+  bool in_section = false;
+  bool found = false;
+  ProfileCredentials out;
+  while (std::getline(in, line)) {
+    std::string_view text = Trim(line);
+    if (text.empty() || text.front() == '#' || text.front() == ';') continue;
+    if (text.front() == '[' && text.back() == ']') {
+      std::string_view name = Trim(text.substr(1, text.size() - 2));
+      if (name.starts_with("profile ")) name = Trim(name.substr(8));
+      in_section = name == profile;
+      found = found || in_section;
+      continue;
+    }
+    if (!in_section) continue;
+    size_t eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = Trim(text.substr(0, eq));
+    std::string value(Trim(text.substr(eq + 1)));
+    if (key == "aws_access_key_id") out.access_key = value;
+    if (key == "aws_secret_access_key") out.secret_key = value;
+    if (key == "aws_session_token") out.session_token = value;
+    if (key == "region") out.region = value;
+  }
+  if (!found) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> RealEnv(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr || value[0] == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+const std::map<std::string, std::string>& S3SettingAliases() {
+  static const auto* aliases = new std::map<std::string, std::string>{
+      {"endpoint", "endpoint"},
+      {"fs.s3a.endpoint", "endpoint"},
+      {"region", "region"},
+      {"fs.s3a.endpoint.region", "region"},
+      {"accessKey", "accessKey"},
+      {"fs.s3a.access.key", "accessKey"},
+      {"secretKey", "secretKey"},
+      {"fs.s3a.secret.key", "secretKey"},
+      {"sessionToken", "sessionToken"},
+      {"fs.s3a.session.token", "sessionToken"},
+      {"profile", "profile"},
+      {"pathStyleAccess", "pathStyleAccess"},
+      {"fs.s3a.path.style.access", "pathStyleAccess"},
+      {"singleWriter", "singleWriter"},
+      {"partSizeBytes", "partSizeBytes"},
+      {"maxAttempts", "maxAttempts"},
+  };
+  return *aliases;
+}
+
+Status CheckSettingKeys(const std::map<std::string, std::string>& settings) {
+  for (const auto& [key, value] : settings) {
+    if (!S3SettingAliases().contains(key)) {
+      return Status::InvalidArgument(
+          "storage.s3.", key,
+          ": unknown setting (known: endpoint, region, accessKey, secretKey, sessionToken, "
+          "profile, pathStyleAccess, singleWriter, partSizeBytes, maxAttempts)");
+    }
+  }
+  return Status::OK();
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::string> settings;  // guarded by mutex
+  FileSystemPtr file_system;                    // guarded by mutex
+};
+
+Registry& GlobalRegistry() {
+  static Registry* registry = new Registry();
+  return *registry;
+}
+
+}  // namespace
+
+Result<S3Options> ResolveS3Options(const std::map<std::string, std::string>& settings,
+                                   const EnvLookup& env) {
+  SILT_RETURN_NOT_OK(CheckSettingKeys(settings));
+  std::map<std::string, std::string> given;
+  for (const auto& [key, value] : settings) given[S3SettingAliases().at(key)] = value;
+  auto setting = [&](const char* key) -> std::optional<std::string> {
+    auto it = given.find(key);
+    if (it == given.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+  };
+
+  S3Options out;
+  std::optional<std::string> profile_name = setting("profile");
+  bool explicit_profile = profile_name.has_value();
+  if (!profile_name) profile_name = env("AWS_PROFILE");
+  std::string profile = profile_name.value_or("default");
+  std::string credentials_file;
+  if (std::optional<std::string> file = env("AWS_SHARED_CREDENTIALS_FILE")) {
+    credentials_file = *file;
+  } else if (std::optional<std::string> home = env("HOME")) {
+    credentials_file = *home + "/.aws/credentials";
+  }
+  std::optional<ProfileCredentials> from_profile;
+  if (!credentials_file.empty()) from_profile = ReadProfile(credentials_file, profile);
+  if (explicit_profile && !from_profile) {
+    return Status::InvalidArgument("storage.s3.profile: profile '", profile, "' not found in '",
+                                   credentials_file, "'");
+  }
+
+  std::optional<std::string> access = setting("accessKey");
+  std::optional<std::string> secret = setting("secretKey");
+  if (access.has_value() != secret.has_value()) {
+    return Status::InvalidArgument(
+        "storage.s3: accessKey and secretKey must be given together");
+  }
+  if (access) {
+    out.access_key = *access;
+    out.secret_key = *secret;
+    out.session_token = setting("sessionToken").value_or("");
+    out.credentials_source = "storage.s3.accessKey/secretKey";
+  } else if (!explicit_profile && env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) {
+    out.access_key = *env("AWS_ACCESS_KEY_ID");
+    out.secret_key = *env("AWS_SECRET_ACCESS_KEY");
+    out.session_token = env("AWS_SESSION_TOKEN").value_or("");
+    out.credentials_source = "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY";
+  } else if (from_profile && !from_profile->access_key.empty() &&
+             !from_profile->secret_key.empty()) {
+    out.access_key = from_profile->access_key;
+    out.secret_key = from_profile->secret_key;
+    out.session_token = from_profile->session_token;
+    out.credentials_source = "profile '" + profile + "' in " + credentials_file;
+  } else {
+    return Status::InvalidArgument(
+        "no S3 credentials found: set storage.s3.accessKey and storage.s3.secretKey in the job "
+        "file, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, or profile '",
+        profile, "' in ", credentials_file.empty() ? "~/.aws/credentials" : credentials_file);
+  }
+
+  if (std::optional<std::string> region = setting("region")) {
+    out.region = *region;
+  } else if (std::optional<std::string> env_region = env("AWS_REGION")) {
+    out.region = *env_region;
+  } else if (std::optional<std::string> default_region = env("AWS_DEFAULT_REGION")) {
+    out.region = *default_region;
+  } else if (from_profile && !from_profile->region.empty()) {
+    out.region = from_profile->region;
+  }
+
+  bool custom_endpoint = true;
+  if (std::optional<std::string> endpoint = setting("endpoint")) {
+    out.endpoint = *endpoint;
+  } else if (std::optional<std::string> s3_endpoint = env("AWS_ENDPOINT_URL_S3")) {
+    out.endpoint = *s3_endpoint;
+  } else if (std::optional<std::string> any_endpoint = env("AWS_ENDPOINT_URL")) {
+    out.endpoint = *any_endpoint;
+  } else {
+    out.endpoint = "https://s3." + out.region + ".amazonaws.com";
+    custom_endpoint = false;
+  }
+  {
+    Result<Endpoint> parsed = ParseEndpoint(out.endpoint);
+    if (!parsed.ok()) return parsed.status().WithContext("storage.s3.endpoint");
+  }
+  // Custom endpoints (MinIO) usually have no wildcard DNS for bucket names.
+  out.path_style = custom_endpoint;
+  if (std::optional<std::string> path_style = setting("pathStyleAccess")) {
+    SILT_ASSIGN_OR_RETURN(out.path_style, ParseBool("pathStyleAccess", *path_style));
+  }
+  if (std::optional<std::string> single = setting("singleWriter")) {
+    SILT_ASSIGN_OR_RETURN(out.single_writer, ParseBool("singleWriter", *single));
+  } else if (std::optional<std::string> env_single = env("SILT_S3_SINGLE_WRITER")) {
+    Result<bool> parsed = ParseBool("singleWriter", *env_single);
+    if (!parsed.ok()) return parsed.status().WithContext("SILT_S3_SINGLE_WRITER");
+    out.single_writer = *parsed;
+  }
+  if (std::optional<std::string> part = setting("partSizeBytes")) {
+    SILT_ASSIGN_OR_RETURN(out.part_size, ParsePositive("partSizeBytes", *part));
+    if (out.part_size < kMinPartSize) {
+      return Status::InvalidArgument("storage.s3.partSizeBytes: ", out.part_size,
+                                     " is below S3's minimum part size of ", kMinPartSize);
+    }
+  }
+  if (std::optional<std::string> attempts = setting("maxAttempts")) {
+    SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("maxAttempts", *attempts));
+    out.max_attempts = static_cast<int>(std::min<int64_t>(n, 100));
+  }
+  return out;
+}
+
+namespace s3 {
+
+Result<FileSystemPtr> MakeS3FileSystemForTest(const S3Options& options,
+                                              std::shared_ptr<HttpTransport> transport,
+                                              std::function<void(int64_t)> sleep_ms,
+                                              std::function<int64_t()> now_seconds) {
+  SILT_ASSIGN_OR_RETURN(Endpoint endpoint, ParseEndpoint(options.endpoint));
+  auto client = std::make_shared<S3Client>(options, std::move(endpoint), std::move(transport),
+                                           std::move(sleep_ms), std::move(now_seconds));
+  return FileSystemPtr(std::make_shared<S3FileSystem>(std::move(client)));
+}
+
+}  // namespace s3
+
+Result<FileSystemPtr> MakeS3FileSystem(const S3Options& options) {
+  return s3::MakeS3FileSystemForTest(
+      options, s3::MakeCurlTransport(options.connect_timeout_ms),
+      [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
+      [] {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      });
+}
+
+Status SetS3Settings(const std::map<std::string, std::string>& settings) {
+  // Unknown keys fail before any work; credentials and values are resolved
+  // when the first s3:// path is opened, so local-only jobs need none.
+  SILT_RETURN_NOT_OK(CheckSettingKeys(settings));
+  Registry& registry = GlobalRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (registry.settings != settings) {
+    registry.settings = settings;
+    registry.file_system = nullptr;
+  }
+  return Status::OK();
+}
+
+Result<FileSystemPtr> DefaultS3FileSystem() {
+  Registry& registry = GlobalRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (registry.file_system == nullptr) {
+    SILT_ASSIGN_OR_RETURN(S3Options options, ResolveS3Options(registry.settings, &RealEnv));
+    SILT_ASSIGN_OR_RETURN(registry.file_system, MakeS3FileSystem(options));
+  }
+  return registry.file_system;
+}
+
+}  // namespace silt::fs

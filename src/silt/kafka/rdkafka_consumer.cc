@@ -1,0 +1,267 @@
+#include "silt/kafka/rdkafka_consumer.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+
+#include "silt/base/uuid.h"
+#include "silt/kafka/rdkafka_internal.h"
+
+namespace silt::kafka {
+
+namespace {
+
+using internal::KafkaStatus;
+
+struct PartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+};
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+// librdkafka's timestamp types mapped to Kafka's enum ids, which Spark shows.
+int32_t SparkTimestampType(rd_kafka_timestamp_type_t type) {
+  switch (type) {
+    case RD_KAFKA_TIMESTAMP_CREATE_TIME: return 0;
+    case RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME: return 1;
+    default: return -1;
+  }
+}
+
+class RdKafkaConsumer final : public Consumer {
+ public:
+  RdKafkaConsumer(rd_kafka_t* rk, bool has_group, int64_t request_timeout_ms)
+      : rk_(rk), has_group_(has_group), request_timeout_ms_(static_cast<int>(request_timeout_ms)) {}
+
+  ~RdKafkaConsumer() override {
+    // Leaves no group membership behind; errors on close are irrelevant
+    // because nothing is committed implicitly.
+    rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+  }
+
+  Result<std::vector<TopicInfo>> ListTopics() override {
+    const rd_kafka_metadata_t* metadata = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &metadata, request_timeout_ms_);
+    if (err) return KafkaStatus(err, "listing Kafka topics");
+    std::vector<TopicInfo> topics;
+    for (int topic_idx = 0; topic_idx < metadata->topic_cnt; ++topic_idx) {
+      const rd_kafka_metadata_topic_t& topic = metadata->topics[topic_idx];
+      // Internal topics (__consumer_offsets, ...) are never data, as in
+      // Kafka's pattern subscription.
+      if (topic.err || std::string_view(topic.topic).starts_with("__")) continue;
+      topics.push_back({topic.topic, topic.partition_cnt});
+    }
+    rd_kafka_metadata_destroy(metadata);
+    std::sort(topics.begin(), topics.end(),
+              [](const TopicInfo& a, const TopicInfo& b) { return a.name < b.name; });
+    return topics;
+  }
+
+  Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
+    Watermarks out;
+    rd_kafka_resp_err_t err =
+        rd_kafka_query_watermark_offsets(rk_, partition.topic.c_str(), partition.partition,
+                                         &out.low, &out.high, request_timeout_ms_);
+    if (err)
+      return KafkaStatus(err, "querying the offsets of Kafka partition ", partition.ToString());
+    return out;
+  }
+
+  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
+      const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+    for (const TopicPartition& tp : partitions) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+          timestamp_ms;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_, list.get(), request_timeout_ms_);
+    if (err) return KafkaStatus(err, "looking up Kafka offsets for timestamp ", timestamp_ms);
+    std::vector<std::optional<int64_t>> out;
+    for (int idx = 0; idx < list->cnt; ++idx) {
+      const rd_kafka_topic_partition_t& elem = list->elems[idx];
+      if (elem.err) {
+        return KafkaStatus(elem.err, "looking up the offset for timestamp ", timestamp_ms,
+                           " in Kafka partition ", elem.topic, "-", elem.partition);
+      }
+      out.push_back(elem.offset >= 0 ? std::optional<int64_t>(elem.offset) : std::nullopt);
+    }
+    return out;
+  }
+
+  Status Assign(const std::vector<OffsetRange>& ranges) override {
+    ranges_.clear();
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size())));
+    for (const OffsetRange& range : ranges) {
+      if (range.from >= range.until) continue;
+      rd_kafka_topic_partition_list_add(list.get(), range.partition.topic.c_str(),
+                                        range.partition.partition)
+          ->offset = range.from;
+      ranges_.push_back({range, false});
+    }
+    remaining_ = static_cast<int64_t>(ranges_.size());
+    rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
+    if (err) return KafkaStatus(err, "assigning Kafka partitions");
+    return Status::OK();
+  }
+
+  Result<int64_t> Poll(RecordColumns* out, int64_t max_records, int64_t timeout_ms) override {
+    int64_t appended = 0;
+    int timeout = static_cast<int>(timeout_ms);
+    while (appended < max_records && remaining_ > 0) {
+      rd_kafka_message_t* message = rd_kafka_consumer_poll(rk_, timeout);
+      if (message == nullptr) break;
+      // Only the first poll waits: afterwards take what is already fetched.
+      timeout = 0;
+      Status st = Handle(message, out, &appended);
+      rd_kafka_message_destroy(message);
+      SILT_RETURN_NOT_OK(st);
+    }
+    return appended;
+  }
+
+  bool AssignmentDone() const override { return remaining_ == 0; }
+
+  Status CommitOffsets(const std::map<TopicPartition, int64_t>& offsets) override {
+    if (!has_group_) {
+      return Status::InvalidArgument("committing Kafka offsets needs kafka.group.id");
+    }
+    if (offsets.empty()) return Status::OK();
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+    for (const auto& [tp, offset] : offsets) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+          offset;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit(rk_, list.get(), 0);
+    if (err) return KafkaStatus(err, "committing offsets to the Kafka consumer group");
+    for (int idx = 0; idx < list->cnt; ++idx) {
+      if (list->elems[idx].err) {
+        return KafkaStatus(list->elems[idx].err, "committing offset ", list->elems[idx].offset,
+                           " of Kafka partition ", list->elems[idx].topic, "-",
+                           list->elems[idx].partition, " to the consumer group");
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct RangeState {
+    OffsetRange range;
+    bool done;
+  };
+
+  RangeState* Find(const char* topic, int32_t partition) {
+    for (RangeState& state : ranges_) {
+      if (state.range.partition.partition == partition && state.range.partition.topic == topic) {
+        return &state;
+      }
+    }
+    return nullptr;
+  }
+
+  // Records past the end of a range may still arrive from fetches already
+  // under way; Handle drops them. (Pausing the partition here made a later
+  // assignment of the same partition stall with librdkafka 2.0.2.)
+  void MarkDone(RangeState* state) {
+    if (state->done) return;
+    state->done = true;
+    --remaining_;
+  }
+
+  Status Handle(rd_kafka_message_t* message, RecordColumns* out, int64_t* appended) {
+    const char* topic = message->rkt ? rd_kafka_topic_name(message->rkt) : "";
+    if (message->err) {
+      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        RangeState* state = Find(topic, message->partition);
+        if (state != nullptr && message->offset >= state->range.until) MarkDone(state);
+        return Status::OK();
+      }
+      if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+          message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+        return Status::NotFound(
+            "Kafka partition ", topic, "-", message->partition, ": offset ", message->offset,
+            " is no longer available (deleted by retention?): ", rd_kafka_message_errstr(message));
+      }
+      return KafkaStatus(message->err, "reading Kafka partition ", topic, "-", message->partition,
+                         " at offset ", message->offset, " (", rd_kafka_message_errstr(message),
+                         ")");
+    }
+    RangeState* state = Find(topic, message->partition);
+    if (state == nullptr || state->done || message->offset < state->range.from) {
+      return Status::OK();
+    }
+    if (message->offset >= state->range.until) {
+      MarkDone(state);
+      return Status::OK();
+    }
+    std::optional<std::string_view> key;
+    if (message->key != nullptr) {
+      key = std::string_view(static_cast<const char*>(message->key), message->key_len);
+    }
+    std::optional<std::string_view> value;
+    if (message->payload != nullptr) {
+      value = std::string_view(static_cast<const char*>(message->payload), message->len);
+    }
+    rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    int64_t ts = rd_kafka_message_timestamp(message, &ts_type);
+    out->Append(key, value, state->range.partition.topic, message->partition, message->offset, ts,
+                SparkTimestampType(ts_type));
+    if (out->include_headers()) {
+      rd_kafka_headers_t* headers = nullptr;
+      if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+          headers == nullptr || rd_kafka_header_cnt(headers) == 0) {
+        out->NoHeaders();
+      } else {
+        const char* name = nullptr;
+        const void* header_value = nullptr;
+        size_t size = 0;
+        for (size_t idx = 0; rd_kafka_header_get_all(headers, idx, &name, &header_value, &size) ==
+                             RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++idx) {
+          out->AddHeader(name, header_value == nullptr
+                                   ? std::nullopt
+                                   : std::optional<std::string_view>(std::string_view(
+                                         static_cast<const char*>(header_value), size)));
+        }
+        out->EndHeaders();
+      }
+    }
+    ++*appended;
+    if (message->offset + 1 >= state->range.until) MarkDone(state);
+    return Status::OK();
+  }
+
+  rd_kafka_t* rk_;
+  bool has_group_;
+  int request_timeout_ms_;
+  std::vector<RangeState> ranges_;
+  int64_t remaining_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& config) {
+  std::map<std::string, std::string> properties = config.properties;
+  const bool has_group = properties.count("group.id") > 0;
+  // librdkafka's consumer needs a group even when partitions are assigned
+  // by hand; a private one keeps offsets out of anyone's group.
+  if (!has_group) properties["group.id"] = "silt-" + NewUuid();
+  // The query's checkpoint owns positions: nothing automatic.
+  properties["enable.auto.commit"] = "false";
+  properties["enable.auto.offset.store"] = "false";
+  properties["enable.partition.eof"] = "true";
+  properties["auto.offset.reset"] = "error";
+  SILT_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::MakeConf(properties));
+  char error[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof(error));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return Status::IOError("creating the Kafka consumer: ", error);
+  }
+  rd_kafka_poll_set_consumer(rk);
+  return std::unique_ptr<Consumer>(
+      std::make_unique<RdKafkaConsumer>(rk, has_group, config.request_timeout_ms));
+}
+
+}  // namespace silt::kafka

@@ -1,0 +1,38 @@
+// librdkafka helpers shared by the consumer and the producer: configuration
+// and error conversion. Private to src/silt/kafka/*.cc.
+//
+// Thread safety: plain functions.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "silt/base/result.h"
+
+namespace silt::kafka::internal {
+
+// Whether `err` is a transient condition worth retrying (timeouts, leader
+// elections, transport failures).
+bool IsRetryable(rd_kafka_resp_err_t err);
+
+// Status for `err` with `context` first: NotFound for unknown topics and
+// partitions, IOError otherwise; retryable per IsRetryable.
+template <typename... Args>
+Status KafkaStatus(rd_kafka_resp_err_t err, Args&&... context) {
+  const char* text = rd_kafka_err2str(err);
+  Status st =
+      (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+       err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION)
+          ? Status::NotFound(std::forward<Args>(context)..., ": ", text)
+          : Status::IOError(std::forward<Args>(context)..., ": ", text);
+  return st.WithRetryable(IsRetryable(err));
+}
+
+// An rd_kafka_conf_t holding `config` (librdkafka property names). Errors:
+// InvalidArgument naming the property librdkafka rejected ("kafka.<name>").
+Result<rd_kafka_conf_t*> MakeConf(const std::map<std::string, std::string>& config);
+
+}  // namespace silt::kafka::internal

@@ -1,0 +1,139 @@
+// The librdkafka consumer and producer against librdkafka's in-process mock
+// cluster (a Kafka-protocol broker inside the test).
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <set>
+
+#include "silt/kafka/producer.h"
+#include "silt/kafka/rdkafka_consumer.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::kafka {
+namespace {
+
+class MockCluster {
+ public:
+  MockCluster() {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    char error[256];
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
+    cluster_ = rd_kafka_mock_cluster_new(rk_, 1);
+    rd_kafka_mock_topic_create(cluster_, "events", 2, 1);
+  }
+  ~MockCluster() {
+    rd_kafka_mock_cluster_destroy(cluster_);
+    rd_kafka_destroy(rk_);
+  }
+  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+
+ private:
+  rd_kafka_t* rk_;
+  rd_kafka_mock_cluster_t* cluster_;
+};
+
+class RdKafkaTest : public ::testing::Test {
+ protected:
+  void Produce(int32_t partition, int count) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Producer> producer,
+                         Producer::Make({{"bootstrap.servers", cluster_.bootstraps()}}));
+    for (int i = 0; i < count; ++i) {
+      std::string value = "p" + std::to_string(partition) + "-" + std::to_string(i);
+      ASSERT_OK(producer->Send("events", partition, "key", value, 1'700'000'000'000 + i,
+                               {{"h", std::to_string(i)}}));
+    }
+    ASSERT_OK(producer->Flush(30'000));
+    EXPECT_EQ(producer->delivered(), count);
+  }
+
+  std::unique_ptr<Consumer> MakeConsumer(std::string group = "") {
+    ConsumerConfig config;
+    config.properties["bootstrap.servers"] = cluster_.bootstraps();
+    if (!group.empty()) config.properties["group.id"] = group;
+    Result<std::unique_ptr<Consumer>> consumer = MakeRdKafkaConsumer(config);
+    EXPECT_OK(consumer.status());
+    return consumer.ok() ? std::move(*consumer) : nullptr;
+  }
+
+  // Reads the assigned ranges to their end.
+  columnar::RecordBatchPtr ReadAll(Consumer* consumer, bool headers) {
+    RecordColumns columns(headers);
+    for (int attempt = 0; attempt < 300 && !consumer->AssignmentDone(); ++attempt) {
+      Result<int64_t> n = consumer->Poll(&columns, 1000, 100);
+      EXPECT_OK(n.status());
+      if (!n.ok()) break;
+    }
+    EXPECT_TRUE(consumer->AssignmentDone());
+    return columns.Finish();
+  }
+
+  MockCluster cluster_;
+};
+
+TEST_F(RdKafkaTest, ReadsExactlyTheAssignedRangesWithHeaders) {
+  Produce(0, 10);
+  Produce(1, 4);
+  std::unique_ptr<Consumer> consumer = MakeConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_OK_AND_ASSIGN(Watermarks marks, consumer->QueryWatermarks({"events", 0}));
+  EXPECT_EQ(marks.low, 0);
+  EXPECT_EQ(marks.high, 10);
+  ASSERT_OK(consumer->Assign({{{"events", 0}, 2, 5}, {{"events", 1}, 0, 4}}));
+  columnar::RecordBatchPtr batch = ReadAll(consumer.get(), true);
+  ASSERT_EQ(batch->num_rows, 7);
+  std::multiset<std::string> values;
+  for (int64_t row = 0; row < batch->num_rows; ++row) {
+    values.insert(std::string(batch->columns[1]->StringValue(row)));
+    EXPECT_EQ(batch->columns[2]->StringValue(row), "events");
+    EXPECT_EQ(batch->columns[6]->Value<int32_t>(row), 0);
+  }
+  EXPECT_EQ(values,
+            (std::multiset<std::string>{"p0-2", "p0-3", "p0-4", "p1-0", "p1-1", "p1-2", "p1-3"}));
+  ASSERT_EQ(batch->columns.size(), 8u);
+  EXPECT_EQ(batch->columns[7]->children[0]->length, 7);
+
+  // A second assignment of the same partition starts over at its range.
+  ASSERT_OK(consumer->Assign({{{"events", 0}, 8, 10}}));
+  batch = ReadAll(consumer.get(), false);
+  ASSERT_EQ(batch->num_rows, 2);
+  EXPECT_EQ(batch->columns[4]->Value<int64_t>(0), 8);
+  EXPECT_EQ(batch->columns[4]->Value<int64_t>(1), 9);
+}
+
+TEST_F(RdKafkaTest, ListsTopicsAndFindsOffsetsForTimes) {
+  Produce(0, 5);
+  std::unique_ptr<Consumer> consumer = MakeConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicInfo> topics, consumer->ListTopics());
+  ASSERT_EQ(topics.size(), 1u);
+  EXPECT_EQ(topics[0].name, "events");
+  EXPECT_EQ(topics[0].num_partitions, 2);
+  // The mock broker answers only Kafka's sentinel timestamps (-1 = latest);
+  // real timestamps are covered by the integration tests.
+  ASSERT_OK_AND_ASSIGN(std::vector<std::optional<int64_t>> offsets,
+                       consumer->OffsetsForTimes({{"events", 0}, {"events", 1}}, -1));
+  ASSERT_EQ(offsets.size(), 2u);
+  EXPECT_EQ(offsets[0], std::optional<int64_t>(5));
+  EXPECT_EQ(offsets[1], std::optional<int64_t>(0));
+}
+
+TEST_F(RdKafkaTest, CommitNeedsAGroup) {
+  std::unique_ptr<Consumer> consumer = MakeConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_RAISES(InvalidArgument, consumer->CommitOffsets({{{"events", 0}, 1}}));
+  std::unique_ptr<Consumer> grouped = MakeConsumer("lag-group");
+  Produce(0, 3);
+  ASSERT_OK(grouped->CommitOffsets({{{"events", 0}, 3}}));
+}
+
+TEST(RdKafkaConfigTest, RejectsUnknownProperties) {
+  ConsumerConfig config;
+  config.properties["no.such.property"] = "1";
+  Result<std::unique_ptr<Consumer>> consumer = MakeRdKafkaConsumer(config);
+  ASSERT_RAISES(InvalidArgument, consumer.status());
+  EXPECT_NE(consumer.status().ToString().find("kafka.no.such.property"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace silt::kafka

@@ -1,0 +1,122 @@
+// KafkaSource (format: kafka): Spark's Kafka micro-batch source over a
+// kafka::Consumer.
+//
+// Options follow Spark's kafka-0-10-sql names and meanings (FORMATS.md C2):
+// exactly one of subscribe / subscribePattern / assign; kafka.* passed to the
+// client with the prefix stripped (kafka.bootstrap.servers required; the
+// options Spark rejects are rejected); startingOffsets earliest | latest |
+// JSON with -2 = earliest, -1 = latest; startingTimestamp /
+// startingOffsetsByTimestamp; endingOffsets (latest | JSON) caps what any
+// trigger reads; maxOffsetsPerTrigger split across partitions in proportion
+// to their backlog, as Spark's rateLimit does; failOnDataLoss; includeHeaders;
+// kafkaConsumer.pollTimeoutMs.
+//
+// Offsets are Spark's JSON {"topic":{"0":15,"1":12}} (the next offset to
+// read per partition). The offsets resolved at first start are written once
+// to <checkpoint>/sources/<i>/0 in Spark's layout (a 0x00 byte, "v1\n", the
+// JSON) and win over startingOffsets on restart. A batch reads exactly the
+// recorded [start, end) ranges by assigning them to the consumer: the
+// checkpoint, not the consumer group, owns positions. With kafka.group.id the
+// end offsets of each committed batch are also committed to that group (best
+// effort) so that lag tools show progress.
+//
+// Partitions that appear later (more partitions, or new topics matching the
+// pattern) start at their earliest offset.
+//
+// Thread safety: one query thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "silt/kafka/consumer.h"
+#include "silt/stream/source.h"
+
+namespace silt::stream {
+
+using KafkaOffsets = std::map<kafka::TopicPartition, int64_t>;
+
+// Spark's offset JSON for `offsets` (topics and partitions sorted).
+std::string KafkaOffsetsToJson(const KafkaOffsets& offsets);
+// Parses Spark's offset JSON; `allow_special` admits -2/-1 (earliest/latest)
+// as in startingOffsets. Errors: InvalidArgument naming `where`.
+Result<KafkaOffsets> KafkaOffsetsFromJson(std::string_view json, std::string_view where,
+                                          bool allow_special);
+
+struct KafkaSourceOptions {
+  enum class Strategy { kSubscribe, kSubscribePattern, kAssign };
+  enum class Start { kEarliest, kLatest, kOffsets, kTimestamp, kTimestampPerPartition };
+
+  Strategy strategy = Strategy::kSubscribe;
+  std::vector<std::string> topics;                // subscribe
+  std::string pattern;                            // subscribePattern
+  std::vector<kafka::TopicPartition> assigned;    // assign
+  std::map<std::string, std::string> properties;  // kafka.* without the prefix
+  Start start = Start::kLatest;
+  KafkaOffsets starting_offsets;                    // kOffsets (may hold -2/-1)
+  int64_t starting_timestamp_ms = 0;                // kTimestamp
+  KafkaOffsets starting_timestamps;                 // kTimestampPerPartition
+  bool starting_timestamp_strategy_latest = false;  // startingOffsetsByTimestampStrategy
+  std::optional<KafkaOffsets> ending_offsets;       // absent or JSON (-1 = latest)
+  std::optional<int64_t> max_offsets_per_trigger;
+  bool fail_on_data_loss = true;
+  bool include_headers = false;
+  int64_t poll_timeout_ms = 120'000;
+  std::string key_path;  // "source.options", for messages
+
+  // Reads Spark's Kafka options from `spec`. Errors: InvalidArgument naming
+  // the job-file key.
+  static Result<KafkaSourceOptions> FromSpec(const SourceSpec& spec);
+};
+
+class KafkaSource final : public Source {
+ public:
+  // `consumer` reads the cluster (librdkafka in production, a scripted
+  // double in tests).
+  static Result<std::unique_ptr<KafkaSource>> Make(KafkaSourceOptions options,
+                                                   const SourceContext& context,
+                                                   std::unique_ptr<kafka::Consumer> consumer);
+
+  const columnar::SchemaPtr& schema() const override { return schema_; }
+  std::string Description() const override;
+  Status Restore(const std::optional<std::string>& last_planned) override;
+  Status PrepareForAvailableNow() override;
+  Result<std::optional<std::string>> LatestOffset(const std::optional<std::string>& start,
+                                                  const ReadLimit& limit) override;
+  std::string ReportLatestOffset() const override { return reported_latest_; }
+  Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
+                                                const std::string& end) override;
+  void OnBatchCommitted(const std::string& end_offset_json) override;
+
+ private:
+  KafkaSource(KafkaSourceOptions options, SourceContext context,
+              std::unique_ptr<kafka::Consumer> consumer);
+  // The partitions the options select right now.
+  Result<std::vector<kafka::TopicPartition>> DiscoverPartitions();
+  // High (or low) watermarks of `partitions`.
+  Result<KafkaOffsets> FetchWatermarks(const std::vector<kafka::TopicPartition>& partitions,
+                                       bool high);
+  // The offsets of a fresh query: sources/<i>/0 when present, else resolved
+  // from the starting options and written there.
+  Result<KafkaOffsets> InitialOffsets();
+  Result<KafkaOffsets> ResolveStartingOffsets();
+  Result<KafkaOffsets> ParseStart(const std::optional<std::string>& start);
+  // Data-loss handling per failOnDataLoss: an error naming the partition and
+  // lost range, or a warning and the adjusted offset.
+  Status ReportDataLoss(const std::string& message);
+
+  KafkaSourceOptions options_;
+  SourceContext context_;
+  std::unique_ptr<kafka::Consumer> consumer_;
+  columnar::SchemaPtr schema_;
+  std::optional<std::regex> pattern_;
+  std::optional<KafkaOffsets> initial_offsets_;
+  std::optional<KafkaOffsets> available_now_end_;
+  std::string reported_latest_;
+};
+
+}  // namespace silt::stream

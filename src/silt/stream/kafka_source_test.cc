@@ -1,0 +1,235 @@
+#include "silt/stream/kafka_source.h"
+
+#include <gtest/gtest.h>
+
+#include "silt/testing/gtest_util.h"
+#include "silt/testing/scripted_consumer.h"
+
+namespace silt::stream {
+namespace {
+
+constexpr char kMeta[] = "memory://ckpt/sources/0";
+
+class KafkaSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = fs::MakeMemoryFileSystem();
+    cluster_.CreateTopic("events", 2);
+  }
+
+  void Fill(int32_t partition, int count) {
+    for (int i = 0; i < count; ++i) {
+      testing::ScriptedCluster::Record record;
+      record.key = "k";
+      record.value = "p" + std::to_string(partition) + "-" + std::to_string(i);
+      record.timestamp_ms = 1000 * i;
+      cluster_.Append("events", partition, std::move(record));
+    }
+  }
+
+  Result<std::unique_ptr<KafkaSource>> TryMake(std::map<std::string, std::string> options) {
+    SourceSpec spec;
+    spec.format = "kafka";
+    spec.options = std::move(options);
+    spec.options.emplace("kafka.bootstrap.servers", "127.0.0.1:1");
+    spec.options.emplace("subscribe", "events");
+    SILT_ASSIGN_OR_RETURN(KafkaSourceOptions parsed, KafkaSourceOptions::FromSpec(spec));
+    SourceContext context;
+    context.checkpoint_fs = fs_;
+    context.metadata_dir = kMeta;
+    std::string group = parsed.properties.count("group.id") ? parsed.properties["group.id"] : "";
+    return KafkaSource::Make(std::move(parsed), context, cluster_.NewConsumer(group));
+  }
+
+  std::unique_ptr<KafkaSource> Make(std::map<std::string, std::string> options) {
+    Result<std::unique_ptr<KafkaSource>> source = TryMake(std::move(options));
+    EXPECT_OK(source.status());
+    if (!source.ok()) return nullptr;
+    EXPECT_OK((*source)->Restore(std::nullopt));
+    return std::move(source).ValueOrDie();
+  }
+
+  // The values of the batch (start, end], in read order.
+  std::vector<std::string> Read(KafkaSource* source, const std::optional<std::string>& start,
+                                const std::string& end) {
+    std::vector<std::string> out;
+    Result<std::unique_ptr<BatchReader>> reader = source->GetBatch(start, end);
+    EXPECT_OK(reader.status());
+    if (!reader.ok()) return out;
+    while (true) {
+      Result<columnar::RecordBatchPtr> batch = (*reader)->Next();
+      EXPECT_OK(batch.status());
+      if (!batch.ok() || *batch == nullptr) break;
+      for (int64_t row = 0; row < (*batch)->num_rows; ++row) {
+        out.emplace_back((*batch)->columns[1]->StringValue(row));
+      }
+    }
+    return out;
+  }
+
+  fs::FileSystemPtr fs_;
+  testing::ScriptedCluster cluster_;
+};
+
+TEST(KafkaOffsetsJsonTest, RoundTripsSparksForm) {
+  KafkaOffsets offsets{{{"b", 10}, 3}, {{"b", 2}, 7}, {{"a", 0}, 15}};
+  std::string json = KafkaOffsetsToJson(offsets);
+  EXPECT_EQ(json, R"({"a":{"0":15},"b":{"2":7,"10":3}})");
+  ASSERT_OK_AND_ASSIGN(KafkaOffsets parsed, KafkaOffsetsFromJson(json, "test", false));
+  EXPECT_EQ(parsed, offsets);
+  ASSERT_RAISES(InvalidArgument, KafkaOffsetsFromJson(R"({"a":{"0":-2}})", "test", false));
+  ASSERT_OK_AND_ASSIGN(KafkaOffsets special,
+                       KafkaOffsetsFromJson(R"({"a":{"0":-2,"1":-1}})", "test", true));
+  EXPECT_EQ(special.at({"a", 1}), -1);
+}
+
+TEST_F(KafkaSourceTest, RejectsOptionsSparkRejects) {
+  ASSERT_RAISES(InvalidArgument, TryMake({{"kafka.auto.offset.reset", "earliest"}}));
+  ASSERT_RAISES(InvalidArgument, TryMake({{"kafka.enable.auto.commit", "true"}}));
+  ASSERT_RAISES(InvalidArgument, TryMake({{"kafka.value.deserializer", "x"}}));
+  ASSERT_RAISES(InvalidArgument, TryMake({{"assign", R"({"events":[0]})"}}));
+  ASSERT_RAISES(InvalidArgument, TryMake({{"startingOffsets", "{bad"}}));
+  SourceSpec spec;
+  spec.format = "kafka";
+  spec.options = {{"subscribe", "events"}};
+  Result<KafkaSourceOptions> no_servers = KafkaSourceOptions::FromSpec(spec);
+  ASSERT_RAISES(InvalidArgument, no_servers.status());
+  EXPECT_NE(no_servers.status().ToString().find("kafka.bootstrap.servers"), std::string::npos);
+}
+
+TEST_F(KafkaSourceTest, StartsAtEarliestAndRecordsInitialOffsetsLikeSpark) {
+  Fill(0, 3);
+  Fill(1, 2);
+  cluster_.DeleteBefore("events", 0, 1);
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(*end, R"({"events":{"0":3,"1":2}})");
+  ASSERT_OK_AND_ASSIGN(std::string initial, fs_->ReadFile(std::string(kMeta) + "/0"));
+  EXPECT_EQ(initial, std::string("\0v1\n", 4) + R"({"events":{"0":1,"1":0}})");
+  EXPECT_EQ(Read(source.get(), std::nullopt, *end),
+            (std::vector<std::string>{"p0-1", "p0-2", "p1-0", "p1-1"}));
+  // Nothing new: no batch.
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> none, source->LatestOffset(end, {}));
+  EXPECT_FALSE(none.has_value());
+}
+
+TEST_F(KafkaSourceTest, InitialOffsetsFileWinsOverStartingOffsetsOnRestart) {
+  Fill(0, 4);
+  {
+    std::unique_ptr<KafkaSource> first = Make({{"startingOffsets", "latest"}});
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, first->LatestOffset(std::nullopt, {}));
+    EXPECT_FALSE(end.has_value());
+  }
+  Fill(0, 2);
+  std::unique_ptr<KafkaSource> second = Make({{"startingOffsets", "earliest"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, second->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(Read(second.get(), std::nullopt, *end), (std::vector<std::string>{"p0-0", "p0-1"}));
+}
+
+TEST_F(KafkaSourceTest, StartingOffsetsJsonResolvesEarliestAndLatest) {
+  Fill(0, 5);
+  Fill(1, 5);
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", R"({"events":{"0":3,"1":-1}})"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(*end, R"({"events":{"0":5,"1":5}})");
+  EXPECT_EQ(Read(source.get(), std::nullopt, *end), (std::vector<std::string>{"p0-3", "p0-4"}));
+  Fill(1, 1);  // value "p1-0" again, at offset 5
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> next, source->LatestOffset(end, {}));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(Read(source.get(), end, *next), (std::vector<std::string>{"p1-0"}));
+}
+
+TEST_F(KafkaSourceTest, MaxOffsetsPerTriggerSplitsByBacklogLikeSpark) {
+  Fill(0, 90);
+  Fill(1, 3);
+  std::unique_ptr<KafkaSource> source =
+      Make({{"startingOffsets", "earliest"}, {"maxOffsetsPerTrigger", "10"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  // 10 * 90/93 = 9.67 -> 9; 10 * 3/93 = 0.32 -> 1 (never starved).
+  EXPECT_EQ(*end, R"({"events":{"0":9,"1":1}})");
+  ReadLimit all;
+  all.all_available = true;
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> rest, source->LatestOffset(end, all));
+  EXPECT_EQ(*rest, R"({"events":{"0":90,"1":3}})");
+}
+
+TEST_F(KafkaSourceTest, AvailableNowStopsAtTheOffsetsSeenAtStart) {
+  Fill(0, 2);
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  ASSERT_OK(source->PrepareForAvailableNow());
+  Fill(0, 5);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  EXPECT_EQ(*end, R"({"events":{"0":2,"1":0}})");
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> next, source->LatestOffset(end, {}));
+  EXPECT_FALSE(next.has_value());
+}
+
+TEST_F(KafkaSourceTest, FailOnDataLossNamesTheLostRange) {
+  Fill(0, 10);
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  cluster_.DeleteBefore("events", 0, 4);
+  Result<std::unique_ptr<BatchReader>> reader = source->GetBatch(std::nullopt, *end);
+  ASSERT_RAISES(NotFound, reader.status());
+  EXPECT_NE(reader.status().ToString().find("events-0: offsets 0 to 3"), std::string::npos)
+      << reader.status().ToString();
+}
+
+TEST_F(KafkaSourceTest, WithoutFailOnDataLossSkipsDeletedRecords) {
+  Fill(0, 10);
+  std::unique_ptr<KafkaSource> source =
+      Make({{"startingOffsets", "earliest"}, {"failOnDataLoss", "false"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  cluster_.DeleteBefore("events", 0, 8);
+  EXPECT_EQ(Read(source.get(), std::nullopt, *end), (std::vector<std::string>{"p0-8", "p0-9"}));
+}
+
+TEST_F(KafkaSourceTest, NewPartitionsStartAtEarliest) {
+  Fill(0, 1);
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "latest"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> none, source->LatestOffset(std::nullopt, {}));
+  EXPECT_FALSE(none.has_value());
+  cluster_.CreateTopic("events", 3);
+  Fill(2, 2);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(*end, R"({"events":{"0":1,"1":0,"2":2}})");
+  EXPECT_EQ(Read(source.get(), std::nullopt, *end), (std::vector<std::string>{"p2-0", "p2-1"}));
+}
+
+TEST_F(KafkaSourceTest, CommitsBatchEndsToTheConsumerGroup) {
+  Fill(0, 3);
+  std::unique_ptr<KafkaSource> source =
+      Make({{"startingOffsets", "earliest"}, {"kafka.group.id", "lag"}});
+  source->OnBatchCommitted(R"({"events":{"0":3,"1":0}})");
+  EXPECT_EQ(cluster_.committed().at({"events", 0}), 3);
+  // Best effort: a failing commit does not surface.
+  cluster_.FailNextCall(Status::IOError("broker down"));
+  source->OnBatchCommitted(R"({"events":{"0":4,"1":0}})");
+  EXPECT_EQ(cluster_.committed().at({"events", 0}), 3);
+}
+
+TEST_F(KafkaSourceTest, HeadersColumnWhenIncluded) {
+  testing::ScriptedCluster::Record record;
+  record.value = "v";
+  record.headers = {{"trace", "abc"}};
+  cluster_.Append("events", 0, record);
+  std::unique_ptr<KafkaSource> source =
+      Make({{"startingOffsets", "earliest"}, {"includeHeaders", "true"}});
+  ASSERT_EQ(source->schema()->num_fields(), 8);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<BatchReader> reader, source->GetBatch(std::nullopt, *end));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, reader->Next());
+  ASSERT_EQ(batch->num_rows, 1);
+  const columnar::Column& headers = *batch->columns[7];
+  ASSERT_TRUE(headers.IsValid(0));
+  EXPECT_EQ(headers.children[0]->children[0]->StringValue(0), "trace");
+  EXPECT_EQ(headers.children[0]->children[1]->StringValue(0), "abc");
+}
+
+}  // namespace
+}  // namespace silt::stream
