@@ -33,6 +33,15 @@ SECRET_KEY = "silt-test-secret-0123456789"
 REGION = "us-east-1"
 
 
+def _pinned_version() -> str:
+    """The MinIO module version scripts/setup-minio.sh builds (from its stamp)."""
+    stamp = REPO / ".cache" / "minio" / "bin" / ".version"
+    return stamp.read_text().strip() if stamp.is_file() else "(not built)"
+
+
+MINIO_VERSION_NOTE = f"github.com/minio/minio@{_pinned_version()}"
+
+
 def minio_binary() -> Path:
     env = os.environ.get("SILT_MINIO_BIN")
     return Path(env) if env else REPO / ".cache" / "minio" / "bin" / "minio"
@@ -86,6 +95,51 @@ def signed_request(endpoint: str, method: str, path: str, body: bytes = b"",
         return e.code, e.read()
 
 
+def list_keys(endpoint: str, bucket: str, prefix: str) -> dict:
+    """{key: size} of every object under `prefix` (ListObjectsV2, all pages)."""
+    import re
+    out = {}
+    token = None
+    while True:
+        query = f"list-type=2&max-keys=1000&prefix={quote(prefix, safe='')}"
+        if token:
+            query += f"&continuation-token={quote(token, safe='')}"
+        status, body = signed_request(endpoint, "GET", f"/{bucket}?{query}")
+        if status != 200:
+            raise RuntimeError(f"listing {bucket}/{prefix}: HTTP {status} {body[:300]!r}")
+        text = body.decode()
+        for contents in re.findall(r"<Contents>(.*?)</Contents>", text, re.S):
+            key = _xml_unescape(re.search(r"<Key>(.*?)</Key>", contents, re.S).group(1))
+            out[key] = int(re.search(r"<Size>(\d+)</Size>", contents).group(1))
+        if "<IsTruncated>true</IsTruncated>" not in text:
+            return out
+        token = _xml_unescape(
+            re.search(r"<NextContinuationToken>(.*?)</NextContinuationToken>", text).group(1))
+
+
+def get_object(endpoint: str, bucket: str, key: str) -> bytes:
+    status, body = signed_request(endpoint, "GET", f"/{bucket}/{quote(key, safe='/-_.~')}")
+    if status != 200:
+        raise FileNotFoundError(f"s3://{bucket}/{key}: HTTP {status} {body[:200]!r}")
+    return body
+
+
+def multipart_uploads(endpoint: str, bucket: str, prefix: str = "") -> list:
+    """Keys of unfinished multipart uploads (ListMultipartUploads)."""
+    import re
+    query = "uploads=" + (f"&prefix={quote(prefix, safe='')}" if prefix else "")
+    status, body = signed_request(endpoint, "GET", f"/{bucket}?{query}")
+    if status != 200:
+        raise RuntimeError(f"listing uploads of {bucket}: HTTP {status} {body[:300]!r}")
+    uploads = re.findall(r"<Upload>(.*?)</Upload>", body.decode(), re.S)
+    return [_xml_unescape(re.search(r"<Key>(.*?)</Key>", u, re.S).group(1)) for u in uploads]
+
+
+def _xml_unescape(text: str) -> str:
+    import html
+    return html.unescape(text)
+
+
 @dataclass
 class MinioServer:
     endpoint: str
@@ -115,6 +169,24 @@ class MinioServer:
             "AWS_ALLOW_HTTP": "true",
             "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
         }
+
+    def pyarrow_fs(self, endpoint: str | None = None):
+        """pyarrow's own S3 client for this server (a reader independent of
+        silt and of delta-rs)."""
+        from pyarrow import fs
+        e = endpoint or self.endpoint
+        return fs.S3FileSystem(access_key=self.access_key, secret_key=self.secret_key,
+                               region=REGION, scheme="http", endpoint_override=e.split("://", 1)[1],
+                               allow_bucket_creation=False)
+
+    def list_keys(self, prefix: str) -> dict:
+        return list_keys(self.endpoint, self.bucket, prefix)
+
+    def get_object(self, key: str) -> bytes:
+        return get_object(self.endpoint, self.bucket, key)
+
+    def multipart_uploads(self, prefix: str = "") -> list:
+        return multipart_uploads(self.endpoint, self.bucket, prefix)
 
     def create_bucket(self, name: str) -> None:
         status, body = signed_request(self.endpoint, "PUT", "/" + name)
@@ -183,3 +255,84 @@ def start(bucket: str = "silt-test", timeout: float = 60.0) -> MinioServer:
                 server.stop()
                 raise
             time.sleep(0.2)
+
+
+def server_fixture():
+    """Body of the test files' session fixture: a running server, or a skip
+    when MinIO has not been built."""
+    import pytest
+    if not minio_binary().is_file():
+        pytest.skip(f"MinIO not built at {minio_binary()}: run scripts/setup-minio.sh")
+    server = start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def job_storage(server: MinioServer, endpoint: str | None = None, **extra) -> dict:
+    """The job file's `storage.s3` section for `server` (or a proxy in front
+    of it at `endpoint`)."""
+    settings = {"endpoint": endpoint or server.endpoint, "accessKey": server.access_key,
+                "secretKey": server.secret_key, "pathStyleAccess": True}
+    settings.update(extra)
+    return {"s3": settings}
+
+
+def clean_env() -> dict:
+    """silt's environment without AWS variables, so only the job file counts."""
+    return {k: "" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                            "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
+                            "AWS_REGION", "AWS_DEFAULT_REGION")} | {"HOME": "/nonexistent"}
+
+
+# --------------------------------------------------------------------------
+# Delta tables and streaming checkpoints on the server, read with this
+# module's own signed requests (independent of silt).
+
+
+def delta_commits(server: MinioServer, table_key: str) -> dict:
+    """{version: [actions]} of every _delta_log/NNN.json under `table_key`
+    ("t-1/delta/x", no bucket). Raises on a commit file that is not complete
+    JSON lines (a reader must never see a half-written commit)."""
+    import json
+    import re
+    out = {}
+    for key in server.list_keys(table_key + "/_delta_log/"):
+        m = re.fullmatch(r".*/_delta_log/(\d{20})\.json", key)
+        if not m:
+            continue
+        text = server.get_object(key).decode()
+        assert text.endswith("\n") or text.count("\n") == 0, f"{key} is cut short"
+        out[int(m.group(1))] = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return dict(sorted(out.items()))
+
+
+def checkpoint_batches(server: MinioServer, checkpoint_key: str, kind: str) -> list:
+    """Batch ids with a file in <checkpoint>/offsets or /commits."""
+    keys = server.list_keys(f"{checkpoint_key}/{kind}/")
+    names = [k.rsplit("/", 1)[1] for k in keys]
+    return sorted(int(n) for n in names if n.isdigit())
+
+
+def checkpoint_query_id(server: MinioServer, checkpoint_key: str) -> str:
+    import json
+    return json.loads(server.get_object(checkpoint_key + "/metadata").decode().splitlines()[0])["id"]
+
+
+def duckdb_over_s3(server: MinioServer, table_key: str, sql: str):
+    """Runs `sql` in DuckDB with `t` = the Delta table at s3://bucket/table_key,
+    read by DuckDB itself: its delta extension (delta_scan) over its httpfs S3
+    client, both loaded from their PyPI packages (helpers.duckdb_connect)."""
+    from helpers import duckdb_connect
+    con = duckdb_connect("httpfs", "delta")
+    try:
+        host = server.endpoint.split("://", 1)[1]
+        con.execute(
+            "CREATE SECRET silt_minio (TYPE s3, KEY_ID ?, SECRET ?, REGION ?, ENDPOINT ?, "
+            "URL_STYLE 'path', USE_SSL false)",
+            [server.access_key, server.secret_key, REGION, host])
+        con.execute(f"CREATE VIEW t AS SELECT * FROM delta_scan('s3://{server.bucket}/{table_key}')")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "silt/base/strings.h"
 #include "silt/fs/path_internal.h"
 #include "silt/fs/s3_file_system.h"
 
@@ -17,17 +18,6 @@ bool IsSchemeChar(char c, bool first) {
   if (std::isalpha(static_cast<unsigned char>(c))) return true;
   if (first) return false;
   return std::isdigit(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
@@ -83,16 +73,16 @@ Result<bool> FileSystem::Exists(const std::string& path) {
 
 Result<FileSystemPtr> FileSystemForPath(const std::string& path_or_uri) {
   std::string_view scheme = internal::Scheme(path_or_uri);
-  if (scheme.empty() || internal::EqualsIgnoreCase(scheme, "file")) {
+  if (scheme.empty() || EqualsIgnoreCase(scheme, "file")) {
     // One shared instance: the local file system holds no state.
     static const FileSystemPtr local = MakeLocalFileSystem();
     return local;
   }
-  if (internal::EqualsIgnoreCase(scheme, "memory")) {
+  if (EqualsIgnoreCase(scheme, "memory")) {
     static const FileSystemPtr memory = MakeMemoryFileSystem();
     return memory;
   }
-  if (internal::EqualsIgnoreCase(scheme, "s3") || internal::EqualsIgnoreCase(scheme, "s3a")) {
+  if (EqualsIgnoreCase(scheme, "s3") || EqualsIgnoreCase(scheme, "s3a")) {
     Result<FileSystemPtr> s3 = DefaultS3FileSystem();
     if (!s3.ok()) return s3.status().WithContextParts("Cannot open '", path_or_uri, "'");
     return s3;

@@ -5,10 +5,13 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "silt/base/logging.h"
@@ -58,8 +61,7 @@ Result<Endpoint> ParseEndpoint(const std::string& text) {
     out.scheme = "https";
     rest = std::string_view(text).substr(8);
   } else {
-    return Status::InvalidArgument("S3 endpoint '", text,
-                                   "' must start with http:// or https://");
+    return Status::InvalidArgument("S3 endpoint '", text, "' must start with http:// or https://");
   }
   while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   if (rest.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos) {
@@ -67,7 +69,8 @@ Result<Endpoint> ParseEndpoint(const std::string& text) {
                                    "' must be scheme://host[:port] with no path");
   }
   std::string authority;
-  for (char c : rest) authority.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : rest)
+    authority.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (out.scheme == "http" && authority.ends_with(":80")) authority.resize(authority.size() - 3);
   if (out.scheme == "https" && authority.ends_with(":443")) authority.resize(authority.size() - 4);
   out.authority = authority;
@@ -105,8 +108,8 @@ Result<S3Path> ParseS3Path(const std::string& path) {
 
 // What a failed request was for, to phrase the error.
 struct Target {
-  std::string action;  // "read", "write", "list", ...
-  std::string display;      // "s3://bucket/key"
+  std::string action;   // "read", "write", "list", ...
+  std::string display;  // "s3://bucket/key"
   std::string bucket;
 };
 
@@ -206,8 +209,8 @@ class S3Client {
   }
 
   std::string Prefix(const Target& target) const {
-    return Status::Concat("S3 ", target.action, " of '", target.display, "' at ",
-                          endpoint_.display, " failed: ");
+    return Status::Concat("S3 ", target.action, " of '", target.display, "' at ", endpoint_.display,
+                          " failed: ");
   }
 
   Status TransportError(const Status& status, const Target& target) const {
@@ -234,17 +237,15 @@ class S3Client {
     } else if (code == "AccessDenied" || (status == 403 && code.empty())) {
       why = Status::Concat("access denied to bucket '", target.bucket, "' (",
                            code.empty() ? "HTTP 403" : "AccessDenied, HTTP 403", ")", detail,
-                           ": the credentials from ", source,
-                           " are wrong or lack permission");
+                           ": the credentials from ", source, " are wrong or lack permission");
     } else if (code == "NoSuchBucket") {
       why = Status::Concat("bucket '", target.bucket, "' does not exist (NoSuchBucket, HTTP ",
                            status, "); create it first or fix the bucket name");
     } else if (code == "AuthorizationHeaderMalformed" || code == "PermanentRedirect" ||
                status == 301) {
-      why = Status::Concat("the bucket '", target.bucket, "' is not in region '",
-                           options_.region, "' or not at this endpoint (",
-                           code.empty() ? "HTTP 301" : code, ")", detail,
-                           "; set storage.s3.region or AWS_REGION");
+      why = Status::Concat("the bucket '", target.bucket, "' is not in region '", options_.region,
+                           "' or not at this endpoint (", code.empty() ? "HTTP 301" : code, ")",
+                           detail, "; set storage.s3.region or AWS_REGION");
     } else if (status == 400 && body.find("HTTP request to an HTTPS server") != std::string::npos) {
       why = "the server speaks HTTPS but the endpoint is http://; use an https:// endpoint";
     } else if (code == "RequestTimeTooSkewed") {
@@ -304,14 +305,26 @@ class S3Client {
   std::mt19937_64 rng_;  // guarded by rng_mutex_
 };
 
+// Opened with one GET of the object's last kTailBytes (a suffix range), which
+// also tells the size: Parquet readers start with the footer, and small
+// objects (commits, checkpoint files) are then read without another request.
+// Later ranged GETs carry `If-Match: <ETag>`, so a reader never mixes bytes
+// of two versions of an object: the tail (or whole small object) it cached
+// stays readable across a replace, and a range outside it is an error once
+// the object was replaced.
 class S3RandomAccessFile final : public RandomAccessFile {
  public:
+  static constexpr int64_t kTailBytes = 64 << 10;
+
   S3RandomAccessFile(std::shared_ptr<S3Client> client, S3Path path, std::string display,
-                     int64_t size)
+                     int64_t size, std::string etag, int64_t tail_offset, std::string tail)
       : client_(std::move(client)),
         path_(std::move(path)),
         display_(std::move(display)),
-        size_(size) {}
+        size_(size),
+        etag_(std::move(etag)),
+        tail_offset_(tail_offset),
+        tail_(std::move(tail)) {}
 
   Result<int64_t> Size() override { return size_; }
 
@@ -321,22 +334,30 @@ class S3RandomAccessFile final : public RandomAccessFile {
                                      " or length ", length);
     }
     if (length == 0 || offset >= size_) return std::string();
-    int64_t last = std::min(offset + length, size_) - 1;
+    int64_t end = offset + std::min(length, size_ - offset);  // exclusive
+    if (offset >= tail_offset_) {
+      return tail_.substr(static_cast<size_t>(offset - tail_offset_),
+                          static_cast<size_t>(end - offset));
+    }
     Call call;
     call.method = "GET";
     call.bucket = path_.bucket;
     call.key = path_.key;
-    call.headers.emplace_back("range", Status::Concat("bytes=", offset, "-", last));
-    call.accept = {404, 416};
+    call.headers.emplace_back("range", Status::Concat("bytes=", offset, "-", end - 1));
+    if (!etag_.empty()) call.headers.emplace_back("if-match", etag_);
+    call.accept = {404, 412, 416};
     Target target{"read", display_, path_.bucket};
     SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
     if (response.status == 404) return client_->NotFound(target);
+    if (response.status == 412) {
+      return Status::IOError("Cannot read '", display_, "' at ", client_->endpoint().display,
+                             ": the object was replaced after it was opened");
+    }
     if (response.status == 416) return std::string();
     if (response.status == 200) {
       // The server ignored the range and sent the whole object.
       if (offset >= static_cast<int64_t>(response.body.size())) return std::string();
-      return response.body.substr(static_cast<size_t>(offset),
-                                  static_cast<size_t>(last - offset + 1));
+      return response.body.substr(static_cast<size_t>(offset), static_cast<size_t>(end - offset));
     }
     return std::move(response.body);
   }
@@ -346,17 +367,27 @@ class S3RandomAccessFile final : public RandomAccessFile {
   const S3Path path_;
   const std::string display_;
   const int64_t size_;
+  const std::string etag_;
+  const int64_t tail_offset_;  // where tail_ starts; size_ when nothing is cached
+  const std::string tail_;     // the object's bytes [tail_offset_, size_)
 };
 
-// Multipart upload: parts go out as soon as `part_size` bytes are buffered;
-// a file smaller than one part is a single PUT on Close().
+// Multipart upload. A file smaller than one part is a single PUT on Close().
+// Larger files start an upload when the first part is full; each full part is
+// handed to a background thread so encoding continues while it uploads. At
+// most `max_parallel_parts` parts are in flight, so a writer holds at most
+// (max_parallel_parts + 1) * part_size bytes. On any failure, Abort() or
+// destruction, the parts in flight are waited for and the upload is aborted,
+// so the server keeps no orphaned parts.
 class S3WritableFile final : public WritableFile {
  public:
   S3WritableFile(std::shared_ptr<S3Client> client, S3Path path, std::string display)
       : client_(std::move(client)),
         path_(std::move(path)),
         display_(std::move(display)),
-        part_size_(std::max(kMinPartSize, client_->options().part_size)) {}
+        part_size_(static_cast<size_t>(std::max(kMinPartSize, client_->options().part_size))),
+        max_parallel_parts_(
+            static_cast<size_t>(std::max(1, client_->options().max_parallel_parts))) {}
 
   ~S3WritableFile() override {
     if (!finished_) Abort().IgnoreError("an unclosed writer discards its upload");
@@ -364,12 +395,15 @@ class S3WritableFile final : public WritableFile {
 
   Status Append(std::string_view data) override {
     SILT_RETURN_NOT_OK(CheckOpen());
-    buffer_.append(data);
     bytes_written_ += static_cast<int64_t>(data.size());
-    while (static_cast<int64_t>(buffer_.size()) >= part_size_) {
-      Status st = UploadPart(std::string_view(buffer_).substr(0, static_cast<size_t>(part_size_)));
-      if (!st.ok()) return Fail(st);
-      buffer_.erase(0, static_cast<size_t>(part_size_));
+    while (!data.empty()) {
+      size_t take = std::min(part_size_ - buffer_.size(), data.size());
+      buffer_.append(data.substr(0, take));
+      data.remove_prefix(take);
+      if (buffer_.size() == part_size_) {
+        Status st = SendBufferAsPart();
+        if (!st.ok()) return Fail(st);
+      }
     }
     return Status::OK();
   }
@@ -390,9 +424,12 @@ class S3WritableFile final : public WritableFile {
       return Status::OK();
     }
     if (!buffer_.empty()) {
-      Status st = UploadPart(buffer_);
+      Status st = SendBufferAsPart();
       if (!st.ok()) return Fail(st);
-      buffer_.clear();
+    }
+    while (!in_flight_.empty()) {
+      Status st = FinishOldestPart();
+      if (!st.ok()) return Fail(st);
     }
     Status st = Complete(target);
     if (!st.ok()) return Fail(st);
@@ -404,15 +441,12 @@ class S3WritableFile final : public WritableFile {
     if (finished_) return Status::OK();
     finished_ = true;
     buffer_.clear();
+    // Parts still uploading would otherwise land after the abort and stay
+    // behind as an orphaned upload.
+    for (auto& part : in_flight_) part.wait();
+    in_flight_.clear();
     if (upload_id_.empty()) return Status::OK();
-    Call call;
-    call.method = "DELETE";
-    call.bucket = path_.bucket;
-    call.key = path_.key;
-    call.query = {{"uploadId", upload_id_}};
-    call.accept = {404};
-    Target target{"abort the upload", display_, path_.bucket};
-    return client_->Execute(call, target).status();
+    return AbortUpload(upload_id_);
   }
 
   int64_t bytes_written() const override { return bytes_written_; }
@@ -435,43 +469,113 @@ class S3WritableFile final : public WritableFile {
     return cause;
   }
 
+  Status AbortUpload(const std::string& upload_id) {
+    Call call;
+    call.method = "DELETE";
+    call.bucket = path_.bucket;
+    call.key = path_.key;
+    call.query = {{"uploadId", upload_id}};
+    call.accept = {404};
+    Target target{"abort the upload", display_, path_.bucket};
+    return client_->Execute(call, target).status();
+  }
+
   Status StartUpload() {
     Call call;
     call.method = "POST";
     call.bucket = path_.bucket;
     call.key = path_.key;
     call.query = {{"uploads", ""}};
-    // A retried initiate may leave an unused upload id; abort-on-failure and
-    // bucket lifecycle rules collect those.
     Target target{"start a multipart upload", display_, path_.bucket};
-    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    bool retried = false;
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target, &retried));
     std::optional<std::string> id = s3::XmlFirst(response.body, "UploadId");
     if (!id || id->empty()) {
       return Status::IOError("S3 multipart upload of '", display_, "' at ",
                              client_->endpoint().display, " failed: the server sent no UploadId");
     }
     upload_id_ = std::move(*id);
+    if (retried) AbortStrayUploads();
     return Status::OK();
   }
 
-  Status UploadPart(std::string_view data) {
-    if (upload_id_.empty()) SILT_RETURN_NOT_OK(StartUpload());
-    int64_t number = static_cast<int64_t>(etags_.size()) + 1;
+  // An initiate whose answer was lost and was then retried started an upload
+  // nobody will finish. Data files have keys of their own (a UUID each), so
+  // every other upload of this exact key is such a leftover of ours.
+  void AbortStrayUploads() {
     Call call;
-    call.method = "PUT";
+    call.method = "GET";
     call.bucket = path_.bucket;
-    call.key = path_.key;
-    call.query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id_}};
-    call.body = data;
-    Target target{Status::Concat("upload part ", number), display_, path_.bucket};
-    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
-    std::optional<std::string> etag = response.Header("etag");
-    if (!etag) {
-      return Status::IOError("S3 upload of part ", number, " of '", display_,
-                             "' failed: the server sent no ETag");
+    call.query = {{"uploads", ""}, {"prefix", path_.key}};
+    Target target{"list the multipart uploads of", display_, path_.bucket};
+    Result<HttpResponse> response = client_->Execute(call, target);
+    if (!response.ok()) {
+      SILT_LOG_WARN("s3", "could not look for stray multipart uploads of ", display_, ": ",
+                    response.status().message());
+      return;
     }
+    for (const std::string& upload : s3::XmlElements(response->body, "Upload")) {
+      std::optional<std::string> key = s3::XmlFirst(upload, "Key");
+      std::optional<std::string> id = s3::XmlFirst(upload, "UploadId");
+      if (!key || !id || *key != path_.key || *id == upload_id_) continue;
+      Status st = AbortUpload(*id);
+      if (!st.ok()) {
+        SILT_LOG_WARN("s3", "could not abort a stray multipart upload of ", display_, ": ",
+                      st.message());
+      }
+    }
+  }
+
+  // Hands the buffer to a background upload, first waiting for the oldest
+  // part when `max_parallel_parts_` are in flight.
+  Status SendBufferAsPart() {
+    if (upload_id_.empty()) SILT_RETURN_NOT_OK(StartUpload());
+    while (in_flight_.size() >= max_parallel_parts_) SILT_RETURN_NOT_OK(FinishOldestPart());
+    int64_t number = next_part_number_++;
+    auto data = std::make_shared<const std::string>(std::move(buffer_));
+    buffer_ = std::string();
+    // A file past its first part usually has more: fill the next part
+    // without growing the buffer step by step.
+    buffer_.reserve(part_size_);
+    auto upload = [client = client_, path = path_, display = display_, upload_id = upload_id_,
+                   number,
+                   data]() { return UploadPart(*client, path, display, upload_id, number, *data); };
+    try {
+      in_flight_.push_back(std::async(std::launch::async, upload));
+    } catch (const std::system_error&) {
+      // No thread to spare: upload in this thread instead.
+      std::promise<Result<std::string>> done;
+      done.set_value(upload());
+      in_flight_.push_back(done.get_future());
+    }
+    return Status::OK();
+  }
+
+  Status FinishOldestPart() {
+    Result<std::string> etag = in_flight_.front().get();
+    in_flight_.pop_front();
+    SILT_RETURN_NOT_OK(etag.status());
     etags_.push_back(std::move(*etag));
     return Status::OK();
+  }
+
+  static Result<std::string> UploadPart(S3Client& client, const S3Path& path,
+                                        const std::string& display, const std::string& upload_id,
+                                        int64_t number, std::string_view data) {
+    Call call;
+    call.method = "PUT";
+    call.bucket = path.bucket;
+    call.key = path.key;
+    call.query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}};
+    call.body = data;
+    Target target{Status::Concat("upload part ", number), display, path.bucket};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client.Execute(call, target));
+    std::optional<std::string> etag = response.Header("etag");
+    if (!etag) {
+      return Status::IOError("S3 upload of part ", number, " of '", display, "' at ",
+                             client.endpoint().display, " failed: the server sent no ETag");
+    }
+    return std::move(*etag);
   }
 
   Status Complete(const Target& target) {
@@ -517,10 +621,13 @@ class S3WritableFile final : public WritableFile {
   const std::shared_ptr<S3Client> client_;
   const S3Path path_;
   const std::string display_;
-  const int64_t part_size_;
+  const size_t part_size_;
+  const size_t max_parallel_parts_;
   std::string buffer_;
   std::string upload_id_;
-  std::vector<std::string> etags_;
+  int64_t next_part_number_ = 1;
+  std::deque<std::future<Result<std::string>>> in_flight_;  // oldest first
+  std::vector<std::string> etags_;                          // of finished parts, in order
   int64_t bytes_written_ = 0;
   bool finished_ = false;
 };
@@ -539,12 +646,50 @@ class S3FileSystem final : public FileSystem {
 
   Result<std::unique_ptr<RandomAccessFile>> OpenForRead(const std::string& path) override {
     SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
-    SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "open"));
     Target target{"open", Display(p), p.bucket};
-    if (head.status == 404) return client_->NotFound(target);
-    SILT_ASSIGN_OR_RETURN(int64_t size, ContentLength(head, target));
-    return std::unique_ptr<RandomAccessFile>(
-        std::make_unique<S3RandomAccessFile>(client_, p, Display(p), size));
+    Call call;
+    call.method = "GET";
+    call.bucket = p.bucket;
+    call.key = p.key;
+    call.headers.emplace_back("range", Status::Concat("bytes=-", S3RandomAccessFile::kTailBytes));
+    call.accept = {404, 416};
+    SILT_ASSIGN_OR_RETURN(HttpResponse response, client_->Execute(call, target));
+    if (response.status == 404) return NotFoundOrBucketError(response, target);
+    std::string etag = response.Header("etag").value_or("");
+    int64_t size = 0;
+    int64_t tail_offset = 0;
+    std::string tail;
+    if (response.status == 416) {
+      // An empty object has no last bytes to range over.
+      SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "open"));
+      if (head.status == 404) return client_->NotFound(target);
+      SILT_ASSIGN_OR_RETURN(size, ContentLength(head, target));
+      etag = head.Header("etag").value_or("");
+      tail_offset = size;
+    } else if (response.status == 206) {
+      // "Content-Range: bytes 100-199/200"
+      std::string range = response.Header("content-range").value_or("");
+      size_t dash = range.find('-');
+      size_t slash = range.find('/');
+      int64_t first = -1;
+      if (range.starts_with("bytes ") && dash != std::string::npos && slash != std::string::npos &&
+          dash < slash) {
+        std::from_chars(range.data() + 6, range.data() + dash, first);
+        std::from_chars(range.data() + slash + 1, range.data() + range.size(), size);
+      }
+      if (first < 0 || size < first || size - first != static_cast<int64_t>(response.body.size())) {
+        return Status::IOError("S3 open of '", target.display, "' at ", client_->endpoint().display,
+                               " failed: the server sent an unusable Content-Range '", range, "'");
+      }
+      tail_offset = first;
+      tail = std::move(response.body);
+    } else {
+      // The server ignored the range and sent the whole object.
+      size = static_cast<int64_t>(response.body.size());
+      tail = std::move(response.body);
+    }
+    return std::unique_ptr<RandomAccessFile>(std::make_unique<S3RandomAccessFile>(
+        client_, p, Display(p), size, std::move(etag), tail_offset, std::move(tail)));
   }
 
   Result<std::string> ReadFile(const std::string& path) override {
@@ -616,6 +761,8 @@ class S3FileSystem final : public FileSystem {
       SILT_ASSIGN_OR_RETURN(HttpResponse head, Head(p, "stat"));
       if (head.status != 404) {
         SILT_ASSIGN_OR_RETURN(info.size, ContentLength(head, target));
+        info.modification_time_ms =
+            s3::ParseHttpDateMs(head.Header("last-modified").value_or("")).value_or(0);
         return info;
       }
     }
@@ -650,9 +797,7 @@ class S3FileSystem final : public FileSystem {
     return client_->Execute(call, target).status();
   }
 
-  Status CreateDir(const std::string& path) override {
-    return ParseS3Path(path).status();
-  }
+  Status CreateDir(const std::string& path) override { return ParseS3Path(path).status(); }
 
   Status DeleteDirRecursive(const std::string& path) override {
     SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
@@ -751,8 +896,8 @@ class S3FileSystem final : public FileSystem {
       for (const std::string& common : page.common_prefixes) {
         if (common.size() <= prefix.size() + 1) continue;
         FileInfo info;
-        info.path = JoinPath(
-            base, std::string_view(common).substr(prefix.size(), common.size() - prefix.size() - 1));
+        info.path = JoinPath(base, std::string_view(common).substr(
+                                       prefix.size(), common.size() - prefix.size() - 1));
         info.is_dir = true;
         out.push_back(std::move(info));
       }
@@ -781,9 +926,9 @@ class S3FileSystem final : public FileSystem {
     if (!errors.empty()) {
       std::string key = s3::XmlFirst(errors.front(), "Key").value_or("?");
       std::string code = s3::XmlFirst(errors.front(), "Code").value_or("?");
-      return Status::IOError("S3 delete of '", target.display, "' at ",
-                             client_->endpoint().display, " failed for ", errors.size(),
-                             " object(s), first '", key, "': ", code).WithRetryable(true);
+      return Status::IOError("S3 delete of '", target.display, "' at ", client_->endpoint().display,
+                             " failed for ", errors.size(), " object(s), first '", key, "': ", code)
+          .WithRetryable(true);
     }
     return Status::OK();
   }
@@ -796,7 +941,7 @@ class S3FileSystem final : public FileSystem {
     auto it = probed_.find(p.bucket);
     if (it != probed_.end()) return it->second;
     S3Path probe{p.root, p.bucket, ".silt-probe/" + NewUuid()};
-    Target target{"probe conditional PUT with", Display(probe), p.bucket};
+    Target target{"conditional-PUT probe", Display(probe), p.bucket};
     Call call;
     call.method = "PUT";
     call.bucket = probe.bucket;
@@ -804,7 +949,11 @@ class S3FileSystem final : public FileSystem {
     call.headers.emplace_back("if-none-match", "*");
     call.body = "silt conditional-write probe";
     call.accept = {412};
-    SILT_ASSIGN_OR_RETURN(HttpResponse first, client_->Execute(call, target));
+    bool first_retried = false;
+    SILT_ASSIGN_OR_RETURN(HttpResponse first, client_->Execute(call, target, &first_retried));
+    // The probe key is new, so a 412 after a retry means our own first
+    // attempt created it and its answer was lost: count that as created.
+    bool created = first.status != 412 || first_retried;
     SILT_ASSIGN_OR_RETURN(HttpResponse second, client_->Execute(call, target));
     Call remove;
     remove.method = "DELETE";
@@ -812,8 +961,9 @@ class S3FileSystem final : public FileSystem {
     remove.key = probe.key;
     remove.accept = {404};
     Status removed = client_->Execute(remove, target).status();
-    if (!removed.ok()) SILT_LOG_WARN("s3", "could not delete the probe object: ", removed.message());
-    bool enforced = first.status != 412 && second.status == 412;
+    if (!removed.ok())
+      SILT_LOG_WARN("s3", "could not delete the probe object: ", removed.message());
+    bool enforced = created && second.status == 412;
     if (!enforced) {
       if (!client_->options().single_writer) {
         return Status::NotSupported(
@@ -840,11 +990,11 @@ class S3FileSystem final : public FileSystem {
 
 Result<bool> ParseBool(std::string_view key, const std::string& value) {
   std::string lower;
-  for (char c : value) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : value)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (lower == "true" || lower == "1" || lower == "yes") return true;
   if (lower == "false" || lower == "0" || lower == "no") return false;
-  return Status::InvalidArgument("storage.s3.", key, ": expected true or false, got '", value,
-                                 "'");
+  return Status::InvalidArgument("storage.s3.", key, ": expected true or false, got '", value, "'");
 }
 
 Result<int64_t> ParsePositive(std::string_view key, const std::string& value) {
@@ -920,6 +1070,7 @@ const std::map<std::string, std::string>& S3SettingAliases() {
       {"fs.s3a.path.style.access", "pathStyleAccess"},
       {"singleWriter", "singleWriter"},
       {"partSizeBytes", "partSizeBytes"},
+      {"maxParallelParts", "maxParallelParts"},
       {"maxAttempts", "maxAttempts"},
   };
   return *aliases;
@@ -931,7 +1082,8 @@ Status CheckSettingKeys(const std::map<std::string, std::string>& settings) {
       return Status::InvalidArgument(
           "storage.s3.", key,
           ": unknown setting (known: endpoint, region, accessKey, secretKey, sessionToken, "
-          "profile, pathStyleAccess, singleWriter, partSizeBytes, maxAttempts)");
+          "profile, pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, "
+          "maxAttempts)");
     }
   }
   return Status::OK();
@@ -982,8 +1134,7 @@ Result<S3Options> ResolveS3Options(const std::map<std::string, std::string>& set
   std::optional<std::string> access = setting("accessKey");
   std::optional<std::string> secret = setting("secretKey");
   if (access.has_value() != secret.has_value()) {
-    return Status::InvalidArgument(
-        "storage.s3: accessKey and secretKey must be given together");
+    return Status::InvalidArgument("storage.s3: accessKey and secretKey must be given together");
   }
   if (access) {
     out.access_key = *access;
@@ -1051,6 +1202,10 @@ Result<S3Options> ResolveS3Options(const std::map<std::string, std::string>& set
       return Status::InvalidArgument("storage.s3.partSizeBytes: ", out.part_size,
                                      " is below S3's minimum part size of ", kMinPartSize);
     }
+  }
+  if (std::optional<std::string> parallel = setting("maxParallelParts")) {
+    SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("maxParallelParts", *parallel));
+    out.max_parallel_parts = static_cast<int>(std::min<int64_t>(n, 64));
   }
   if (std::optional<std::string> attempts = setting("maxAttempts")) {
     SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("maxAttempts", *attempts));

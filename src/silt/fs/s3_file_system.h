@@ -6,9 +6,12 @@
 // caller used. Directories are key prefixes ending in '/'.
 //
 // Semantics on top of the FileSystem contract:
-//  - WriteFile is one PUT; OpenForWrite buffers `part_size` bytes and uploads
-//    each full part as it arrives (multipart upload), completing on Close()
-//    and aborting the upload on Abort(), on failure, or on destruction.
+//  - WriteFile is one PUT; OpenForWrite buffers `part_size` bytes and hands
+//    each full part to a background upload (multipart upload, at most
+//    `max_parallel_parts` in flight) while the caller keeps appending,
+//    completing on Close() and aborting the upload on Abort(), on failure, or
+//    on destruction. A lost answer to the upload's initiate is cleaned up too:
+//    no orphaned uploads remain.
 //  - PutIfAbsent is a PUT with `If-None-Match: *`. Before the first one on a
 //    bucket, the file system checks once that the server enforces it (two
 //    conditional PUTs of a probe object under "<bucket>/.silt-probe/"); a
@@ -57,7 +60,10 @@ struct S3Options {
   // the user promises that only one process writes at a time.
   bool single_writer = false;
   int64_t part_size = 8 << 20;  // multipart part size (S3 minimum 5 MiB)
-  int max_attempts = 6;         // per request, including the first
+  // Parts of one multipart upload in flight at once while the writer keeps
+  // encoding; a writer buffers at most (max_parallel_parts + 1) * part_size.
+  int max_parallel_parts = 4;
+  int max_attempts = 6;  // per request, including the first
   int64_t connect_timeout_ms = 5000;
   // Where the credentials came from ("storage.s3", "environment",
   // "profile 'default' in /home/u/.aws/credentials"), for error messages.
@@ -69,7 +75,8 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 // Builds S3Options from `storage.s3` settings (keys as in the job file:
 // endpoint, region, accessKey, secretKey, sessionToken, profile,
-// pathStyleAccess, singleWriter, partSizeBytes, maxAttempts; the Hadoop names
+// pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, maxAttempts;
+// the Hadoop names
 // fs.s3a.endpoint, fs.s3a.access.key, fs.s3a.secret.key,
 // fs.s3a.session.token, fs.s3a.endpoint.region and fs.s3a.path.style.access
 // are accepted too), the environment and the shared credentials file.

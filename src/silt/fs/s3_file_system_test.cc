@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -38,7 +39,9 @@ class FakeTransport : public s3::HttpTransport {
     std::lock_guard<std::mutex> lock(mutex_);
     std::string line = request.method + " " + request.url;
     for (const auto& [name, value] : request.headers) {
-      if (name == "if-none-match" || name == "range") line += " " + name + "=" + value;
+      if (name == "if-none-match" || name == "range" || name == "if-match") {
+        line += " " + name + "=" + value;
+      }
     }
     requests_.push_back(line);
     authorizations_.push_back(FindHeader(request, "Authorization"));
@@ -288,31 +291,189 @@ TEST_F(S3FileSystemTest, ListDirFollowsContinuationTokens) {
   EXPECT_NE(transport_->requests()[0].find("delimiter=%2F"), std::string::npos);
 }
 
-TEST_F(S3FileSystemTest, RangedReadAsksForExactlyTheBytes) {
+TEST_F(S3FileSystemTest, OpenReadsTheTailAndRangedReadsPinTheVersion) {
   FileSystemPtr fs = Make();
-  transport_->Reply(200, "", {{"content-length", "100"}});
+  transport_->Reply(206, std::string(65536, 'T'),
+                    {{"content-range", "bytes 34464-99999/100000"}, {"etag", "\"v1\""}});
   ASSERT_OK_AND_ASSIGN(auto file, fs->OpenForRead("s3://bucket/k"));
   ASSERT_OK_AND_ASSIGN(int64_t size, file->Size());
-  EXPECT_EQ(size, 100);
+  EXPECT_EQ(size, 100000);
+  EXPECT_EQ(transport_->requests()[0], "GET http://127.0.0.1:9000/bucket/k range=bytes=-65536");
+  // The footer comes from the cached tail, without a request.
+  ASSERT_OK_AND_ASSIGN(std::string footer, file->ReadAt(99990, 50));
+  EXPECT_EQ(footer, std::string(10, 'T'));
+  EXPECT_EQ(transport_->requests().size(), 1u);
   transport_->Reply(206, "0123456789");
-  ASSERT_OK_AND_ASSIGN(std::string data, file->ReadAt(90, 50));
+  ASSERT_OK_AND_ASSIGN(std::string data, file->ReadAt(100, 10));
   EXPECT_EQ(data, "0123456789");
-  EXPECT_EQ(transport_->requests()[1], "GET http://127.0.0.1:9000/bucket/k range=bytes=90-99");
-  ASSERT_OK_AND_ASSIGN(std::string past_end, file->ReadAt(100, 5));
+  EXPECT_EQ(transport_->requests()[1],
+            "GET http://127.0.0.1:9000/bucket/k range=bytes=100-109 if-match=\"v1\"");
+  ASSERT_OK_AND_ASSIGN(std::string past_end, file->ReadAt(100000, 5));
   EXPECT_TRUE(past_end.empty());
+  transport_->Reply(412, ErrorXml("PreconditionFailed", "pre"));
+  Status replaced = file->ReadAt(0, 5).status();
+  ASSERT_RAISES(IOError, replaced);
+  EXPECT_NE(replaced.message().find("replaced after it was opened"), std::string::npos);
+}
+
+TEST_F(S3FileSystemTest, SmallObjectIsReadWhollyOnOpen) {
+  FileSystemPtr fs = Make();
+  transport_->Reply(206, "tiny", {{"content-range", "bytes 0-3/4"}});
+  ASSERT_OK_AND_ASSIGN(auto file, fs->OpenForRead("s3://bucket/k"));
+  ASSERT_OK_AND_ASSIGN(std::string middle, file->ReadAt(1, 2));
+  EXPECT_EQ(middle, "in");
+  ASSERT_OK_AND_ASSIGN(std::string all, file->ReadAt(0, INT64_MAX));
+  EXPECT_EQ(all, "tiny");
+  EXPECT_EQ(transport_->requests().size(), 1u);
+}
+
+TEST_F(S3FileSystemTest, EmptyObjectOpensWithSizeZero) {
+  FileSystemPtr fs = Make();
+  transport_->Reply(416, ErrorXml("InvalidRange", "The requested range is not satisfiable"));
+  transport_->Reply(200, "", {{"content-length", "0"}});
+  ASSERT_OK_AND_ASSIGN(auto file, fs->OpenForRead("s3://bucket/empty"));
+  ASSERT_OK_AND_ASSIGN(int64_t size, file->Size());
+  EXPECT_EQ(size, 0);
+  ASSERT_OK_AND_ASSIGN(std::string none, file->ReadAt(0, 10));
+  EXPECT_TRUE(none.empty());
 }
 
 TEST_F(S3FileSystemTest, FailedMultipartUploadIsAborted) {
   options_.part_size = 5 << 20;
   FileSystemPtr fs = Make();
-  transport_->Reply(200, "<InitiateMultipartUploadResult><UploadId>up-1</UploadId>"
-                         "</InitiateMultipartUploadResult>");
+  transport_->Reply(200,
+                    "<InitiateMultipartUploadResult><UploadId>up-1</UploadId>"
+                    "</InitiateMultipartUploadResult>");
   transport_->Reply(403, ErrorXml("AccessDenied", "denied"));
   transport_->Reply(204);  // abort
   ASSERT_OK_AND_ASSIGN(auto writer, fs->OpenForWrite("s3://bucket/big.parquet"));
-  ASSERT_RAISES(IOError, writer->Append(std::string(6 << 20, 'x')));
+  // The part uploads in the background; its failure surfaces on Close().
+  ASSERT_OK(writer->Append(std::string(5 << 20, 'x')));
+  ASSERT_RAISES(IOError, writer->Close());
   ASSERT_EQ(transport_->requests().size(), 3u);
-  EXPECT_EQ(transport_->requests()[2], "DELETE http://127.0.0.1:9000/bucket/big.parquet?uploadId=up-1");
+  EXPECT_EQ(transport_->requests()[2],
+            "DELETE http://127.0.0.1:9000/bucket/big.parquet?uploadId=up-1");
+}
+
+TEST_F(S3FileSystemTest, LostInitiateAnswerLeavesNoStrayUpload) {
+  options_.part_size = 5 << 20;
+  FileSystemPtr fs = Make();
+  // The first initiate started upload up-1 on the server but its answer was
+  // lost; the retry started up-2.
+  transport_->Fail(Status::IOError("connection reset").WithRetryable(true));
+  transport_->Reply(200,
+                    "<InitiateMultipartUploadResult><UploadId>up-2</UploadId>"
+                    "</InitiateMultipartUploadResult>");
+  transport_->Reply(200,
+                    "<ListMultipartUploadsResult>"
+                    "<Upload><Key>big.parquet</Key><UploadId>up-1</UploadId></Upload>"
+                    "<Upload><Key>big.parquet</Key><UploadId>up-2</UploadId></Upload>"
+                    "<Upload><Key>big.parquet.other</Key><UploadId>x-9</UploadId></Upload>"
+                    "</ListMultipartUploadsResult>");
+  transport_->Reply(204);                            // abort up-1
+  transport_->Reply(200, "", {{"etag", "\"e1\""}});  // part 1
+  transport_->Reply(200, "<CompleteMultipartUploadResult/>");
+  ASSERT_OK_AND_ASSIGN(auto writer, fs->OpenForWrite("s3://bucket/big.parquet"));
+  ASSERT_OK(writer->Append(std::string(5 << 20, 'x')));
+  ASSERT_OK(writer->Close());
+  const auto& requests = transport_->requests();
+  ASSERT_EQ(requests.size(), 6u);
+  EXPECT_EQ(requests[3], "DELETE http://127.0.0.1:9000/bucket/big.parquet?uploadId=up-1");
+  EXPECT_EQ(requests[5], "POST http://127.0.0.1:9000/bucket/big.parquet?uploadId=up-2");
+}
+
+TEST_F(S3FileSystemTest, LostProbeAnswerStillFindsConditionalPutEnforced) {
+  FileSystemPtr fs = Make();
+  transport_->Fail(Status::IOError("connection reset").WithRetryable(true));
+  transport_->Reply(412, ErrorXml("PreconditionFailed", "pre"));  // our own first attempt
+  transport_->Reply(412, ErrorXml("PreconditionFailed", "pre"));  // the real second PUT
+  transport_->Reply(204);
+  transport_->Reply(200);
+  ASSERT_OK(fs->PutIfAbsent("s3://bucket/log/0.json", "mine"));
+}
+
+// Holds part uploads until released, counting how many are in flight at once.
+class GatedTransport : public s3::HttpTransport {
+ public:
+  Result<HttpResponse> Send(const HttpRequest& request) override {
+    HttpResponse response;
+    response.status = 200;
+    if (request.method == "POST" && request.url.ends_with("?uploads=")) {
+      response.body =
+          "<InitiateMultipartUploadResult><UploadId>up</UploadId>"
+          "</InitiateMultipartUploadResult>";
+      return response;
+    }
+    if (request.method == "POST") {
+      std::lock_guard<std::mutex> lock(mutex_);
+      complete_body_ = std::string(request.body);
+      return response;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_; });
+    --in_flight_;
+    size_t number_at = request.url.find("partNumber=") + 11;
+    std::string number =
+        request.url.substr(number_at, request.url.find('&', number_at) - number_at);
+    response.headers.emplace_back("etag", "\"e" + number + "\"");
+    return response;
+  }
+
+  void WaitForInFlight(int count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return in_flight_ == count; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  int max_in_flight() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return max_in_flight_;
+  }
+  std::string complete_body() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return complete_body_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int in_flight_ = 0;
+  int max_in_flight_ = 0;
+  std::string complete_body_;
+};
+
+TEST_F(S3FileSystemTest, PartsUploadInParallelWhileAppendingContinues) {
+  options_.part_size = 5 << 20;
+  options_.max_parallel_parts = 2;
+  auto gated = std::make_shared<GatedTransport>();
+  ASSERT_OK_AND_ASSIGN(FileSystemPtr fs,
+                       s3::MakeS3FileSystemForTest(
+                           options_, gated, [](int64_t) {}, [] { return int64_t{1440938160}; }));
+  ASSERT_OK_AND_ASSIGN(auto writer, fs->OpenForWrite("s3://bucket/big.parquet"));
+  // Two parts are accepted while neither upload has finished.
+  ASSERT_OK(writer->Append(std::string(10 << 20, 'x')));
+  gated->WaitForInFlight(2);
+  gated->Open();
+  ASSERT_OK(writer->Append(std::string((15 << 20) + 7, 'y')));
+  ASSERT_OK(writer->Close());
+  EXPECT_EQ(gated->max_in_flight(), 2);  // the window bounds memory
+  EXPECT_EQ(gated->complete_body(),
+            "<CompleteMultipartUpload>"
+            "<Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part>"
+            "<Part><PartNumber>2</PartNumber><ETag>&quot;e2&quot;</ETag></Part>"
+            "<Part><PartNumber>3</PartNumber><ETag>&quot;e3&quot;</ETag></Part>"
+            "<Part><PartNumber>4</PartNumber><ETag>&quot;e4&quot;</ETag></Part>"
+            "<Part><PartNumber>5</PartNumber><ETag>&quot;e5&quot;</ETag></Part>"
+            "<Part><PartNumber>6</PartNumber><ETag>&quot;e6&quot;</ETag></Part>"
+            "</CompleteMultipartUpload>");
+  EXPECT_EQ(writer->bytes_written(), (25 << 20) + 7);
 }
 
 TEST_F(S3FileSystemTest, SmallFileIsOnePutOnClose) {
@@ -349,13 +510,14 @@ class ResolveS3OptionsTest : public ::testing::Test {
 };
 
 TEST_F(ResolveS3OptionsTest, JobSettingsWinOverEnvironment) {
-  env_ = {{"AWS_ACCESS_KEY_ID", "ENVKEY"}, {"AWS_SECRET_ACCESS_KEY", "envsecret"},
-          {"AWS_ENDPOINT_URL", "http://env:9000"}, {"AWS_REGION", "eu-west-1"}};
-  ASSERT_OK_AND_ASSIGN(S3Options options,
-                       ResolveS3Options({{"endpoint", "http://job:9000"},
-                                         {"accessKey", "JOBKEY"},
-                                         {"secretKey", "jobsecret"}},
-                                        Env()));
+  env_ = {{"AWS_ACCESS_KEY_ID", "ENVKEY"},
+          {"AWS_SECRET_ACCESS_KEY", "envsecret"},
+          {"AWS_ENDPOINT_URL", "http://env:9000"},
+          {"AWS_REGION", "eu-west-1"}};
+  ASSERT_OK_AND_ASSIGN(S3Options options, ResolveS3Options({{"endpoint", "http://job:9000"},
+                                                            {"accessKey", "JOBKEY"},
+                                                            {"secretKey", "jobsecret"}},
+                                                           Env()));
   EXPECT_EQ(options.endpoint, "http://job:9000");
   EXPECT_EQ(options.access_key, "JOBKEY");
   EXPECT_EQ(options.secret_key, "jobsecret");
@@ -413,8 +575,7 @@ TEST_F(ResolveS3OptionsTest, MissingCredentialsListWhereSiltLooked) {
   Result<S3Options> options = ResolveS3Options({}, Env());
   ASSERT_RAISES(InvalidArgument, options);
   EXPECT_NE(options.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
-  EXPECT_NE(options.status().message().find(dir_.path() + "/.aws/credentials"),
-            std::string::npos);
+  EXPECT_NE(options.status().message().find(dir_.path() + "/.aws/credentials"), std::string::npos);
 }
 
 TEST_F(ResolveS3OptionsTest, BadValuesNameTheirKey) {

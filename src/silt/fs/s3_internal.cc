@@ -12,6 +12,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "silt/base/utf8.h"
+
 namespace silt::fs::s3 {
 
 namespace {
@@ -190,8 +192,8 @@ std::string CredentialScope(std::string_view date, const SigningKeyParts& key) {
   return out;
 }
 
-std::string SigningKey(std::string_view secret_key, std::string_view date,
-                       std::string_view region, std::string_view service) {
+std::string SigningKey(std::string_view secret_key, std::string_view date, std::string_view region,
+                       std::string_view service) {
   std::string k_secret = "AWS4";
   k_secret += secret_key;
   std::string k_date = HmacSha256(k_secret, date);
@@ -231,7 +233,8 @@ std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag,
   while (pos < xml.size()) {
     size_t start = xml.find(open, pos);
     size_t empty_at = xml.find(empty, pos);
-    if (empty_at != std::string_view::npos && (start == std::string_view::npos || empty_at < start)) {
+    if (empty_at != std::string_view::npos &&
+        (start == std::string_view::npos || empty_at < start)) {
       out.emplace_back();
       pos = empty_at + empty.size();
       continue;
@@ -253,27 +256,7 @@ std::optional<std::string> XmlFirst(std::string_view xml, std::string_view tag) 
   return XmlDecode(all.front());
 }
 
-namespace {
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string XmlDecode(std::string_view text) {
   std::string out;
@@ -337,8 +320,8 @@ std::string XmlEscape(std::string_view text) {
 
 std::optional<int64_t> ParseIso8601Ms(std::string_view text) {
   // YYYY-MM-DDTHH:MM:SS[.fff]Z
-  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
   auto number = [&](size_t pos, size_t len, int64_t* value) {
@@ -374,6 +357,23 @@ std::optional<int64_t> ParseIso8601Ms(std::string_view text) {
   return ((days * 24 + hour) * 60 + minute) * 60 * 1000 + second * 1000 + millis;
 }
 
+std::optional<int64_t> ParseHttpDateMs(std::string_view text) {
+  // IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 5.6.7).
+  if (text.size() != 29 || text[3] != ',' || !text.ends_with(" GMT")) return std::nullopt;
+  static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::string_view month = text.substr(8, 3);
+  int month_number = 0;
+  for (int month_idx = 0; month_idx < 12; ++month_idx) {
+    if (kMonths[month_idx] == month) month_number = month_idx + 1;
+  }
+  if (month_number == 0) return std::nullopt;
+  std::string iso = std::string(text.substr(12, 4)) + "-" + (month_number < 10 ? "0" : "") +
+                    std::to_string(month_number) + "-" + std::string(text.substr(5, 2)) + "T" +
+                    std::string(text.substr(17, 8)) + "Z";
+  return ParseIso8601Ms(iso);
+}
+
 Result<ListPage> ParseListObjectsV2(std::string_view xml) {
   if (xml.find("<ListBucketResult") == std::string_view::npos) {
     return Status::Corruption("ListObjectsV2 response has no <ListBucketResult> element");
@@ -387,8 +387,8 @@ Result<ListPage> ParseListObjectsV2(std::string_view xml) {
     if (std::optional<std::string> size = XmlFirst(contents, "Size")) {
       auto [ptr, ec] = std::from_chars(size->data(), size->data() + size->size(), object.size);
       if (ec != std::errc()) {
-        return Status::Corruption("ListObjectsV2 response has a bad <Size> '", *size,
-                                  "' for key '", object.key, "'");
+        return Status::Corruption("ListObjectsV2 response has a bad <Size> '", *size, "' for key '",
+                                  object.key, "'");
       }
     }
     if (std::optional<std::string> modified = XmlFirst(contents, "LastModified")) {
@@ -438,28 +438,39 @@ void InitCurlOnce() {
 }
 
 size_t WriteBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  static_cast<HttpResponse*>(user)->body.append(data, size * count);
   return size * count;
 }
 
 size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
   std::string_view line(data, size * count);
-  auto* headers = static_cast<Headers*>(user);
+  auto* response = static_cast<HttpResponse*>(user);
   if (line.starts_with("HTTP/")) {
     // A new response (after 100 Continue or a redirect): drop earlier ones.
-    headers->clear();
+    response->headers.clear();
   }
   size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
-    headers->emplace_back(ToLower(Trim(line.substr(0, colon))),
-                          std::string(Trim(line.substr(colon + 1))));
+    std::string name = ToLower(Trim(line.substr(0, colon)));
+    std::string value(Trim(line.substr(colon + 1)));
+    if (name == "content-length") {
+      // One allocation for the body instead of doubling through it.
+      int64_t length = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+      if (ec == std::errc() && length > 0 && length < (int64_t{1} << 32)) {
+        response->body.reserve(static_cast<size_t>(length));
+      }
+    }
+    response->headers.emplace_back(std::move(name), std::move(value));
   }
   return size * count;
 }
 
 // The transport-level failure as a user reads it; no URL (the caller names
 // the endpoint) and no headers (they carry the signature).
-Status CurlError(CURLcode code, const char* detail) {
+// `plain_http` adds the hint for the usual cause of a reset on an http://
+// endpoint: the server expects TLS.
+Status CurlError(CURLcode code, const char* detail, bool plain_http) {
   std::string why = detail != nullptr && detail[0] != '\0' ? detail : curl_easy_strerror(code);
   switch (code) {
     case CURLE_COULDNT_CONNECT:
@@ -483,10 +494,15 @@ Status CurlError(CURLcode code, const char* detail) {
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-      return Status::IOError("connection reset or closed by the server (", why, ")")
+      return Status::IOError(
+                 "connection reset or closed by the server (", why, ")",
+                 plain_http ? "; if the server speaks HTTPS, use an https:// endpoint" : "")
           .WithRetryable(true);
-    default:
-      return Status::IOError("HTTP transfer failed (", why, ")").WithRetryable(true);
+    case CURLE_WEIRD_SERVER_REPLY:
+      return Status::IOError(
+          "the server's answer is not HTTP (", why, ")",
+          plain_http ? "; if the server speaks HTTPS, use an https:// endpoint" : "");
+    default: return Status::IOError("HTTP transfer failed (", why, ")").WithRetryable(true);
   }
 }
 
@@ -522,9 +538,9 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, 30L);
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, header_list);
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &WriteBody);
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &response);
     curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, &WriteHeader);
-    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &response.headers);
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &response);
     if (request.method == "GET") {
       curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
     } else if (request.method == "HEAD") {
@@ -546,7 +562,7 @@ class CurlTransport final : public HttpTransport {
     // the connection cache, so the next request reuses the connection.
     curl_easy_reset(handle);
     Release(handle);
-    if (code != CURLE_OK) return CurlError(code, error_buffer);
+    if (code != CURLE_OK) return CurlError(code, error_buffer, request.url.starts_with("http:"));
     response.status = status;
     return response;
   }

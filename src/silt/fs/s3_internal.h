@@ -68,8 +68,8 @@ std::string StringToSign(std::string_view amz_date, std::string_view scope,
 // "20150830/us-east-1/service/aws4_request".
 std::string CredentialScope(std::string_view date, const SigningKeyParts& key);
 // The raw signing key of task 3; `date` is "20150830".
-std::string SigningKey(std::string_view secret_key, std::string_view date,
-                       std::string_view region, std::string_view service);
+std::string SigningKey(std::string_view secret_key, std::string_view date, std::string_view region,
+                       std::string_view service);
 // The Authorization header value for `request` signed at `amz_date`.
 std::string AuthorizationHeader(const SigningRequest& request, const SigningKeyParts& key,
                                 std::string_view amz_date);
@@ -108,6 +108,9 @@ Result<ListPage> ParseListObjectsV2(std::string_view xml);
 
 // "2026-11-29T15:30:44.123Z" -> Unix milliseconds; nullopt if malformed.
 std::optional<int64_t> ParseIso8601Ms(std::string_view text);
+// HTTP's Last-Modified form, "Sun, 29 Nov 2026 15:30:44 GMT" -> Unix
+// milliseconds; nullopt if malformed.
+std::optional<int64_t> ParseHttpDateMs(std::string_view text);
 
 struct S3ErrorBody {
   std::string code;     // "NoSuchKey"; empty when the body has none
@@ -119,8 +122,8 @@ S3ErrorBody ParseErrorBody(std::string_view xml);
 
 struct HttpRequest {
   std::string method;
-  std::string url;     // full URL including the encoded query
-  Headers headers;     // sent as given (Host included)
+  std::string url;  // full URL including the encoded query
+  Headers headers;  // sent as given (Host included)
   std::string_view body;
 };
 

@@ -10,12 +10,9 @@
 namespace silt::fs::s3 {
 namespace {
 
-constexpr char kEmptySha256[] =
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+constexpr char kEmptySha256[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-TEST(S3HashTest, Sha256OfEmptyInputIsTheWellKnownDigest) {
-  EXPECT_EQ(Sha256Hex(""), kEmptySha256);
-}
+TEST(S3HashTest, Sha256OfEmptyInputIsTheWellKnownDigest) { EXPECT_EQ(Sha256Hex(""), kEmptySha256); }
 
 TEST(S3HashTest, Md5Base64MatchesRfc1864Example) {
   // MD5("") = d41d8cd98f00b204e9800998ecf8427e, base64 1B2M2Y8AsgTpgAmY7PhCfg==.
@@ -92,9 +89,7 @@ TEST(SigV4Test, HeaderValuesAreTrimmedAndInnerSpacesCollapsed) {
             "PUT\n/b/k\n\nhost:h\nx-amz-meta-a:one two\n\nhost;x-amz-meta-a\nUNSIGNED-PAYLOAD");
 }
 
-TEST(SigV4Test, AmzDateFormatsUtcSeconds) {
-  EXPECT_EQ(AmzDate(1440938160), "20150830T123600Z");
-}
+TEST(SigV4Test, AmzDateFormatsUtcSeconds) { EXPECT_EQ(AmzDate(1440938160), "20150830T123600Z"); }
 
 TEST(UriEncodeTest, KeepsUnreservedAndEncodesTheRestUpperCase) {
   EXPECT_EQ(UriEncode("a-b_c.d~e", true), "a-b_c.d~e");
@@ -143,9 +138,8 @@ TEST(S3XmlTest, EmptyListingHasNoEntries) {
 
 TEST(S3XmlTest, RejectsAnswersThatAreNotListings) {
   ASSERT_RAISES(Corruption, ParseListObjectsV2("<html>proxy error</html>"));
-  ASSERT_RAISES(Corruption,
-                ParseListObjectsV2("<ListBucketResult><IsTruncated>true</IsTruncated>"
-                                   "</ListBucketResult>"));
+  ASSERT_RAISES(Corruption, ParseListObjectsV2("<ListBucketResult><IsTruncated>true</IsTruncated>"
+                                               "</ListBucketResult>"));
 }
 
 TEST(S3XmlTest, ParsesErrorCodeAndMessage) {
@@ -167,6 +161,13 @@ TEST(S3XmlTest, Iso8601RejectsMalformedTimes) {
   EXPECT_FALSE(ParseIso8601Ms("2026-13-01T00:00:00Z").has_value());
   EXPECT_FALSE(ParseIso8601Ms("yesterday").has_value());
   EXPECT_EQ(ParseIso8601Ms("2000-03-01T00:00:00Z"), 951868800000);
+}
+
+TEST(S3XmlTest, HttpDatesParseToMilliseconds) {
+  EXPECT_EQ(ParseHttpDateMs("Wed, 01 Mar 2000 00:00:00 GMT"), 951868800000);
+  EXPECT_EQ(ParseHttpDateMs("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777000);
+  EXPECT_FALSE(ParseHttpDateMs("Sun, 06 Foo 1994 08:49:37 GMT").has_value());
+  EXPECT_FALSE(ParseHttpDateMs("Sunday, 06-Nov-94 08:49:37 GMT").has_value());
 }
 
 TEST(RetryPolicyTest, RetriesServerErrorsAndThrottlingOnly) {
