@@ -69,8 +69,8 @@ struct Int96ToMicros {
     std::memcpy(&julian_day, v.bytes + 8, 4);
     // Wrapping arithmetic: days far outside any real timestamp's range
     // (corrupt files) give a wrong value, not undefined behaviour.
-    const uint64_t day_micros = static_cast<uint64_t>(julian_day - kJulianEpochDay) *
-                                static_cast<uint64_t>(kMicrosPerDay);
+    const uint64_t day_micros =
+        static_cast<uint64_t>(julian_day - kJulianEpochDay) * static_cast<uint64_t>(kMicrosPerDay);
     return static_cast<int64_t>(day_micros + static_cast<uint64_t>(FloorDiv(nanos, 1000)));
   }
 };
@@ -156,8 +156,8 @@ Status DecodeByteArrayEncoding(const std::string& column, Encoding encoding, int
   switch (encoding) {
     case Encoding::kDeltaLengthByteArray:
       if (width != 0) break;
-      SILT_RETURN_NOT_OK_CTX(DeltaLengthByteArrayDecode(data, size, n, views, lengths),
-                             "column '", column, "'");
+      SILT_RETURN_NOT_OK_CTX(DeltaLengthByteArrayDecode(data, size, n, views, lengths), "column '",
+                             column, "'");
       return Status::OK();
     case Encoding::kDeltaByteArray:
       SILT_RETURN_NOT_OK_CTX(DeltaByteArrayDecode(data, size, n, views, storage, lengths),
@@ -223,7 +223,10 @@ class FixedOutputReader : public ColumnChunkReader {
     const bool scatter = validity != nullptr && num_non_null < num_values;
     OutT* dst = out_ + row_offset;
     if (scatter) {
-      scratch_.resize(static_cast<size_t>(num_non_null));
+      // One spare slot: the branch-free scatter below reads one past the
+      // last value when the page ends with nulls.
+      scratch_.resize(static_cast<size_t>(num_non_null) + 1);
+      scratch_[static_cast<size_t>(num_non_null)] = OutT{};
       dst = scratch_.data();
     }
     switch (encoding) {
@@ -236,10 +239,15 @@ class FixedOutputReader : public ColumnChunkReader {
       default: SILT_RETURN_NOT_OK(DecodeOther(encoding, data, size, num_non_null, dst)); break;
     }
     if (scatter) {
+      // Branch-free: nulls in real data are unpredictable; null slots get
+      // zero.
       OutT* out = out_ + row_offset;
       int64_t j = 0;
       for (int64_t i = 0; i < num_values; ++i) {
-        if (columnar::GetBit(validity, row_offset + i)) out[i] = dst[j++];
+        const bool valid = columnar::GetBit(validity, row_offset + i);
+        const OutT v = dst[j];
+        out[i] = valid ? v : OutT{};
+        j += valid;
       }
     }
     return Status::OK();
@@ -427,7 +435,15 @@ class BoolReader final : public FixedOutputReader<uint8_t> {
     bits->Resize((num_rows + 7) / 8);
     uint8_t* b = bits->mutable_data();
     const uint8_t* bytes = values_->data();
-    for (int64_t i = 0; i < num_rows; ++i) {
+    // Bytes are 0/1: gather eight at a time into one bitmap byte (the
+    // multiply moves byte k's low bit to bit 56 + k, without carries).
+    const int64_t full = num_rows / 8;
+    for (int64_t i = 0; i < full; ++i) {
+      uint64_t w;
+      std::memcpy(&w, bytes + i * 8, 8);
+      b[i] = static_cast<uint8_t>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    }
+    for (int64_t i = full * 8; i < num_rows; ++i) {
       if (bytes[i]) columnar::SetBit(b, i);
     }
     values_ = std::move(bits);
@@ -446,6 +462,7 @@ class BinaryReader final : public ColumnChunkReader {
     offsets_ = std::make_shared<Buffer>();
     offsets_->Resize((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
     data_ = std::make_shared<Buffer>();
+    chunk_rows_ = num_rows;
   }
 
   Status SetDictionary(const uint8_t* data, int64_t size, int64_t num_values) override {
@@ -483,10 +500,19 @@ class BinaryReader final : public ColumnChunkReader {
       return Status::NotSupported("column '", name_,
                                   "': more than 2 GiB of string data in one row group");
     }
-    // Grow geometrically: Reserve() allocates exactly what it is asked for,
-    // and a chunk has many pages.
+    // Grow once for the whole chunk where possible: extrapolate this page's
+    // bytes per row to the rows still to come (each growth copies the data
+    // and touches fresh pages), else geometrically.
     const int64_t needed = data_->size() + total;
-    if (needed > data_->capacity()) data_->Reserve(std::max(needed, data_->capacity() * 2));
+    if (needed > data_->capacity()) {
+      const int64_t rows_left = std::max<int64_t>(0, chunk_rows_ - row_offset - num_values);
+      const int64_t per_row = num_values > 0 ? total / num_values + 1 : 0;
+      int64_t target = needed + std::min<int64_t>(rows_left * per_row + rows_left * per_row / 16,
+                                                  std::numeric_limits<int32_t>::max());
+      target = std::max(target, data_->capacity() + data_->capacity() / 2);
+      data_->Reserve(
+          std::min<int64_t>(std::max(needed, target), std::numeric_limits<int32_t>::max()));
+    }
     int32_t* offs = offsets_->mutable_data_as<int32_t>();
     const bool scatter = validity != nullptr && num_non_null < num_values;
     if (!scatter) {
@@ -496,12 +522,15 @@ class BinaryReader final : public ColumnChunkReader {
         offs[row_offset + i + 1] = static_cast<int32_t>(data_->size());
       }
     } else {
+      // Branch-free (nulls in real data are unpredictable): a null row
+      // appends zero bytes of the spare empty view at the end.
+      views_.push_back(std::string_view());
       size_t j = 0;
       for (int64_t i = 0; i < num_values; ++i) {
-        if (columnar::GetBit(validity, row_offset + i)) {
-          const std::string_view v = views_[j++];
-          data_->Append(v.data(), static_cast<int64_t>(v.size()));
-        }
+        const bool valid = columnar::GetBit(validity, row_offset + i);
+        const std::string_view v = views_[j];
+        data_->Append(v.data(), valid ? static_cast<int64_t>(v.size()) : 0);
+        j += valid;
         offs[row_offset + i + 1] = static_cast<int32_t>(data_->size());
       }
     }
@@ -521,6 +550,7 @@ class BinaryReader final : public ColumnChunkReader {
 
  private:
   const int width_;
+  int64_t chunk_rows_ = 0;
   std::shared_ptr<Buffer> offsets_;
   std::shared_ptr<Buffer> data_;
   std::vector<std::string_view> dict_;
@@ -793,8 +823,8 @@ Status ColumnChunkReader::ReadDataPageV2(const PageHeader& header, std::string_v
   if (nested_) {
     int64_t slots = 0;
     int64_t defined = 0;
-    SILT_RETURN_NOT_OK(DecodeNestedLevels(levels - rep_len, rep_len, levels, def_len, n, &slots,
-                                          &defined));
+    SILT_RETURN_NOT_OK(
+        DecodeNestedLevels(levels - rep_len, rep_len, levels, def_len, n, &slots, &defined));
     if (defined != n - h.num_nulls) {
       return Status::Corruption("column '", name_, "': data page v2 says ", h.num_nulls,
                                 " nulls, its levels say ", n - defined);
@@ -823,12 +853,42 @@ Status ColumnChunkReader::ReadDataPageV2(const PageHeader& header, std::string_v
   return Status::OK();
 }
 
+Status ColumnChunkReader::CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) const {
+  // The footer's row count sizes the output buffers, and a corrupt footer
+  // may claim any count: the page headers (cheap to parse again) must
+  // account for the rows before anything is allocated for them.
+  int64_t values = 0;
+  size_t pos = 0;
+  while (values < num_rows && pos < chunk.size()) {
+    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
+                              "column '", name_, "'");
+    const PageHeader& header = parsed.header;
+    pos += static_cast<size_t>(parsed.header_size);
+    if (header.compressed_page_size < 0 ||
+        static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
+      break;  // ReadPages names the page
+    }
+    pos += static_cast<size_t>(header.compressed_page_size);
+    if (header.type == PageType::kDataPage && header.data_page_header) {
+      values += std::max<int64_t>(0, header.data_page_header->num_values);
+    } else if (header.type == PageType::kDataPageV2 && header.data_page_header_v2) {
+      values += std::max<int64_t>(0, header.data_page_header_v2->num_values);
+    }
+  }
+  if (values < num_rows) {
+    return Status::Corruption("column '", name_, "': its pages hold ", values,
+                              " values, fewer than the ", num_rows, " rows the row group claims");
+  }
+  return Status::OK();
+}
+
 Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_rows) {
   if (num_rows < 0 || num_rows > std::numeric_limits<int32_t>::max()) {
     return Status::Corruption("column '", name_, "': row group of ", num_rows,
                               " rows (silt reads at most 2^31 - 1 per row group)");
   }
   if (nested_) return ReadNested(chunk, num_rows);
+  SILT_RETURN_NOT_OK(CheckChunkHoldsRows(chunk, num_rows));
   BeginChunk(num_rows);
   if (max_definition_level_ > 0) {
     validity_ = std::make_shared<Buffer>();
@@ -843,7 +903,7 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
     int64_t valid = 0;
     const uint8_t* bits = validity_->data();
     const int64_t full_bytes = num_rows / 8;
-    for (int64_t i = 0; i < full_bytes; ++i) valid += std::popcount(bits[i]);
+    valid += CountSetBits(bits, full_bytes);
     for (int64_t i = full_bytes * 8; i < num_rows; ++i) valid += columnar::GetBit(bits, i);
     null_count = num_rows - valid;
     if (null_count > 0) validity = std::move(validity_);
@@ -952,7 +1012,7 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
   const int64_t slots = slot_pos_;
   int64_t valid = 0;
   const uint8_t* bits = validity_->data();
-  for (int64_t i = 0; i < slots / 8; ++i) valid += std::popcount(bits[i]);
+  valid += CountSetBits(bits, slots / 8);
   for (int64_t i = slots / 8 * 8; i < slots; ++i) valid += columnar::GetBit(bits, i);
   BufferPtr validity;
   if (valid < slots) validity = std::move(validity_);

@@ -109,6 +109,9 @@ class ColumnChunkReader {
                             int64_t def_size, int64_t n, int64_t* slots, int64_t* defined);
   Result<columnar::ColumnPtr> ReadNested(std::string_view chunk, int64_t num_rows);
   Status ReadPages(std::string_view chunk, int64_t num_rows);
+  // Corruption unless the chunk's data pages declare at least `num_rows`
+  // values (checked before output buffers are sized by num_rows).
+  Status CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) const;
 
   const int max_definition_level_;
   const int max_repetition_level_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/parquet/bloom_filter.h"
 #include "silt/parquet/compression.h"
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/dictionary_encoder.h"
@@ -263,6 +264,13 @@ class TypedColumnWriter final : public ColumnWriter {
         rep_bits_(BitWidthFor(static_cast<uint64_t>(layout_.max_repetition_level))),
         value_encoding_(ValueEncoding(options, field_.name)),
         use_dictionary_(!kIsBool && WantsDictionary(options, field_.name)) {
+    if constexpr (!kIsBool) {
+      auto it = options.bloom_filters.find(field_.name);
+      if (it != options.bloom_filters.end()) {
+        bloom_ = true;
+        bloom_options_ = it->second;
+      }
+    }
     def_levels_.Reset(def_bits_);
     rep_levels_.Reset(rep_bits_);
   }
@@ -318,6 +326,7 @@ class TypedColumnWriter final : public ColumnWriter {
       for (int64_t i = done; i < end; ++i) page_num_rows_ += rep[i] == 0;
       page_stats_.AddNulls(n - count);
       page_stats_.Update(dense, count);
+      if (bloom_) AddToBloom(dense, count);
       if (count > 0) {
         if (use_dictionary_) {
           dict_.Encode(dense, count, &page_indices_);
@@ -337,7 +346,7 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   int64_t buffered_bytes() const override {
-    return static_cast<int64_t>(chunk_pages_.size()) + PageBytes() +
+    return chunk_pages_bytes_ + PageBytes() +
            (dict_.size() > 0 ? dict_.plain_size(value_width_) : 0);
   }
 
@@ -368,8 +377,10 @@ class TypedColumnWriter final : public ColumnWriter {
     md.data_page_offset = pos;
     const PageType data_page_type =
         options_.data_page_v2 ? PageType::kDataPageV2 : PageType::kDataPage;
-    SILT_RETURN_NOT_OK(file->Append(chunk_pages_));
-    pos += static_cast<int64_t>(chunk_pages_.size());
+    for (const std::string& page : chunk_pages_) {
+      SILT_RETURN_NOT_OK(file->Append(page));
+      pos += static_cast<int64_t>(page.size());
+    }
     if (dict_pages_ > 0) {
       md.encoding_stats.push_back({data_page_type, Encoding::kRleDictionary, dict_pages_});
     }
@@ -402,6 +413,8 @@ class TypedColumnWriter final : public ColumnWriter {
       offset_index_bytes_ = SerializeThrift(oi);
       if (column_index_valid_) column_index_bytes_ = SerializeThrift(column_index_);
     }
+    bloom_bytes_.clear();
+    if (bloom_) BuildBloomFilter();
     page_locations_.clear();
     column_index_ = ColumnIndex();
     column_index_valid_ = true;
@@ -410,6 +423,7 @@ class TypedColumnWriter final : public ColumnWriter {
     file_stats_.Merge(chunk_stats_);
     chunk_stats_.Reset();
     chunk_pages_.clear();
+    chunk_pages_bytes_ = 0;
     chunk_num_values_ = 0;
     chunk_uncompressed_ = 0;
     dict_uncompressed_ = 0;
@@ -425,6 +439,12 @@ class TypedColumnWriter final : public ColumnWriter {
     *offset_index = std::move(offset_index_bytes_);
     column_index_bytes_.clear();
     offset_index_bytes_.clear();
+  }
+
+  std::string TakeBloomFilter() override {
+    std::string out = std::move(bloom_bytes_);
+    bloom_bytes_.clear();
+    return out;
   }
 
   ColumnStats FileStats() const override {
@@ -501,12 +521,73 @@ class TypedColumnWriter final : public ColumnWriter {
     page_num_rows_ += n;
     page_stats_.AddNulls(n - count);
     page_stats_.Update(values, count);
+    if (bloom_) AddToBloom(values, count);
     if (count == 0) return;
     if (use_dictionary_) {
       dict_.Encode(values, count, &page_indices_);
     } else {
       AppendPlain(values, count, &page_plain_);
     }
+  }
+
+  // Hashes of the values for the chunk's bloom filter, kept (deduplicated
+  // now and then) until the flush sizes the filter.
+  void AddToBloom(const T* values, int64_t count) {
+    if constexpr (!kIsBool) {
+      const size_t start = bloom_hashes_.size();
+      bloom_hashes_.resize(start + static_cast<size_t>(count));
+      uint64_t* out = bloom_hashes_.data() + start;
+      for (int64_t i = 0; i < count; ++i) out[i] = BloomHash(values[i]);
+      if (bloom_hashes_.size() >= bloom_dedup_at_) {
+        std::sort(bloom_hashes_.begin(), bloom_hashes_.end());
+        bloom_hashes_.erase(std::unique(bloom_hashes_.begin(), bloom_hashes_.end()),
+                            bloom_hashes_.end());
+        bloom_dedup_at_ = std::max<size_t>(1 << 16, bloom_hashes_.size() * 2);
+      }
+    } else {
+      (void)values;
+      (void)count;
+    }
+  }
+
+  uint64_t BloomHash(const T& v) const {
+    if constexpr (kIsString) {
+      return SplitBlockBloomFilter::Hash(v);
+    } else if constexpr (kIsFlbaDecimal) {
+      // The FIXED_LEN_BYTE_ARRAY bytes: big-endian two's complement.
+      char buf[16];
+      unsigned __int128 u = static_cast<unsigned __int128>(v);
+      for (int i = value_width_ - 1; i >= 0; --i) {
+        buf[i] = static_cast<char>(static_cast<uint8_t>(u));
+        u >>= 8;
+      }
+      return SplitBlockBloomFilter::Hash(std::string_view(buf, static_cast<size_t>(value_width_)));
+    } else if constexpr (std::is_same_v<T, float>) {
+      return SplitBlockBloomFilter::HashFloat(v);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return SplitBlockBloomFilter::HashDouble(v);
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      return SplitBlockBloomFilter::HashInt32(v);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      return SplitBlockBloomFilter::HashInt64(v);
+    } else {
+      (void)v;
+      return 0;
+    }
+  }
+
+  void BuildBloomFilter() {
+    std::sort(bloom_hashes_.begin(), bloom_hashes_.end());
+    bloom_hashes_.erase(std::unique(bloom_hashes_.begin(), bloom_hashes_.end()),
+                        bloom_hashes_.end());
+    const int64_t ndv =
+        bloom_options_.ndv > 0 ? bloom_options_.ndv : static_cast<int64_t>(bloom_hashes_.size());
+    SplitBlockBloomFilter filter(SplitBlockBloomFilter::OptimalBytes(ndv, bloom_options_.fpp));
+    for (uint64_t h : bloom_hashes_) filter.Insert(h);
+    filter.Serialize(&bloom_bytes_);
+    bloom_hashes_.clear();
+    bloom_hashes_.shrink_to_fit();
+    bloom_dedup_at_ = 1 << 16;
   }
 
   void AppendPlain(const T* values, int64_t count, std::string* out) const {
@@ -639,13 +720,20 @@ class TypedColumnWriter final : public ColumnWriter {
       header.data_page_header->definition_level_encoding = Encoding::kRle;
       header.data_page_header->repetition_level_encoding = Encoding::kRle;
     }
-    const size_t before = chunk_pages_.size();
-    SILT_RETURN_NOT_OK(EncodePage(&header, &chunk_pages_, v2 ? std::string_view(levels_) : ""));
-    if (options_.write_page_index) AddPageToIndex(before, chunk_pages_.size() - before);
+    // Each page in its own string: no growing (copying) of one chunk-wide
+    // buffer; the flush appends them in order.
+    std::string page;
+    page.reserve(body_.size() / 2 + levels_.size() + 64);
+    SILT_RETURN_NOT_OK(EncodePage(&header, &page, v2 ? std::string_view(levels_) : ""));
+    const auto before = static_cast<size_t>(chunk_pages_bytes_);
+    const size_t page_size = page.size();
+    chunk_pages_bytes_ += static_cast<int64_t>(page_size);
+    chunk_pages_.push_back(std::move(page));
+    if (options_.write_page_index) AddPageToIndex(before, page_size);
     chunk_stats_.Merge(page_stats_);
     page_stats_.Reset();
-    chunk_uncompressed_ += static_cast<int64_t>(chunk_pages_.size() - before) -
-                           header.compressed_page_size + header.uncompressed_page_size;
+    chunk_uncompressed_ += static_cast<int64_t>(page_size) - header.compressed_page_size +
+                           header.uncompressed_page_size;
     chunk_num_values_ += page_num_values_;
 
     page_num_values_ = 0;
@@ -718,11 +806,16 @@ class TypedColumnWriter final : public ColumnWriter {
   std::unique_ptr<Compressor> compressor_;
   const PhysicalType physical_type_;
   const int value_width_;  // PLAIN bytes per value (FLBA width; 4 for strings' prefix)
-  const bool optional_;  // has definition levels
+  const bool optional_;    // has definition levels
   const int def_bits_;
   const int rep_bits_;
   const Encoding value_encoding_;  // encoding of non-dictionary pages
   bool use_dictionary_;
+  bool bloom_ = false;
+  BloomFilterOptions bloom_options_;
+  std::vector<uint64_t> bloom_hashes_;  // current chunk's value hashes
+  size_t bloom_dedup_at_ = 1 << 16;
+  std::string bloom_bytes_;  // the last flushed chunk's filter
 
   // Open page.
   int64_t page_num_values_ = 0;
@@ -735,7 +828,8 @@ class TypedColumnWriter final : public ColumnWriter {
 
   // Current row group's chunk.
   DictionaryEncoder<T> dict_;
-  std::string chunk_pages_;
+  std::vector<std::string> chunk_pages_;  // encoded data pages, in order
+  int64_t chunk_pages_bytes_ = 0;
   int64_t chunk_num_values_ = 0;
   int64_t chunk_uncompressed_ = 0;
   int64_t dict_uncompressed_ = 0;
@@ -794,8 +888,8 @@ Result<std::unique_ptr<ColumnWriter>> ColumnWriter::MakeLeaf(const Field& field,
   const Encoding encoding = ValueEncoding(options, field.name);
   if (element.type && !EncodingFits(encoding, *element.type)) {
     return Status::InvalidArgument("column '", field.name, "': encoding ", EncodingName(encoding),
-                                   " does not apply to Parquet ",
-                                   PhysicalTypeName(*element.type), " values");
+                                   " does not apply to Parquet ", PhysicalTypeName(*element.type),
+                                   " values");
   }
   switch (field.type->id()) {
     case TypeId::kBoolean:
@@ -804,36 +898,36 @@ Result<std::unique_ptr<ColumnWriter>> ColumnWriter::MakeLeaf(const Field& field,
                                 options);
     case TypeId::kByte:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                              FixedGatherers<int8_t, int32_t>(), options);
+                                FixedGatherers<int8_t, int32_t>(), options);
     case TypeId::kShort:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                              FixedGatherers<int16_t, int32_t>(), options);
+                                FixedGatherers<int16_t, int32_t>(), options);
     case TypeId::kInt:
     case TypeId::kDate:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                              FixedGatherers<int32_t, int32_t>(), options);
+                                FixedGatherers<int32_t, int32_t>(), options);
     case TypeId::kLong:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz:
       return MakeTyped<int64_t>(field, std::move(element), layout,
-                              FixedGatherers<int64_t, int64_t>(), options);
+                                FixedGatherers<int64_t, int64_t>(), options);
     case TypeId::kFloat:
-      return MakeTyped<float>(field, std::move(element), layout,
-                              FixedGatherers<float, float>(), options);
+      return MakeTyped<float>(field, std::move(element), layout, FixedGatherers<float, float>(),
+                              options);
     case TypeId::kDouble:
-      return MakeTyped<double>(field, std::move(element), layout,
-                              FixedGatherers<double, double>(), options);
+      return MakeTyped<double>(field, std::move(element), layout, FixedGatherers<double, double>(),
+                               options);
     case TypeId::kDecimal:
       if (*element.type == PhysicalType::kInt32) {
         return MakeTyped<int32_t>(field, std::move(element), layout,
-                              FixedGatherers<__int128, int32_t>(), options);
+                                  FixedGatherers<__int128, int32_t>(), options);
       }
       if (*element.type == PhysicalType::kInt64) {
         return MakeTyped<int64_t>(field, std::move(element), layout,
-                              FixedGatherers<__int128, int64_t>(), options);
+                                  FixedGatherers<__int128, int64_t>(), options);
       }
       return MakeTyped<__int128>(field, std::move(element), layout,
-                              FixedGatherers<__int128, __int128>(), options);
+                                 FixedGatherers<__int128, __int128>(), options);
     case TypeId::kString:
     case TypeId::kBinary:
       return MakeTyped<std::string_view>(

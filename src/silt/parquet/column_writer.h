@@ -85,6 +85,10 @@ class ColumnWriter {
   // offset index holds absolute file offsets.
   virtual void TakePageIndex(std::string* column_index, std::string* offset_index) = 0;
 
+  // The serialized bloom filter (header + bitset) of the chunk FlushChunk
+  // returned last; empty when the column has none.
+  virtual std::string TakeBloomFilter() = 0;
+
   // Statistics over every chunk flushed so far, as Delta needs them.
   virtual ColumnStats FileStats() const = 0;
 };

@@ -1,5 +1,6 @@
 #include "silt/parquet/compression.h"
 
+#include <brotli/decode.h>
 #include <lz4.h>
 #include <snappy.h>
 #include <zlib.h>
@@ -16,6 +17,40 @@ namespace {
 // compressing; + 32 auto-detects gzip or zlib headers when inflating.
 constexpr int kGzipWindowBits = 15 + 16;
 constexpr int kAutoDetectWindowBits = 15 + 32;
+
+uint32_t LoadBigEndian32(const char* p) {
+  const auto* u = reinterpret_cast<const uint8_t*>(p);
+  return (static_cast<uint32_t>(u[0]) << 24) | (static_cast<uint32_t>(u[1]) << 16) |
+         (static_cast<uint32_t>(u[2]) << 8) | static_cast<uint32_t>(u[3]);
+}
+
+// Hadoop's LZ4 framing (the legacy LZ4 codec as parquet-mr writes it):
+// blocks of [uncompressed size, compressed size] (4-byte big-endian each)
+// followed by an LZ4 block. False when `input` is not exactly such a
+// sequence filling `output_size` bytes.
+bool DecompressHadoopLz4(std::string_view input, uint8_t* output, int64_t output_size) {
+  const char* p = input.data();
+  size_t left = input.size();
+  int64_t produced = 0;
+  while (left > 0) {
+    if (left < 8) return false;
+    const uint32_t raw = LoadBigEndian32(p);
+    const uint32_t packed = LoadBigEndian32(p + 4);
+    p += 8;
+    left -= 8;
+    if (packed > left || static_cast<int64_t>(raw) > output_size - produced ||
+        packed > static_cast<uint32_t>(std::numeric_limits<int>::max())) {
+      return false;
+    }
+    const int n = LZ4_decompress_safe(p, reinterpret_cast<char*>(output + produced),
+                                      static_cast<int>(packed), static_cast<int>(raw));
+    if (n < 0 || static_cast<uint32_t>(n) != raw) return false;
+    produced += n;
+    p += packed;
+    left -= packed;
+  }
+  return produced == output_size;
+}
 
 }  // namespace
 
@@ -125,7 +160,9 @@ Result<std::unique_ptr<Decompressor>> Decompressor::Make(CompressionCodec codec)
   switch (codec) {
     case CompressionCodec::kUncompressed:
     case CompressionCodec::kSnappy:
-    case CompressionCodec::kLz4Raw: break;
+    case CompressionCodec::kLz4Raw:
+    case CompressionCodec::kLz4:
+    case CompressionCodec::kBrotli: break;
     case CompressionCodec::kZstd:
       d->state_->zstd = ZSTD_createDCtx();
       if (d->state_->zstd == nullptr) return Status::Internal("cannot create a zstd context");
@@ -196,8 +233,13 @@ Status Decompressor::CheckUncompressedSize(std::string_view input, int64_t outpu
       return Status::OK();
     }
     case CompressionCodec::kLz4Raw:
+    case CompressionCodec::kLz4:
       // LZ4 expands at most ~255:1.
       if (output_size > in * 255 + 64) return implausible();
+      return Status::OK();
+    case CompressionCodec::kBrotli:
+      // Brotli records no size; bound it like zstd without sizes.
+      if (output_size > in * 65536 + (1 << 20)) return implausible();
       return Status::OK();
     case CompressionCodec::kGzip:
       // Deflate expands at most ~1032:1.
@@ -244,6 +286,32 @@ Status Decompressor::Decompress(std::string_view input, uint8_t* output, int64_t
                                   static_cast<int>(input.size()), static_cast<int>(output_size));
       if (n < 0) return Status::Corruption("invalid lz4 data");
       if (n != output_size) return size_mismatch(static_cast<uint64_t>(n));
+      return Status::OK();
+    }
+    case CompressionCodec::kLz4: {
+      // Hadoop-framed blocks, else (as Arrow does, for files older writers
+      // made) one raw LZ4 block.
+      if (DecompressHadoopLz4(input, output, output_size)) return Status::OK();
+      if (input.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+          output_size > std::numeric_limits<int>::max()) {
+        return Status::Corruption("LZ4 page too large");
+      }
+      int n = LZ4_decompress_safe(input.data(), reinterpret_cast<char*>(output),
+                                  static_cast<int>(input.size()), static_cast<int>(output_size));
+      if (n < 0) return Status::Corruption("invalid lz4 data (neither Hadoop-framed nor raw)");
+      if (n != output_size) return size_mismatch(static_cast<uint64_t>(n));
+      return Status::OK();
+    }
+    case CompressionCodec::kBrotli: {
+      size_t n = static_cast<size_t>(output_size);
+      const BrotliDecoderResult rc = BrotliDecoderDecompress(
+          input.size(), reinterpret_cast<const uint8_t*>(input.data()), &n, output);
+      if (rc != BROTLI_DECODER_RESULT_SUCCESS) {
+        return Status::Corruption(rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT
+                                      ? "brotli page decompresses to more than the header says"
+                                      : "invalid brotli data");
+      }
+      if (static_cast<int64_t>(n) != output_size) return size_mismatch(n);
       return Status::OK();
     }
     case CompressionCodec::kGzip: {

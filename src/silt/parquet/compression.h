@@ -1,6 +1,8 @@
 // Page compression codecs (Compression.md): SNAPPY (raw snappy), GZIP (RFC
-// 1952 members via zlib), ZSTD, LZ4_RAW (LZ4 block format) and UNCOMPRESSED.
-// Page bodies are fed to the libraries as-is, without extra framing.
+// 1952 members via zlib), ZSTD, LZ4_RAW (LZ4 block format) and UNCOMPRESSED;
+// for reading also BROTLI (libbrotlidec) and the deprecated LZ4 (Hadoop's
+// framing of LZ4 blocks, with a fallback to one raw LZ4 block as Arrow
+// does). Page bodies are fed to the libraries as-is otherwise.
 //
 // A Compressor/Decompressor keeps its library context (zstd, zlib) across
 // pages; make one per column writer or reader, not per page.
@@ -40,8 +42,7 @@ class Compressor {
 
 class Decompressor {
  public:
-  // Errors: NotSupported naming codecs silt cannot read (LZO, BROTLI, the
-  // Hadoop-framed LZ4).
+  // Errors: NotSupported naming codecs silt cannot read (LZO).
   static Result<std::unique_ptr<Decompressor>> Make(CompressionCodec codec);
   ~Decompressor();
 

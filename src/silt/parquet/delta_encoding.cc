@@ -120,8 +120,8 @@ Status DeltaBinaryPackedDecode(const uint8_t* data, int64_t size, int64_t n, T* 
     for (uint64_t m = 0; m < miniblocks && done < n; ++m) {
       const int width = w[m];
       if (width > kMaxWidth) {
-        return Status::Corruption("DELTA_BINARY_PACKED bit width ", width, " for ",
-                                  kMaxWidth, "-bit values");
+        return Status::Corruption("DELTA_BINARY_PACKED bit width ", width, " for ", kMaxWidth,
+                                  "-bit values");
       }
       const int64_t bytes = per_mini * width / 8;
       const int64_t take = std::min(per_mini, n - done);
@@ -155,8 +155,8 @@ void DeltaBinaryPackedEncode(const T* values, int64_t n, std::string* out) {
     const int64_t count = std::min<int64_t>(kBlockSize, n - start);
     T min_delta = std::numeric_limits<T>::max();
     for (int64_t i = 0; i < count; ++i) {
-      const T d = static_cast<T>(static_cast<U>(values[start + i]) -
-                                 static_cast<U>(values[start + i - 1]));
+      const T d =
+          static_cast<T>(static_cast<U>(values[start + i]) - static_cast<U>(values[start + i - 1]));
       deltas[i] = static_cast<U>(d);
       min_delta = std::min(min_delta, d);
     }
@@ -228,9 +228,8 @@ void DeltaLengthByteArrayEncode(const std::string_view* values, int64_t n, std::
   for (int64_t i = 0; i < n; ++i) out->append(values[i]);
 }
 
-Status DeltaByteArrayDecode(const uint8_t* data, int64_t size, int64_t n,
-                            std::string_view* views, std::string* storage,
-                            std::vector<int32_t>* scratch) {
+Status DeltaByteArrayDecode(const uint8_t* data, int64_t size, int64_t n, std::string_view* views,
+                            std::string* storage, std::vector<int32_t>* scratch) {
   std::vector<int32_t> prefixes(static_cast<size_t>(n));
   int64_t pos = 0;
   SILT_RETURN_NOT_OK(DeltaBinaryPackedDecode<int32_t>(data, size, n, prefixes.data(), &pos));
@@ -241,8 +240,8 @@ Status DeltaByteArrayDecode(const uint8_t* data, int64_t size, int64_t n,
   for (int64_t i = 0; i < n; ++i) {
     const int32_t prefix = prefixes[static_cast<size_t>(i)];
     if (prefix < 0 || prefix > prev_len) {
-      return Status::Corruption("DELTA_BYTE_ARRAY value ", i, " reuses ", prefix,
-                                " bytes of a ", prev_len, "-byte predecessor");
+      return Status::Corruption("DELTA_BYTE_ARRAY value ", i, " reuses ", prefix, " bytes of a ",
+                                prev_len, "-byte predecessor");
     }
     prev_len = prefix + static_cast<int64_t>(views[i].size());
     total += prev_len;

@@ -35,15 +35,13 @@ void DeltaLengthByteArrayEncode(const std::string_view* values, int64_t n, std::
 
 // DELTA_BYTE_ARRAY (incremental prefixes): the values are rebuilt into
 // `*storage` and `views` point into it.
-Status DeltaByteArrayDecode(const uint8_t* data, int64_t size, int64_t n,
-                            std::string_view* views, std::string* storage,
-                            std::vector<int32_t>* scratch);
+Status DeltaByteArrayDecode(const uint8_t* data, int64_t size, int64_t n, std::string_view* views,
+                            std::string* storage, std::vector<int32_t>* scratch);
 void DeltaByteArrayEncode(const std::string_view* values, int64_t n, std::string* out);
 
 // BYTE_STREAM_SPLIT of `n` values of `width` bytes: byte b of value i lives
 // at data[b * n + i].
-Status ByteStreamSplitDecode(const uint8_t* data, int64_t size, int64_t n, int width,
-                             uint8_t* out);
+Status ByteStreamSplitDecode(const uint8_t* data, int64_t size, int64_t n, int width, uint8_t* out);
 void ByteStreamSplitEncode(const uint8_t* values, int64_t n, int width, std::string* out);
 
 }  // namespace silt::parquet

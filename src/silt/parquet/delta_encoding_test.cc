@@ -48,10 +48,9 @@ TYPED_TEST(DeltaBinaryPackedTest, RoundTripsEveryShape) {
     encoded += "tail";  // data that follows (DELTA_LENGTH_BYTE_ARRAY bytes)
     std::vector<T> decoded(values.size());
     int64_t consumed = 0;
-    ASSERT_OK(DeltaBinaryPackedDecode<T>(reinterpret_cast<const uint8_t*>(encoded.data()),
-                                         static_cast<int64_t>(encoded.size()),
-                                         static_cast<int64_t>(values.size()), decoded.data(),
-                                         &consumed));
+    ASSERT_OK(DeltaBinaryPackedDecode<T>(
+        reinterpret_cast<const uint8_t*>(encoded.data()), static_cast<int64_t>(encoded.size()),
+        static_cast<int64_t>(values.size()), decoded.data(), &consumed));
     EXPECT_EQ(decoded, values);
     EXPECT_EQ(encoded.substr(static_cast<size_t>(consumed)), "tail") << values.size();
   }
@@ -81,8 +80,8 @@ TYPED_TEST(DeltaBinaryPackedTest, TruncatedOrMalformedInputIsCorruption) {
   ASSERT_RAISES(Corruption, DeltaBinaryPackedDecode<T>(bad_block, 4, 1, out.data(), &consumed));
   // A bit width wider than the type.
   const uint8_t wide[] = {0x80, 0x01, 4, 3, 0, 0, 65, 0, 0, 0};
-  ASSERT_RAISES(Corruption, DeltaBinaryPackedDecode<T>(wide, sizeof(wide), 3, out.data(),
-                                                       &consumed));
+  ASSERT_RAISES(Corruption,
+                DeltaBinaryPackedDecode<T>(wide, sizeof(wide), 3, out.data(), &consumed));
 }
 
 std::vector<std::string> Strings() {
@@ -110,10 +109,10 @@ TEST(DeltaByteArrayTest, LengthAndIncrementalEncodingsRoundTrip) {
                                          static_cast<int64_t>(encoded.size()), n, out.data(),
                                          &scratch));
     EXPECT_EQ(out, views);
-    ASSERT_RAISES(Corruption, DeltaLengthByteArrayDecode(
-                                  reinterpret_cast<const uint8_t*>(encoded.data()),
-                                  static_cast<int64_t>(encoded.size()) - 1, n, out.data(),
-                                  &scratch));
+    ASSERT_RAISES(Corruption,
+                  DeltaLengthByteArrayDecode(reinterpret_cast<const uint8_t*>(encoded.data()),
+                                             static_cast<int64_t>(encoded.size()) - 1, n,
+                                             out.data(), &scratch));
   }
   {
     std::string encoded;
@@ -124,10 +123,9 @@ TEST(DeltaByteArrayTest, LengthAndIncrementalEncodingsRoundTrip) {
                                    static_cast<int64_t>(encoded.size()), n, out.data(), &storage,
                                    &scratch));
     EXPECT_EQ(out, views);
-    ASSERT_RAISES(Corruption,
-                  DeltaByteArrayDecode(reinterpret_cast<const uint8_t*>(encoded.data()),
-                                       static_cast<int64_t>(encoded.size()) / 2, n, out.data(),
-                                       &storage, &scratch));
+    ASSERT_RAISES(Corruption, DeltaByteArrayDecode(reinterpret_cast<const uint8_t*>(encoded.data()),
+                                                   static_cast<int64_t>(encoded.size()) / 2, n,
+                                                   out.data(), &storage, &scratch));
   }
 }
 
@@ -160,10 +158,10 @@ TEST(ByteStreamSplitTest, RoundTripsEachWidthAndRejectsShortInput) {
                                     static_cast<int64_t>(encoded.size()), 101, width,
                                     decoded.data()));
     EXPECT_EQ(decoded, values);
-    ASSERT_RAISES(Corruption, ByteStreamSplitDecode(
-                                  reinterpret_cast<const uint8_t*>(encoded.data()),
-                                  static_cast<int64_t>(encoded.size()) - 1, 101, width,
-                                  decoded.data()));
+    ASSERT_RAISES(Corruption,
+                  ByteStreamSplitDecode(reinterpret_cast<const uint8_t*>(encoded.data()),
+                                        static_cast<int64_t>(encoded.size()) - 1, 101, width,
+                                        decoded.data()));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/parquet/compression.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/file_writer.h"
 #include "silt/parquet/parquet_metadata.h"
@@ -626,6 +627,7 @@ struct HandColumn {
   SchemaElement element;
   std::string chunk;  // pages
   Encoding encoding = Encoding::kPlain;
+  CompressionCodec codec = CompressionCodec::kUncompressed;
 };
 
 std::string Page(PageHeader header, const std::string& body) {
@@ -661,7 +663,7 @@ std::string BuildFile(std::vector<HandColumn> columns, int64_t rows) {
     m.type = *c.element.type;
     m.encodings = {c.encoding};
     m.path_in_schema = {c.element.name};
-    m.codec = CompressionCodec::kUncompressed;
+    m.codec = c.codec;
     m.num_values = rows;
     m.total_compressed_size = static_cast<int64_t>(c.chunk.size());
     m.total_uncompressed_size = m.total_compressed_size;
@@ -683,6 +685,64 @@ std::string Plain(const std::vector<T>& values) {
   std::string s;
   PlainEncode(values.data(), static_cast<int64_t>(values.size()), &s);
   return s;
+}
+
+TEST(ParquetFileTest, ReadsHadoopFramedLz4Pages) {
+  // The deprecated LZ4 codec as parquet-mr writes it: the page body in
+  // blocks of [uncompressed size, compressed size] (big-endian) + LZ4 block.
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < 3000; ++i) values.push_back(i % 17 * 1000);
+  const std::string plain = Plain(values);
+  ASSERT_OK_AND_ASSIGN(auto lz4, Compressor::Make(CompressionCodec::kLz4Raw, 0));
+  std::string framed;
+  for (size_t off = 0; off < plain.size(); off += 10000) {
+    const std::string part = plain.substr(off, 10000);
+    std::string block;
+    ASSERT_OK(lz4->Compress(part, &block));
+    for (uint32_t v : {static_cast<uint32_t>(part.size()), static_cast<uint32_t>(block.size())}) {
+      for (int shift = 24; shift >= 0; shift -= 8) framed.push_back(static_cast<char>(v >> shift));
+    }
+    framed += block;
+  }
+  PageHeader h;
+  h.type = PageType::kDataPage;
+  h.data_page_header.emplace();
+  h.data_page_header->num_values = static_cast<int32_t>(values.size());
+  h.uncompressed_page_size = static_cast<int32_t>(plain.size());
+  h.compressed_page_size = static_cast<int32_t>(framed.size());
+  HandColumn c;
+  c.element.name = "x";
+  c.element.type = PhysicalType::kInt64;
+  c.element.repetition_type = Repetition::kRequired;
+  c.codec = CompressionCodec::kLz4;
+  c.chunk = SerializeThrift(h) + framed;
+  auto fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK(fs->WriteFile("/lz4.parquet", BuildFile({c}, static_cast<int64_t>(values.size()))));
+  ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/lz4.parquet"));
+  ASSERT_OK_AND_ASSIGN(RecordBatchPtr batch, reader->ReadRowGroup(0));
+  ASSERT_EQ(batch->num_rows, static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(batch->column(0)->Value<int64_t>(static_cast<int64_t>(i)), values[i]);
+  }
+}
+
+TEST(ParquetFileTest, HugeRowCountInTheFooterIsCorruptionNotAnAllocation) {
+  // A footer claiming 2^30 rows over a chunk whose one page holds 10 values:
+  // the reader must refuse before sizing buffers by the claim.
+  HandColumn c;
+  c.element.name = "x";
+  c.element.type = PhysicalType::kInt64;
+  c.element.repetition_type = Repetition::kRequired;
+  std::vector<int64_t> values(10, 7);
+  c.chunk = DataPageV1(10, Encoding::kPlain, Plain(values));
+  const std::string file = BuildFile({c}, int64_t{1} << 30);
+  auto fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK(fs->WriteFile("/huge.parquet", file));
+  ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/huge.parquet"));
+  Result<RecordBatchPtr> batch = reader->ReadRowGroup(0);
+  ASSERT_RAISES(Corruption, batch);
+  EXPECT_NE(batch.status().message().find("fewer than"), std::string::npos)
+      << batch.status().ToString();
 }
 
 TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {

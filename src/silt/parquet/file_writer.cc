@@ -147,6 +147,7 @@ class FileWriterImpl final : public ParquetFileWriter {
     for (const auto& [key, value] : options_.key_value_metadata) {
       metadata_.key_value_metadata.push_back(KeyValue{key, value});
     }
+    SILT_RETURN_NOT_OK(WriteBloomFilters());
     SILT_RETURN_NOT_OK(WritePageIndex());
     std::string footer = SerializeThrift(metadata_);
     const uint32_t footer_len = static_cast<uint32_t>(footer.size());
@@ -216,6 +217,23 @@ class FileWriterImpl final : public ParquetFileWriter {
     return total;
   }
 
+  // The bloom filters of every chunk that has one, in chunk order.
+  Status WriteBloomFilters() {
+    size_t chunk_idx = 0;
+    for (RowGroup& rg : metadata_.row_groups) {
+      for (ColumnChunk& cc : rg.columns) {
+        const std::string& bytes = bloom_filters_[chunk_idx++];
+        if (bytes.empty()) continue;
+        SILT_RETURN_NOT_OK_CTX(file_->Append(bytes), "writing a bloom filter of ", path_);
+        cc.meta_data->bloom_filter_offset = file_pos_;
+        cc.meta_data->bloom_filter_length = static_cast<int32_t>(bytes.size());
+        file_pos_ += static_cast<int64_t>(bytes.size());
+      }
+    }
+    bloom_filters_.clear();
+    return Status::OK();
+  }
+
   // Column indexes of every chunk, then their offset indexes, as
   // parquet-mr and Arrow lay them out; records where each one went.
   Status WritePageIndex() {
@@ -258,6 +276,7 @@ class FileWriterImpl final : public ParquetFileWriter {
       std::pair<std::string, std::string> index;
       column->TakePageIndex(&index.first, &index.second);
       page_indexes_.push_back(std::move(index));
+      bloom_filters_.push_back(column->TakeBloomFilter());
     }
     rg.total_compressed_size = compressed;
     if (metadata_.row_groups.size() <= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
@@ -276,6 +295,8 @@ class FileWriterImpl final : public ParquetFileWriter {
   std::vector<ColumnWriter*> columns_;  // every leaf, in column-chunk order
   // (column index, offset index) per column chunk written, in file order.
   std::vector<std::pair<std::string, std::string>> page_indexes_;
+  // Serialized bloom filter per column chunk written (empty: none).
+  std::vector<std::string> bloom_filters_;
   FileMetaData metadata_;
   int64_t file_pos_ = 0;
   int64_t num_rows_ = 0;
@@ -294,11 +315,13 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Open(fs::FileSyste
     return Status::InvalidArgument("Parquet writer options for ", path,
                                    ": page_bytes and row_group_bytes must be positive");
   }
-  if (!options.column_encodings.empty()) {
+  if (!options.column_encodings.empty() || !options.bloom_filters.empty()) {
     // Every key must name a column: a typo would silently keep the default.
     std::vector<std::string> names;
+    std::vector<std::string> booleans;  // leaves that cannot have a bloom filter
     for (const columnar::Field& field : schema->fields()) {
       names.push_back(field.name);
+      if (field.type->id() == columnar::TypeId::kBoolean) booleans.push_back(field.name);
       if (!field.type->is_nested()) continue;
       Result<std::vector<SchemaElement>> els = ParquetElementsForField(field);
       if (!els.ok()) continue;  // reported below, by the field's writer
@@ -308,12 +331,31 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Open(fs::FileSyste
       els->insert(els->begin(), root);
       Result<std::vector<ColumnDescriptor>> descs = BuildColumnDescriptors(*els);
       if (!descs.ok()) continue;
-      for (const ColumnDescriptor& leaf : (*descs)[0].leaves) names.push_back(leaf.field.name);
+      for (const ColumnDescriptor& leaf : (*descs)[0].leaves) {
+        names.push_back(leaf.field.name);
+        if (leaf.field.type->id() == columnar::TypeId::kBoolean) {
+          booleans.push_back(leaf.field.name);
+        }
+      }
     }
     for (const auto& [key, encoding] : options.column_encodings) {
       if (std::find(names.begin(), names.end(), key) == names.end()) {
         return Status::InvalidArgument("Parquet writer options for ", path,
                                        ": column_encodings names no column '", key, "'");
+      }
+    }
+    for (const auto& [key, bloom] : options.bloom_filters) {
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        return Status::InvalidArgument("Parquet writer options for ", path,
+                                       ": bloom_filters names no column '", key, "'");
+      }
+      if (std::find(booleans.begin(), booleans.end(), key) != booleans.end()) {
+        return Status::InvalidArgument("Parquet writer options for ", path, ": column '", key,
+                                       "' is boolean; Parquet has no bloom filters for booleans");
+      }
+      if (!(bloom.fpp > 0 && bloom.fpp < 1) || bloom.ndv < 0) {
+        return Status::InvalidArgument("Parquet writer options for ", path, ": bloom filter of '",
+                                       key, "': fpp must be in (0, 1) and ndv >= 0");
       }
     }
   }

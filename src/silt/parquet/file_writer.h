@@ -18,8 +18,9 @@
 // column PLAIN, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
 // DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT; RLE/bit-packed hybrid levels; data
 // page v1 (default) or v2. Column chunk statistics
-// (min_value/max_value/null_count) per Parquet's ordering rules, and the page
-// index (per-page bounds, null counts and locations).
+// (min_value/max_value/null_count) per Parquet's ordering rules, the page
+// index (per-page bounds, null counts and locations), and optional
+// split-block bloom filters per column (bloom_filter.h).
 //
 // Memory: pages are encoded and compressed as batches arrive; a row group is
 // flushed when its buffered encoded size reaches row_group_bytes.
@@ -69,6 +70,17 @@ enum class ColumnEncoding {
 // Errors: InvalidArgument naming the value.
 Result<ColumnEncoding> ParseColumnEncoding(std::string_view name);
 
+// A split-block bloom filter for one column (WriterOptions::bloom_filters).
+struct BloomFilterOptions {
+  // Distinct values expected per column chunk; sizes the filter. 0 = size
+  // it from the distinct values actually written. Either way the writer
+  // keeps the chunk's distinct 64-bit value hashes until the row group is
+  // flushed (8 bytes per distinct value).
+  int64_t ndv = 0;
+  // Target false-positive probability, in (0, 1).
+  double fpp = 0.01;
+};
+
 struct WriterOptions {
   Compression compression = Compression::kSnappy;
   int zstd_level = 3;
@@ -90,6 +102,12 @@ struct WriterOptions {
   // Write the page index (column index + offset index per column chunk,
   // between the last row group and the footer).
   bool write_page_index = true;
+  // Columns that get a split-block bloom filter per column chunk, keyed like
+  // column_encodings (top-level name or a nested leaf's dotted path). The
+  // filters are written after the last row group, before the page index,
+  // and located by ColumnMetaData.bloom_filter_offset/length. Open fails
+  // with InvalidArgument when a key names no column or a boolean one.
+  std::map<std::string, BloomFilterOptions> bloom_filters;
 };
 
 // Per-leaf-column statistics gathered while writing, for Delta add.stats.

@@ -50,7 +50,8 @@ void AppendRandom(ColumnBuilder* b, const DataType& type, bool nullable, std::mt
     case TypeId::kDouble: b->Append<double>(static_cast<double>(x) / 16); break;
     case TypeId::kDecimal: b->Append<__int128>(static_cast<__int128>(x) * 12345); break;
     case TypeId::kString:
-    case TypeId::kBinary: b->AppendString(std::string(static_cast<size_t>(x % 7 + 6), 'a' + x % 5));
+    case TypeId::kBinary:
+      b->AppendString(std::string(static_cast<size_t>(x % 7 + 6), 'a' + x % 5));
       break;
     case TypeId::kStruct:
       for (int i = 0; i < type.num_fields(); ++i) {
@@ -123,21 +124,21 @@ SchemaPtr NestedSchema() {
   TypePtr point_t = DataType::Struct(point);
   return DataType::Struct({
       {"id", DataType::Long(), false, "{}"},
-      {"s", DataType::Struct({{"a", DataType::Int(), true, "{}"},
-                              {"b", DataType::String(), false, "{}"},
-                              {"inner", DataType::Struct({{"d", DataType::Decimal(20, 2), true,
-                                                           "{}"}}),
-                               true, "{}"}}),
+      {"s",
+       DataType::Struct({{"a", DataType::Int(), true, "{}"},
+                         {"b", DataType::String(), false, "{}"},
+                         {"inner", DataType::Struct({{"d", DataType::Decimal(20, 2), true, "{}"}}),
+                          true, "{}"}}),
        true, "{}"},
       {"req_s", DataType::Struct({{"v", DataType::Boolean(), true, "{}"}}), false, "{}"},
       {"ints", DataType::Array(DataType::Int(), true), true, "{}"},
       {"req_ints", DataType::Array(DataType::Long(), false), false, "{}"},
       {"nested_lists",
-       DataType::Array(DataType::Array(DataType::Array(DataType::Short(), true), true), true),
-       true, "{}"},
+       DataType::Array(DataType::Array(DataType::Array(DataType::Short(), true), true), true), true,
+       "{}"},
       {"points", DataType::Array(point_t, true), true, "{}"},
-      {"m", DataType::Map(DataType::String(), DataType::Array(DataType::Date(), true), true),
-       true, "{}"},
+      {"m", DataType::Map(DataType::String(), DataType::Array(DataType::Date(), true), true), true,
+       "{}"},
       {"mm",
        DataType::Map(DataType::Int(), DataType::Map(DataType::String(), point_t, true), false),
        true, "{}"},
@@ -201,8 +202,8 @@ TEST_P(NestedRoundTripTest, StructsListsAndMapsThreeLevelsDeepReadBackIdentical)
   std::vector<RecordBatchPtr> batches = {RandomBatch(schema, 3000, 1), RandomBatch(schema, 1, 2),
                                          RandomBatch(schema, 2000, 3)};
   {
-    ASSERT_OK_AND_ASSIGN(auto writer, ParquetFileWriter::Open(fs.get(), "/t/n.parquet", schema,
-                                                              options));
+    ASSERT_OK_AND_ASSIGN(auto writer,
+                         ParquetFileWriter::Open(fs.get(), "/t/n.parquet", schema, options));
     for (const auto& b : batches) ASSERT_OK(writer->WriteBatch(*b));
     ASSERT_OK_AND_ASSIGN(WriteResult result, writer->Close());
     EXPECT_EQ(result.num_rows, 5001);
@@ -244,8 +245,8 @@ TEST(NestedProjectionTest, StructFieldPathsReadOnlyTheirLeaves) {
   for (int64_t row = 0; row < batch->num_rows; ++row) {
     const bool s_null = s.IsNull(row);
     const bool inner_null = s_null || inner.IsNull(row);
-    ASSERT_EQ(Render(*got->column(0), row),
-              inner_null ? "null" : Render(*inner.children[0], row)) << row;
+    ASSERT_EQ(Render(*got->column(0), row), inner_null ? "null" : Render(*inner.children[0], row))
+        << row;
     ASSERT_EQ(Render(*got->column(1), row), s_null ? "null" : Render(*s.children[1], row)) << row;
     ASSERT_EQ(Render(*got->column(2), row), inner_null ? "null" : Render(inner, row)) << row;
   }
@@ -260,9 +261,8 @@ INSTANTIATE_TEST_SUITE_P(DictionaryAndPageSizes, NestedRoundTripTest,
                                             ::testing::Values(int64_t{512}, int64_t{1} << 20)));
 
 TEST(NestedSchemaTest, WriterUsesSparkListAndMapLayout) {
-  Field f{"m",
-          DataType::Map(DataType::String(), DataType::Array(DataType::Int(), false), true), true,
-          "{}"};
+  Field f{"m", DataType::Map(DataType::String(), DataType::Array(DataType::Int(), false), true),
+          true, "{}"};
   ASSERT_OK_AND_ASSIGN(std::vector<SchemaElement> els, ParquetElementsForField(f));
   std::vector<std::string> names;
   for (const SchemaElement& el : els) names.push_back(el.name);
@@ -473,9 +473,9 @@ TEST(PageIndexTest, OffsetAndColumnIndexesDescribeEveryDataPage) {
       for (size_t page = 0; page < oi.page_locations.size(); ++page) {
         const PageLocation& loc = oi.page_locations[page];
         EXPECT_EQ(loc.offset, end) << "pages are contiguous";
-        ASSERT_OK_AND_ASSIGN(ParsedPageHeader h,
-                             ParsePageHeader(std::string_view(file).substr(
-                                 static_cast<size_t>(loc.offset))));
+        ASSERT_OK_AND_ASSIGN(
+            ParsedPageHeader h,
+            ParsePageHeader(std::string_view(file).substr(static_cast<size_t>(loc.offset))));
         EXPECT_EQ(loc.compressed_page_size, h.header_size + h.header.compressed_page_size);
         values += h.header.data_page_header->num_values;
         if (page > 0) {

@@ -60,8 +60,8 @@ void NestedFieldWriter::EmitEmpty(const LevelNode& node, int16_t def, int16_t re
   for (const LevelNode& child : node.children) EmitEmpty(child, def, rep);
 }
 
-void NestedFieldWriter::Emit(const LevelNode& node, const Column& column, int64_t row,
-                             int16_t rep, int parent_def) {
+void NestedFieldWriter::Emit(const LevelNode& node, const Column& column, int64_t row, int16_t rep,
+                             int parent_def) {
   if (node.valid_def > parent_def && column.IsNull(row)) {
     EmitEmpty(node, static_cast<int16_t>(parent_def), rep);
     return;

@@ -449,6 +449,8 @@ void ColumnMetaData::Write(CompactWriter* w) const {
     statistics->Write(w);
   }
   if (!encoding_stats.empty()) WriteStructList(w, 13, encoding_stats);
+  if (bloom_filter_offset) w->FieldI64(14, *bloom_filter_offset);
+  if (bloom_filter_length) w->FieldI32(15, *bloom_filter_length);
   w->StructEnd();
 }
 
@@ -491,6 +493,8 @@ void ColumnMetaData::Read(CompactReader* r) {
         statistics->Read(r);
         break;
       case 13: ReadStructList(r, t, &encoding_stats); break;
+      case 14: bloom_filter_offset = r->ReadI64(t); break;
+      case 15: bloom_filter_length = r->ReadI32(t); break;
       default: r->Skip(t); break;
     }
   }

@@ -218,6 +218,10 @@ struct ColumnMetaData {
   std::optional<int64_t> dictionary_page_offset;
   std::optional<Statistics> statistics;
   std::vector<PageEncodingStats> encoding_stats;
+  // Split-block bloom filter (BloomFilter.md): its header's offset and, when
+  // the writer recorded it, header + bitset length.
+  std::optional<int64_t> bloom_filter_offset;
+  std::optional<int32_t> bloom_filter_length;
 
   void Write(thrift::CompactWriter* w) const;
   void Read(thrift::CompactReader* r);

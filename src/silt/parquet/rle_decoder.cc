@@ -1,10 +1,26 @@
 #include "silt/parquet/rle_decoder.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "silt/columnar/column.h"
 
 namespace silt::parquet {
+
+int64_t CountSetBits(const uint8_t* p, int64_t n) {
+  int64_t total = 0;
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + k, 8);
+    w = w - ((w >> 1) & 0x5555555555555555ULL);
+    w = (w & 0x3333333333333333ULL) + ((w >> 2) & 0x3333333333333333ULL);
+    w = (w + (w >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    total += static_cast<int64_t>((w * 0x0101010101010101ULL) >> 56);
+  }
+  for (; k < n; ++k) total += std::popcount(static_cast<unsigned>(p[k]));
+  return total;
+}
 
 void RleDecoder::Reset(const uint8_t* data, int64_t size, int bit_width) {
   data_ = data;
@@ -82,16 +98,24 @@ void RleDecoder::UnpackGroup(uint32_t* out) {
     std::fill(out, out + 8, 0u);
     return;
   }
-  // Copy the group's w bytes into a zero-padded scratch so the 8-byte loads
-  // below never read past the input.
-  uint8_t buf[40] = {};
-  int64_t avail = std::min<int64_t>(w, size_ - pos_);
-  std::memcpy(buf, data_ + pos_, static_cast<size_t>(avail));
-  pos_ += avail;
+  // The 8-byte loads below read up to w + 7 bytes from the group's start:
+  // straight from the input when that much is left, else from a
+  // zero-padded copy of what remains.
+  const uint8_t* src = data_ + pos_;
+  uint8_t buf[40];
+  if (size_ - pos_ >= w + 8) {
+    pos_ += w;
+  } else {
+    std::memset(buf, 0, sizeof(buf));
+    const int64_t avail = std::min<int64_t>(w, size_ - pos_);
+    std::memcpy(buf, data_ + pos_, static_cast<size_t>(avail));
+    pos_ += avail;
+    src = buf;
+  }
   for (int i = 0; i < 8; ++i) {
     const int bit = i * w;
     uint64_t word;
-    std::memcpy(&word, buf + bit / 8, 8);
+    std::memcpy(&word, src + bit / 8, 8);
     out[i] = static_cast<uint32_t>(word >> (bit & 7)) & mask_;
   }
 }
@@ -122,6 +146,32 @@ int64_t RleDecoder::GetBits(uint8_t* bits, int64_t bit_offset, int64_t n, int64_
       continue;
     }
     if (literal_left_ > 0) {
+      if (bit_width_ == 1 && group_pos_ == 8) {
+        // Bit-packed width-1 values are already a bitmap (LSB first): copy
+        // whole bytes, shifted into place when the output is not aligned.
+        const int64_t bytes = std::min(std::min(literal_left_, n - done) / 8, size_ - pos_);
+        if (bytes > 0) {
+          const uint8_t* src = data_ + pos_;
+          const int64_t out_bit = bit_offset + done;
+          const int shift = static_cast<int>(out_bit & 7);
+          uint8_t* dst = bits + out_bit / 8;
+          if (shift == 0) {
+            std::memcpy(dst, src, static_cast<size_t>(bytes));
+          } else {
+            const auto low = static_cast<uint8_t>((1u << shift) - 1);
+            for (int64_t k = 0; k < bytes; ++k) {
+              const uint8_t b = src[k];
+              dst[k] = static_cast<uint8_t>((dst[k] & low) | (b << shift));
+              dst[k + 1] = static_cast<uint8_t>((dst[k + 1] & ~low) | (b >> (8 - shift)));
+            }
+          }
+          set += CountSetBits(src, bytes);
+          pos_ += bytes;
+          literal_left_ -= bytes * 8;
+          done += bytes * 8;
+          continue;
+        }
+      }
       if (group_pos_ == 8) {
         UnpackGroup(group_);
         group_pos_ = 0;

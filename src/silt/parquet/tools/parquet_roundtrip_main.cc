@@ -15,6 +15,18 @@
 //       Reads PATH with silt's reader and prints its rows as JSON lines.
 //   silt_parquet_roundtrip schema PATH
 //       Prints the file's schema as Spark DDL.
+//   silt_parquet_roundtrip copy IN OUT [write options as above]
+//                                      [--bloom COLUMN[:NDV[:FPP]]]...
+//       Reads IN with silt and writes its rows to OUT with silt (--bloom
+//       adds a bloom filter for a column; --bloom works for write too).
+//   silt_parquet_roundtrip bloom PATH COLUMN VALUE
+//       Prints per row group whether its bloom filter may hold VALUE:
+//       true, false, or null (no filter).
+//   silt_parquet_roundtrip prune PATH [--columns A,B] [--pred COL OP VALUE]...
+//       Prints {"row_groups": [...], "rows_per_group": [...]} for the row
+//       groups SelectRowGroups keeps and the rows ReadRowGroupPruned returns
+//       for them. OP: = != < <= > >= in (comma-separated values) isnull
+//       notnull (VALUE ignored).
 //
 // JSON value forms: numbers for integers, dates (days) and timestamps
 // (microseconds); floats in shortest round-trip form with "NaN",
@@ -27,6 +39,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -272,8 +285,7 @@ void AppendNested(ColumnBuilder* b, const DataType& type, bool nullable, int64_t
       for (int i = 0; i < n; ++i) {
         // Distinct keys within one map: the entry index is part of the key.
         AppendValue(entries->child(0), *type.key_type(), false, row * 3 + i);
-        AppendNested(entries->child(1), *type.value_type(), type.value_contains_null(), row,
-                     state);
+        AppendNested(entries->child(1), *type.value_type(), type.value_contains_null(), row, state);
         entries->AppendValid();
       }
       b->CloseList();
@@ -287,8 +299,8 @@ columnar::SchemaPtr NestedDataSetSchema() {
   auto f = [](std::string name, columnar::TypePtr type, bool nullable = true) {
     return Field{std::move(name), std::move(type), nullable};
   };
-  columnar::TypePtr inner = DataType::Struct(
-      {f("d", DataType::Decimal(20, 4)), f("ts", DataType::Timestamp(), false)});
+  columnar::TypePtr inner =
+      DataType::Struct({f("d", DataType::Decimal(20, 4)), f("ts", DataType::Timestamp(), false)});
   return DataType::Struct({
       f("id", DataType::Long(), false),
       f("n_struct", DataType::Struct({f("a", DataType::Int()), f("b", DataType::String(), false),
@@ -301,12 +313,13 @@ columnar::SchemaPtr NestedDataSetSchema() {
         DataType::Array(DataType::Struct(
             {f("x", DataType::Long()), f("tags", DataType::Array(DataType::String()))}))),
       f("n_map_struct",
-        DataType::Map(DataType::Int(),
-                      DataType::Struct({f("p", DataType::Boolean()),
-                                        f("q", DataType::Map(DataType::String(),
-                                                             DataType::Binary()))}))),
-      f("n_req_struct", DataType::Struct({f("ts_ntz", DataType::TimestampNtz()),
-                                          f("byte", DataType::Byte(), false)}),
+        DataType::Map(
+            DataType::Int(),
+            DataType::Struct({f("p", DataType::Boolean()),
+                              f("q", DataType::Map(DataType::String(), DataType::Binary()))}))),
+      f("n_req_struct",
+        DataType::Struct(
+            {f("ts_ntz", DataType::TimestampNtz()), f("byte", DataType::Byte(), false)}),
         false),
   });
 }
@@ -343,10 +356,10 @@ int Fail(const Status& s) {
   return 1;
 }
 
-int Write(const std::string& path, int argc, char** argv) {
-  WriterOptions options;
-  int64_t rows = 1000;
-  bool nested = false;
+// Parses the write options shared by `write` and `copy`; returns 0, or the
+// exit code on a bad option.
+int ParseWriteOptions(int argc, char** argv, WriterOptions* out, int64_t* rows, bool* nested) {
+  WriterOptions& options = *out;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() -> std::string {
@@ -362,16 +375,27 @@ int Write(const std::string& path, int argc, char** argv) {
       options.compression = *c;
     } else if (arg == "--no-dictionary") {
       options.enable_dictionary = false;
-    } else if (arg == "--rows") {
-      rows = std::stoll(next());
+    } else if (arg == "--rows" && rows != nullptr) {
+      *rows = std::stoll(next());
     } else if (arg == "--page-bytes") {
       options.page_bytes = std::stoll(next());
     } else if (arg == "--row-group-bytes") {
       options.row_group_bytes = std::stoll(next());
-    } else if (arg == "--nested") {
-      nested = true;
+    } else if (arg == "--nested" && nested != nullptr) {
+      *nested = true;
     } else if (arg == "--page-v2") {
       options.data_page_v2 = true;
+    } else if (arg == "--bloom") {
+      // COLUMN[:NDV[:FPP]], repeatable.
+      const std::string spec = next();
+      const size_t c1 = spec.find(':');
+      BloomFilterOptions bloom;
+      if (c1 != std::string::npos) {
+        const size_t c2 = spec.find(':', c1 + 1);
+        bloom.ndv = std::stoll(spec.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1));
+        if (c2 != std::string::npos) bloom.fpp = std::stod(spec.substr(c2 + 1));
+      }
+      options.bloom_filters[spec.substr(0, c1)] = bloom;
     } else if (arg == "--encoding") {
       // COLUMN=ENCODING, repeatable.
       const std::string spec = next();
@@ -388,6 +412,14 @@ int Write(const std::string& path, int argc, char** argv) {
       return 2;
     }
   }
+  return 0;
+}
+
+int Write(const std::string& path, int argc, char** argv) {
+  WriterOptions options;
+  int64_t rows = 1000;
+  bool nested = false;
+  if (int rc = ParseWriteOptions(argc, argv, &options, &rows, &nested); rc != 0) return rc;
   columnar::SchemaPtr schema = nested ? NestedDataSetSchema() : DataSetSchema();
   auto batch = std::make_shared<RecordBatch>();
   batch->schema = schema;
@@ -439,6 +471,189 @@ int Read(const std::string& path, bool schema_only) {
   return 0;
 }
 
+// Reads IN with silt and writes it to OUT with silt (write options as for
+// `write`); prints nothing.
+int Copy(const std::string& in, const std::string& out, int argc, char** argv) {
+  WriterOptions options;
+  if (int rc = ParseWriteOptions(argc, argv, &options, nullptr, nullptr); rc != 0) return rc;
+  auto fs = fs::MakeLocalFileSystem();
+  Result<std::unique_ptr<ParquetFileReader>> reader = ParquetFileReader::Open(fs.get(), in);
+  if (!reader.ok()) return Fail(reader.status());
+  Result<std::unique_ptr<ParquetFileWriter>> writer =
+      ParquetFileWriter::Open(fs.get(), out, (*reader)->schema(), options);
+  if (!writer.ok()) return Fail(writer.status());
+  for (int rg = 0; rg < (*reader)->num_row_groups(); ++rg) {
+    Result<columnar::RecordBatchPtr> batch = (*reader)->ReadRowGroup(rg);
+    if (!batch.ok()) return Fail(batch.status());
+    const int64_t step = columnar::kTargetBatchRows;
+    for (int64_t offset = 0; offset < (*batch)->num_rows; offset += step) {
+      columnar::RecordBatchPtr part =
+          columnar::SliceBatch(**batch, offset, std::min(step, (*batch)->num_rows - offset));
+      if (Status s = (*writer)->WriteBatch(*part); !s.ok()) return Fail(s);
+    }
+  }
+  Result<WriteResult> result = (*writer)->Close();
+  if (!result.ok()) return Fail(result.status());
+  return 0;
+}
+
+// The type of `name` (top-level or dotted through structs) in `schema`.
+columnar::TypePtr ColumnType(const columnar::SchemaPtr& schema, const std::string& name) {
+  columnar::TypePtr type = schema;
+  size_t start = 0;
+  while (type != nullptr) {
+    const size_t dot = name.find('.', start);
+    const std::string part = name.substr(start, dot == std::string::npos ? dot : dot - start);
+    if (type->id() != TypeId::kStruct) return nullptr;
+    const int k = type->FieldIndex(part);
+    if (k < 0) {
+      // A top-level name with dots in it.
+      if (start == 0 && schema->FieldIndex(name) >= 0)
+        return schema->field(schema->FieldIndex(name)).type;
+      return nullptr;
+    }
+    type = type->field(k).type;
+    if (dot == std::string::npos) return type;
+    start = dot + 1;
+  }
+  return nullptr;
+}
+
+// A literal in the tool's JSON forms' text: integers, floats, strings as
+// they are, decimals as "-12.34" (scaled to the column's scale).
+columnar::PredicateValue ParseLiteral(const columnar::DataType& type, const std::string& text) {
+  columnar::PredicateValue v;
+  switch (type.id()) {
+    case TypeId::kFloat:
+    case TypeId::kDouble: v.f64 = std::stod(text); break;
+    case TypeId::kString:
+    case TypeId::kBinary: v.str = text; break;
+    case TypeId::kBoolean: v.i64 = text == "true" ? 1 : 0; break;
+    case TypeId::kDecimal: {
+      __int128 unscaled = 0;
+      int frac = -1;
+      bool neg = false;
+      for (char ch : text) {
+        if (ch == '-') {
+          neg = true;
+        } else if (ch == '.') {
+          frac = 0;
+        } else {
+          unscaled = unscaled * 10 + (ch - '0');
+          if (frac >= 0) ++frac;
+        }
+      }
+      for (int k = std::max(frac, 0); k < type.scale(); ++k) unscaled *= 10;
+      v.i128 = neg ? -unscaled : unscaled;
+      break;
+    }
+    default: v.i64 = std::stoll(text); break;
+  }
+  return v;
+}
+
+// bloom PATH COLUMN VALUE: one JSON line per row group, true / false (the
+// filter rules the value out) / null (no filter).
+int Bloom(const std::string& path, const std::string& column, const std::string& value) {
+  auto fs = fs::MakeLocalFileSystem();
+  Result<std::unique_ptr<ParquetFileReader>> reader = ParquetFileReader::Open(fs.get(), path);
+  if (!reader.ok()) return Fail(reader.status());
+  columnar::TypePtr type = ColumnType((*reader)->schema(), column);
+  if (type == nullptr) return Fail(Status::InvalidArgument("no column ", column));
+  for (int rg = 0; rg < (*reader)->num_row_groups(); ++rg) {
+    Result<std::optional<bool>> r =
+        (*reader)->BloomFilterMightContain(rg, column, type, ParseLiteral(*type, value));
+    if (!r.ok()) return Fail(r.status());
+    std::cout << (!r->has_value() ? "null" : (**r ? "true" : "false")) << "\n";
+  }
+  return 0;
+}
+
+// prune PATH [--columns A,B] [--pred COLUMN OP VALUE]...: prints
+// {"row_groups": [kept...], "rows_per_group": [...]} and then the rows
+// ReadRowGroupPruned returns for the kept row groups. OP: = != < <= > >=
+// in (VALUE comma-separated) isnull notnull (VALUE ignored).
+int Prune(const std::string& path, int argc, char** argv) {
+  auto fs = fs::MakeLocalFileSystem();
+  Result<std::unique_ptr<ParquetFileReader>> reader = ParquetFileReader::Open(fs.get(), path);
+  if (!reader.ok()) return Fail(reader.status());
+  std::vector<std::string> columns;
+  columnar::Conjunction conj;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--columns" && i + 1 < argc) {
+      std::string list = argv[++i];
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        columns.push_back(list.substr(start, comma == std::string::npos ? comma : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (arg == "--pred" && i + 3 < argc) {
+      columnar::ColumnPredicate p;
+      p.column = argv[++i];
+      const std::string op = argv[++i];
+      const std::string value = argv[++i];
+      p.type = ColumnType((*reader)->schema(), p.column);
+      if (p.type == nullptr) return Fail(Status::InvalidArgument("no column ", p.column));
+      using columnar::PredicateOp;
+      if (op == "=")
+        p.op = PredicateOp::kEq;
+      else if (op == "!=")
+        p.op = PredicateOp::kNotEq;
+      else if (op == "<")
+        p.op = PredicateOp::kLt;
+      else if (op == "<=")
+        p.op = PredicateOp::kLtEq;
+      else if (op == ">")
+        p.op = PredicateOp::kGt;
+      else if (op == ">=")
+        p.op = PredicateOp::kGtEq;
+      else if (op == "in")
+        p.op = PredicateOp::kIn;
+      else if (op == "isnull")
+        p.op = PredicateOp::kIsNull;
+      else if (op == "notnull")
+        p.op = PredicateOp::kIsNotNull;
+      else
+        return Fail(Status::InvalidArgument("unknown operator ", op));
+      if (p.op == PredicateOp::kIn) {
+        size_t start = 0;
+        while (true) {
+          size_t comma = value.find(',', start);
+          p.values.push_back(ParseLiteral(
+              *p.type, value.substr(start, comma == std::string::npos ? comma : comma - start)));
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+      } else if (p.op != PredicateOp::kIsNull && p.op != PredicateOp::kIsNotNull) {
+        p.values.push_back(ParseLiteral(*p.type, value));
+      }
+      conj.push_back(std::move(p));
+    } else {
+      std::cerr << "unknown option " << arg << "\n";
+      return 2;
+    }
+  }
+  Result<std::vector<int>> kept = (*reader)->SelectRowGroups(conj);
+  if (!kept.ok()) return Fail(kept.status());
+  std::vector<columnar::RecordBatchPtr> batches;
+  std::string head = "{\"row_groups\": [";
+  std::string counts = "], \"rows_per_group\": [";
+  for (size_t k = 0; k < kept->size(); ++k) {
+    Result<columnar::RecordBatchPtr> batch =
+        (*reader)->ReadRowGroupPruned((*kept)[k], columns, conj);
+    if (!batch.ok()) return Fail(batch.status());
+    head += (k ? ", " : "") + std::to_string((*kept)[k]);
+    counts += (k ? ", " : "") + std::to_string((*batch)->num_rows);
+    batches.push_back(std::move(*batch));
+  }
+  std::cout << head << counts << "]}\n";
+  for (const auto& b : batches) PrintRows(*b);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 3) {
     std::cerr << "usage: silt_parquet_roundtrip write|read|schema PATH [options]\n";
@@ -449,6 +664,9 @@ int Main(int argc, char** argv) {
   if (command == "write") return Write(path, argc - 3, argv + 3);
   if (command == "read") return Read(path, false);
   if (command == "schema") return Read(path, true);
+  if (command == "copy" && argc >= 4) return Copy(path, argv[3], argc - 4, argv + 4);
+  if (command == "bloom" && argc == 5) return Bloom(path, argv[3], argv[4]);
+  if (command == "prune") return Prune(path, argc - 3, argv + 3);
   std::cerr << "unknown command " << command << "\n";
   return 2;
 }
