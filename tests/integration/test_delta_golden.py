@@ -1,5 +1,6 @@
 """Delta's golden tables (<repo>/../shared/conformance/delta-golden) read by
-`silt read`, compared with delta-rs (deltalake) reading the same table.
+`silt read`, compared with delta-rs (deltalake) and with pyspark + delta-spark
+(the `spark` fixture) reading the same table.
 
 Every table gets one outcome, printed as a table at the end:
   ok            silt and delta-rs return the same rows
@@ -24,7 +25,7 @@ import pytest
 from urllib.parse import unquote
 
 from helpers import (_checkpoint_actions, normalize_silt_rows, read_commit, read_with_deltalake,
-                     to_json_rows)
+                     read_with_spark, to_json_rows)
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO.parent / "shared" / "conformance" / "delta-golden"
@@ -152,13 +153,27 @@ def _versions(table):
     return sorted(out)
 
 
-def _compare(silt_bin, table, version=None):
+def _spark_reference(spark):
+    """A reference reader over pyspark + delta-spark: (rows, None) or
+    (None, message)."""
+
+    def read(table, version=None):
+        try:
+            return to_json_rows(read_with_spark(spark, table, version=version)), None
+        except Exception as exc:  # AnalysisException, Py4JJavaError, ...
+            text = " ".join(str(exc).split())
+            return None, f"{type(exc).__name__}: {text[:200]}"
+
+    return read
+
+
+def _compare(silt_bin, table, version=None, reference=None, ref_name="delta-rs"):
     silt_rows, silt_error = _silt_rows(silt_bin, table, version)
-    ref_rows, ref_error = _reference_rows(table, version)
+    ref_rows, ref_error = (reference or _reference_rows)(table, version)
     if silt_error and silt_error[0] == "crash":
         return "crash", silt_error[1]
     if silt_error and ref_error:
-        return "both-fail", f"silt: {silt_error[1][:120]} | delta-rs: {ref_error[:120]}"
+        return "both-fail", f"silt: {silt_error[1][:120]} | {ref_name}: {ref_error[:120]}"
     if silt_error:
         kind = "refused" if silt_error[0] == "refused" else "silt-fails"
         return kind, silt_error[1]
@@ -170,37 +185,36 @@ def _compare(silt_bin, table, version=None):
                     return "mismatch", (f"{len(silt_rows)} rows, numRecords - deletion vector "
                                         f"cardinalities = {expected}")
                 return "ok-silt-only", (f"{expected} rows = numRecords - deleted; "
-                                        f"delta-rs: {ref_error}")
-        return "ok-silt-only", f"delta-rs: {ref_error}"
+                                        f"{ref_name}: {ref_error}")
+        return "ok-silt-only", f"{ref_name}: {ref_error}"
     got = sorted(_canonical(r) for r in silt_rows)
     want = sorted(_canonical(r) for r in ref_rows)
     if got == want:
         return "ok", f"{len(got)} rows"
-    if version is None and table.name in REFERENCE_WRONG:
+    if version is None and ref_name == "delta-rs" and table.name in REFERENCE_WRONG:
         expected = sorted(_canonical(r) for r in REFERENCE_WRONG[table.name])
         if got == expected:
             return "ok-ref-wrong", "delta-rs returns wrong rows; silt matches the data files"
     if len(got) != len(want):
-        return "mismatch", f"{len(got)} rows, delta-rs has {len(want)}"
+        return "mismatch", f"{len(got)} rows, {ref_name} has {len(want)}"
     for g, w in zip(got, want):
         if g != w:
-            return "mismatch", f"silt {g[:150]} vs delta-rs {w[:150]}"
+            return "mismatch", f"silt {g[:150]} vs {ref_name} {w[:150]}"
     return "mismatch", "rows differ"
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
-def test_golden_tables_read_like_delta_rs(silt_bin):
+def _run_golden(silt_bin, reference=None, ref_name="delta-rs"):
     results = []
     for table in sorted(p for p in GOLDEN.iterdir() if p.is_dir()):
-        outcome, detail = _compare(silt_bin, table)
+        outcome, detail = _compare(silt_bin, table, None, reference, ref_name)
         results.append((table.name, outcome, detail))
         if table.name.startswith(TIME_TRAVEL_PREFIXES) and outcome == "ok":
             for version in _versions(table)[:-1]:
-                v_outcome, v_detail = _compare(silt_bin, table, version)
+                v_outcome, v_detail = _compare(silt_bin, table, version, reference, ref_name)
                 results.append((f"{table.name}@v{version}", v_outcome, v_detail))
 
     width = max(len(name) for name, _, _ in results)
-    lines = [f"{'table'.ljust(width)}  outcome       detail"]
+    lines = [f"silt vs {ref_name}", f"{'table'.ljust(width)}  outcome       detail"]
     for name, outcome, detail in results:
         lines.append(f"{name.ljust(width)}  {outcome.ljust(12)}  {detail}")
     counts = {}
@@ -208,7 +222,22 @@ def test_golden_tables_read_like_delta_rs(silt_bin):
         counts[outcome] = counts.get(outcome, 0) + 1
     lines.append("counts: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
     print("\n" + "\n".join(lines))
+    return results
 
+
+@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+def test_golden_tables_read_like_delta_rs(silt_bin):
+    results = _run_golden(silt_bin)
     bad = [(n, o, d) for n, o, d in results if o in ("mismatch", "crash", "silt-fails")]
     assert not bad, "golden tables silt gets wrong:\n" + "\n".join(
+        f"  {n}: {o}: {d}" for n, o, d in bad)
+
+
+@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
+def test_golden_tables_read_like_spark(silt_bin, spark):
+    """The acceptance check: every golden table through `silt read` yields
+    the rows pyspark + delta-spark read, or both fail."""
+    results = _run_golden(silt_bin, _spark_reference(spark), "spark")
+    bad = [(n, o, d) for n, o, d in results if o in ("mismatch", "crash", "silt-fails")]
+    assert not bad, "golden tables silt reads differently from Spark:\n" + "\n".join(
         f"  {n}: {o}: {d}" for n, o, d in bad)

@@ -9,8 +9,11 @@
 
 #include "silt/base/clock.h"
 #include "silt/base/json_writer.h"
+#include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/base/version.h"
+#include "silt/delta/checkpoint_writer.h"
+#include "silt/delta/log_cleanup.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/stats.h"
@@ -21,8 +24,10 @@ namespace silt::delta {
 namespace {
 
 // Bounded so that a writer that keeps losing (a hot table, or a bug in
-// another writer) eventually reports it instead of spinning.
-constexpr int kMaxCommitAttempts = 10;
+// another writer) eventually reports it instead of spinning. Every lost
+// attempt means another writer made progress, so a busy table with a few
+// concurrent appenders needs more than a handful.
+constexpr int kMaxCommitAttempts = 100;
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 
@@ -149,8 +154,8 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
   }
   if (new_table) {
     return Status::Conflict("Delta table ", table_path,
-                            " was created concurrently by another writer (",
-                            DescribeWinner(winner), ")");
+                            " was created concurrently by another writer (", DescribeWinner(winner),
+                            ")");
   }
   if (winner.protocol) {
     return Status::Conflict("concurrent protocol change: ", DescribeWinner(winner), " of ",
@@ -169,9 +174,8 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
     for (const RemoveFile& r : winner.removes) {
       SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
       if (our_removes.count(key) != 0) {
-        return Status::Conflict("concurrent delete: ", DescribeWinner(winner), " of ",
-                                table_path, " removed file ", r.path,
-                                " which this commit also removes");
+        return Status::Conflict("concurrent delete: ", DescribeWinner(winner), " of ", table_path,
+                                " removed file ", r.path, " which this commit also removes");
       }
     }
   }
@@ -190,6 +194,40 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
     }
   }
   return Outcome::kRebase;
+}
+
+// After committing `version`: a checkpoint every delta.checkpointInterval
+// versions, then expired log cleanup. Both are maintenance: a failure is
+// logged and never fails the commit, which is already durable.
+void PostCommit(DeltaTable* table, const Metadata& metadata, int64_t version) {
+  Result<bool> due = ShouldCheckpoint(metadata, version);
+  if (!due.ok()) {
+    SILT_LOG_WARN("delta", "not checkpointing ", table->path(), " at version ", version, ": ",
+                  due.status().ToString());
+    return;
+  }
+  if (!*due) return;
+  Result<SnapshotPtr> snapshot = table->SnapshotAt(version);
+  if (!snapshot.ok()) {
+    SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
+                  " skipped: ", snapshot.status().ToString());
+    return;
+  }
+  const int64_t now_ms = NowMillis();
+  Result<CheckpointInfo> checkpoint = WriteCheckpoint(table, **snapshot, now_ms);
+  if (!checkpoint.ok()) {
+    SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
+                  " failed (the commit stands): ", checkpoint.status().ToString());
+    return;
+  }
+  SILT_LOG_DEBUG("delta", "wrote checkpoint ", checkpoint->path, " (", checkpoint->num_actions,
+                 " actions)");
+  Result<LogCleanupResult> cleanup = CleanUpExpiredLogs(
+      table->file_system().get(), table->log_path(), (*snapshot)->metadata(), now_ms);
+  if (!cleanup.ok()) {
+    SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
+                  " failed: ", cleanup.status().ToString());
+  }
 }
 
 }  // namespace
@@ -251,6 +289,10 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
   }
   actions.adds = request.adds;
   actions.removes = request.removes;
+  // The table's metaData as of the new version (winners that change it make
+  // this commit conflict, so it cannot go stale while retrying).
+  const Metadata* committed_metadata =
+      actions.metadata ? &*actions.metadata : &read_snapshot->metadata();
   const std::string txn_id = NewUuid();
   std::optional<int64_t> read_version;
   if (!new_table) read_version = read_snapshot->version();
@@ -265,7 +307,10 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
   for (int attempt = 0; attempt < kMaxCommitAttempts; ++attempt) {
     std::string file = fs::JoinPath(table->log_path(), CommitFileName(version));
     Status st = table->file_system()->PutIfAbsent(file, text);
-    if (st.ok()) return CommitResult{version, false};
+    if (st.ok()) {
+      PostCommit(table, *committed_metadata, version);
+      return CommitResult{version, false};
+    }
     if (!st.IsAlreadyExists()) {
       return st.WithContextParts("committing version ", version, " of Delta table ", table_path);
     }
@@ -276,9 +321,12 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     for (int64_t v = version; v <= latest; ++v) {
       SILT_ASSIGN_OR_RETURN_CTX(CommitActions winner, table->ReadCommit(v),
                                 "resolving a commit conflict on ", table_path);
-      SILT_ASSIGN_OR_RETURN(Outcome outcome, CheckWinner(table_path, winner, actions, txn_id,
-                                                         request, new_table));
-      if (outcome == Outcome::kAlreadyCommitted) return CommitResult{v, false};
+      SILT_ASSIGN_OR_RETURN(Outcome outcome,
+                            CheckWinner(table_path, winner, actions, txn_id, request, new_table));
+      if (outcome == Outcome::kAlreadyCommitted) {
+        PostCommit(table, *committed_metadata, v);
+        return CommitResult{v, false};
+      }
       if (outcome == Outcome::kDuplicate) return CommitResult{v, true};
     }
     version = latest + 1;

@@ -177,6 +177,24 @@ Result<std::vector<uint64_t>> ParseRoaringBitmapArray(std::string_view bytes) {
   return rows;
 }
 
+Result<std::string> DeletionVectorFilePath(const std::string& table_path,
+                                           const DeletionVectorDescriptor& dv) {
+  if (dv.storage_type == "u") {
+    const std::string& encoded = dv.path_or_inline_dv;
+    if (encoded.size() < 20) {
+      return Status::Corruption("deletion vector id '", encoded, "' is shorter than 20 characters");
+    }
+    std::string prefix = encoded.substr(0, encoded.size() - 20);
+    SILT_ASSIGN_OR_RETURN_CTX(std::string uuid, DecodeZ85(encoded.substr(encoded.size() - 20)),
+                              "deletion vector id '", encoded, "'");
+    std::string name = "deletion_vector_" + UuidText(uuid) + ".bin";
+    return prefix.empty() ? fs::JoinPath(table_path, name)
+                          : fs::JoinPath(fs::JoinPath(table_path, prefix), name);
+  }
+  if (dv.storage_type == "p") return ResolveDataFilePath(table_path, dv.path_or_inline_dv);
+  return Status::NotSupported("deletion vector storage type '", dv.storage_type, "' has no file");
+}
+
 Result<std::vector<uint64_t>> LoadDeletionVector(fs::FileSystem* fs, const std::string& table_path,
                                                  const DeletionVectorDescriptor& dv) {
   if (dv.storage_type == "i") {
@@ -190,28 +208,11 @@ Result<std::vector<uint64_t>> LoadDeletionVector(fs::FileSystem* fs, const std::
     SILT_ASSIGN_OR_RETURN_CTX(auto rows, ParseRoaringBitmapArray(bytes), "inline deletion vector");
     return rows;
   }
-  std::string file;
-  if (dv.storage_type == "u") {
-    const std::string& encoded = dv.path_or_inline_dv;
-    if (encoded.size() < 20) {
-      return Status::Corruption("deletion vector id '", encoded, "' is shorter than 20 characters");
-    }
-    std::string prefix = encoded.substr(0, encoded.size() - 20);
-    SILT_ASSIGN_OR_RETURN_CTX(std::string uuid, DecodeZ85(encoded.substr(encoded.size() - 20)),
-                              "deletion vector id '", encoded, "'");
-    std::string name = "deletion_vector_" + UuidText(uuid) + ".bin";
-    file = prefix.empty() ? fs::JoinPath(table_path, name)
-                          : fs::JoinPath(fs::JoinPath(table_path, prefix), name);
-  } else if (dv.storage_type == "p") {
-    SILT_ASSIGN_OR_RETURN(file, ResolveDataFilePath(table_path, dv.path_or_inline_dv));
-  } else {
-    return Status::NotSupported("deletion vector storage type '", dv.storage_type, "'");
-  }
+  SILT_ASSIGN_OR_RETURN(std::string file, DeletionVectorFilePath(table_path, dv));
   SILT_ASSIGN_OR_RETURN(auto input, fs->OpenForRead(file));
   // At `offset`: the size as a 4-byte big-endian integer, then the bitmap.
   const int64_t offset = dv.offset.value_or(1);
-  SILT_ASSIGN_OR_RETURN_CTX(std::string header, input->ReadAt(offset, 4), "deletion vector ",
-                            file);
+  SILT_ASSIGN_OR_RETURN_CTX(std::string header, input->ReadAt(offset, 4), "deletion vector ", file);
   if (header.size() != 4) return Status::Corruption("deletion vector ", file, " is truncated");
   const auto* h = reinterpret_cast<const uint8_t*>(header.data());
   int64_t size = (static_cast<int64_t>(h[0]) << 24) | (h[1] << 16) | (h[2] << 8) | h[3];
@@ -219,8 +220,8 @@ Result<std::vector<uint64_t>> LoadDeletionVector(fs::FileSystem* fs, const std::
     return Status::Corruption("deletion vector ", file, " at offset ", offset, " holds ", size,
                               " bytes, the log says ", dv.size_in_bytes);
   }
-  SILT_ASSIGN_OR_RETURN_CTX(std::string bytes, input->ReadAt(offset + 4, size),
-                            "deletion vector ", file);
+  SILT_ASSIGN_OR_RETURN_CTX(std::string bytes, input->ReadAt(offset + 4, size), "deletion vector ",
+                            file);
   if (static_cast<int64_t>(bytes.size()) != size) {
     return Status::Corruption("deletion vector ", file, " is truncated");
   }

@@ -25,6 +25,14 @@ Result<std::string> DecodeZ85(std::string_view text);
 // sorted row indices. Errors: Corruption describing the malformed bytes.
 Result<std::vector<uint64_t>> ParseRoaringBitmapArray(std::string_view bytes);
 
+// The file an on-disk deletion vector lives in (storage type "u": a
+// `deletion_vector_<uuid>.bin` under the table, with the id's prefix as a
+// directory; "p": an absolute or table-relative path). Errors: Corruption
+// for a malformed id; NotSupported for an inline ("i") or unknown storage
+// type.
+Result<std::string> DeletionVectorFilePath(const std::string& table_path,
+                                           const DeletionVectorDescriptor& dv);
+
 // The deleted row indices of `dv` (of a data file in the table at
 // `table_path`), sorted ascending. Errors: Corruption naming the deletion
 // vector file or the inline vector when malformed; NotSupported for an

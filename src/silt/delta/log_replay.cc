@@ -55,15 +55,20 @@ class LogReplay {
     // with different deletion vectors, where the add is the newer state;
     // applying removes first gives exactly that.
     // A logical file is (path, deletion vector id).
-    for (const RemoveFile& remove : actions.removes) {
+    for (RemoveFile& remove : actions.removes) {
       SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, remove.path));
       if (remove.deletion_vector) key += "\n" + remove.deletion_vector->UniqueId();
       files_.erase(key);
+      tombstones_[std::move(key)] = std::move(remove);
     }
     for (AddFile& add : actions.adds) {
       SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, add.path));
       if (add.deletion_vector) key += "\n" + add.deletion_vector->UniqueId();
+      tombstones_.erase(key);
       files_[std::move(key)] = std::move(add);
+    }
+    for (const std::string& key : actions.other_action_keys) {
+      if (key == "domainMetadata") has_unmodelled_actions_ = true;
     }
     commit_timestamp_ms_ = actions.commit_timestamp_ms;
     return Status::OK();
@@ -73,6 +78,17 @@ class LogReplay {
   std::optional<Metadata>& metadata() { return metadata_; }
   std::map<std::string, Txn>& txns() { return txns_; }
   std::optional<int64_t> commit_timestamp_ms() const { return commit_timestamp_ms_; }
+
+  bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
+
+  std::vector<RemoveFile> TakeTombstones() {
+    std::vector<RemoveFile> removes;
+    removes.reserve(tombstones_.size());
+    for (auto& [key, remove] : tombstones_) removes.push_back(std::move(remove));
+    std::sort(removes.begin(), removes.end(),
+              [](const RemoveFile& a, const RemoveFile& b) { return a.path < b.path; });
+    return removes;
+  }
 
   std::vector<AddFile> TakeFiles() {
     std::vector<AddFile> files;
@@ -89,6 +105,8 @@ class LogReplay {
   std::optional<Metadata> metadata_;
   std::map<std::string, Txn> txns_;
   std::unordered_map<std::string, AddFile> files_;
+  std::unordered_map<std::string, RemoveFile> tombstones_;
+  bool has_unmodelled_actions_ = false;
   std::optional<int64_t> commit_timestamp_ms_;
 };
 
@@ -101,8 +119,7 @@ Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoi
     std::string file = fs::JoinPath(log_path(), name);
     CommitActions part;
     if (EndsWith(name, ".json")) {
-      SILT_ASSIGN_OR_RETURN_CTX(std::string text, fs_->ReadFile(file), "reading checkpoint ",
-                                file);
+      SILT_ASSIGN_OR_RETURN_CTX(std::string text, fs_->ReadFile(file), "reading checkpoint ", file);
       SILT_ASSIGN_OR_RETURN(part, ParseCommit(text, file));
     } else {
       SILT_ASSIGN_OR_RETURN(part, ReadParquetCheckpoint(fs_.get(), file));
@@ -118,8 +135,7 @@ Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoi
       } else {
         sidecar_file = fs::JoinPath(fs::JoinPath(log_path(), "_sidecars"), sidecar);
       }
-      SILT_ASSIGN_OR_RETURN(CommitActions actions,
-                            ReadParquetCheckpoint(fs_.get(), sidecar_file));
+      SILT_ASSIGN_OR_RETURN(CommitActions actions, ReadParquetCheckpoint(fs_.get(), sidecar_file));
       actions.raw_lines.clear();
       SILT_RETURN_NOT_OK(MergeCheckpointActions(std::move(actions), sidecar_file, &merged));
     }
@@ -128,15 +144,6 @@ Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoi
 }
 
 Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t version) {
-  // Commits after `start` up to `version` must all be present.
-  auto commits_complete_after = [&](int64_t start) {
-    auto it = std::upper_bound(listing.versions.begin(), listing.versions.end(), start);
-    int64_t expected = start + 1;
-    for (; it != listing.versions.end() && *it <= version; ++it, ++expected) {
-      if (*it != expected) return false;
-    }
-    return expected == version + 1;
-  };
   // The newest checkpoint at or before `version` that reads cleanly; an
   // unreadable one (torn write, corruption) falls back to an older one, then
   // to commit 0.
@@ -144,7 +151,7 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
   const CheckpointEntry* checkpoint = nullptr;
   Status checkpoint_error;
   for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
-    if (it->version > version || !commits_complete_after(it->version)) continue;
+    if (it->version > version) continue;
     auto actions = ReadCheckpoint(*it);
     if (actions.ok()) {
       checkpoint_actions = std::move(*actions);
@@ -163,8 +170,10 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
     int64_t first = listing.versions.empty() ? -1 : listing.versions.front();
     if (!checkpoint_error.ok()) {
       return checkpoint_error.WithContextParts(
-          "Delta table ", path_, ": no readable checkpoint and no commit 0 (its log starts at "
-          "version ", first, ")");
+          "Delta table ", path_,
+          ": no readable checkpoint and no commit 0 (its log starts at "
+          "version ",
+          first, ")");
     }
     return Status::Corruption("Delta table ", path_, " has no commit 0 (", CommitFileName(0),
                               ") and no complete checkpoint at or before version ", version,
@@ -181,30 +190,38 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
         const fs::FileInfo& info = listing.commits[it - listing.versions.begin()];
         auto commit = ReadCommit(start);
         timestamp_ms = commit.ok() && commit->commit_timestamp_ms ? *commit->commit_timestamp_ms
-                                                                 : info.modification_time_ms;
+                                                                  : info.modification_time_ms;
       }
     }
   }
-  for (size_t idx = 0; idx < listing.versions.size() && listing.versions[idx] <= version;
-       ++idx) {
-    int64_t v = listing.versions[idx];
-    if (v <= start) continue;
-    if (v != start + 1) {
-      const int64_t missing = start + 1;
-      return Status::Corruption("the Delta log of ", path_, " is missing commit ", missing, " (",
-                                CommitFileName(missing), "); versions must be contiguous");
+  // Commits are read by name, not taken from the listing: a directory
+  // listing that races with concurrent writers may miss a file created
+  // during it (readdir order is not creation order) while showing a later
+  // one, so a gap in the listing is only corruption when the file is really
+  // absent.
+  for (int64_t v = start + 1; v <= version; ++v) {
+    Result<CommitActions> actions = ReadCommit(v);
+    if (!actions.ok()) {
+      if (!actions.status().IsNotFound()) return actions.status();
+      return Status::Corruption("the Delta log of ", path_, " is missing commit ", v, " (",
+                                CommitFileName(v), "); versions must be contiguous");
     }
-    SILT_ASSIGN_OR_RETURN(CommitActions actions, ReadCommit(v));
-    SILT_RETURN_NOT_OK(replay.Apply(std::move(actions)));
+    SILT_RETURN_NOT_OK(replay.Apply(std::move(*actions)));
     start = v;
     if (v == version) {
-      timestamp_ms =
-          replay.commit_timestamp_ms().value_or(listing.commits[idx].modification_time_ms);
+      std::optional<int64_t> ts = replay.commit_timestamp_ms();
+      if (!ts) {
+        auto it = std::lower_bound(listing.versions.begin(), listing.versions.end(), v);
+        if (it != listing.versions.end() && *it == v) {
+          ts = listing.commits[static_cast<size_t>(it - listing.versions.begin())]
+                   .modification_time_ms;
+        } else {
+          auto info = fs_->GetFileInfo(fs::JoinPath(log_path(), CommitFileName(v)));
+          ts = info.ok() ? info->modification_time_ms : 0;
+        }
+      }
+      timestamp_ms = *ts;
     }
-  }
-  if (start != version) {
-    return Status::Corruption("the Delta log of ", path_, " is missing commit ", start + 1, " (",
-                              CommitFileName(start + 1), "); versions must be contiguous");
   }
   if (!replay.protocol()) {
     return Status::Corruption("Delta table ", path_, " has no protocol action in versions 0 to ",
@@ -227,6 +244,8 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
   snapshot->protocol_ = *replay.protocol();
   snapshot->metadata_ = std::move(*replay.metadata());
   snapshot->files_ = replay.TakeFiles();
+  snapshot->tombstones_ = replay.TakeTombstones();
+  snapshot->has_unmodelled_actions_ = replay.has_unmodelled_actions();
   snapshot->txns_ = std::move(replay.txns());
   return SnapshotPtr(std::move(snapshot));
 }

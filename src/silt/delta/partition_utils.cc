@@ -1,5 +1,7 @@
 #include "silt/delta/partition_utils.h"
 
+#include <simdjson.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -33,10 +35,8 @@ bool NeedsPartitionEscape(unsigned char c) {
     case '{':
     case '[':
     case ']':
-    case '^':
-      return true;
-    default:
-      return false;
+    case '^': return true;
+    default: return false;
   }
 }
 
@@ -295,40 +295,28 @@ std::optional<std::string> SerializePartitionValue(const columnar::Column& colum
   if (column.IsNull(row)) return std::nullopt;
   const columnar::DataType& type = *column.type;
   switch (type.id()) {
-    case TypeId::kNull:
-      return std::nullopt;
-    case TypeId::kBoolean:
-      return std::string(column.BoolValue(row) ? "true" : "false");
-    case TypeId::kByte:
-      return std::to_string(column.Value<int8_t>(row));
-    case TypeId::kShort:
-      return std::to_string(column.Value<int16_t>(row));
-    case TypeId::kInt:
-      return std::to_string(column.Value<int32_t>(row));
-    case TypeId::kLong:
-      return std::to_string(column.Value<int64_t>(row));
-    case TypeId::kFloat:
-      return FormatFloatJava(column.Value<float>(row));
-    case TypeId::kDouble:
-      return FormatDoubleJava(column.Value<double>(row));
-    case TypeId::kDecimal:
-      return FormatDecimal(column.Value<__int128>(row), type.scale());
+    case TypeId::kNull: return std::nullopt;
+    case TypeId::kBoolean: return std::string(column.BoolValue(row) ? "true" : "false");
+    case TypeId::kByte: return std::to_string(column.Value<int8_t>(row));
+    case TypeId::kShort: return std::to_string(column.Value<int16_t>(row));
+    case TypeId::kInt: return std::to_string(column.Value<int32_t>(row));
+    case TypeId::kLong: return std::to_string(column.Value<int64_t>(row));
+    case TypeId::kFloat: return FormatFloatJava(column.Value<float>(row));
+    case TypeId::kDouble: return FormatDoubleJava(column.Value<double>(row));
+    case TypeId::kDecimal: return FormatDecimal(column.Value<__int128>(row), type.scale());
     case TypeId::kString:
     case TypeId::kBinary: {
       std::string_view v = column.StringValue(row);
       if (v.empty()) return std::nullopt;
       return std::string(v);
     }
-    case TypeId::kDate:
-      return columnar::FormatDate(column.Value<int32_t>(row));
+    case TypeId::kDate: return columnar::FormatDate(column.Value<int32_t>(row));
     case TypeId::kTimestamp:
       return columnar::FormatTimestampUtc(column.Value<int64_t>(row), 6, true);
-    case TypeId::kTimestampNtz:
-      return FormatNtzPartition(column.Value<int64_t>(row));
+    case TypeId::kTimestampNtz: return FormatNtzPartition(column.Value<int64_t>(row));
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap:
-      break;
+    case TypeId::kMap: break;
   }
   return std::nullopt;
 }
@@ -420,8 +408,7 @@ Result<columnar::ColumnPtr> MakePartitionColumn(const columnar::TypePtr& type,
     case TypeId::kNull:
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap:
-      return BadValue(s, *type);
+    case TypeId::kMap: return BadValue(s, *type);
   }
   return builder.Finish();
 }
@@ -432,6 +419,17 @@ std::optional<std::string> FindPartitionValue(const PartitionValues& values,
     if (EqualsIgnoreCase(key, name)) return value;
   }
   return std::nullopt;
+}
+
+std::string PhysicalName(const columnar::Field& field) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(field.metadata_json).get(root) != simdjson::SUCCESS) return "";
+  std::string_view name;
+  if (root.at_key("delta.columnMapping.physicalName").get_string().get(name) != simdjson::SUCCESS) {
+    return "";
+  }
+  return std::string(name);
 }
 
 }  // namespace silt::delta

@@ -75,11 +75,15 @@ Result<columnar::ColumnPtr> MakePartitionColumn(const columnar::TypePtr& type,
 
 // The value recorded for partition column `name` (case-insensitive), or
 // nullopt when it is missing or null.
-std::optional<std::string> FindPartitionValue(const PartitionValues& values,
-                                              std::string_view name);
+std::optional<std::string> FindPartitionValue(const PartitionValues& values, std::string_view name);
 
 // Plain decimal text of an unscaled 128-bit value: (12345, 2) -> "123.45",
 // (-5, 3) -> "-0.005", (7, 0) -> "7".
 std::string FormatDecimal(__int128 unscaled, int scale);
+
+// The column-mapping physical name of a field (its metadata's
+// delta.columnMapping.physicalName: the name in data files, stats and
+// partitionValues), or "" when the table does not map columns.
+std::string PhysicalName(const columnar::Field& field);
 
 }  // namespace silt::delta

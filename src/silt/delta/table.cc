@@ -1,8 +1,14 @@
 #include "silt/delta/table.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <string_view>
+
+#include "silt/base/clock.h"
+#include "silt/delta/log_cleanup.h"
+#include "silt/delta/table_properties.h"
 
 namespace silt::delta {
 
@@ -66,12 +72,29 @@ std::optional<int64_t> Snapshot::TxnVersion(const std::string& app_id) const {
   return it->second.version;
 }
 
-Result<std::unique_ptr<DeltaTable>> DeltaTable::Open(fs::FileSystemPtr fs,
-                                                     std::string table_path) {
+std::shared_ptr<const Snapshot> Snapshot::WithFiles(std::vector<AddFile> files) const {
+  auto copy = std::make_shared<Snapshot>(*this);
+  copy->files_ = std::move(files);
+  return copy;
+}
+
+Result<std::unique_ptr<DeltaTable>> DeltaTable::Open(fs::FileSystemPtr fs, std::string table_path) {
   if (fs == nullptr) return Status::InvalidArgument("no file system given for table ", table_path);
   while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
   if (table_path.empty()) return Status::InvalidArgument("empty Delta table path");
   return std::unique_ptr<DeltaTable>(new DeltaTable(std::move(fs), std::move(table_path)));
+}
+
+Result<std::unique_ptr<DeltaTable>> DeltaTable::OpenExisting(const std::string& path) {
+  std::string normalized = fs::NormalizePath(path);
+  SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr file_system, fs::FileSystemForPath(normalized));
+  SILT_ASSIGN_OR_RETURN(auto table, Open(file_system, normalized));
+  SILT_ASSIGN_OR_RETURN(bool exists, table->Exists());
+  if (!exists) {
+    return Status::NotFound("'", path, "' is not a Delta table (no commits in ",
+                            fs::JoinPath(normalized, "_delta_log"), ")");
+  }
+  return table;
 }
 
 std::string DeltaTable::log_path() const { return fs::JoinPath(path_, "_delta_log"); }
@@ -149,25 +172,115 @@ Result<std::vector<int64_t>> DeltaTable::ListVersions() {
 Result<SnapshotPtr> DeltaTable::LatestSnapshot() {
   SILT_ASSIGN_OR_RETURN(LogListing listing, ListLog());
   if (listing.LatestVersion() < 0) {
-    return Status::NotFound(path_, " is not a Delta table (no _delta_log/",
-                            CommitFileName(0), " or later commit in ", log_path(), ")");
+    return Status::NotFound(path_, " is not a Delta table (no _delta_log/", CommitFileName(0),
+                            " or later commit in ", log_path(), ")");
   }
   return Replay(listing, listing.LatestVersion());
+}
+
+Result<SnapshotPtr> DeltaTable::SnapshotAtTimestamp(int64_t timestamp_ms) {
+  SILT_ASSIGN_OR_RETURN(LogFileTimes times, ListLogFileTimes(fs_.get(), log_path()));
+  if (times.latest < 0) {
+    return Status::NotFound("cannot time travel on ", path_,
+                            ": it is not a Delta table (no commits in ", log_path(), ")");
+  }
+  // Commits that can be rebuilt, oldest first.
+  std::vector<LogFileTimes::Commit> commits;
+  for (const auto& commit : times.commits) {
+    if (times.earliest_recreatable >= 0 && commit.version >= times.earliest_recreatable) {
+      commits.push_back(commit);
+    }
+  }
+  if (commits.empty()) {
+    return Status::NotFound("cannot time travel on ", path_, " by timestamp: no commit files from ",
+                            "a reconstructable version on are left in ", log_path());
+  }
+  // In-commit timestamps replace file times from the enablement version on.
+  int64_t ict_from = std::numeric_limits<int64_t>::max();
+  {
+    SILT_ASSIGN_OR_RETURN(SnapshotPtr latest, LatestSnapshot());
+    const TableConfiguration& conf = latest->metadata().configuration;
+    SILT_ASSIGN_OR_RETURN(bool ict, EnableInCommitTimestamps(conf));
+    if (ict) {
+      ict_from = 0;
+      if (auto v = GetTableProperty(conf, "delta.inCommitTimestampEnablementVersion")) {
+        ict_from = std::atoll(v->c_str());
+      }
+    }
+  }
+  std::vector<std::optional<int64_t>> cache(commits.size());
+  auto commit_time = [&](size_t idx) -> Result<int64_t> {
+    if (cache[idx]) return *cache[idx];
+    int64_t ts = commits[idx].monotonic_time_ms;
+    if (commits[idx].version >= ict_from) {
+      SILT_ASSIGN_OR_RETURN(CommitActions actions, ReadCommit(commits[idx].version));
+      if (actions.commit_timestamp_ms) ts = *actions.commit_timestamp_ms;
+    }
+    cache[idx] = ts;
+    return ts;
+  };
+  SILT_ASSIGN_OR_RETURN(int64_t first_ts, commit_time(0));
+  SILT_ASSIGN_OR_RETURN(int64_t last_ts, commit_time(commits.size() - 1));
+  auto iso = [](int64_t ms) { return FormatTimestampMillisUtc(ms * 1000); };
+  if (timestamp_ms < first_ts) {
+    std::string cleaned =
+        commits.front().version > 0
+            ? Status::Concat(
+                  " (older versions were removed by log cleanup; the log now starts "
+                  "at checkpoint ",
+                  commits.front().version, ")")
+            : std::string();
+    return Status::NotFound("timestamp ", iso(timestamp_ms), " is before the earliest available ",
+                            "version ", commits.front().version, " of Delta table ", path_,
+                            ", committed at ", iso(first_ts), cleaned);
+  }
+  if (timestamp_ms > last_ts) {
+    return Status::NotFound("timestamp ", iso(timestamp_ms), " is after the latest version ",
+                            commits.back().version, " of Delta table ", path_, ", committed at ",
+                            iso(last_ts), "; use a timestamp at or before ", iso(last_ts));
+  }
+  // The newest commit with time <= timestamp_ms (times are monotonic).
+  size_t lo = 0;
+  size_t hi = commits.size() - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo + 1) / 2;
+    SILT_ASSIGN_OR_RETURN(int64_t ts, commit_time(mid));
+    if (ts <= timestamp_ms) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return SnapshotAt(commits[lo].version);
 }
 
 Result<SnapshotPtr> DeltaTable::SnapshotAt(int64_t version) {
   SILT_ASSIGN_OR_RETURN(LogListing listing, ListLog());
   if (listing.LatestVersion() < 0) {
     return Status::NotFound("version ", version, " of ", path_,
-                            " does not exist: it is not a Delta table (no commits in ",
-                            log_path(), ")");
+                            " does not exist: it is not a Delta table (no commits in ", log_path(),
+                            ")");
+  }
+  if (version >= 0 && version <= listing.LatestVersion() &&
+      (listing.versions.empty() || listing.versions.front() != 0) && !listing.checkpoints.empty() &&
+      version < listing.checkpoints.front().version) {
+    return Status::NotFound("version ", version, " of Delta table ", path_,
+                            " is no longer available: the log now starts at checkpoint ",
+                            listing.checkpoints.front().version,
+                            " (older commits were removed by log cleanup, see "
+                            "delta.logRetentionDuration; available versions: ",
+                            listing.checkpoints.front().version, " to ", listing.LatestVersion(),
+                            ")");
   }
   bool is_checkpoint = std::any_of(listing.checkpoints.begin(), listing.checkpoints.end(),
                                    [&](const CheckpointEntry& c) { return c.version == version; });
   if (!is_checkpoint &&
-      !std::binary_search(listing.versions.begin(), listing.versions.end(), version)) {
-    int64_t first = listing.versions.empty() ? listing.checkpoints.front().version
-                                             : listing.versions.front();
+      !std::binary_search(listing.versions.begin(), listing.versions.end(), version) &&
+      // A listing racing with writers may miss a commit that exists.
+      !(version >= 0 && version < listing.LatestVersion() &&
+        fs_->Exists(fs::JoinPath(log_path(), CommitFileName(version))).ValueOr(false))) {
+    int64_t first =
+        listing.versions.empty() ? listing.checkpoints.front().version : listing.versions.front();
     if (!listing.checkpoints.empty()) first = std::min(first, listing.checkpoints.front().version);
     return Status::NotFound("version ", version, " of Delta table ", path_,
                             " does not exist (available versions: ", first, " to ",

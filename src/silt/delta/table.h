@@ -19,6 +19,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/columnar/predicate.h"
 #include "silt/delta/actions.h"
 #include "silt/fs/file_system.h"
 #include "silt/parquet/file_writer.h"
@@ -32,13 +33,22 @@ class Snapshot {
   const Protocol& protocol() const { return protocol_; }
   const Metadata& metadata() const { return metadata_; }
   const columnar::SchemaPtr& schema() const { return metadata_.schema; }
-  const std::vector<std::string>& partition_columns() const {
-    return metadata_.partition_columns;
-  }
+  const std::vector<std::string>& partition_columns() const { return metadata_.partition_columns; }
   // Live files, sorted by path.
   const std::vector<AddFile>& files() const { return files_; }
+  // This snapshot with only `files` live (a subset of files(), any order):
+  // lets a TableScan read chosen files, e.g. one compaction bin.
+  std::shared_ptr<const Snapshot> WithFiles(std::vector<AddFile> files) const;
   // The txn version recorded for `app_id`, if any.
   std::optional<int64_t> TxnVersion(const std::string& app_id) const;
+  // Every txn by appId (checkpoints carry them).
+  const std::map<std::string, Txn>& txns() const { return txns_; }
+  // Removes not superseded by a later add of the same file, sorted by path
+  // (checkpoints keep the unexpired ones for VACUUM).
+  const std::vector<RemoveFile>& tombstones() const { return tombstones_; }
+  // Actions silt does not model (domainMetadata, ...) seen while replaying
+  // this version: a checkpoint writer must not drop them silently.
+  bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
   // Commit timestamp (ms) of this version (commitInfo.timestamp, else the
   // commit file's modification time).
   int64_t timestamp_ms() const { return timestamp_ms_; }
@@ -51,6 +61,8 @@ class Snapshot {
   Metadata metadata_;
   std::vector<AddFile> files_;
   std::map<std::string, Txn> txns_;
+  std::vector<RemoveFile> tombstones_;
+  bool has_unmodelled_actions_ = false;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
@@ -58,6 +70,10 @@ class DeltaTable {
  public:
   // Binds to `table_path` (no I/O beyond none). Use Exists/LatestSnapshot.
   static Result<std::unique_ptr<DeltaTable>> Open(fs::FileSystemPtr fs, std::string table_path);
+  // A table named by a user-given path or URI (local path, s3://, s3a://):
+  // picks the file system and checks that the log has a commit. Errors:
+  // NotFound "'PATH' is not a Delta table (no commits in PATH/_delta_log)".
+  static Result<std::unique_ptr<DeltaTable>> OpenExisting(const std::string& path);
 
   const std::string& path() const { return path_; }
   const fs::FileSystemPtr& file_system() const { return fs_; }
@@ -78,6 +94,13 @@ class DeltaTable {
   // As LatestSnapshot. Errors: NotFound naming the version and the available
   // range.
   Result<SnapshotPtr> SnapshotAt(int64_t version);
+  // Time travel by timestamp, as Spark's `timestampAsOf`: the newest version
+  // whose commit timestamp (in-commit timestamp when the table enables it,
+  // else the commit file's modification time, adjusted to be monotonic as
+  // delta-spark does) is <= `timestamp_ms`. Errors: NotFound when the
+  // timestamp is before the earliest available commit or after the latest
+  // one, naming both bounds.
+  Result<SnapshotPtr> SnapshotAtTimestamp(int64_t timestamp_ms);
   // One commit's actions. Errors: NotFound naming the version.
   Result<CommitActions> ReadCommit(int64_t version);
 
@@ -178,11 +201,35 @@ struct CommitResult {
 // A request whose txn is already recorded (in read_snapshot, or in a commit
 // that won the race) returns skipped_duplicate without writing. For a new
 // table, protocol defaults to (1, 2) and metaData gets a fresh id and
-// createdTime when unset. Blind appends retry up to 10 times.
+// createdTime when unset. Retries up to 100 times. After a commit whose
+// version is a multiple of delta.checkpointInterval, writes a checkpoint and
+// runs expired log cleanup (checkpoint_writer.h, log_cleanup.h); their
+// failures are logged, never returned: the commit itself succeeded.
 // Errors: Conflict describing what conflicted; NotSupported when the
 // protocol write gate (protocol.h) refuses the table; IOError.
 Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
                             const CommitRequest& request);
+
+struct ScanOptions {
+  // Columns to return (empty = all, table order).
+  std::vector<std::string> columns;
+  // Pruning only (columnar/predicate.h, conservative): files whose
+  // partition values or add.stats (data_skipping.h) rule the conjunction
+  // out are not read, nor row groups (or pages) that the Parquet statistics
+  // rule out. Rows that do not satisfy it may still be returned; callers
+  // filter with the full expression.
+  columnar::Conjunction predicate;
+};
+
+// What a scan pruned, for `silt read --explain`. File counts are final once
+// Make returns; row-group counts grow as files are opened.
+struct ScanMetrics {
+  int64_t files_total = 0;
+  int64_t files_skipped_by_partition = 0;
+  int64_t files_skipped_by_stats = 0;
+  int64_t row_groups_total = 0;  // in the files opened so far
+  int64_t row_groups_skipped = 0;
+};
 
 // Scans a snapshot into batches: reads each live data file, projects the
 // requested columns (empty = all, table order), adds partition columns
@@ -192,11 +239,18 @@ class TableScan {
   static Result<std::unique_ptr<TableScan>> Make(fs::FileSystemPtr fs, std::string table_path,
                                                  SnapshotPtr snapshot,
                                                  std::vector<std::string> columns = {});
+  // As above, with pruning by `options.predicate`.
+  static Result<std::unique_ptr<TableScan>> Make(fs::FileSystemPtr fs, std::string table_path,
+                                                 SnapshotPtr snapshot, ScanOptions options);
   virtual ~TableScan() = default;
   // The output schema.
   virtual const columnar::SchemaPtr& schema() const = 0;
   // Next batch, or null at the end.
   virtual Result<columnar::RecordBatchPtr> Next() = 0;
+  virtual const ScanMetrics& metrics() const {
+    static const ScanMetrics kNone;
+    return kNone;
+  }
 };
 
 }  // namespace silt::delta

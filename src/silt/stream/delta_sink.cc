@@ -5,21 +5,15 @@
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/partition_utils.h"
+#include "silt/delta/schema_evolution.h"
+#include "silt/delta/table_properties.h"
 #include "silt/parquet/file_writer.h"
+#include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
 
 namespace silt::stream {
 
 namespace {
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += names[i];
-  }
-  return out + "]";
-}
 
 std::string SchemaDdl(const columnar::Schema& schema) {
   std::string out;
@@ -28,6 +22,41 @@ std::string SchemaDdl(const columnar::Schema& schema) {
     out += field.name + " " + field.type->ToDdl();
   }
   return out;
+}
+
+bool IsTablePropertyKey(std::string_view key) {
+  return key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "delta.");
+}
+
+// `column` shaped as `target`: struct fields matched by name (case-
+// insensitive), fields the data lacks filled with nulls, at any struct depth
+// (mergeSchema may have added nested fields the data does not have).
+Result<columnar::ColumnPtr> ConformColumn(const columnar::ColumnPtr& column,
+                                          const columnar::TypePtr& target,
+                                          const std::string& name) {
+  if (column->type->Equals(*target)) return column;
+  if (column->type->id() != columnar::TypeId::kStruct ||
+      target->id() != columnar::TypeId::kStruct) {
+    return Status::InvalidArgument("column '", name, "' is ", column->type->ToDdl(),
+                                   " in the query but ", target->ToDdl(), " in the table");
+  }
+  auto out = std::make_shared<columnar::Column>();
+  out->type = target;
+  out->length = column->length;
+  out->null_count = column->null_count;
+  out->validity = column->validity;
+  for (const columnar::Field& field : target->fields()) {
+    int idx = column->type->FieldIndex(field.name);
+    if (idx < 0) {
+      out->children.push_back(columnar::MakeNullColumn(field.type, column->length));
+      continue;
+    }
+    SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr child,
+                          ConformColumn(column->children[static_cast<size_t>(idx)], field.type,
+                                        name + "." + field.name));
+    out->children.push_back(std::move(child));
+  }
+  return columnar::ColumnPtr(std::move(out));
 }
 
 }  // namespace
@@ -87,7 +116,14 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   }
 
   internal::OptionReader reader(spec.options, "sink.options");
-  reader.WarnUnknown({"compression", "mergeSchema", "overwriteSchema"});
+  std::map<std::string, std::string> non_property_options;
+  for (const auto& [key, value] : spec.options) {
+    if (!IsTablePropertyKey(key)) non_property_options[key] = value;
+  }
+  internal::OptionReader(non_property_options, "sink.options")
+      .WarnUnknown({"compression", "mergeSchema", "overwriteSchema", "autoCompact",
+                    "autoCompact.everyNCommits", "autoCompact.minNumFiles",
+                    "autoCompact.maxFileSize"});
   if (std::optional<std::string> codec = reader.Get("compression")) {
     Result<parquet::Compression> compression = parquet::ParseCompression(*codec);
     if (!compression.ok()) {
@@ -97,10 +133,31 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     sink->writer_options_.parquet.compression = *compression;
   }
   SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
-  if (merge_schema.value_or(false)) {
-    return Status::NotSupported(
-        "sink.options.mergeSchema: true (schema evolution of the target table is a later "
-        "issue)");
+  sink->merge_schema_ = merge_schema.value_or(false);
+  SILT_ASSIGN_OR_RETURN(std::optional<bool> overwrite_schema, reader.GetBool("overwriteSchema"));
+  if (overwrite_schema.value_or(false)) {
+    // As in delta-spark, overwriteSchema only takes effect when a write
+    // replaces the table (complete mode); appends ignore it.
+    SILT_LOG_WARN("stream", reader.KeyPath("overwriteSchema"),
+                  ": ignored for outputMode append (it applies when a write replaces the table)");
+  }
+  // `delta.*` options are table properties, applied when the sink creates
+  // the table (validated now so a typo fails before any data is written).
+  std::map<std::string, std::string> properties;
+  for (const auto& [key, value] : spec.options) {
+    if (IsTablePropertyKey(key)) properties[key] = value;
+  }
+  Result<delta::TableConfiguration> validated = delta::ValidateTableProperties(properties);
+  if (!validated.ok()) {
+    return validated.status().WithContextParts("sink.options");
+  }
+  sink->table_properties_ = std::move(*validated);
+  SILT_ASSIGN_OR_RETURN(sink->writer_options_.num_indexed_cols,
+                        delta::DataSkippingNumIndexedCols(sink->table_properties_));
+  SILT_ASSIGN_OR_RETURN(std::optional<AutoCompactOptions> auto_compact,
+                        ParseAutoCompactOptions(spec.options));
+  if (auto_compact) {
+    sink->auto_compactor_ = std::make_unique<AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
   }
   return sink;
 }
@@ -108,41 +165,45 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
 std::string DeltaSink::Description() const { return "DeltaSink[" + path_ + "]"; }
 
 Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
-  const columnar::Schema& table = *snapshot.schema();
+  const columnar::SchemaPtr& table = snapshot.schema();
   const columnar::Schema& output = *output_schema_;
+  // Spark's schema enforcement on append: columns match by name; table
+  // columns the query lacks are written as nulls; new columns (also nested
+  // struct fields) need mergeSchema; a type change is an error.
+  Result<columnar::SchemaPtr> merged = delta::MergeSchemaForAppend(table, output, merge_schema_);
+  if (!merged.ok()) {
+    return Status::InvalidArgument("the Delta table at ", path_, " has schema (", SchemaDdl(*table),
+                                   ") but the query writes (", SchemaDdl(output),
+                                   "): ", merged.status().message());
+  }
+  table_schema_ = *merged;
+  schema_changed_ = table_schema_.get() != table.get();
   std::vector<std::string> problems;
   column_order_.clear();
   not_null_columns_.clear();
   reorder_ = false;
-  for (int table_idx = 0; table_idx < table.num_fields(); ++table_idx) {
-    const columnar::Field& field = table.field(table_idx);
+  for (int table_idx = 0; table_idx < table_schema_->num_fields(); ++table_idx) {
+    const columnar::Field& field = table_schema_->field(table_idx);
     int out_idx = output.FieldIndex(field.name);
     if (out_idx < 0) {
-      problems.push_back("column '" + field.name + "' is missing from the query output");
+      if (!field.nullable) {
+        problems.push_back("column '" + field.name +
+                           "' is NOT NULL in the table but missing from the query output");
+      }
+      column_order_.push_back(-1);
+      reorder_ = true;
       continue;
     }
     const columnar::Field& out_field = output.field(out_idx);
-    if (!field.type->Equals(*out_field.type)) {
-      problems.push_back("column '" + field.name + "' is " + field.type->ToDdl() +
-                         " in the table but " + out_field.type->ToDdl() + " in the query");
-      continue;
-    }
     if (!field.nullable && out_field.nullable) not_null_columns_.push_back(table_idx);
-    if (out_idx != table_idx) reorder_ = true;
+    if (out_idx != table_idx || !field.type->Equals(*out_field.type)) reorder_ = true;
     column_order_.push_back(out_idx);
-  }
-  for (const columnar::Field& out_field : output.fields()) {
-    if (table.FieldIndex(out_field.name) < 0) {
-      problems.push_back("column '" + out_field.name + "' is not in the table");
-    }
   }
   if (!problems.empty()) {
     std::string detail;
     for (const std::string& p : problems) detail += "; " + p;
-    return Status::InvalidArgument(
-        "the Delta table at ", path_, " has schema (", SchemaDdl(table), ") but the query writes (",
-        SchemaDdl(output), ")", detail,
-        " (mergeSchema is not supported yet: write to a new table or change the query)");
+    return Status::InvalidArgument("the Delta table at ", path_, " has schema (", SchemaDdl(*table),
+                                   ") but the query writes (", SchemaDdl(output), ")", detail);
   }
   if (!partition_by_.empty()) {
     const std::vector<std::string>& existing = snapshot.partition_columns();
@@ -151,8 +212,9 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
       same = internal::EqualsIgnoreCase(existing[i], partition_by_[i]);
     }
     if (!same) {
-      return Status::InvalidArgument("sink.partitionBy: ", JoinNames(partition_by_),
-                                     " differs from the partition columns ", JoinNames(existing),
+      return Status::InvalidArgument("sink.partitionBy: ", internal::BracketedList(partition_by_),
+                                     " differs from the partition columns ",
+                                     internal::BracketedList(existing),
                                      " of the existing table at ", path_);
     }
   }
@@ -180,14 +242,16 @@ Result<bool> DeltaSink::BeginBatch(int64_t batch_id) {
       skip_ = true;
       return false;
     }
-    table_schema_ = snapshot_->schema();
     partition_columns_ = snapshot_->partition_columns();
+    SILT_ASSIGN_OR_RETURN(writer_options_.num_indexed_cols,
+                          delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
   } else {
     table_schema_ = output_schema_;
     partition_columns_ = partition_by_;
     column_order_.clear();
     for (int i = 0; i < output_schema_->num_fields(); ++i) column_order_.push_back(i);
     reorder_ = false;
+    schema_changed_ = false;
     not_null_columns_.clear();
   }
   SILT_ASSIGN_OR_RETURN(writer_, delta::TableWriter::Make(fs_, path_, table_schema_,
@@ -210,7 +274,19 @@ Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   table_batch.schema = table_schema_;
   table_batch.num_rows = batch.num_rows;
   table_batch.columns.reserve(column_order_.size());
-  for (int out_idx : column_order_) table_batch.columns.push_back(batch.column(out_idx));
+  for (size_t table_idx = 0; table_idx < column_order_.size(); ++table_idx) {
+    int out_idx = column_order_[table_idx];
+    const columnar::Field& field = table_schema_->field(static_cast<int>(table_idx));
+    if (out_idx < 0) {
+      table_batch.columns.push_back(columnar::MakeNullColumn(field.type, batch.num_rows));
+    } else if (!reorder_) {
+      table_batch.columns.push_back(batch.column(out_idx));
+    } else {
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column,
+                            ConformColumn(batch.column(out_idx), field.type, field.name));
+      table_batch.columns.push_back(std::move(column));
+    }
+  }
   rows_ += batch.num_rows;
   return writer_->Write(table_batch);
 }
@@ -234,9 +310,16 @@ Result<SinkBatchResult> DeltaSink::CommitBatch() {
     metadata.schema = output_schema_;
     metadata.schema_string = columnar::SchemaToJson(*output_schema_);
     metadata.partition_columns = partition_by_;
+    metadata.configuration = table_properties_;
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
     request.new_protocol = delta::Protocol();
+  } else if (schema_changed_) {
+    // mergeSchema grew the schema: this commit carries the new metaData.
+    delta::Metadata metadata = snapshot_->metadata();
+    metadata.schema = table_schema_;
+    metadata.schema_string = columnar::SchemaToJson(*table_schema_);
+    request.new_metadata = std::move(metadata);
   }
   int64_t bytes = 0;
   for (const delta::AddFile& add : adds) bytes += add.size;
@@ -266,6 +349,7 @@ Result<SinkBatchResult> DeltaSink::CommitBatch() {
     return result;
   }
   result.table_version = committed->version;
+  if (auto_compactor_ != nullptr) auto_compactor_->OnCommit();
   result.rows_written = rows_;
   return result;
 }

@@ -16,7 +16,12 @@
 // table's schema must match the output schema (mergeSchema is a later
 // issue).
 //
-// Options: compression (snappy default; zstd, gzip, lz4, none).
+// Options: compression (snappy default; zstd, gzip, lz4, none);
+// autoCompact (opt-in background compaction every N commits, see
+// maintenance.h); mergeSchema (Spark's: new columns and struct fields are
+// added to the table schema), overwriteSchema (ignored by appends, as in
+// delta-spark); `delta.*` keys are table properties applied when the sink
+// creates the table (validated by delta/table_properties.h).
 // outputMode complete is NotSupported for now; update is rejected as in
 // delta-spark.
 //
@@ -24,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +48,8 @@ struct SinkBatchResult {
   int64_t rows_written = 0;
   int64_t files_written = 0;
 };
+
+class AutoCompactor;
 
 class DeltaSink {
  public:
@@ -80,8 +88,14 @@ class DeltaSink {
   columnar::SchemaPtr output_schema_;
   std::vector<std::string> partition_by_;
   delta::TableWriterOptions writer_options_;
+  // Spark's mergeSchema write option; `delta.*` sink options become table
+  // properties when the sink creates the table.
+  bool merge_schema_ = false;
+  std::map<std::string, std::string> table_properties_;
   std::unique_ptr<delta::DeltaTable> table_;
   bool table_checked_ = false;
+  // sink.options.autoCompact (maintenance.h); null when off.
+  std::unique_ptr<AutoCompactor> auto_compactor_;
 
   // Current batch.
   int64_t batch_id_ = -1;
@@ -90,8 +104,11 @@ class DeltaSink {
   columnar::SchemaPtr table_schema_;
   std::vector<std::string> partition_columns_;
   // For each table column, the output column that feeds it.
+  // (-1: the output lacks the column; it is written as nulls.)
   std::vector<int> column_order_;
   bool reorder_ = false;
+  // The table schema grew by mergeSchema: this batch commits a metaData.
+  bool schema_changed_ = false;
   std::vector<int> not_null_columns_;
   std::unique_ptr<delta::TableWriter> writer_;
   int64_t rows_ = 0;

@@ -1,0 +1,300 @@
+// Checkpoint writing, expired log cleanup, time travel by timestamp and
+// history, over the memory file system with faked commit file times.
+#include "silt/delta/checkpoint_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "silt/base/clock.h"
+#include "silt/delta/checkpoint_reader.h"
+#include "silt/delta/history.h"
+#include "silt/delta/log_cleanup.h"
+#include "silt/delta/table_properties.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::delta {
+namespace {
+
+constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+
+// Reports chosen modification times for chosen files (the memory file
+// system stamps the real time).
+class FakeTimesFileSystem : public fs::ForwardingFileSystem {
+ public:
+  using ForwardingFileSystem::ForwardingFileSystem;
+  void SetTime(const std::string& path, int64_t ms) {
+    std::lock_guard<std::mutex> lock(mu_);
+    times_[path] = ms;
+  }
+  Result<std::vector<fs::FileInfo>> ListDir(const std::string& dir) override {
+    SILT_ASSIGN_OR_RETURN(auto entries, target()->ListDir(dir));
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& e : entries) {
+      auto it = times_.find(e.path);
+      if (it != times_.end()) e.modification_time_ms = it->second;
+    }
+    return entries;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, int64_t> times_;
+};
+
+Metadata NewTableMetadata(std::map<std::string, std::string> configuration = {}) {
+  Metadata m;
+  m.schema = columnar::DataType::Struct({columnar::Field{"id", columnar::DataType::Long()},
+                                         columnar::Field{"p", columnar::DataType::String()}});
+  m.partition_columns = {"p"};
+  m.configuration = std::move(configuration);
+  return m;
+}
+
+AddFile Add(std::string path, std::optional<std::string> p = "x") {
+  AddFile a;
+  a.path = std::move(path);
+  a.partition_values = {{"p", std::move(p)}};
+  a.size = 10;
+  a.modification_time = 1;
+  a.stats = R"({"numRecords":1,"minValues":{"id":1},"maxValues":{"id":1},"nullCount":{"id":0}})";
+  return a;
+}
+
+class CheckpointWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = std::make_shared<FakeTimesFileSystem>(fs::MakeMemoryFileSystem());
+    ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  }
+
+  void Create(std::map<std::string, std::string> configuration = {}) {
+    CommitRequest create;
+    create.new_metadata = NewTableMetadata(std::move(configuration));
+    create.operation = "CREATE TABLE";
+    ASSERT_OK(Commit(table_.get(), nullptr, create).status());
+  }
+
+  // Appends one file per version until the table is at `last`; every third
+  // version also removes the file the previous one added.
+  void AppendUntil(int64_t last) {
+    for (;;) {
+      ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+      int64_t v = snapshot->version() + 1;
+      if (v > last) return;
+      CommitRequest r;
+      r.operation = "WRITE";
+      r.adds = {Add("p=" + std::to_string(v % 3) + "/f" + std::to_string(v) + ".parquet",
+                    std::to_string(v % 3))};
+      if (v % 3 == 0 && v > 1) {
+        RemoveFile rm;
+        rm.path = "p=" + std::to_string((v - 1) % 3) + "/f" + std::to_string(v - 1) + ".parquet";
+        rm.deletion_timestamp = SystemClock().NowMicros() / 1000;
+        r.removes = {rm};
+        r.is_blind_append = false;
+      }
+      r.txn = Txn{"app", v, std::nullopt};
+      ASSERT_OK(Commit(table_.get(), snapshot, r).status());
+    }
+  }
+
+  std::string Log(const std::string& name) { return "/t/_delta_log/" + name; }
+
+  std::shared_ptr<FakeTimesFileSystem> fs_;
+  std::unique_ptr<DeltaTable> table_;
+};
+
+std::vector<std::string> Paths(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const AddFile& a : s.files()) out.push_back(a.path);
+  return out;
+}
+
+TEST(CheckpointNamesTest, FileNameAndCadence) {
+  EXPECT_EQ(CheckpointFileName(10), "00000000000000000010.checkpoint.parquet");
+  Metadata m;
+  EXPECT_FALSE(ShouldCheckpoint(m, 0).ValueOrDie());
+  EXPECT_FALSE(ShouldCheckpoint(m, 9).ValueOrDie());
+  EXPECT_TRUE(ShouldCheckpoint(m, 10).ValueOrDie());
+  m.configuration["delta.checkpointInterval"] = "3";
+  EXPECT_TRUE(ShouldCheckpoint(m, 9).ValueOrDie());
+}
+
+TEST_F(CheckpointWriterTest, CommitsCheckpointEveryIntervalAndReplayMatches) {
+  Create();
+  AppendUntil(25);
+  ASSERT_OK_AND_ASSIGN(bool has10, fs_->Exists(Log(CheckpointFileName(10))));
+  ASSERT_OK_AND_ASSIGN(bool has20, fs_->Exists(Log(CheckpointFileName(20))));
+  ASSERT_OK_AND_ASSIGN(bool has15, fs_->Exists(Log(CheckpointFileName(15))));
+  EXPECT_TRUE(has10);
+  EXPECT_TRUE(has20);
+  EXPECT_FALSE(has15);
+  ASSERT_OK_AND_ASSIGN(std::string last, fs_->ReadFile(Log("_last_checkpoint")));
+  EXPECT_NE(last.find(R"("version":20)"), std::string::npos) << last;
+  EXPECT_NE(last.find(R"("checkpointSchema")"), std::string::npos) << last;
+
+  // The checkpoint reads back with every action kind.
+  ASSERT_OK_AND_ASSIGN(CommitActions cp,
+                       ReadParquetCheckpoint(fs_.get(), Log(CheckpointFileName(20))));
+  ASSERT_TRUE(cp.protocol.has_value());
+  ASSERT_TRUE(cp.metadata.has_value());
+  EXPECT_EQ(cp.metadata->partition_columns, std::vector<std::string>{"p"});
+  ASSERT_EQ(cp.txns.size(), 1u);
+  EXPECT_EQ(cp.txns[0].version, 20);
+  EXPECT_FALSE(cp.removes.empty());
+  ASSERT_FALSE(cp.adds.empty());
+  EXPECT_TRUE(cp.adds[0].stats.has_value());
+  EXPECT_NE(last.find(R"("numOfAddFiles":)" + std::to_string(cp.adds.size())), std::string::npos);
+
+  // A snapshot started from the checkpoint equals one replayed from commit 0.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr from_checkpoint, table_->SnapshotAt(25));
+  ASSERT_OK(fs_->DeleteFile(Log(CheckpointFileName(10))));
+  ASSERT_OK(fs_->DeleteFile(Log(CheckpointFileName(20))));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr replayed, table_->SnapshotAt(25));
+  EXPECT_EQ(Paths(*from_checkpoint), Paths(*replayed));
+  EXPECT_EQ(from_checkpoint->TxnVersion("app"), 25);
+  EXPECT_EQ(from_checkpoint->files()[0].partition_values, replayed->files()[0].partition_values);
+}
+
+TEST_F(CheckpointWriterTest, ExpiredTombstonesAndTxnsAreLeftOut) {
+  Create({{"delta.setTransactionRetentionDuration", "interval 1 day"}});
+  AppendUntil(6);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  ASSERT_FALSE(snapshot->tombstones().empty());
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  ASSERT_OK_AND_ASSIGN(CheckpointInfo fresh, WriteCheckpoint(table_.get(), *snapshot, now));
+  ASSERT_OK_AND_ASSIGN(CommitActions a, ReadParquetCheckpoint(fs_.get(), fresh.path));
+  EXPECT_EQ(a.removes.size(), snapshot->tombstones().size());
+  EXPECT_EQ(a.txns.size(), 1u);
+  // Eight days later the tombstones (1 week) and the txn (1 day) expired.
+  ASSERT_OK_AND_ASSIGN(CheckpointInfo later,
+                       WriteCheckpoint(table_.get(), *snapshot, now + 8 * kDayMs));
+  ASSERT_OK_AND_ASSIGN(CommitActions b, ReadParquetCheckpoint(fs_.get(), later.path));
+  EXPECT_TRUE(b.removes.empty());
+  EXPECT_TRUE(b.txns.empty());
+  EXPECT_EQ(b.adds.size(), snapshot->files().size());
+  EXPECT_EQ(later.num_actions, 2 + static_cast<int64_t>(snapshot->files().size()));
+}
+
+TEST_F(CheckpointWriterTest, LogCleanupKeepsEverythingFromTheNewestExpiredCheckpoint) {
+  Create();
+  AppendUntil(19);
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  // Versions 0..14 are 40 days old, the rest are recent.
+  for (int64_t v = 0; v <= 14; ++v) {
+    fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
+  }
+  fs_->SetTime(Log(CheckpointFileName(10)), now - 40 * kDayMs + 10);
+  AppendUntil(20);  // checkpoint 20, then cleanup
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  ASSERT_FALSE(versions.empty());
+  EXPECT_EQ(versions.front(), 10);
+  EXPECT_EQ(versions.back(), 20);
+  ASSERT_OK_AND_ASSIGN(bool has10, fs_->Exists(Log(CheckpointFileName(10))));
+  EXPECT_TRUE(has10);
+
+  // Every version from the kept checkpoint on still reads.
+  for (int64_t v = 10; v <= 20; ++v) {
+    auto snapshot = table_->SnapshotAt(v);
+    EXPECT_TRUE(snapshot.ok()) << v << ": " << snapshot.status().ToString();
+  }
+  auto gone = table_->SnapshotAt(3);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(gone.status().message().find("version 3 of Delta table /t is no longer available: "
+                                         "the log now starts at checkpoint 10"),
+            std::string::npos)
+      << gone.status().message();
+
+  // Disabled cleanup deletes nothing.
+  Metadata off = NewTableMetadata({{"delta.enableExpiredLogCleanup", "false"}});
+  ASSERT_OK_AND_ASSIGN(LogCleanupResult none,
+                       CleanUpExpiredLogs(fs_.get(), table_->log_path(), off, now + 100 * kDayMs));
+  EXPECT_EQ(none.files_deleted, 0);
+}
+
+TEST_F(CheckpointWriterTest, NoCleanupWithoutAnExpiredCheckpoint) {
+  Create();
+  AppendUntil(9);
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  for (int64_t v = 0; v <= 9; ++v) fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
+  AppendUntil(12);  // checkpoint 10 is recent: nothing before it may go
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions.front(), 0);
+}
+
+TEST(LogCleanupTest, TruncateToDay) {
+  EXPECT_EQ(TruncateToDayUtc(kDayMs * 3 + 5), kDayMs * 3);
+  EXPECT_EQ(TruncateToDayUtc(kDayMs * 3), kDayMs * 3);
+}
+
+TEST_F(CheckpointWriterTest, TimeTravelByTimestampUsesMonotonicFileTimes) {
+  Create();
+  AppendUntil(4);
+  // File times: 1000, 2000, 2000 (not after its predecessor: counts as 2001),
+  // 5000, 6000.
+  const int64_t times[] = {1000, 2000, 2000, 5000, 6000};
+  for (int64_t v = 0; v <= 4; ++v) fs_->SetTime(Log(CommitFileName(v)), times[v]);
+  auto at = [&](int64_t ts) -> int64_t {
+    auto s = table_->SnapshotAtTimestamp(ts);
+    EXPECT_TRUE(s.ok()) << ts << ": " << s.status().ToString();
+    return s.ok() ? (*s)->version() : -1;
+  };
+  EXPECT_EQ(at(1000), 0);
+  EXPECT_EQ(at(1999), 0);
+  EXPECT_EQ(at(2000), 1);
+  EXPECT_EQ(at(2001), 2);
+  EXPECT_EQ(at(4999), 2);
+  EXPECT_EQ(at(6000), 4);
+  auto before = table_->SnapshotAtTimestamp(999);
+  ASSERT_FALSE(before.ok());
+  EXPECT_NE(before.status().message().find("is before the earliest available version 0"),
+            std::string::npos)
+      << before.status().message();
+  auto after = table_->SnapshotAtTimestamp(6001);
+  ASSERT_FALSE(after.ok());
+  EXPECT_NE(after.status().message().find("is after the latest version 4"), std::string::npos)
+      << after.status().message();
+}
+
+TEST_F(CheckpointWriterTest, TimeTravelUsesInCommitTimestampsWhenEnabled) {
+  for (int64_t v = 0; v <= 3; ++v) {
+    CommitActions c;
+    c.commit_info_json =
+        R"({"timestamp":1,"inCommitTimestamp":)" + std::to_string(10000 * (v + 1)) + "}";
+    if (v == 0) {
+      c.protocol = Protocol();
+      Metadata m = NewTableMetadata({{"delta.enableInCommitTimestamps", "true"}});
+      m.id = "id";
+      m.schema_string = columnar::SchemaToJson(*m.schema);
+      c.metadata = m;
+    }
+    ASSERT_OK(fs_->WriteFile(Log(CommitFileName(v)), SerializeCommit(c)));
+    fs_->SetTime(Log(CommitFileName(v)), 1 + v);  // file times would say otherwise
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr at, table_->SnapshotAtTimestamp(25000));
+  EXPECT_EQ(at->version(), 1);
+  ASSERT_OK_AND_ASSIGN(at, table_->SnapshotAtTimestamp(40000));
+  EXPECT_EQ(at->version(), 3);
+  EXPECT_FALSE(table_->SnapshotAtTimestamp(9999).ok());
+}
+
+TEST_F(CheckpointWriterTest, HistoryIsNewestFirstWithLimit) {
+  Create();
+  AppendUntil(3);
+  ASSERT_OK_AND_ASSIGN(std::vector<HistoryEntry> all, ReadHistory(table_.get()));
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].version, 3);
+  EXPECT_EQ(all[3].version, 0);
+  EXPECT_EQ(all[3].operation, "CREATE TABLE");
+  EXPECT_EQ(all[0].operation, "WRITE");
+  EXPECT_EQ(all[0].read_version, 2);
+  ASSERT_TRUE(all[0].commit_info_json.has_value());
+  ASSERT_OK_AND_ASSIGN(std::vector<HistoryEntry> two, ReadHistory(table_.get(), 2));
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].version, 2);
+}
+
+}  // namespace
+}  // namespace silt::delta

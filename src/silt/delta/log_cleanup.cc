@@ -1,0 +1,187 @@
+#include "silt/delta/log_cleanup.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "silt/base/clock.h"
+#include "silt/base/logging.h"
+#include "silt/delta/table_properties.h"
+
+namespace silt::delta {
+
+namespace {
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+enum class LogFileKind { kCommit, kCheckpoint, kChecksum, kCompaction, kOther };
+
+struct LogFileName {
+  LogFileKind kind = LogFileKind::kOther;
+  int64_t version = -1;  // the (end) version the file belongs to
+  int64_t part = 0;      // multi-part checkpoints: part and count
+  int64_t num_parts = 0;
+};
+
+LogFileName ParseLogFileName(std::string_view name) {
+  LogFileName out;
+  if (name.size() < 21 || !AllDigits(name.substr(0, 20)) || name[20] != '.') return out;
+  out.version = std::stoll(std::string(name.substr(0, 20)));
+  std::string_view rest = name.substr(21);
+  if (rest == "json") {
+    out.kind = LogFileKind::kCommit;
+  } else if (rest == "crc") {
+    out.kind = LogFileKind::kChecksum;
+  } else if (rest.substr(0, 11) == "checkpoint.") {
+    std::string_view tail = rest.substr(11);
+    if (tail == "parquet") {
+      out.kind = LogFileKind::kCheckpoint;
+    } else if (tail.size() == 29 && AllDigits(tail.substr(0, 10)) && tail[10] == '.' &&
+               AllDigits(tail.substr(11, 10)) && tail.substr(21) == ".parquet") {
+      out.kind = LogFileKind::kCheckpoint;
+      out.part = std::stoll(std::string(tail.substr(0, 10)));
+      out.num_parts = std::stoll(std::string(tail.substr(11, 10)));
+    } else if (tail.size() > 5 &&
+               (tail.substr(tail.size() - 5) == ".json" ||
+                (tail.size() > 8 && tail.substr(tail.size() - 8) == ".parquet"))) {
+      out.kind = LogFileKind::kCheckpoint;  // V2, UUID-named
+    }
+  } else if (rest.size() == 20 + 15 && AllDigits(rest.substr(0, 20)) &&
+             rest.substr(20) == ".compacted.json") {
+    out.kind = LogFileKind::kCompaction;
+    out.version = std::stoll(std::string(rest.substr(0, 20)));  // end version
+  }
+  return out;
+}
+
+struct Listing {
+  LogFileTimes times;
+  // Every cleanable file with the version it belongs to.
+  std::vector<std::pair<int64_t, std::string>> files;
+};
+
+Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
+  SILT_ASSIGN_OR_RETURN_CTX(std::vector<fs::FileInfo> entries, fs->ListDir(log_dir),
+                            "listing Delta log ", log_dir);
+  Listing out;
+  // Per version: single/V2 checkpoint present, and multi-part parts by count.
+  std::map<int64_t, bool> single;
+  std::map<int64_t, std::map<int64_t, std::set<int64_t>>> parts;
+  for (const fs::FileInfo& entry : entries) {
+    if (entry.is_dir) continue;
+    LogFileName name = ParseLogFileName(fs::BaseName(entry.path));
+    switch (name.kind) {
+      case LogFileKind::kCommit:
+        out.times.commits.push_back({name.version, entry.modification_time_ms, 0, entry.path});
+        break;
+      case LogFileKind::kCheckpoint:
+        if (name.num_parts == 0) {
+          single[name.version] = true;
+        } else {
+          parts[name.version][name.num_parts].insert(name.part);
+        }
+        break;
+      default: break;
+    }
+    if (name.kind != LogFileKind::kOther) out.files.emplace_back(name.version, entry.path);
+  }
+  std::sort(out.times.commits.begin(), out.times.commits.end(),
+            [](const auto& a, const auto& b) { return a.version < b.version; });
+  std::set<int64_t> complete;
+  for (const auto& [version, present] : single) complete.insert(version);
+  for (const auto& [version, by_count] : parts) {
+    for (const auto& [count, got] : by_count) {
+      if (static_cast<int64_t>(got.size()) == count) complete.insert(version);
+    }
+  }
+  out.times.checkpoint_versions.assign(complete.begin(), complete.end());
+
+  int64_t previous = -1;
+  for (auto& commit : out.times.commits) {
+    commit.monotonic_time_ms = std::max(commit.file_time_ms, previous + 1);
+    previous = commit.monotonic_time_ms;
+  }
+  LogFileTimes& t = out.times;
+  t.latest = t.commits.empty() ? -1 : t.commits.back().version;
+  if (!t.checkpoint_versions.empty()) t.latest = std::max(t.latest, t.checkpoint_versions.back());
+  // Start of the contiguous suffix of commits.
+  int64_t suffix_start = t.commits.empty() ? t.latest + 1 : t.commits.back().version;
+  for (size_t i = t.commits.size(); i-- > 0;) {
+    suffix_start = t.commits[i].version;
+    if (i == 0 || t.commits[i - 1].version + 1 != t.commits[i].version) break;
+  }
+  if (!t.commits.empty() && suffix_start == 0) {
+    t.earliest_recreatable = 0;
+  } else {
+    for (int64_t c : t.checkpoint_versions) {
+      if (c + 1 >= suffix_start) {
+        t.earliest_recreatable = c;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<LogFileTimes> ListLogFileTimes(fs::FileSystem* fs, const std::string& log_dir) {
+  SILT_ASSIGN_OR_RETURN(Listing listing, ListAll(fs, log_dir));
+  return std::move(listing.times);
+}
+
+int64_t TruncateToDayUtc(int64_t ms) {
+  int64_t day = ms / kMillisPerDay;
+  if (ms < 0 && ms % kMillisPerDay != 0) --day;
+  return day * kMillisPerDay;
+}
+
+Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::string& log_dir,
+                                            const Metadata& metadata, int64_t now_ms) {
+  LogCleanupResult result;
+  SILT_ASSIGN_OR_RETURN(bool enabled, EnableExpiredLogCleanup(metadata.configuration));
+  if (!enabled) return result;
+  SILT_ASSIGN_OR_RETURN(int64_t retention_ms, LogRetentionMs(metadata.configuration));
+  const int64_t cutoff_ms = TruncateToDayUtc(now_ms - retention_ms);
+  SILT_ASSIGN_OR_RETURN(Listing listing, ListAll(fs, log_dir));
+  const LogFileTimes& t = listing.times;
+  // The newest commit old enough to expire, then the newest complete
+  // checkpoint at or before it: everything before that checkpoint goes.
+  int64_t newest_expired = -1;
+  for (const auto& commit : t.commits) {
+    if (commit.monotonic_time_ms <= cutoff_ms) newest_expired = commit.version;
+  }
+  int64_t keep_from = -1;
+  for (int64_t c : t.checkpoint_versions) {
+    if (c <= newest_expired && c >= t.earliest_recreatable) keep_from = c;
+  }
+  if (keep_from <= 0) return result;
+  std::vector<std::pair<int64_t, std::string>> doomed;
+  for (const auto& [version, path] : listing.files) {
+    if (version < keep_from) doomed.emplace_back(version, path);
+  }
+  std::stable_sort(doomed.begin(), doomed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  result.kept_from_checkpoint = keep_from;
+  for (const auto& [version, path] : doomed) {
+    Status st = fs->DeleteFile(path);
+    if (!st.ok() && !st.IsNotFound()) {
+      return st.WithContextParts("cleaning up expired Delta log files in ", log_dir);
+    }
+    if (st.ok()) ++result.files_deleted;
+  }
+  if (result.files_deleted > 0) {
+    SILT_LOG_INFO("delta", "log cleanup in ", log_dir, ": deleted ", result.files_deleted,
+                  " files before checkpoint ", keep_from, " (older than ",
+                  FormatTimestampMillisUtc(cutoff_ms * 1000), ")");
+  }
+  return result;
+}
+
+}  // namespace silt::delta
