@@ -83,4 +83,15 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   return stream::RunQuery(job, query_options);
 }
 
+Result<stream::MaintenanceResult> RunMaintenanceInForeground(const stream::JobSpec& job) {
+  ScopedStopSignals signals;
+  stream::MaintenanceOptions options;
+  options.stop_flag = &g_stop_requested;
+  options.on_report = [](const std::string& line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  };
+  return stream::RunMaintenance(job, options);
+}
+
 }  // namespace silt::cli

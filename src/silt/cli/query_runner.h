@@ -15,6 +15,7 @@
 
 #include "silt/base/result.h"
 #include "silt/stream/job.h"
+#include "silt/stream/maintenance.h"
 #include "silt/stream/query.h"
 
 namespace silt::cli {
@@ -27,5 +28,9 @@ struct RunOptions {
 // restored when it returns. Errors: those of stream::RunQuery.
 Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
                                                const RunOptions& options);
+
+// Runs a `type: maintenance` job (stream/maintenance.h), printing one line
+// per table operation; SIGINT/SIGTERM stop it after the current operation.
+Result<stream::MaintenanceResult> RunMaintenanceInForeground(const stream::JobSpec& job);
 
 }  // namespace silt::cli

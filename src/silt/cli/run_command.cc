@@ -33,6 +33,12 @@ class RunCommand final : public Command {
 
   Status Run() override {
     SILT_ASSIGN_OR_RETURN(stream::JobSpec job, stream::LoadJobFile(job_path_));
+    if (job.maintenance) {
+      SILT_ASSIGN_OR_RETURN(stream::MaintenanceResult result, RunMaintenanceInForeground(job));
+      fmt::print("[silt] maintenance job {} stopped: {} run(s), {} failed operation(s)\n", job.name,
+                 result.runs, result.failures);
+      return Status::OK();
+    }
     if (max_batches_ > 0) job.max_batches = max_batches_;
     RunOptions options;
     options.progress_json = progress_json_;
