@@ -1,5 +1,10 @@
-// silt read TABLE: prints the rows of a Delta table snapshot (latest or a
-// version, for time travel) as JSON lines, CSV or a show()-style table.
+// silt read TABLE: prints the rows of a Delta table snapshot (latest, a
+// version or a timestamp, for time travel), optionally projected
+// (--select/--columns), filtered (--where) and limited, as a show()-style
+// table, CSV, JSON lines or a Parquet file. The scan skips files by
+// partition values and statistics and Parquet row groups by their
+// statistics; --explain reports what was skipped, --count counts rows
+// (from the log's statistics when it can).
 
 #include <fmt/format.h>
 
@@ -9,9 +14,13 @@
 #include <vector>
 
 #include "silt/cli/command.h"
+#include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
-#include "silt/cli/value_format.h"
 #include "silt/delta/table.h"
+#include "silt/expr/parser.h"
+#include "silt/query/predicate_extractor.h"
+#include "silt/query/query.h"
+#include "silt/query/statement.h"
 
 namespace silt::cli {
 
@@ -34,6 +43,53 @@ std::vector<std::string> SplitColumns(const std::string& list) {
   return out;
 }
 
+std::string ColumnList(const columnar::Schema& schema) {
+  std::string out;
+  for (int col_idx = 0; col_idx < schema.num_fields(); ++col_idx) {
+    if (col_idx > 0) out += ", ";
+    out += schema.field(col_idx).name;
+  }
+  return out;
+}
+
+}  // namespace
+
+// The snapshot for --version / --timestamp (shared with `silt sql`).
+Result<delta::SnapshotPtr> TimeTravelSnapshot(delta::DeltaTable* table, int64_t version,
+                                              const std::string& timestamp) {
+  if (!timestamp.empty()) {
+    if (version >= 0) {
+      return Status::InvalidArgument("give either a version or a timestamp, not both");
+    }
+    SILT_ASSIGN_OR_RETURN(int64_t ms, query::ParseTimeTravelTimestamp(timestamp));
+    return table->SnapshotAtTimestamp(ms);
+  }
+  return SnapshotOrLatest(table, version);
+}
+
+// The --explain report (shared with `silt sql`).
+std::string ExplainText(const std::string& table_path, const delta::Snapshot& snapshot,
+                        const query::QueryStats& stats) {
+  std::string out = fmt::format("table: {} (version {})\n", table_path, snapshot.version());
+  std::string pushed;
+  for (const columnar::ColumnPredicate& p : stats.pushed) {
+    if (!pushed.empty()) pushed += " AND ";
+    pushed += query::DescribePredicate(p);
+  }
+  out += fmt::format("pushed filters: {}\n", pushed.empty() ? "none" : pushed);
+  const delta::ScanMetrics& m = stats.scan;
+  out += fmt::format("files: {} total, {} skipped by partition, {} skipped by stats, {} read\n",
+                     m.files_total, m.files_skipped_by_partition, m.files_skipped_by_stats,
+                     m.files_total - m.files_skipped_by_partition - m.files_skipped_by_stats);
+  out += fmt::format("row groups: {} in files read, {} skipped by stats\n", m.row_groups_total,
+                     m.row_groups_skipped);
+  out += fmt::format("rows: {} scanned, {} matched the filter, {} output\n", stats.rows_scanned,
+                     stats.rows_matched, stats.rows_output);
+  return out;
+}
+
+namespace {
+
 class ReadCommand final : public Command {
  public:
   explicit ReadCommand(CLI::App* app) {
@@ -41,86 +97,108 @@ class ReadCommand final : public Command {
     sub_->add_option("table", table_path_, "Table path")->required();
     sub_->add_option("--version", version_, "Read the table as of this version (time travel)")
         ->check(CLI::NonNegativeNumber);
+    sub_->add_option("--timestamp", timestamp_,
+                     "Read the table as of this time: YYYY-MM-DD[ HH:MM:SS[.ffffff]] (UTC)");
     sub_->add_option("--format", format_, "Output format")
-        ->check(CLI::IsMember({"jsonl", "csv", "table"}))
+        ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
         ->capture_default_str();
+    sub_->add_option("--output", output_, "Write to this file instead of stdout");
     sub_->add_option("--limit", limit_,
                      "At most this many rows (default: 20 for table, all for jsonl/csv)")
         ->check(CLI::NonNegativeNumber);
     sub_->add_option("--columns", columns_, "Comma-separated columns to print (default: all)");
+    sub_->add_option("--select", select_,
+                     "Comma-separated Spark SQL expressions to print, with optional aliases");
+    sub_->add_option("--where", where_, "Spark SQL filter; also prunes files and row groups");
+    sub_->add_flag("--explain", explain_,
+                   "Run the scan and print what was skipped instead of the rows");
+    sub_->add_flag("--count", count_,
+                   "Print the number of (matching) rows; from the log's statistics when possible");
   }
 
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(table_path_));
-    SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, SnapshotOrLatest(table.get(), version_));
-    std::vector<std::string> columns = SplitColumns(columns_);
-    for (const std::string& name : columns) {
+    SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot,
+                          TimeTravelSnapshot(table.get(), version_, timestamp_));
+    query::QuerySpec spec;
+    if (!columns_.empty() && !select_.empty()) {
+      return Status::InvalidArgument("give either --columns or --select, not both");
+    }
+    for (const std::string& name : SplitColumns(columns_)) {
       if (snapshot->schema()->FieldIndex(name) < 0) {
         return Status::InvalidArgument("--columns: no column '", name, "' in table '", table_path_,
                                        "' (columns: ", ColumnList(*snapshot->schema()), ")");
       }
+      spec.select.push_back(
+          std::make_shared<expr::ColumnRefNode>(std::vector<std::string>{name}, 0));
     }
-    SILT_ASSIGN_OR_RETURN(
-        auto scan, delta::TableScan::Make(table->file_system(), table->path(), snapshot, columns));
-    int64_t limit = limit_;
-    if (limit < 0) limit = format_ == "table" ? kDefaultTableRows : INT64_MAX;
+    if (!select_.empty()) {
+      SILT_ASSIGN_OR_RETURN_CTX(spec.select, query::ParseExpressionList(select_), "--select");
+    }
+    if (!where_.empty()) {
+      SILT_ASSIGN_OR_RETURN_CTX(spec.where, expr::ParseNode(where_), "--where");
+    }
+    if (count_) return Count(table.get(), snapshot, std::move(spec));
 
-    if (format_ == "table") return PrintTable(scan.get(), limit);
-    if (format_ == "csv") fmt::print("{}\n", CsvHeader(*scan->schema()));
-    int64_t printed = 0;
-    std::string out;
-    while (printed < limit) {
-      SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
-      if (batch == nullptr) break;
-      out.clear();
-      for (int64_t row_idx = 0; row_idx < batch->num_rows && printed < limit; ++row_idx) {
-        out += format_ == "csv" ? RowToCsv(*batch, row_idx) : RowToJson(*batch, row_idx);
-        out += '\n';
-        ++printed;
-      }
-      std::fwrite(out.data(), 1, out.size(), stdout);
+    int64_t table_rows = INT64_MAX;
+    if (format_ == "table") {
+      table_rows = limit_ >= 0 ? limit_ : kDefaultTableRows;
+      spec.limit = table_rows + 1;  // one more tells show() there are more
+    } else {
+      spec.limit = limit_;
     }
-    return Status::OK();
+    if (explain_) {
+      query::QueryOutput discard{[](const columnar::SchemaPtr&) { return Status::OK(); },
+                                 [](const columnar::RecordBatch&) { return Status::OK(); }};
+      spec.limit = limit_;
+      SILT_ASSIGN_OR_RETURN(query::QueryStats stats,
+                            query::RunQuery(*table, snapshot, spec, discard));
+      fmt::print("{}", ExplainText(table_path_, *snapshot, stats));
+      return Status::OK();
+    }
+    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_, table_rows));
+    query::QueryOutput out = writer->AsQueryOutput();
+    SILT_RETURN_NOT_OK(query::RunQuery(*table, snapshot, spec, out).status());
+    return writer->Finish();
   }
 
  private:
-  static std::string ColumnList(const columnar::Schema& schema) {
-    std::string out;
-    for (int col_idx = 0; col_idx < schema.num_fields(); ++col_idx) {
-      if (col_idx > 0) out += ", ";
-      out += schema.field(col_idx).name;
+  Status Count(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot,
+               query::QuerySpec spec) {
+    SILT_ASSIGN_OR_RETURN(std::optional<int64_t> from_stats,
+                          query::CountFromStats(snapshot, spec.where));
+    if (from_stats) {
+      fmt::print("{}\n", *from_stats);
+      if (explain_) fmt::print("(answered from the Delta log statistics; no file was read)\n");
+      return Status::OK();
     }
-    return out;
-  }
-
-  Status PrintTable(delta::TableScan* scan, int64_t limit) {
-    std::vector<std::string> header;
-    for (const auto& field : scan->schema()->fields()) header.push_back(field.name);
-    TablePrinter printer(std::move(header));
-    bool has_more = false;
-    while (!has_more) {
-      SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
-      if (batch == nullptr) break;
-      for (int64_t row_idx = 0; row_idx < batch->num_rows; ++row_idx) {
-        if (printer.num_rows() >= limit) {
-          has_more = true;
-          break;
-        }
-        printer.AddRow(*batch, row_idx);
-      }
-    }
-    fmt::print("{}", printer.Render(has_more));
+    SILT_ASSIGN_OR_RETURN(spec.select, query::ParseExpressionList("count(*)"));
+    int64_t count = 0;
+    query::QueryOutput out{[](const columnar::SchemaPtr&) { return Status::OK(); },
+                           [&count](const columnar::RecordBatch& batch) {
+                             if (batch.num_rows > 0) count = batch.column(0)->Value<int64_t>(0);
+                             return Status::OK();
+                           }};
+    SILT_ASSIGN_OR_RETURN(query::QueryStats stats, query::RunQuery(*table, snapshot, spec, out));
+    fmt::print("{}\n", count);
+    if (explain_) fmt::print("{}", ExplainText(table_path_, *snapshot, stats));
     return Status::OK();
   }
 
   CLI::App* sub_ = nullptr;
   std::string table_path_;
   int64_t version_ = -1;
+  std::string timestamp_;
   std::string format_ = "table";
+  std::string output_;
   int64_t limit_ = -1;
   std::string columns_;
+  std::string select_;
+  std::string where_;
+  bool explain_ = false;
+  bool count_ = false;
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "silt/base/strings.h"
+#include "silt/delta/data_skipping.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
@@ -16,17 +18,6 @@ namespace silt::delta {
 
 namespace {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 struct OutputColumn {
   columnar::Field field;
   bool is_partition = false;
@@ -34,19 +25,6 @@ struct OutputColumn {
   // delta.columnMapping.physicalName when column mapping is on.
   std::string physical_name;
 };
-
-// delta.columnMapping.physicalName from a field's metadata, or "".
-std::string PhysicalName(const columnar::Field& field) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(field.metadata_json).get(root) != simdjson::SUCCESS) return "";
-  std::string_view name;
-  if (root.at_key("delta.columnMapping.physicalName").get_string().get(name) !=
-      simdjson::SUCCESS) {
-    return "";
-  }
-  return std::string(name);
-}
 
 bool ColumnMappingActive(const Metadata& metadata) {
   auto it = metadata.configuration.find("delta.columnMapping.mode");
@@ -66,20 +44,26 @@ struct FilePlan {
 class TableScanImpl final : public TableScan {
  public:
   TableScanImpl(fs::FileSystemPtr fs, std::string table_path, SnapshotPtr snapshot,
-                std::vector<OutputColumn> columns, columnar::SchemaPtr schema)
+                std::vector<OutputColumn> columns, columnar::SchemaPtr schema,
+                std::vector<const AddFile*> files, columnar::Conjunction file_predicate,
+                ScanMetrics metrics)
       : fs_(std::move(fs)),
         table_path_(std::move(table_path)),
         snapshot_(std::move(snapshot)),
         columns_(std::move(columns)),
-        schema_(std::move(schema)) {}
+        schema_(std::move(schema)),
+        files_(std::move(files)),
+        file_predicate_(std::move(file_predicate)),
+        metrics_(metrics) {}
 
   const columnar::SchemaPtr& schema() const override { return schema_; }
+  const ScanMetrics& metrics() const override { return metrics_; }
 
   Result<columnar::RecordBatchPtr> Next() override {
     while (true) {
       if (reader_ == nullptr) {
-        if (file_idx_ >= snapshot_->files().size()) return columnar::RecordBatchPtr();
-        SILT_RETURN_NOT_OK(OpenFile(snapshot_->files()[file_idx_]));
+        if (file_idx_ >= files_.size()) return columnar::RecordBatchPtr();
+        SILT_RETURN_NOT_OK(OpenFile(*files_[file_idx_]));
       }
       if (plan_.read_columns.empty()) {
         // Nothing to read from the file itself (only partition columns or
@@ -95,15 +79,19 @@ class TableScanImpl final : public TableScan {
         if (out->num_rows == 0) continue;
         return out;
       }
-      if (row_group_ >= reader_->num_row_groups()) {
+      if (row_group_ >= static_cast<int>(row_groups_.size())) {
         CloseFile();
         continue;
       }
-      int index = row_group_++;
-      SILT_ASSIGN_OR_RETURN_CTX(columnar::RecordBatchPtr batch,
-                                reader_->ReadRowGroup(index, plan_.read_columns),
-                                "reading Delta table ", table_path_, " version ",
-                                snapshot_->version());
+      int index = row_groups_[static_cast<size_t>(row_group_++)];
+      // Page pruning returns a subset of a row group's rows, which would
+      // misalign deletion-vector row indexes: files with one read whole.
+      SILT_ASSIGN_OR_RETURN_CTX(
+          columnar::RecordBatchPtr batch,
+          file_predicate_.empty() || !deleted_.empty()
+              ? reader_->ReadRowGroup(index, plan_.read_columns)
+              : reader_->ReadRowGroupPruned(index, plan_.read_columns, file_predicate_),
+          "reading Delta table ", table_path_, " version ", snapshot_->version());
       if (batch->num_rows == 0) continue;
       SILT_RETURN_NOT_OK(CheckTypes(*batch));
       SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr out, Assemble(batch.get(), batch->num_rows));
@@ -120,14 +108,27 @@ class TableScanImpl final : public TableScan {
                               "reading Delta table ", table_path_, " version ",
                               snapshot_->version());
     row_group_ = 0;
+    row_groups_.clear();
     plan_ = FilePlan();
     file_row_ = 0;
     deleted_.clear();
     if (add.deletion_vector) {
       SILT_ASSIGN_OR_RETURN_CTX(deleted_,
                                 LoadDeletionVector(fs_.get(), table_path_, *add.deletion_vector),
-                                "reading the deletion vector of ", current_path_, " in Delta table ",
-                                table_path_, " version ", snapshot_->version());
+                                "reading the deletion vector of ", current_path_,
+                                " in Delta table ", table_path_, " version ", snapshot_->version());
+    }
+    metrics_.row_groups_total += reader_->num_row_groups();
+    if (file_predicate_.empty() || !deleted_.empty()) {
+      // Row-group skipping changes the file row numbering the deletion
+      // vector refers to; such files are read whole.
+      for (int i = 0; i < reader_->num_row_groups(); ++i) row_groups_.push_back(i);
+    } else {
+      SILT_ASSIGN_OR_RETURN_CTX(row_groups_, reader_->SelectRowGroups(file_predicate_),
+                                "reading Delta table ", table_path_, " version ",
+                                snapshot_->version());
+      metrics_.row_groups_skipped +=
+          reader_->num_row_groups() - static_cast<int64_t>(row_groups_.size());
     }
     const columnar::Schema& file_schema = *reader_->schema();
     for (const OutputColumn& column : columns_) {
@@ -222,9 +223,17 @@ class TableScanImpl final : public TableScan {
   std::vector<OutputColumn> columns_;
   columnar::SchemaPtr schema_;
 
+  // The files left after data skipping, and the predicate (on physical
+  // names of data columns) for row-group and page pruning.
+  std::vector<const AddFile*> files_;
+  columnar::Conjunction file_predicate_;
+  ScanMetrics metrics_;
+
   size_t file_idx_ = 0;
   std::unique_ptr<parquet::ParquetFileReader> reader_;
   std::string current_path_;
+  // Indexes of the row groups to read in the current file, and the next one.
+  std::vector<int> row_groups_;
   int row_group_ = 0;
   FilePlan plan_;
   // Rows of the current file before the next batch, and the rows its
@@ -238,6 +247,14 @@ class TableScanImpl final : public TableScan {
 Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::string table_path,
                                                    SnapshotPtr snapshot,
                                                    std::vector<std::string> columns) {
+  ScanOptions options;
+  options.columns = std::move(columns);
+  return Make(std::move(fs), std::move(table_path), std::move(snapshot), std::move(options));
+}
+
+Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::string table_path,
+                                                   SnapshotPtr snapshot, ScanOptions options) {
+  std::vector<std::string>& columns = options.columns;
   if (fs == nullptr) return Status::InvalidArgument("no file system given for ", table_path);
   if (snapshot == nullptr || snapshot->schema() == nullptr) {
     return Status::InvalidArgument("no snapshot given to scan Delta table ", table_path);
@@ -276,13 +293,13 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
           type_id == columnar::TypeId::kMap) {
         return Status::NotSupported("reading the nested column '", column.field.name,
                                     "' of a table with columnMapping (column mapping of nested "
-                                    "fields) is not supported yet: ", table_path);
+                                    "fields) is not supported yet: ",
+                                    table_path);
       }
       std::string physical = PhysicalName(column.field);
       if (physical.empty()) {
         return Status::Corruption("Delta table ", table_path, " uses column mapping but column '",
-                                  column.field.name,
-                                  "' has no delta.columnMapping.physicalName");
+                                  column.field.name, "' has no delta.columnMapping.physicalName");
       }
       column.physical_name = std::move(physical);
     }
@@ -290,9 +307,38 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
     output.push_back(std::move(column));
   }
   while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
+
+  ScanMetrics metrics;
+  metrics.files_total = static_cast<int64_t>(snapshot->files().size());
+  std::vector<const AddFile*> files;
+  files.reserve(snapshot->files().size());
+  FileSkipper skipper = FileSkipper::Make(snapshot->metadata(), options.predicate);
+  for (const AddFile& add : snapshot->files()) {
+    switch (skipper.empty() ? SkipDecision::kKeep : skipper.Decide(add)) {
+      case SkipDecision::kKeep: files.push_back(&add); break;
+      case SkipDecision::kSkipByPartition: ++metrics.files_skipped_by_partition; break;
+      case SkipDecision::kSkipByStats: ++metrics.files_skipped_by_stats; break;
+    }
+  }
+  // Row groups are judged on the files' own (physical) column names; only
+  // top-level data columns take part (partition columns are not stored).
+  columnar::Conjunction file_predicate;
+  for (const columnar::ColumnPredicate& p : options.predicate) {
+    if (p.column.find('.') != std::string::npos || is_partition(p.column)) continue;
+    int idx = table_schema.FieldIndex(p.column);
+    if (idx < 0) continue;
+    columnar::ColumnPredicate physical = p;
+    physical.column = table_schema.field(idx).name;
+    if (column_mapping) {
+      physical.column = PhysicalName(table_schema.field(idx));
+      if (physical.column.empty()) continue;
+    }
+    file_predicate.push_back(std::move(physical));
+  }
   return std::unique_ptr<TableScan>(
       new TableScanImpl(std::move(fs), std::move(table_path), std::move(snapshot),
-                        std::move(output), columnar::DataType::Struct(std::move(fields))));
+                        std::move(output), columnar::DataType::Struct(std::move(fields)),
+                        std::move(files), std::move(file_predicate), metrics));
 }
 
 }  // namespace silt::delta

@@ -1,0 +1,743 @@
+// RunQuery: plans the column set and pushed-down predicate from the parsed
+// clauses, then streams the scan through filter and projection (or the hash
+// aggregator), materializing only when ORDER BY or aggregation needs it.
+
+#include "silt/query/query.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "silt/columnar/temporal.h"
+#include "silt/delta/partition_utils.h"
+#include "silt/delta/stats.h"
+#include "silt/query/aggregate.h"
+#include "silt/query/predicate_extractor.h"
+#include "silt/query/value_access_internal.h"
+
+namespace silt::query {
+
+namespace {
+
+using columnar::Column;
+using columnar::ColumnPtr;
+using columnar::RecordBatch;
+using columnar::RecordBatchPtr;
+using columnar::SchemaPtr;
+using columnar::TypeId;
+using expr::Node;
+using expr::NodeKind;
+using expr::NodePtr;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Visits `node` and its subtrees.
+template <typename F>
+void Walk(const Node& node, const F& f) {
+  f(node);
+  switch (node.kind()) {
+    case NodeKind::kFieldAccess:
+      Walk(*static_cast<const expr::FieldAccessNode&>(node).child(), f);
+      break;
+    case NodeKind::kCall:
+      for (const NodePtr& arg : static_cast<const expr::CallNode&>(node).args()) Walk(*arg, f);
+      break;
+    case NodeKind::kCast: Walk(*static_cast<const expr::CastNode&>(node).child(), f); break;
+    case NodeKind::kUnary: Walk(*static_cast<const expr::UnaryNode&>(node).child(), f); break;
+    case NodeKind::kBinary: {
+      const auto& b = static_cast<const expr::BinaryNode&>(node);
+      Walk(*b.left(), f);
+      Walk(*b.right(), f);
+      break;
+    }
+    case NodeKind::kIsNull: Walk(*static_cast<const expr::IsNullNode&>(node).child(), f); break;
+    case NodeKind::kAlias: Walk(*static_cast<const expr::AliasNode&>(node).child(), f); break;
+    default: break;
+  }
+}
+
+std::optional<AggKind> AggregateKind(const expr::CallNode& call) {
+  std::string name = Lower(call.name());
+  if (name == "count") {
+    if (call.star_arg()) return AggKind::kCountStar;
+    return call.distinct() ? AggKind::kCountDistinct : AggKind::kCount;
+  }
+  if (name == "sum") return AggKind::kSum;
+  if (name == "avg" || name == "mean") return AggKind::kAvg;
+  if (name == "min") return AggKind::kMin;
+  if (name == "max") return AggKind::kMax;
+  return std::nullopt;
+}
+
+bool ContainsAggregate(const Node& node) {
+  bool found = false;
+  Walk(node, [&](const Node& n) {
+    if (n.kind() == NodeKind::kCall && AggregateKind(static_cast<const expr::CallNode&>(n))) {
+      found = true;
+    }
+  });
+  return found;
+}
+
+// The integer a literal ORDER BY / GROUP BY item holds (an ordinal), if any.
+std::optional<int64_t> Ordinal(const Node& node) {
+  if (node.kind() != NodeKind::kLiteral) return std::nullopt;
+  const auto& value = static_cast<const expr::LiteralNode&>(node).value();
+  if (value.is_null || value.type == nullptr || !value.type->is_integral()) return std::nullopt;
+  return value.int_value;
+}
+
+// A single-part column reference's name, or null.
+const std::string* SimpleName(const Node& node) {
+  if (node.kind() != NodeKind::kColumnRef) return nullptr;
+  const auto& parts = static_cast<const expr::ColumnRefNode&>(node).parts();
+  return parts.size() == 1 ? &parts[0] : nullptr;
+}
+
+NodePtr UnaliasPtr(const NodePtr& node) {
+  if (node->kind() == NodeKind::kAlias) return static_cast<const expr::AliasNode&>(*node).child();
+  return node;
+}
+
+// Replaces GROUP BY expressions and aggregate calls by references to the
+// aggregation's output columns (__key<i>, __agg<i>).
+struct AggRewriter {
+  std::vector<std::string> key_texts;  // lower-cased ToString of the keys
+  struct Call {
+    AggKind kind;
+    NodePtr arg;  // null for count(*)
+    std::string text;
+  };
+  std::vector<Call> calls;
+
+  static NodePtr Ref(std::string name, int64_t pos) {
+    return std::make_shared<expr::ColumnRefNode>(std::vector<std::string>{std::move(name)}, pos);
+  }
+
+  Result<NodePtr> Rewrite(const NodePtr& node) {
+    std::string text = Lower(node->ToString());
+    for (size_t k = 0; k < key_texts.size(); ++k) {
+      if (key_texts[k] == text) return Ref("__key" + std::to_string(k), node->position());
+    }
+    const int64_t pos = node->position();
+    switch (node->kind()) {
+      case NodeKind::kCall: {
+        const auto& call = static_cast<const expr::CallNode&>(*node);
+        if (std::optional<AggKind> kind = AggregateKind(call)) {
+          for (const NodePtr& arg : call.args()) {
+            if (ContainsAggregate(*arg)) {
+              return Status::InvalidArgument("aggregate functions cannot be nested, in '",
+                                             node->ToString(), "'");
+            }
+          }
+          if (*kind != AggKind::kCountStar && call.args().size() != 1) {
+            return Status::InvalidArgument(call.name(), " takes one argument in silt sql, in '",
+                                           node->ToString(), "'");
+          }
+          if (call.distinct() && *kind != AggKind::kCountDistinct) {
+            return Status::NotSupported(call.name(), "(DISTINCT ...) is not supported yet, in '",
+                                        node->ToString(), "'");
+          }
+          for (size_t a = 0; a < calls.size(); ++a) {
+            if (calls[a].text == text) return Ref("__agg" + std::to_string(a), pos);
+          }
+          calls.push_back(Call{*kind, call.args().empty() ? nullptr : call.args()[0], text});
+          return Ref("__agg" + std::to_string(calls.size() - 1), pos);
+        }
+        std::vector<NodePtr> args;
+        for (const NodePtr& arg : call.args()) {
+          SILT_ASSIGN_OR_RETURN(NodePtr r, Rewrite(arg));
+          args.push_back(std::move(r));
+        }
+        return NodePtr(std::make_shared<expr::CallNode>(call.name(), std::move(args),
+                                                        call.star_arg(), call.distinct(), pos));
+      }
+      case NodeKind::kFieldAccess: {
+        const auto& n = static_cast<const expr::FieldAccessNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
+        return NodePtr(std::make_shared<expr::FieldAccessNode>(child, n.field(), pos));
+      }
+      case NodeKind::kCast: {
+        const auto& n = static_cast<const expr::CastNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
+        return NodePtr(std::make_shared<expr::CastNode>(child, n.type(), pos, n.try_cast()));
+      }
+      case NodeKind::kUnary: {
+        const auto& n = static_cast<const expr::UnaryNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
+        return NodePtr(std::make_shared<expr::UnaryNode>(n.op(), child, pos));
+      }
+      case NodeKind::kBinary: {
+        const auto& n = static_cast<const expr::BinaryNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr left, Rewrite(n.left()));
+        SILT_ASSIGN_OR_RETURN(NodePtr right, Rewrite(n.right()));
+        return NodePtr(std::make_shared<expr::BinaryNode>(n.op(), left, right, pos));
+      }
+      case NodeKind::kIsNull: {
+        const auto& n = static_cast<const expr::IsNullNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
+        return NodePtr(std::make_shared<expr::IsNullNode>(child, n.negated(), pos));
+      }
+      case NodeKind::kAlias: {
+        const auto& n = static_cast<const expr::AliasNode&>(*node);
+        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
+        return NodePtr(std::make_shared<expr::AliasNode>(child, n.name(), pos));
+      }
+      case NodeKind::kColumnRef:
+        return Status::InvalidArgument(
+            "'", node->ToString(),
+            "' is neither in the GROUP BY clause nor inside an aggregate function");
+      case NodeKind::kStar:
+        return Status::InvalidArgument("'*' cannot be selected in an aggregate query");
+      default: return node;
+    }
+  }
+};
+
+Result<RecordBatchPtr> Filter(expr::BoundExpression* predicate, const RecordBatchPtr& batch,
+                              const expr::EvalContext& ctx) {
+  if (predicate == nullptr || batch->num_rows == 0) return batch;
+  SILT_ASSIGN_OR_RETURN(ColumnPtr mask, predicate->Evaluate(*batch, ctx));
+  const uint8_t* values = mask->values->data();
+  const uint8_t* valid = mask->validity ? mask->validity->data() : nullptr;
+  std::vector<int64_t> keep;
+  keep.reserve(static_cast<size_t>(batch->num_rows));
+  for (int64_t i = 0; i < batch->num_rows; ++i) {
+    if (columnar::GetBit(values, i) && (valid == nullptr || columnar::GetBit(valid, i))) {
+      keep.push_back(i);
+    }
+  }
+  if (static_cast<int64_t>(keep.size()) == batch->num_rows) return batch;
+  return columnar::TakeBatch(*batch, keep);
+}
+
+// Binds over the scanned columns; a failure is reported as binding over the
+// whole table would report it, so messages list every column, not only
+// those the query reads.
+Result<expr::BoundExpressionPtr> BindScanned(const Node& node, const SchemaPtr& scan_schema,
+                                             const SchemaPtr& table_schema) {
+  Result<expr::BoundExpressionPtr> bound = expr::Bind(node, scan_schema);
+  if (bound.ok()) return bound;
+  Result<expr::BoundExpressionPtr> full = expr::Bind(node, table_schema);
+  return full.ok() ? bound.status() : full.status();
+}
+
+Result<std::vector<expr::BoundExpressionPtr>> BindSelectScanned(const Node& node,
+                                                                const SchemaPtr& scan_schema,
+                                                                const SchemaPtr& table_schema) {
+  Result<std::vector<expr::BoundExpressionPtr>> bound = expr::BindSelectItem(node, scan_schema);
+  if (bound.ok()) return bound;
+  Result<std::vector<expr::BoundExpressionPtr>> full = expr::BindSelectItem(node, table_schema);
+  return full.ok() ? bound.status() : full.status();
+}
+
+Result<expr::BoundExpressionPtr> BindPredicate(const Node& node, const SchemaPtr& schema,
+                                               const char* clause) {
+  SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr bound, expr::Bind(node, schema));
+  if (bound->type()->id() != TypeId::kBoolean) {
+    return Status::InvalidArgument(clause, " '", node.ToString(), "' has type ",
+                                   bound->type()->ToDdl(), "; expected BOOLEAN");
+  }
+  return bound;
+}
+
+// ---- ORDER BY
+
+template <typename T>
+int Cmp(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// Compares two non-null rows of `c` in Spark's ordering.
+int CompareRows(const Column& c, int64_t i, int64_t j) {
+  switch (c.type->id()) {
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      double a = c.type->id() == TypeId::kFloat ? c.Value<float>(i) : c.Value<double>(i);
+      double b = c.type->id() == TypeId::kFloat ? c.Value<float>(j) : c.Value<double>(j);
+      bool an = std::isnan(a);
+      bool bn = std::isnan(b);
+      if (an || bn) return Cmp(an, bn);
+      return Cmp(a, b);
+    }
+    case TypeId::kDecimal: {
+      __int128 a;
+      __int128 b;
+      std::memcpy(&a, c.values->data() + i * 16, 16);
+      std::memcpy(&b, c.values->data() + j * 16, 16);
+      return Cmp(a, b);
+    }
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      int r = c.StringValue(i).compare(c.StringValue(j));
+      return r < 0 ? -1 : (r > 0 ? 1 : 0);
+    }
+    default: return Cmp(internal::IntAt(c, i), internal::IntAt(c, j));
+  }
+}
+
+Status CheckSortable(const columnar::DataType& type, const std::string& what) {
+  if (type.is_nested() || type.id() == TypeId::kNull) {
+    if (type.id() == TypeId::kNull) return Status::OK();
+    return Status::NotSupported("ORDER BY a value of type ", type.ToDdl(),
+                                " is not supported yet: ", what);
+  }
+  return Status::OK();
+}
+
+std::vector<int64_t> SortedIndices(const std::vector<ColumnPtr>& keys,
+                                   const std::vector<OrderItem>& items, int64_t rows) {
+  std::vector<int64_t> idx(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) idx[static_cast<size_t>(i)] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const Column& c = *keys[k];
+      bool an = c.IsNull(a);
+      bool bn = c.IsNull(b);
+      int r;
+      if (an || bn) {
+        if (an && bn) continue;
+        r = an ? -1 : 1;
+        if (!items[k].nulls_first) r = -r;
+        return r < 0;
+      }
+      if (c.type->id() == TypeId::kNull) continue;
+      r = CompareRows(c, a, b);
+      if (r == 0) continue;
+      if (!items[k].ascending) r = -r;
+      return r < 0;
+    }
+    return false;
+  });
+  return idx;
+}
+
+// One ORDER BY key: an output column (alias or ordinal) or an expression
+// over the pre-projection batch.
+struct SortKey {
+  int output_column = -1;
+  expr::BoundExpressionPtr expr;
+};
+
+Result<RecordBatchPtr> Project(std::vector<expr::BoundExpressionPtr>& exprs,
+                               const SchemaPtr& schema, const RecordBatch& batch,
+                               const expr::EvalContext& ctx) {
+  auto out = std::make_shared<RecordBatch>();
+  out->schema = schema;
+  out->num_rows = batch.num_rows;
+  for (auto& e : exprs) {
+    SILT_ASSIGN_OR_RETURN(ColumnPtr col, e->Evaluate(batch, ctx));
+    out->columns.push_back(std::move(col));
+  }
+  return RecordBatchPtr(std::move(out));
+}
+
+class Emitter {
+ public:
+  Emitter(const QueryOutput& output, int64_t limit, QueryStats* stats)
+      : output_(output), remaining_(limit < 0 ? INT64_MAX : limit), stats_(stats) {}
+  bool done() const { return remaining_ <= 0; }
+  Status Emit(const RecordBatchPtr& batch) {
+    if (done() || batch->num_rows == 0) return Status::OK();
+    RecordBatchPtr b = batch;
+    if (b->num_rows > remaining_) b = columnar::SliceBatch(*b, 0, remaining_);
+    remaining_ -= b->num_rows;
+    stats_->rows_output += b->num_rows;
+    return output_.batch(*b);
+  }
+
+ private:
+  const QueryOutput& output_;
+  int64_t remaining_;
+  QueryStats* stats_;
+};
+
+// Sorts the materialized output by `keys` and emits it.
+Status SortAndEmit(std::vector<RecordBatchPtr> batches, std::vector<std::vector<ColumnPtr>> keys,
+                   const std::vector<OrderItem>& items, const SchemaPtr& schema, Emitter* emitter) {
+  if (batches.empty()) return Status::OK();
+  RecordBatchPtr all = batches.size() == 1 ? batches[0] : columnar::ConcatBatches(batches);
+  std::vector<ColumnPtr> key_columns;
+  for (size_t k = 0; k < items.size(); ++k) {
+    std::vector<ColumnPtr> chunks;
+    for (auto& per_batch : keys) chunks.push_back(per_batch[k]);
+    key_columns.push_back(chunks.size() == 1 ? chunks[0] : columnar::ConcatColumns(chunks));
+  }
+  std::vector<int64_t> order = SortedIndices(key_columns, items, all->num_rows);
+  RecordBatchPtr sorted = columnar::TakeBatch(*all, order);
+  auto fixed = std::make_shared<RecordBatch>(*sorted);
+  fixed->schema = schema;
+  return emitter->Emit(fixed);
+}
+
+}  // namespace
+
+Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::SnapshotPtr& snapshot,
+                            const QuerySpec& spec, const QueryOutput& output) {
+  QueryStats stats;
+  const SchemaPtr& table_schema = snapshot->schema();
+
+  // Columns to read: those any clause names (plus all for `*`).
+  bool star = spec.select.empty();
+  std::set<std::string> names;
+  auto collect = [&](const NodePtr& node) {
+    if (node == nullptr) return;
+    Walk(*node, [&](const Node& n) {
+      if (n.kind() == NodeKind::kStar) star = true;
+      if (n.kind() == NodeKind::kColumnRef) {
+        names.insert(Lower(static_cast<const expr::ColumnRefNode&>(n).parts()[0]));
+      }
+    });
+  };
+  for (const NodePtr& n : spec.select) collect(n);
+  collect(spec.where);
+  for (const NodePtr& n : spec.group_by) collect(n);
+  collect(spec.having);
+  for (const OrderItem& item : spec.order_by) collect(item.expr);
+  delta::ScanOptions scan_options;
+  if (!star) {
+    for (const columnar::Field& field : table_schema->fields()) {
+      if (names.count(Lower(field.name))) scan_options.columns.push_back(field.name);
+    }
+    if (scan_options.columns.empty()) {
+      // Only the row count matters: a partition column costs no I/O.
+      scan_options.columns.push_back(snapshot->partition_columns().empty()
+                                         ? table_schema->field(0).name
+                                         : snapshot->partition_columns()[0]);
+    }
+  }
+  if (spec.where != nullptr) {
+    if (ContainsAggregate(*spec.where)) {
+      return Status::InvalidArgument("aggregate functions are not allowed in WHERE: '",
+                                     spec.where->ToString(), "'");
+    }
+    SILT_ASSIGN_OR_RETURN(scan_options.predicate, ExtractConjunction(*spec.where, table_schema));
+  }
+  stats.pushed = scan_options.predicate;
+  SILT_ASSIGN_OR_RETURN(
+      std::unique_ptr<delta::TableScan> scan,
+      delta::TableScan::Make(table.file_system(), table.path(), snapshot, std::move(scan_options)));
+  const SchemaPtr scan_schema = scan->schema();
+  expr::BoundExpressionPtr where;
+  if (spec.where != nullptr) {
+    SILT_RETURN_NOT_OK(BindScanned(*spec.where, scan_schema, table_schema).status());
+    SILT_ASSIGN_OR_RETURN(where, BindPredicate(*spec.where, scan_schema, "WHERE"));
+  }
+  expr::EvalContext ctx;
+  ctx.current_timestamp_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+
+  bool aggregate = !spec.group_by.empty() || spec.having != nullptr;
+  for (const NodePtr& n : spec.select) aggregate = aggregate || ContainsAggregate(*n);
+  for (const OrderItem& item : spec.order_by) {
+    aggregate = aggregate || ContainsAggregate(*item.expr);
+  }
+
+  // Reads, counts and filters the next batch; null at the end.
+  auto next = [&]() -> Result<RecordBatchPtr> {
+    while (true) {
+      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, scan->Next());
+      if (batch == nullptr) return batch;
+      stats.rows_scanned += batch->num_rows;
+      SILT_ASSIGN_OR_RETURN(batch, Filter(where.get(), batch, ctx));
+      stats.rows_matched += batch->num_rows;
+      if (batch->num_rows > 0) return batch;
+    }
+  };
+
+  Emitter emitter(output, spec.limit, &stats);
+
+  if (!aggregate) {
+    std::vector<expr::BoundExpressionPtr> exprs;
+    std::vector<NodePtr> items = spec.select;
+    if (items.empty())
+      items.push_back(std::make_shared<expr::StarNode>(std::vector<std::string>{}, 0));
+    std::vector<columnar::Field> fields;
+    for (const NodePtr& item : items) {
+      SILT_ASSIGN_OR_RETURN(std::vector<expr::BoundExpressionPtr> bound,
+                            BindSelectScanned(*item, scan_schema, table_schema));
+      for (auto& b : bound) {
+        fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
+        exprs.push_back(std::move(b));
+      }
+    }
+    SchemaPtr out_schema = columnar::DataType::Struct(fields);
+    std::vector<SortKey> sort_keys;
+    for (const OrderItem& item : spec.order_by) {
+      SortKey key;
+      if (std::optional<int64_t> ordinal = Ordinal(*item.expr)) {
+        if (*ordinal < 1 || *ordinal > static_cast<int64_t>(fields.size())) {
+          return Status::InvalidArgument("ORDER BY position ", *ordinal,
+                                         " is not in the select list (1..", fields.size(), ")");
+        }
+        key.output_column = static_cast<int>(*ordinal - 1);
+      } else if (const std::string* name = SimpleName(*item.expr);
+                 name != nullptr && out_schema->FieldIndex(*name) >= 0) {
+        key.output_column = out_schema->FieldIndex(*name);
+      } else {
+        SILT_ASSIGN_OR_RETURN(key.expr, BindScanned(*item.expr, scan_schema, table_schema));
+        SILT_RETURN_NOT_OK(CheckSortable(*key.expr->type(), item.expr->ToString()));
+      }
+      if (key.output_column >= 0) {
+        SILT_RETURN_NOT_OK(CheckSortable(*fields[static_cast<size_t>(key.output_column)].type,
+                                         item.expr->ToString()));
+      }
+      sort_keys.push_back(std::move(key));
+    }
+    SILT_RETURN_NOT_OK(output.begin(out_schema));
+    std::vector<RecordBatchPtr> kept;
+    std::vector<std::vector<ColumnPtr>> kept_keys;
+    while (!(sort_keys.empty() && emitter.done())) {
+      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, next());
+      if (batch == nullptr) break;
+      SILT_ASSIGN_OR_RETURN(RecordBatchPtr projected, Project(exprs, out_schema, *batch, ctx));
+      if (sort_keys.empty()) {
+        SILT_RETURN_NOT_OK(emitter.Emit(projected));
+        continue;
+      }
+      std::vector<ColumnPtr> keys;
+      for (SortKey& key : sort_keys) {
+        if (key.output_column >= 0) {
+          keys.push_back(projected->column(key.output_column));
+        } else {
+          SILT_ASSIGN_OR_RETURN(ColumnPtr col, key.expr->Evaluate(*batch, ctx));
+          keys.push_back(std::move(col));
+        }
+      }
+      kept.push_back(std::move(projected));
+      kept_keys.push_back(std::move(keys));
+    }
+    if (!sort_keys.empty()) {
+      SILT_RETURN_NOT_OK(
+          SortAndEmit(std::move(kept), std::move(kept_keys), spec.order_by, out_schema, &emitter));
+    }
+    stats.scan = scan->metrics();
+    return stats;
+  }
+
+  // ---- Aggregate query.
+  if (spec.select.empty()) {
+    return Status::InvalidArgument("'*' cannot be selected in an aggregate query");
+  }
+  AggRewriter rewriter;
+  std::vector<NodePtr> keys;
+  for (const NodePtr& g : spec.group_by) {
+    NodePtr key = g;
+    if (std::optional<int64_t> ordinal = Ordinal(*g)) {
+      if (*ordinal < 1 || *ordinal > static_cast<int64_t>(spec.select.size())) {
+        return Status::InvalidArgument("GROUP BY position ", *ordinal,
+                                       " is not in the select list (1..", spec.select.size(), ")");
+      }
+      key = UnaliasPtr(spec.select[static_cast<size_t>(*ordinal - 1)]);
+    } else if (const std::string* name = SimpleName(*g);
+               name != nullptr && scan_schema->FieldIndex(*name) < 0) {
+      for (const NodePtr& item : spec.select) {
+        if (item->kind() == NodeKind::kAlias &&
+            Lower(static_cast<const expr::AliasNode&>(*item).name()) == Lower(*name)) {
+          key = UnaliasPtr(item);
+        }
+      }
+    }
+    if (ContainsAggregate(*key)) {
+      return Status::InvalidArgument("aggregate functions are not allowed in GROUP BY: '",
+                                     g->ToString(), "'");
+    }
+    rewriter.key_texts.push_back(Lower(key->ToString()));
+    keys.push_back(std::move(key));
+  }
+  std::vector<NodePtr> select;
+  for (const NodePtr& item : spec.select) {
+    std::string name = item->OutputName();
+    SILT_ASSIGN_OR_RETURN(NodePtr r, rewriter.Rewrite(UnaliasPtr(item)));
+    select.push_back(std::make_shared<expr::AliasNode>(r, name, item->position()));
+  }
+  NodePtr having;
+  if (spec.having != nullptr) {
+    SILT_ASSIGN_OR_RETURN(having, rewriter.Rewrite(spec.having));
+  }
+  std::vector<NodePtr> order_rewritten(spec.order_by.size());
+  std::vector<int> order_output(spec.order_by.size(), -1);
+  for (size_t k = 0; k < spec.order_by.size(); ++k) {
+    const Node& e = *spec.order_by[k].expr;
+    if (std::optional<int64_t> ordinal = Ordinal(e)) {
+      if (*ordinal < 1 || *ordinal > static_cast<int64_t>(select.size())) {
+        return Status::InvalidArgument("ORDER BY position ", *ordinal,
+                                       " is not in the select list (1..", select.size(), ")");
+      }
+      order_output[k] = static_cast<int>(*ordinal - 1);
+      continue;
+    }
+    if (const std::string* name = SimpleName(e)) {
+      for (size_t s = 0; s < spec.select.size(); ++s) {
+        if (Lower(spec.select[s]->OutputName()) == Lower(*name)) {
+          order_output[k] = static_cast<int>(s);
+          break;
+        }
+      }
+      if (order_output[k] >= 0) continue;
+    }
+    SILT_ASSIGN_OR_RETURN(NodePtr rewritten, rewriter.Rewrite(spec.order_by[k].expr));
+    order_rewritten[k] = std::move(rewritten);
+  }
+
+  // Bind keys and aggregate arguments over the scan, then build.
+  std::vector<expr::BoundExpressionPtr> key_exprs;
+  std::vector<columnar::TypePtr> key_types;
+  std::vector<std::string> agg_names;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b,
+                          BindScanned(*keys[k], scan_schema, table_schema));
+    key_types.push_back(b->type());
+    key_exprs.push_back(std::move(b));
+    agg_names.push_back("__key" + std::to_string(k));
+  }
+  std::vector<expr::BoundExpressionPtr> arg_exprs;
+  std::vector<AggregateSpec> agg_specs;
+  for (size_t a = 0; a < rewriter.calls.size(); ++a) {
+    const AggRewriter::Call& call = rewriter.calls[a];
+    AggregateSpec agg{call.kind, nullptr};
+    expr::BoundExpressionPtr arg;
+    if (call.arg != nullptr) {
+      SILT_ASSIGN_OR_RETURN(arg, BindScanned(*call.arg, scan_schema, table_schema));
+      agg.arg_type = arg->type();
+      Result<columnar::TypePtr> type = AggregateResultType(agg);
+      if (!type.ok()) return type.status().WithContextParts("in '", call.text, "'");
+    }
+    arg_exprs.push_back(std::move(arg));
+    agg_specs.push_back(agg);
+    agg_names.push_back("__agg" + std::to_string(a));
+  }
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<HashAggregator> aggregator,
+                        HashAggregator::Make(key_types, agg_specs));
+  while (true) {
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, next());
+    if (batch == nullptr) break;
+    std::vector<ColumnPtr> key_cols;
+    for (auto& e : key_exprs) {
+      SILT_ASSIGN_OR_RETURN(ColumnPtr col, e->Evaluate(*batch, ctx));
+      key_cols.push_back(std::move(col));
+    }
+    std::vector<ColumnPtr> arg_cols;
+    for (auto& e : arg_exprs) {
+      if (e == nullptr) {
+        arg_cols.emplace_back();
+        continue;
+      }
+      SILT_ASSIGN_OR_RETURN(ColumnPtr col, e->Evaluate(*batch, ctx));
+      arg_cols.push_back(std::move(col));
+    }
+    SILT_RETURN_NOT_OK(aggregator->Consume(key_cols, arg_cols, batch->num_rows));
+  }
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr grouped, aggregator->Finish(agg_names));
+  const SchemaPtr grouped_schema = grouped->schema;
+  if (having != nullptr) {
+    SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr h,
+                          BindPredicate(*having, grouped_schema, "HAVING"));
+    SILT_ASSIGN_OR_RETURN(grouped, Filter(h.get(), grouped, ctx));
+  }
+  std::vector<expr::BoundExpressionPtr> exprs;
+  std::vector<columnar::Field> fields;
+  for (const NodePtr& item : select) {
+    SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b, expr::Bind(*item, grouped_schema));
+    fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
+    exprs.push_back(std::move(b));
+  }
+  SchemaPtr out_schema = columnar::DataType::Struct(fields);
+  SILT_RETURN_NOT_OK(output.begin(out_schema));
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr projected, Project(exprs, out_schema, *grouped, ctx));
+  if (spec.order_by.empty()) {
+    SILT_RETURN_NOT_OK(emitter.Emit(projected));
+  } else {
+    std::vector<ColumnPtr> sort_cols;
+    for (size_t k = 0; k < spec.order_by.size(); ++k) {
+      if (order_output[k] >= 0) {
+        sort_cols.push_back(projected->column(order_output[k]));
+      } else {
+        SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b,
+                              expr::Bind(*order_rewritten[k], grouped_schema));
+        SILT_ASSIGN_OR_RETURN(ColumnPtr col, b->Evaluate(*grouped, ctx));
+        sort_cols.push_back(std::move(col));
+      }
+      SILT_RETURN_NOT_OK(CheckSortable(*sort_cols.back()->type, spec.order_by[k].expr->ToString()));
+    }
+    SILT_RETURN_NOT_OK(SortAndEmit({projected}, {sort_cols}, spec.order_by, out_schema, &emitter));
+  }
+  stats.scan = scan->metrics();
+  return stats;
+}
+
+Result<std::optional<int64_t>> CountFromStats(const delta::SnapshotPtr& snapshot,
+                                              const expr::NodePtr& where) {
+  const auto& files = snapshot->files();
+  std::vector<int64_t> records;
+  records.reserve(files.size());
+  for (const delta::AddFile& file : files) {
+    if (file.deletion_vector || !file.stats) return std::optional<int64_t>();
+    std::optional<int64_t> n = delta::StatsNumRecords(*file.stats);
+    if (!n) return std::optional<int64_t>();
+    records.push_back(*n);
+  }
+  int64_t total = 0;
+  if (where == nullptr) {
+    for (int64_t n : records) total += n;
+    return std::optional<int64_t>(total);
+  }
+  auto mode = snapshot->metadata().configuration.find("delta.columnMapping.mode");
+  if (mode != snapshot->metadata().configuration.end() && mode->second != "none") {
+    return std::optional<int64_t>();
+  }
+  std::vector<columnar::Field> fields;
+  for (const columnar::Field& field : snapshot->schema()->fields()) {
+    for (const std::string& p : snapshot->partition_columns()) {
+      if (Lower(p) == Lower(field.name)) fields.push_back(field);
+    }
+  }
+  if (fields.empty() || ContainsAggregate(*where)) return std::optional<int64_t>();
+  SchemaPtr schema = columnar::DataType::Struct(fields);
+  Result<expr::BoundExpressionPtr> bound = BindPredicate(*where, schema, "WHERE");
+  if (!bound.ok()) return std::optional<int64_t>();  // names data columns: scan instead
+  auto batch = std::make_shared<RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = static_cast<int64_t>(files.size());
+  for (const columnar::Field& field : fields) {
+    std::vector<ColumnPtr> values;
+    for (const delta::AddFile& file : files) {
+      SILT_ASSIGN_OR_RETURN(
+          ColumnPtr v,
+          delta::MakePartitionColumn(
+              field.type, delta::FindPartitionValue(file.partition_values, field.name), 1));
+      values.push_back(std::move(v));
+    }
+    batch->columns.push_back(values.empty() ? columnar::MakeNullColumn(field.type, 0)
+                                            : columnar::ConcatColumns(values));
+  }
+  if (files.empty()) return std::optional<int64_t>(0);
+  expr::EvalContext ctx;
+  SILT_ASSIGN_OR_RETURN(ColumnPtr mask, (*bound)->Evaluate(*batch, ctx));
+  for (size_t i = 0; i < files.size(); ++i) {
+    int64_t row = static_cast<int64_t>(i);
+    if (mask->IsValid(row) && mask->BoolValue(row)) total += records[i];
+  }
+  return std::optional<int64_t>(total);
+}
+
+Result<int64_t> ParseTimeTravelTimestamp(std::string_view text) {
+  std::optional<int64_t> micros = columnar::ParseTimestamp(text, 0);
+  if (!micros || text.size() < 10 || text[4] != '-') {
+    return Status::InvalidArgument("'", text,
+                                   "' is not a timestamp; expected YYYY-MM-DD[ HH:MM:SS[.ffffff]] "
+                                   "(UTC)");
+  }
+  int64_t ms = *micros / 1000;
+  if (*micros < 0 && *micros % 1000 != 0) --ms;
+  return ms;
+}
+
+}  // namespace silt::query
