@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "silt/expr/ast.h"
 #include "silt/expr/cast.h"
@@ -474,6 +475,20 @@ TypePtr DecimalResultType(BinaryOp op, const DataType& a, const DataType& b) {
 template <BinaryOp kOp>
 Result<BoundNodePtr> BindArithmetic(CallSite& site) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 2));
+  if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSubtract) {
+    // Spark's DateAdd / DateSub for date +/- days.
+    TypeId l = site.args[0]->type()->id();
+    TypeId r = site.args[1]->type()->id();
+    bool r_int = site.args[1]->type()->is_integral();
+    if (l == TypeId::kDate && r_int) {
+      return FunctionRegistry::Builtin().Find(kOp == BinaryOp::kAdd ? "date_add"
+                                                                    : "date_sub")(site);
+    }
+    if (kOp == BinaryOp::kAdd && r == TypeId::kDate && site.args[0]->type()->is_integral()) {
+      std::swap(site.args[0], site.args[1]);
+      return FunctionRegistry::Builtin().Find("date_add")(site);
+    }
+  }
   bool decimal = false;
   SILT_RETURN_NOT_OK(CoerceNumericOperands(site, &decimal));
   TypePtr type = decimal ? DecimalResultType(kOp, *site.args[0]->type(), *site.args[1]->type())

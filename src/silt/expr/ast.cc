@@ -223,7 +223,13 @@ std::string ColumnRefNode::ToString() const { return JoinParts(parts_, true); }
 std::string ColumnRefNode::PrettySql() const { return JoinParts(parts_, false); }
 
 std::string FieldAccessNode::ToString() const {
-  return child_->ToString() + "." + QuoteIdentifierIfNeeded(field_);
+  // A literal child is parenthesized: "5.y" would re-lex as the number "5."
+  // (found by tests/fuzz/expr_parser_fuzzer).
+  std::string child = child_->ToString();
+  if (child_->kind() == NodeKind::kLiteral || child_->kind() == NodeKind::kUnary) {
+    child = "(" + child + ")";
+  }
+  return child + "." + QuoteIdentifierIfNeeded(field_);
 }
 std::string FieldAccessNode::PrettySql() const { return child_->PrettySql() + "." + field_; }
 
@@ -242,6 +248,9 @@ std::string CallNode::ToString() const {
     }
     if (pair_idx < args_.size()) out += " ELSE " + args_[pair_idx]->ToString();
     return out + " END";
+  }
+  if (name_ == kSubscriptCall) {
+    return "(" + args_[0]->ToString() + ")[" + args_[1]->ToString() + "]";
   }
   if (name_ == kInListCall) {
     std::string out = "(" + args_[0]->ToString() + " IN (";
@@ -262,6 +271,7 @@ std::string CallNode::ToString() const {
 }
 
 std::string CallNode::PrettySql() const {
+  if (name_ == kSubscriptCall) return args_[0]->PrettySql() + "[" + args_[1]->PrettySql() + "]";
   if (name_ == kCaseWhenCall || name_ == kInListCall) {
     std::vector<std::string> pretty;
     for (const NodePtr& arg : args_) pretty.push_back(arg->PrettySql());

@@ -154,8 +154,9 @@ class StarNode : public Node {
 // `name(args)`, `name(*)`, `name(DISTINCT args)`.
 // Internal call names the parser gives to syntax that binds like a function
 // (they contain a space, so no user-written call can reach them).
-inline constexpr const char* kCaseWhenCall = "case when";  // c1, v1, ..., [else]
-inline constexpr const char* kInListCall = "in list";      // value, item1, ...
+inline constexpr const char* kCaseWhenCall = "case when";    // c1, v1, ..., [else]
+inline constexpr const char* kInListCall = "in list";        // value, item1, ...
+inline constexpr const char* kSubscriptCall = "sub script";  // array or map, index or key
 
 class CallNode : public Node {
  public:

@@ -331,13 +331,13 @@ Result<BoundNodePtr> BindExtreme(CallSite& site) {
     }
   }
   if (any_string && any_other) {
-    return Status::InvalidArgument("Cannot resolve '", site.text, "': the arguments of ",
-                                   site.name, " must all have the same type (a STRING is not "
+    return Status::InvalidArgument("Cannot resolve '", site.text, "': the arguments of ", site.name,
+                                   " must all have the same type (a STRING is not "
                                    "compared with other types)");
   }
   SILT_ASSIGN_OR_RETURN(TypePtr common, CoerceAll(site));
-  KernelFn fn = kGreatest ? PickByReader<GreatestK>(common->id())
-                          : PickByReader<LeastK>(common->id());
+  KernelFn fn =
+      kGreatest ? PickByReader<GreatestK>(common->id()) : PickByReader<LeastK>(common->id());
   if (common->id() == TypeId::kNull) {
     fn = [](const KernelInfo& info, const ExecArgs& a) -> Result<ColumnPtr> {
       return NullColumn(info.type, a.num_rows);
@@ -379,12 +379,18 @@ Result<BoundNodePtr> BindNullIf(CallSite& site) {
                                    site.text, "'");
   }
   if (!WidensExactly(*original, *common)) {
-    return Status::NotSupported("nullif comparing ", TypeName(*lt), " with ", TypeName(*rt),
-                                " (silt compares them as ", TypeName(*common),
-                                " only when that keeps the first value exact), in '", site.text,
-                                "'");
+    return Status::NotSupported(
+        "nullif comparing ", TypeName(*lt), " with ", TypeName(*rt), " (silt compares them as ",
+        TypeName(*common), " only when that keeps the first value exact), in '", site.text, "'");
   }
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  if (original->id() == TypeId::kNull) {
+    // nullif(NULL, x) is NULL of type void, as in Spark.
+    KernelFn all_null = [](const KernelInfo& info, const ExecArgs& a) -> Result<ColumnPtr> {
+      return NullColumn(info.type, a.num_rows);
+    };
+    return MakeBoundCall(site, original, true, std::move(site.args), all_null, sql);
+  }
   for (BoundNodePtr& arg : site.args) {
     SILT_ASSIGN_OR_RETURN(arg, ImplicitCast(std::move(arg), common, site.options));
   }
@@ -395,11 +401,9 @@ Result<BoundNodePtr> BindNullIf(CallSite& site) {
     };
   }
   if (fn == nullptr) {
-    return Status::NotSupported("nullif over ", TypeName(*common), " values, in '", site.text,
-                                "'");
+    return Status::NotSupported("nullif over ", TypeName(*common), " values, in '", site.text, "'");
   }
-  BoundNodePtr call =
-      MakeBoundCall(site, common, /*nullable=*/true, std::move(site.args), fn, sql);
+  BoundNodePtr call = MakeBoundCall(site, common, /*nullable=*/true, std::move(site.args), fn, sql);
   if (common->Equals(*original) || original->id() == TypeId::kNull) return call;
   // Compared in the wider type; the value keeps the first argument's type.
   return ImplicitCast(std::move(call), original, site.options);

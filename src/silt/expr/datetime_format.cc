@@ -319,6 +319,7 @@ Result<DateTimeFormat> DateTimeFormat::Compile(std::string_view pattern) {
     int count = static_cast<int>(j - i);
     i = j;
     Item item;
+    item.letters = count;
     auto numeric = [&](Kind kind) {
       if (count > 2) return false;
       item.kind = kind;
@@ -455,6 +456,94 @@ std::optional<int64_t> DateTimeFormat::ParseTimestamp(std::string_view text,
   int64_t offset =
       f.has_offset ? f.offset_seconds * columnar::kMicrosPerSecond : default_offset_micros;
   return micros - offset;
+}
+
+namespace {
+
+void AppendPadded(int64_t v, int width, std::string* out) {
+  if (v < 0) {
+    out->push_back('-');
+    v = -v;
+  }
+  std::string digits = std::to_string(v);
+  for (int i = static_cast<int>(digits.size()); i < width; ++i) out->push_back('0');
+  out->append(digits);
+}
+
+std::string Capitalized(const char* name, bool full) {
+  std::string s(name);
+  if (!full) s.resize(3);
+  s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+}  // namespace
+
+void DateTimeFormat::Format(int64_t local_micros, int32_t offset_seconds, std::string* out) const {
+  int32_t days = columnar::DaysFromMicros(local_micros);
+  int64_t in_day = local_micros - int64_t{days} * columnar::kMicrosPerDay;
+  columnar::CivilDate civil = columnar::CivilFromDays(days);
+  int64_t secs = in_day / columnar::kMicrosPerSecond;
+  int64_t frac = in_day % columnar::kMicrosPerSecond;
+  int hour = static_cast<int>(secs / 3600);
+  int minute = static_cast<int>(secs / 60 % 60);
+  int second = static_cast<int>(secs % 60);
+  for (const Item& item : items_) {
+    switch (item.kind) {
+      case Kind::kLiteral: out->append(item.literal); break;
+      case Kind::kYear:
+        if (item.two_digit_year) {
+          int64_t y = civil.year % 100;
+          AppendPadded(y < 0 ? y + 100 : y, 2, out);
+        } else {
+          AppendPadded(civil.year, item.letters, out);
+        }
+        break;
+      case Kind::kMonth: AppendPadded(civil.month, item.letters, out); break;
+      case Kind::kMonthText:
+        out->append(Capitalized(kMonthNames[civil.month - 1], item.full_text));
+        break;
+      case Kind::kDay: AppendPadded(civil.day, item.letters, out); break;
+      case Kind::kHour24: AppendPadded(hour, item.letters, out); break;
+      case Kind::kHour1To24: AppendPadded(hour == 0 ? 24 : hour, item.letters, out); break;
+      case Kind::kHour0To11: AppendPadded(hour % 12, item.letters, out); break;
+      case Kind::kHour1To12:
+        AppendPadded(hour % 12 == 0 ? 12 : hour % 12, item.letters, out);
+        break;
+      case Kind::kAmPm: out->append(hour < 12 ? "AM" : "PM"); break;
+      case Kind::kMinute: AppendPadded(minute, item.letters, out); break;
+      case Kind::kSecond: AppendPadded(second, item.letters, out); break;
+      case Kind::kFraction: {
+        std::string digits = std::to_string(frac + 1000000).substr(1);
+        digits.append("000");
+        out->append(digits.substr(0, static_cast<size_t>(std::min(item.letters, 9))));
+        break;
+      }
+      case Kind::kDayOfWeekText: {
+        // 1970-01-01 was a Thursday; kDayNames starts on Monday.
+        int dow = static_cast<int>(((int64_t{days} % 7) + 7 + 3) % 7);
+        out->append(Capitalized(kDayNames[dow], item.full_text));
+        break;
+      }
+      case Kind::kOffset: {
+        if (offset_seconds == 0 && item.offset_z_for_zero) {
+          out->push_back('Z');
+          break;
+        }
+        int32_t abs = offset_seconds < 0 ? -offset_seconds : offset_seconds;
+        out->push_back(offset_seconds < 0 ? '-' : '+');
+        AppendPadded(abs / 3600, 2, out);
+        int32_t mins = abs / 60 % 60;
+        if (item.offset_minutes_required || mins != 0) {
+          if (item.offset_colon) out->push_back(':');
+          AppendPadded(mins, 2, out);
+        }
+        break;
+      }
+      case Kind::kOptionalBegin:
+      case Kind::kOptionalEnd: break;
+    }
+  }
 }
 
 }  // namespace silt::expr

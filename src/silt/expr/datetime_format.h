@@ -35,6 +35,11 @@ class DateTimeFormat {
   // not match or names an invalid date/time.
   std::optional<int64_t> ParseTimestamp(std::string_view text, int64_t default_offset_micros) const;
 
+  // Appends the local date-time `local_micros` (micros since the local
+  // epoch) whose zone offset is `offset_seconds`, as DateTimeFormatter.format
+  // prints it (date_format, from_unixtime): optional sections are printed.
+  void Format(int64_t local_micros, int32_t offset_seconds, std::string* out) const;
+
   const std::string& pattern() const { return pattern_; }
 
   // One pattern element. Public for the parser's helpers.
@@ -69,6 +74,8 @@ class DateTimeFormat {
     bool offset_minutes = false;     // minutes may (or must) follow
     bool offset_minutes_required = false;
     std::string literal;
+    // Pattern letters in the run ("yyyy" = 4), for formatting.
+    int letters = 1;
   };
 
  private:

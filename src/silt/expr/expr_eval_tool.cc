@@ -6,12 +6,20 @@
 //   {"type": "<Spark simpleString>", "value": "<text as spark-sql prints it>"}
 // with "value": null for NULL, or {"error": "<message>"}.
 //
+// With `--table FILE` (tests/integration/data/expr/table.tsv: a header of
+// "name TYPE" cells, then rows of Spark SQL literal cells, tab-separated), a
+// line "T<TAB><expr>" evaluates over that table as `SELECT <expr> FROM t`
+// and prints {"type": ..., "values": [<text or null per row>]}.
+//
 // The value text follows Spark's HiveResult.toHiveString: top-level atomic
 // values as CAST(... AS STRING) prints them; inside arrays, maps and structs
 // strings are double-quoted and NULL is `null` (`[1,2]`, `{"a":1,"b":"x"}`).
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "silt/base/json_writer.h"
 #include "silt/columnar/column.h"
@@ -87,28 +95,99 @@ std::string ErrorLine(const Status& status) {
   return w.Take();
 }
 
-std::string EvaluateLine(const std::string& text) {
-  Result<ExpressionPtr> parsed = ParseExpression(text);
-  if (!parsed.ok()) return ErrorLine(parsed.status());
-  Result<BoundExpressionPtr> bound = Bind(**parsed, columnar::DataType::Struct({}));
-  if (!bound.ok()) return ErrorLine(bound.status());
+std::vector<std::string> SplitTabs(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) return out;
+    start = tab + 1;
+  }
+}
+
+Result<columnar::ColumnPtr> EvalConstant(const std::string& text) {
+  SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
+  SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(*parsed, columnar::DataType::Struct({})));
   columnar::RecordBatch batch;
   batch.schema = columnar::DataType::Struct({});
   batch.num_rows = 1;
+  return bound->Evaluate(batch, EvalContext{});
+}
+
+// Builds the input table: every cell is CAST(<cell> AS <column type>).
+Result<columnar::RecordBatch> LoadTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("Cannot open ", path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header = SplitTabs(line);
+  std::vector<columnar::Field> fields;
+  std::vector<std::vector<columnar::ColumnPtr>> cells(header.size());
+  for (const std::string& h : header) {
+    size_t space = h.find(' ');
+    columnar::Field f;
+    f.name = h.substr(0, space);
+    SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr probe,
+                          EvalConstant("CAST(NULL AS " + h.substr(space + 1) + ")"));
+    f.type = probe->type;
+    fields.push_back(f);
+  }
+  int64_t rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> row = SplitTabs(line);
+    if (row.size() != header.size()) {
+      return Status::InvalidArgument(path, ": row ", rows + 1, " has ", row.size(), " cells");
+    }
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string type = header[c].substr(header[c].find(' ') + 1);
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr cell,
+                            EvalConstant("CAST(" + row[c] + " AS " + type + ")"));
+      cells[c].push_back(cell);
+    }
+    ++rows;
+  }
+  columnar::RecordBatch batch;
+  batch.schema = columnar::DataType::Struct(fields);
+  batch.num_rows = rows;
+  for (auto& column : cells) batch.columns.push_back(columnar::ConcatColumns(column));
+  return batch;
+}
+
+std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* table) {
+  Result<ExpressionPtr> parsed = ParseExpression(text);
+  if (!parsed.ok()) return ErrorLine(parsed.status());
+  columnar::RecordBatch empty;
+  empty.schema = columnar::DataType::Struct({});
+  empty.num_rows = 1;
+  const columnar::RecordBatch& batch = table != nullptr ? *table : empty;
+  Result<BoundExpressionPtr> bound = Bind(**parsed, batch.schema);
+  if (!bound.ok()) return ErrorLine(bound.status());
   Result<columnar::ColumnPtr> value = (*bound)->Evaluate(batch, EvalContext{});
   if (!value.ok()) return ErrorLine(value.status());
   JsonWriter w;
   w.BeginObject();
   w.Key("type");
   w.String(SimpleTypeString(*(*bound)->type()));
-  w.Key("value");
   const Column& column = **value;
-  if (column.IsNull(0)) {
-    w.Null();
+  auto write_value = [&](int64_t row) {
+    if (column.IsNull(row)) {
+      w.Null();
+    } else {
+      std::string rendered;
+      AppendHive(column, row, false, &rendered);
+      w.String(rendered);
+    }
+  };
+  if (table != nullptr) {
+    w.Key("values");
+    w.BeginArray();
+    for (int64_t row = 0; row < column.length; ++row) write_value(row);
+    w.EndArray();
   } else {
-    std::string rendered;
-    AppendHive(column, 0, false, &rendered);
-    w.String(rendered);
+    w.Key("value");
+    write_value(0);
   }
   w.EndObject();
   return w.Take();
@@ -117,11 +196,29 @@ std::string EvaluateLine(const std::string& text) {
 }  // namespace
 }  // namespace silt::expr
 
-int main() {
+int main(int argc, char** argv) {
+  std::optional<silt::columnar::RecordBatch> table;
+  if (argc == 3 && std::string(argv[1]) == "--table") {
+    silt::Result<silt::columnar::RecordBatch> loaded = silt::expr::LoadTable(argv[2]);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
+      return 2;
+    }
+    table = std::move(loaded).MoveValueUnsafe();
+  }
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
-    std::string out = silt::expr::EvaluateLine(line);
+    std::string out;
+    if (line.rfind("T\t", 0) == 0) {
+      if (!table) {
+        out = "{\"error\": \"no --table given\"}";
+      } else {
+        out = silt::expr::EvaluateLine(line.substr(2), &*table);
+      }
+    } else {
+      out = silt::expr::EvaluateLine(line, nullptr);
+    }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);
     std::fflush(stdout);

@@ -1,5 +1,7 @@
 #include "silt/expr/expression.h"
 
+#include <cctype>
+
 #include "silt/expr/ast.h"
 #include "silt/expr/bind_session_internal.h"
 #include "silt/expr/binder.h"
@@ -50,6 +52,65 @@ BindSession::~BindSession() = default;
 Result<ExpressionPtr> ParseExpression(std::string_view text) {
   SILT_ASSIGN_OR_RETURN(NodePtr node, ParseNode(text));
   return ExpressionPtr(std::move(node));
+}
+
+std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
+  const Node* node = dynamic_cast<const Node*>(&expr);
+  if (node == nullptr) return std::nullopt;
+  std::string alias;
+  if (node->kind() == NodeKind::kAlias) {
+    const auto* a = static_cast<const AliasNode*>(node);
+    alias = a->name();
+    node = a->child().get();
+  }
+  if (node->kind() != NodeKind::kCall) return std::nullopt;
+  const auto* call = static_cast<const CallNode*>(node);
+  std::string name = call->name();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name == "json_tuple" && call->args().size() >= 2) {
+    GeneratorSpec spec;
+    spec.function = name;
+    spec.argument = call->args()[0];
+    spec.alias = alias;
+    for (size_t i = 1; i < call->args().size(); ++i) {
+      // Each key becomes get_json_object(json, '$['key']') named c<i-1>: a
+      // field name, never a path (dots and brackets stay literal).
+      const Node& key = *call->args()[i];
+      std::string field;
+      if (key.kind() == NodeKind::kLiteral) {
+        const LiteralNode::Value& v = static_cast<const LiteralNode&>(key).value();
+        if (v.is_null || v.type == nullptr || v.type->id() != columnar::TypeId::kString) {
+          return std::nullopt;
+        }
+        field = v.string_value;
+      } else {
+        return std::nullopt;
+      }
+      std::string quoted;
+      for (char c : field) {
+        if (c == '\\' || c == '\'') quoted.push_back('\\');
+        quoted.push_back(c);
+      }
+      std::string text = "get_json_object(" + spec.argument->ToString() + ", '$[\\'" + quoted +
+                         "\\']') AS c" + std::to_string(i - 1);
+      Result<NodePtr> item = ParseNode(text);
+      if (!item.ok()) return std::nullopt;
+      spec.json_tuple_items.push_back(std::move(*item));
+    }
+    return spec;
+  }
+  if (name != "explode" && name != "explode_outer" && name != "posexplode" &&
+      name != "posexplode_outer") {
+    return std::nullopt;
+  }
+  if (call->args().size() != 1) return std::nullopt;
+  GeneratorSpec spec;
+  spec.function = name;
+  spec.argument = call->args()[0];
+  spec.alias = alias;
+  spec.outer = name.ends_with("_outer");
+  spec.with_position = name.starts_with("pos");
+  return spec;
 }
 
 Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,17 +46,24 @@ using ExpressionPtr = std::shared_ptr<const Expression>;
 // Errors: InvalidArgument: "<message> at position <n> in '<text>'".
 Result<ExpressionPtr> ParseExpression(std::string_view text);
 
+class TimeZone;
+
 struct EvalOptions {
   bool ansi = false;
   // Session time zone offset for zone-less timestamp strings (UTC = 0).
-  // Named zones beyond UTC/fixed offsets are a later issue.
   int64_t session_zone_offset_micros = 0;
+  // The session time zone by name (spark.sql.session.timeZone), with DST;
+  // when null, the fixed offset above. Used by date_format, from_unixtime,
+  // unix_timestamp, date_trunc, months_between and from/to_utc_timestamp.
+  std::shared_ptr<const TimeZone> session_zone;
 };
 
 // Per-batch context: the value of current_timestamp() is fixed per batch, as
 // in Spark (the batch's trigger time).
 struct EvalContext {
   int64_t current_timestamp_micros = 0;
+  // input_file_name(): the file the rows came from (file sources), else "".
+  std::string input_file_name;
 };
 
 // Work shared between the expressions of one select list (or one job step).
@@ -105,6 +113,24 @@ using BoundExpressionPtr = std::unique_ptr<BoundExpression>;
 // it (see BindSession); it must outlive this call only.
 Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,
                                 const EvalOptions& options = {}, BindSession* session = nullptr);
+
+// A select-list generator at the top of a parsed item: explode,
+// explode_outer, posexplode or posexplode_outer of one argument, possibly
+// aliased (`explode(items) AS item`). The select step turns each input row
+// into one row per element (per map entry), repeating the other items.
+struct GeneratorSpec {
+  std::string function;    // lower case
+  ExpressionPtr argument;  // the array or map expression
+  std::string alias;       // empty when none
+  bool outer = false;      // *_outer: a NULL/empty input gives one NULL row
+  bool with_position = false;
+  // json_tuple(json, 'k1', 'k2', ...): one row per input row with columns
+  // c0, c1, ... (each the value of field kN, as get_json_object gives it);
+  // `json_tuple_items` are those columns as expressions to bind.
+  std::vector<ExpressionPtr> json_tuple_items;
+};
+// nullopt when `expr` is not a generator call.
+std::optional<GeneratorSpec> AsGenerator(const Expression& expr);
 
 // Binds one select-list item, expanding `*` into every input column and
 // `x.*` into every field of struct column x (named by the field), as Spark's

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "silt/expr/type_util.h"
 
 namespace silt::expr {
@@ -21,6 +20,9 @@ const FunctionRegistry& FunctionRegistry::Builtin() {
     RegisterDatetimeFunctions(r);
     RegisterMathFunctions(r);
     RegisterHashFunctions(r);
+    RegisterRegexFunctions(r);
+    RegisterDatetimeMoreFunctions(r);
+    RegisterMiscFunctions(r);
     return r;
   }();
   return *registry;
@@ -42,8 +44,7 @@ FunctionBinder FunctionRegistry::Find(std::string_view name) const {
 std::vector<std::string> FunctionRegistry::Names() const {
   std::vector<std::string> out;
   for (const auto& [name, binder] : binders_) {
-    if (!name.empty() && name[0] >= 'a' && name[0] <= 'z' &&
-        name.find(' ') == std::string::npos) {
+    if (!name.empty() && name[0] >= 'a' && name[0] <= 'z' && name.find(' ') == std::string::npos) {
       out.push_back(name);
     }
   }

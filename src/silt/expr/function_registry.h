@@ -68,6 +68,9 @@ void RegisterJsonFunctions(FunctionRegistry* registry);
 void RegisterDatetimeFunctions(FunctionRegistry* registry);
 void RegisterMathFunctions(FunctionRegistry* registry);
 void RegisterHashFunctions(FunctionRegistry* registry);
+void RegisterRegexFunctions(FunctionRegistry* registry);
+void RegisterDatetimeMoreFunctions(FunctionRegistry* registry);
+void RegisterMiscFunctions(FunctionRegistry* registry);
 
 // Helpers for binders.
 

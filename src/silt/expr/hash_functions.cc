@@ -212,6 +212,86 @@ Result<BoundNodePtr> BindBase64(CallSite& site) {
                        std::move(sql));
 }
 
+// unbase64(str): java.util.Base64's MIME decoder, as Spark uses it:
+// characters outside the alphabet are skipped and '=' ends the data.
+Result<ColumnPtr> Unbase64Kernel(const KernelInfo& info, const ExecArgs& args) {
+  const int64_t n = args.num_rows;
+  StringReader in(args.args[0]);
+  ValidityOut validity(n);
+  validity.InitFromArgs(args.args);
+  columnar::ColumnBuilder builder(info.type);
+  builder.Reserve(n);
+  std::string out;
+  for (int64_t row = 0; row < n; ++row) {
+    if (!validity.IsValid(row)) {
+      builder.AppendNull();
+      continue;
+    }
+    out.clear();
+    uint32_t acc = 0;
+    int bits = 0;
+    int in_unit = 0;  // characters of the current 4-character unit
+    std::string_view text = in[row];
+    const char* error = nullptr;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      int v;
+      if (c == '=') {
+        // java.util.Base64: "xx==" and "xxx=" end the data; anything else
+        // around '=' is an error.
+        if (in_unit == 0 || in_unit == 1 ||
+            (in_unit == 2 && (i + 1 >= text.size() || text[i + 1] != '='))) {
+          error = in_unit == 1 ? "Last unit does not have enough valid bits"
+                               : "Input byte array has wrong 4-byte ending unit";
+        }
+        in_unit = 0;
+        break;
+      }
+      if (c >= 'A' && c <= 'Z') {
+        v = c - 'A';
+      } else if (c >= 'a' && c <= 'z') {
+        v = c - 'a' + 26;
+      } else if (c >= '0' && c <= '9') {
+        v = c - '0' + 52;
+      } else if (c == '+') {
+        v = 62;
+      } else if (c == '/') {
+        v = 63;
+      } else {
+        continue;
+      }
+      in_unit = (in_unit + 1) % 4;
+      acc = (acc << 6) | static_cast<uint32_t>(v);
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+      }
+    }
+    if (error == nullptr && in_unit == 1) error = "Last unit does not have enough valid bits";
+    if (error != nullptr) {
+      return Status::InvalidArgument("unbase64: ", error, " in '", text, "' (row ", row, ") in '",
+                                     info.sql, "'");
+    }
+    builder.AppendString(out);
+  }
+  return builder.Finish();
+}
+
+Result<BoundNodePtr> BindUnbase64(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 1));
+  const DataType& t = *site.args[0]->type();
+  if (t.id() != TypeId::kString) {
+    if (t.is_nested()) return ArgTypeError(site, 0, "STRING");
+    SILT_ASSIGN_OR_RETURN(site.args[0],
+                          ImplicitCast(std::move(site.args[0]), DataType::String(), site.options));
+  }
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  bool nullable = AnyNullable(site.args);
+  return MakeBoundCall(site, DataType::Binary(), nullable, std::move(site.args), &Unbase64Kernel,
+                       std::move(sql));
+}
+
 }  // namespace
 
 void RegisterHashFunctions(FunctionRegistry* registry) {
@@ -221,6 +301,7 @@ void RegisterHashFunctions(FunctionRegistry* registry) {
   registry->Register("sha2", &BindDigest<2>);
   registry->Register("hex", &BindHex);
   registry->Register("base64", &BindBase64);
+  registry->Register("unbase64", &BindUnbase64);
 }
 
 }  // namespace silt::expr

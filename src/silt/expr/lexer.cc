@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "silt/base/utf8.h"
+
 namespace silt::expr {
 
 namespace {
@@ -17,24 +19,6 @@ int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 class Lexer {
@@ -342,8 +326,8 @@ Status SyntaxError(std::string_view what, int64_t position, std::string_view tex
   std::string caret;
   if (text.find('\n') == std::string_view::npos && position >= 0 &&
       position <= static_cast<int64_t>(text.size())) {
-    caret = "\n  " + std::string(text) + "\n  " +
-            std::string(static_cast<size_t>(position), ' ') + "^";
+    caret =
+        "\n  " + std::string(text) + "\n  " + std::string(static_cast<size_t>(position), ' ') + "^";
   }
   return Status::InvalidArgument(what, " at position ", position + 1, " in '", text, "'", caret);
 }

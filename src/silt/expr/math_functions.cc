@@ -4,12 +4,16 @@
 // argument's type. Numeric and string arguments are cast to DOUBLE first
 // (Spark's ImplicitCastInputTypes). Logarithms of values <= 0 are NULL, as
 // in Spark; other domain errors give NaN (Java's Math).
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 #include "silt/expr/ast.h"
 #include "silt/expr/cast.h"
+#include "silt/expr/decimal_util.h"
 #include "silt/expr/function_registry.h"
 #include "silt/expr/kernel_util.h"
 #include "silt/expr/type_util.h"
@@ -100,8 +104,8 @@ Result<BoundNodePtr> BindUnary(CallSite& site) {
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   const bool nullable = AnyNullable(site.args) || kFn == Fn::kLn || kFn == Fn::kLog10 ||
                         kFn == Fn::kLog2 || kFn == Fn::kLog1p;
-  return MakeBoundCall(site, DataType::Double(), nullable, std::move(site.args),
-                       &UnaryKernel<kFn>, std::move(sql));
+  return MakeBoundCall(site, DataType::Double(), nullable, std::move(site.args), &UnaryKernel<kFn>,
+                       std::move(sql));
 }
 
 Result<ColumnPtr> PowKernel(const KernelInfo& info, const ExecArgs& args) {
@@ -187,6 +191,355 @@ Result<BoundNodePtr> BindAbs(CallSite& site) {
   return MakeBoundCall(site, type, nullable, std::move(site.args), fn, std::move(sql));
 }
 
+// round / bround of a double as Spark does it: BigDecimal(Double.toString(x))
+// .setScale(d, HALF_UP or HALF_EVEN).toDouble. The shortest decimal text of
+// the double is rounded as text and parsed back (correctly rounded), so 2.5
+// rounds to 3 and 0.125 to 0.13 as in Spark. NaN and infinities pass; a zero
+// result is +0.0 (BigDecimal has no negative zero).
+double RoundDoubleJava(double x, int32_t scale, bool half_even) {
+  if (!std::isfinite(x) || x == 0) return x == 0 ? 0.0 : x;
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
+  std::string_view text(buf, static_cast<size_t>(res.ptr - buf));
+  bool negative = text[0] == '-';
+  if (negative) text.remove_prefix(1);
+  size_t e_at = text.find('e');
+  int exponent = std::atoi(std::string(text.substr(e_at + 1)).c_str());
+  std::string digits;
+  for (char c : text.substr(0, e_at)) {
+    if (c != '.') digits.push_back(c);
+  }
+  // value = 0.digits * 10^(exponent + 1); keep `keep` leading digits.
+  int64_t keep = static_cast<int64_t>(exponent) + 1 + scale;
+  if (keep >= static_cast<int64_t>(digits.size())) return x;
+  if (keep < 0) return 0.0;
+  char next = digits[static_cast<size_t>(keep)];
+  bool rest_nonzero =
+      digits.find_first_not_of('0', static_cast<size_t>(keep) + 1) != std::string::npos;
+  bool last_odd = keep > 0 && ((digits[static_cast<size_t>(keep) - 1] - '0') % 2 == 1);
+  bool up = half_even ? (next > '5' || (next == '5' && (rest_nonzero || last_odd))) : next >= '5';
+  std::string kept = digits.substr(0, static_cast<size_t>(keep));
+  if (kept.empty()) kept = "0";
+  // Add one at the last kept digit.
+  int carry_exp = 0;
+  if (up) {
+    int i = static_cast<int>(kept.size()) - 1;
+    while (i >= 0 && kept[static_cast<size_t>(i)] == '9') {
+      kept[static_cast<size_t>(i)] = '0';
+      --i;
+    }
+    if (i < 0) {
+      kept.insert(kept.begin(), '1');
+      carry_exp = 1;
+    } else {
+      kept[static_cast<size_t>(i)] = static_cast<char>(kept[static_cast<size_t>(i)] + 1);
+    }
+  }
+  // kept holds the digits of value * 10^scale (an integer), possibly with a
+  // leading carry.
+  (void)carry_exp;
+  std::string number = kept + "e" + std::to_string(-static_cast<int64_t>(scale));
+  double out = std::strtod(number.c_str(), nullptr);
+  if (out == 0) return 0.0;
+  return negative ? -out : out;
+}
+
+template <typename T>
+T RoundIntegral(T v, int32_t scale, bool half_even) {
+  if (scale >= 0) return v;
+  if (scale < -18) return 0;
+  int64_t unit = 1;
+  for (int32_t i = 0; i < -scale; ++i) unit *= 10;
+  __int128 value = v;
+  __int128 q = value / unit;
+  __int128 r = value % unit;
+  __int128 abs_r2 = (r < 0 ? -r : r) * 2;
+  bool up = half_even ? (abs_r2 > unit || (abs_r2 == unit && (q % 2 != 0))) : abs_r2 >= unit;
+  if (up) q += (value < 0 ? -1 : 1);
+  // Spark converts back through BigDecimal.intValue / longValue: wraps.
+  return static_cast<T>(q * unit);
+}
+
+struct RoundState {
+  int32_t scale = 0;
+  bool half_even = false;
+  int in_scale = 0;
+  int out_scale = 0;
+  int out_precision = 0;
+};
+
+class RoundKernel final : public Kernel {
+ public:
+  explicit RoundKernel(RoundState state) : s_(state) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    switch (info.type->id()) {
+      case TypeId::kByte: return Integral<int8_t>(info, args);
+      case TypeId::kShort: return Integral<int16_t>(info, args);
+      case TypeId::kInt: return Integral<int32_t>(info, args);
+      case TypeId::kLong: return Integral<int64_t>(info, args);
+      case TypeId::kFloat: return Floating<float>(info, args);
+      case TypeId::kDouble: return Floating<double>(info, args);
+      case TypeId::kDecimal: return Decimal(info, args);
+      default: return Status::Internal("round of ", TypeName(*info.type));
+    }
+  }
+
+ private:
+  template <typename T>
+  Result<ColumnPtr> Integral(const KernelInfo& info, const ExecArgs& args) {
+    const int64_t n = args.num_rows;
+    FixedReader<T> in(args.args[0]);
+    ValidityOut validity(n);
+    FixedWriter<T> out(n);
+    validity.InitFromArgs(args.args.subspan(0, 1));
+    for (int64_t row = 0; row < n; ++row) {
+      out.Set(row, RoundIntegral<T>(in[row], s_.scale, s_.half_even));
+    }
+    return out.Finish(info.type, &validity);
+  }
+  template <typename T>
+  Result<ColumnPtr> Floating(const KernelInfo& info, const ExecArgs& args) {
+    const int64_t n = args.num_rows;
+    FixedReader<T> in(args.args[0]);
+    ValidityOut validity(n);
+    validity.InitFromArgs(args.args.subspan(0, 1));
+    FixedWriter<T> out(n);
+    for (int64_t row = 0; row < n; ++row) {
+      double v = static_cast<double>(in[row]);
+      if constexpr (std::is_same_v<T, float>) {
+        // Spark rounds a float through its Float.toString text.
+        char buf[32];
+        auto res = std::to_chars(buf, buf + sizeof(buf), in[row]);
+        v = std::strtod(std::string(buf, res.ptr).c_str(), nullptr);
+      }
+      out.Set(row, static_cast<T>(RoundDoubleJava(v, s_.scale, s_.half_even)));
+    }
+    return out.Finish(info.type, &validity);
+  }
+  Result<ColumnPtr> Decimal(const KernelInfo& info, const ExecArgs& args) {
+    const int64_t n = args.num_rows;
+    FixedReader<int128> in(args.args[0]);
+    ValidityOut validity(n);
+    validity.InitFromArgs(args.args.subspan(0, 1));
+    FixedWriter<int128> out(n);
+    const int drop = s_.in_scale - std::min<int>(s_.in_scale, s_.scale);
+    const int neg = s_.scale < 0 ? -s_.scale : 0;
+    for (int64_t row = 0; row < n; ++row) {
+      if (!validity.IsValid(row)) continue;
+      int128 v = in[row];
+      int total_drop = s_.scale < 0 ? s_.in_scale + neg : drop;
+      if (total_drop > 0) {
+        if (total_drop > 38) {
+          v = 0;
+        } else {
+          int128 unit = Pow10(total_drop);
+          int128 q = v / unit;
+          int128 r = v % unit;
+          int128 r2 = (r < 0 ? -r : r) * 2;
+          bool up = s_.half_even ? (r2 > unit || (r2 == unit && q % 2 != 0)) : r2 >= unit;
+          if (up) q += v < 0 ? -1 : 1;
+          v = q;
+        }
+        if (s_.scale < 0) {
+          if (neg > 38 || DecimalDigits(v) + neg > s_.out_precision) {
+            if (v != 0) {
+              validity.SetNull(row);
+              continue;
+            }
+          } else {
+            v *= Pow10(neg);
+          }
+        }
+      }
+      if (!FitsPrecision(v, s_.out_precision)) {
+        validity.SetNull(row);
+        continue;
+      }
+      out.Set(row, v);
+    }
+    return out.Finish(info.type, &validity);
+  }
+  RoundState s_;
+};
+
+template <bool kHalfEven>
+Result<BoundNodePtr> BindRound(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 2));
+  RoundState state;
+  state.half_even = kHalfEven;
+  if (site.args.size() == 2) {
+    if (!site.args[1]->type()->is_integral()) return ArgTypeError(site, 1, "INT");
+    SILT_ASSIGN_OR_RETURN(site.args[1],
+                          ImplicitCast(std::move(site.args[1]), DataType::Int(), site.options));
+    SILT_ASSIGN_OR_RETURN(ColumnPtr scale, ConstantArg(site, 1, "the scale"));
+    state.scale = scale->IsNull(0) ? 0 : scale->Value<int32_t>(0);
+  }
+  TypeId id = site.args[0]->type()->id();
+  if (id == TypeId::kString || id == TypeId::kNull) {
+    SILT_RETURN_NOT_OK(CoerceDouble(site, 0));
+  } else if (!site.args[0]->type()->is_numeric()) {
+    return ArgTypeError(site, 0, "numeric");
+  }
+  TypePtr in_type = site.args[0]->type();
+  TypePtr type = in_type;
+  if (in_type->id() == TypeId::kDecimal) {
+    int p = in_type->precision();
+    int sc = in_type->scale();
+    int integral = p - sc + 1;
+    state.in_scale = sc;
+    if (state.scale < 0) {
+      type = DataType::Decimal(std::max(integral, -state.scale + 1), 0);
+      if (type->precision() > 38) type = DataType::Decimal(38, 0);
+      state.out_scale = 0;
+    } else {
+      int ns = std::min(sc, state.scale);
+      type = BoundedDecimal(integral + ns, ns);
+      state.out_scale = type->scale();
+    }
+    state.out_precision = type->precision();
+  }
+  std::vector<std::string> sqls = ArgSqls(site.args);
+  if (sqls.size() == 1) sqls.push_back("0");
+  std::string sql = PrettyCall(site.name, sqls);
+  const bool nullable = site.args[0]->nullable() || in_type->id() == TypeId::kDecimal;
+  std::vector<BoundNodePtr> args;
+  args.push_back(std::move(site.args[0]));
+  return MakeBoundCall(site, type, nullable, std::move(args), std::make_unique<RoundKernel>(state),
+                       std::move(sql));
+}
+
+// floor / ceil: BIGINT for integral and floating input (Math.floor then a
+// saturating toLong), DECIMAL(p - s + 1, 0) for decimals.
+template <bool kCeil>
+Result<ColumnPtr> FloorCeilKernel(const KernelInfo& info, const ExecArgs& args) {
+  const int64_t n = args.num_rows;
+  ValidityOut validity(n);
+  validity.InitFromArgs(args.args);
+  const TypeId in = info.arg_types[0]->id();
+  if (in == TypeId::kDecimal) {
+    FixedReader<int128> src(args.args[0]);
+    FixedWriter<int128> out(n);
+    int128 unit = Pow10(info.arg_types[0]->scale());
+    for (int64_t row = 0; row < n; ++row) {
+      int128 v = src[row];
+      int128 q = v / unit;
+      int128 r = v % unit;
+      if (kCeil && r > 0) ++q;
+      if (!kCeil && r < 0) --q;
+      out.Set(row, q);
+    }
+    return out.Finish(info.type, &validity);
+  }
+  FixedWriter<int64_t> out(n);
+  if (in == TypeId::kDouble) {
+    FixedReader<double> src(args.args[0]);
+    for (int64_t row = 0; row < n; ++row) {
+      double v = kCeil ? std::ceil(src[row]) : std::floor(src[row]);
+      int64_t r;
+      if (std::isnan(v)) {
+        r = 0;
+      } else if (v >= 9.2233720368547758e18) {
+        r = std::numeric_limits<int64_t>::max();
+      } else if (v <= -9.2233720368547758e18) {
+        r = std::numeric_limits<int64_t>::min();
+      } else {
+        r = static_cast<int64_t>(v);
+      }
+      out.Set(row, r);
+    }
+  } else {
+    FixedReader<int64_t> src(args.args[0]);
+    for (int64_t row = 0; row < n; ++row) out.Set(row, src[row]);
+  }
+  return out.Finish(info.type, &validity);
+}
+
+template <bool kCeil>
+Result<BoundNodePtr> BindFloorCeil(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 1));
+  const DataType& t = *site.args[0]->type();
+  TypePtr type = DataType::Long();
+  if (t.id() == TypeId::kDecimal) {
+    type = BoundedDecimal(t.precision() - t.scale() + 1, 0);
+  } else if (t.is_integral()) {
+    SILT_ASSIGN_OR_RETURN(site.args[0],
+                          ImplicitCast(std::move(site.args[0]), DataType::Long(), site.options));
+  } else if (t.is_numeric() || t.id() == TypeId::kString || t.id() == TypeId::kNull) {
+    SILT_RETURN_NOT_OK(CoerceDouble(site, 0));
+  } else {
+    return ArgTypeError(site, 0, "numeric");
+  }
+  std::string sql = PrettyCall(kCeil ? "CEIL" : "FLOOR", ArgSqls(site.args));
+  const bool nullable = AnyNullable(site.args);
+  return MakeBoundCall(site, type, nullable, std::move(site.args), &FloorCeilKernel<kCeil>,
+                       std::move(sql));
+}
+
+// pmod(a, b): the positive remainder; NULL when b is 0.
+template <typename T>
+Result<ColumnPtr> PmodKernel(const KernelInfo& info, const ExecArgs& args) {
+  const int64_t n = args.num_rows;
+  FixedReader<T> a(args.args[0]);
+  FixedReader<T> b(args.args[1]);
+  ValidityOut validity(n);
+  FixedWriter<T> out(n);
+  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
+  for (int64_t row = 0; row < n; ++row) {
+    if (!validity.IsValid(row)) continue;
+    T x = a[row];
+    T y = b[row];
+    if (y == 0) {
+      if (info.options.ansi) {
+        return Status::InvalidArgument("Division by zero (row ", row, ") in '", info.sql, "'");
+      }
+      validity.SetNull(row);
+      continue;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      T r = std::fmod(x, y);
+      if (r < 0) r = std::fmod(r + y, y);
+      out.Set(row, r);
+    } else {
+      if (y == -1) {
+        out.Set(row, 0);
+        continue;
+      }
+      T r = static_cast<T>(x % y);
+      if (r < 0) r = static_cast<T>((r + y) % y);
+      out.Set(row, r);
+    }
+  }
+  return out.Finish(info.type, &validity);
+}
+
+Result<BoundNodePtr> BindPmod(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 2));
+  TypePtr a = site.args[0]->type();
+  TypePtr b = site.args[1]->type();
+  if (a->id() == TypeId::kString) a = DataType::Double();
+  if (b->id() == TypeId::kString) b = DataType::Double();
+  TypePtr type = FindWiderTypeForTwo(a, b);
+  if (type == nullptr || !(type->is_numeric() || type->id() == TypeId::kNull)) {
+    return ArgTypeError(site, 1, "numeric");
+  }
+  if (type->id() == TypeId::kNull) type = DataType::Int();
+  KernelFn fn = nullptr;
+  switch (type->id()) {
+    case TypeId::kByte: fn = &PmodKernel<int8_t>; break;
+    case TypeId::kShort: fn = &PmodKernel<int16_t>; break;
+    case TypeId::kInt: fn = &PmodKernel<int32_t>; break;
+    case TypeId::kLong: fn = &PmodKernel<int64_t>; break;
+    case TypeId::kFloat: fn = &PmodKernel<float>; break;
+    case TypeId::kDouble: fn = &PmodKernel<double>; break;
+    default: return Status::NotSupported("pmod of ", TypeName(*type), " in '", site.text, "'");
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    SILT_ASSIGN_OR_RETURN(site.args[i], ImplicitCast(std::move(site.args[i]), type, site.options));
+  }
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  return MakeBoundCall(site, type, /*nullable=*/true, std::move(site.args), fn, std::move(sql));
+}
+
 }  // namespace
 
 void RegisterMathFunctions(FunctionRegistry* registry) {
@@ -206,6 +559,12 @@ void RegisterMathFunctions(FunctionRegistry* registry) {
   registry->Register("pow", &BindPow);
   registry->Register("power", &BindPow);
   registry->Register("abs", &BindAbs);
+  registry->Register("round", &BindRound<false>);
+  registry->Register("bround", &BindRound<true>);
+  registry->Register("floor", &BindFloorCeil<false>);
+  registry->Register("ceil", &BindFloorCeil<true>);
+  registry->Register("ceiling", &BindFloorCeil<true>);
+  registry->Register("pmod", &BindPmod);
 }
 
 }  // namespace silt::expr

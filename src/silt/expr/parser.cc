@@ -222,9 +222,24 @@ class Parser {
         negated = true;
         Advance();
       }
+      if (Peek().IsKeyword("DISTINCT")) {
+        // a IS [NOT] DISTINCT FROM b: NOT (a <=> b) / (a <=> b).
+        Advance();
+        if (!Peek().IsKeyword("FROM")) {
+          return Error("Expected FROM after IS" + std::string(negated ? " NOT" : "") +
+                           " DISTINCT but found " + DescribeToken(Peek()),
+                       Peek());
+        }
+        Advance();
+        SILT_ASSIGN_OR_RETURN(NodePtr other, ParseComparison());
+        NodePtr eq = std::make_shared<BinaryNode>(BinaryOp::kNullSafeEq, std::move(value),
+                                                  std::move(other), pos);
+        if (negated) return eq;
+        return NodePtr(std::make_shared<UnaryNode>(UnaryOp::kNot, std::move(eq), pos));
+      }
       if (!Peek().IsKeyword("NULL")) {
-        return Error("Expected NULL after IS" + std::string(negated ? " NOT" : "") + " but found " +
-                         DescribeToken(Peek()),
+        return Error("Expected NULL or DISTINCT FROM after IS" +
+                         std::string(negated ? " NOT" : "") + " but found " + DescribeToken(Peek()),
                      Peek());
       }
       Advance();
@@ -404,6 +419,14 @@ class Parser {
         } else {
           node = std::make_shared<FieldAccessNode>(std::move(node), std::move(field), pos);
         }
+      } else if (Peek().kind == TokenKind::kLBracket) {
+        // array[index] (0-based) or map[key].
+        int64_t pos = Peek().position;
+        Advance();
+        SILT_ASSIGN_OR_RETURN(NodePtr index, ParseExpression());
+        SILT_RETURN_NOT_OK(Expect(TokenKind::kRBracket, "']' after the subscript"));
+        node = std::make_shared<CallNode>(kSubscriptCall, std::vector<NodePtr>{node, index}, false,
+                                          false, pos);
       } else {
         return node;
       }
@@ -497,8 +520,8 @@ class Parser {
       Advance();
       SILT_ASSIGN_OR_RETURN(NodePtr condition, ParseExpression());
       if (operand != nullptr) {
-        condition = std::make_shared<BinaryNode>(BinaryOp::kEq, operand, std::move(condition),
-                                                 when_pos);
+        condition =
+            std::make_shared<BinaryNode>(BinaryOp::kEq, operand, std::move(condition), when_pos);
       }
       if (!Peek().IsKeyword("THEN")) {
         return Error("Expected THEN in CASE but found " + DescribeToken(Peek()), Peek());

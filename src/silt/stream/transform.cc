@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "silt/base/logging.h"
+#include "silt/expr/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/options_internal.h"
 
@@ -69,6 +72,24 @@ class SelectStep final : public TransformStepImpl {
       Result<expr::ExpressionPtr> parsed = expr::ParseExpression(text);
       if (!parsed.ok()) return Status::InvalidArgument(item_path, ": ", parsed.status().message());
       const expr::Expression& expression = **parsed;
+      if (std::optional<expr::GeneratorSpec> gen = expr::AsGenerator(expression)) {
+        if (gen->function == "json_tuple") {
+          // One row per input row: the fields as plain columns c0, c1, ...
+          for (const expr::ExpressionPtr& part : gen->json_tuple_items) {
+            Result<expr::BoundExpressionPtr> bound = expr::Bind(*part, input, options, &session);
+            if (!bound.ok()) {
+              return Status::InvalidArgument(item_path, ": ", bound.status().message());
+            }
+            fields.push_back({(*bound)->name(), (*bound)->type(), true});
+            out->outputs_.push_back(
+                {Output::kExpression, static_cast<int>(out->exprs_.size()), -1});
+            out->exprs_.push_back(std::move(*bound));
+          }
+          continue;
+        }
+        SILT_RETURN_NOT_OK(out->AddGenerator(*gen, input, options, item_path, text, &fields));
+        continue;
+      }
       if (expression.IsStar() && expression.StarQualifier().empty()) {
         for (int col_idx = 0; col_idx < input->num_fields(); ++col_idx) {
           out->outputs_.push_back({Output::kColumn, col_idx, -1});
@@ -124,17 +145,143 @@ class SelectStep final : public TransformStepImpl {
           columns.push_back(internal::StructFieldWithParentNulls(
               *evaluated_[static_cast<size_t>(output.index)], output.child));
           break;
+        case Output::kGenerated: columns.push_back(nullptr); break;
       }
     }
-    return MakeBatch(output_schema_, batch->num_rows, std::move(columns));
+    if (generator_ == nullptr)
+      return MakeBatch(output_schema_, batch->num_rows, std::move(columns));
+    return Generate(*batch, ctx, std::move(columns));
   }
 
  private:
   struct Output {
-    enum Kind { kColumn, kExpression, kStructField } kind;
+    enum Kind { kColumn, kExpression, kStructField, kGenerated } kind;
     int index;  // input column, or index into exprs_
-    int child;  // struct field for kStructField
+    int child;  // struct field for kStructField; for kGenerated 0 = pos,
+                // 1 = element / key, 2 = value
   };
+
+  // Spark allows one generator per select.
+  Status AddGenerator(const expr::GeneratorSpec& gen, const SchemaPtr& input,
+                      const expr::EvalOptions& options, const std::string& item_path,
+                      const std::string& text, std::vector<Field>* fields) {
+    if (generator_ != nullptr) {
+      return Status::InvalidArgument(item_path,
+                                     ": only one generator (explode, posexplode) is "
+                                     "allowed per select, found another in '",
+                                     text, "'");
+    }
+    Result<expr::BoundExpressionPtr> bound = expr::Bind(*gen.argument, input, options);
+    if (!bound.ok()) return Status::InvalidArgument(item_path, ": ", bound.status().message());
+    const columnar::DataType& t = *(*bound)->type();
+    if (t.id() != columnar::TypeId::kArray && t.id() != columnar::TypeId::kMap) {
+      return Status::InvalidArgument(item_path, ": ", gen.function, " needs an ARRAY or MAP, but '",
+                                     gen.argument->ToString(), "' is ", t.ToDdl());
+    }
+    generator_ = std::move(*bound);
+    gen_outer_ = gen.outer;
+    gen_is_map_ = t.id() == columnar::TypeId::kMap;
+    if (gen.with_position) {
+      fields->push_back({"pos", columnar::DataType::Int(), gen.outer});
+      outputs_.push_back({Output::kGenerated, 0, 0});
+    }
+    if (gen_is_map_) {
+      fields->push_back({"key", t.key_type(), gen.outer});
+      outputs_.push_back({Output::kGenerated, 0, 1});
+      fields->push_back({"value", t.value_type(), true});
+      outputs_.push_back({Output::kGenerated, 0, 2});
+    } else {
+      std::string name = gen.alias.empty() ? "col" : gen.alias;
+      fields->push_back({name, t.element_type(), t.contains_null() || gen.outer});
+      outputs_.push_back({Output::kGenerated, 0, 1});
+    }
+    return Status::OK();
+  }
+
+  // One output row per element (map entry) of the generator's value; the
+  // other columns repeat their row. *_outer keeps NULL and empty inputs as
+  // one row of NULLs.
+  Result<RecordBatchPtr> Generate(const RecordBatch& batch, const expr::EvalContext& ctx,
+                                  std::vector<ColumnPtr> columns) {
+    Result<ColumnPtr> evaluated = generator_->Evaluate(batch, ctx);
+    if (!evaluated.ok()) return evaluated.status().WithContextParts(key_path_);
+    const columnar::Column& value = **evaluated;
+    const int32_t* offsets = value.offsets();
+    std::vector<int64_t> rows;
+    std::vector<int64_t> elems;
+    std::vector<int32_t> positions;
+    rows.reserve(static_cast<size_t>(batch.num_rows));
+    const int64_t null_elem = value.children[0]->length;
+    for (int64_t row = 0; row < batch.num_rows; ++row) {
+      int32_t begin = value.IsNull(row) ? 0 : offsets[row];
+      int32_t end = value.IsNull(row) ? 0 : offsets[row + 1];
+      if (begin == end && gen_outer_) {
+        rows.push_back(row);
+        elems.push_back(null_elem);
+        positions.push_back(-1);
+        continue;
+      }
+      for (int32_t e = begin; e < end; ++e) {
+        rows.push_back(row);
+        elems.push_back(e);
+        positions.push_back(e - begin);
+      }
+    }
+    // Elements (or keys and values) with one NULL row appended for the
+    // outer rows.
+    auto take_elements = [&](const ColumnPtr& child) {
+      ColumnPtr padded = columnar::ConcatColumns({child, columnar::MakeNullColumn(child->type, 1)});
+      return columnar::TakeColumn(*padded, elems);
+    };
+    ColumnPtr first;
+    ColumnPtr second;
+    if (gen_is_map_) {
+      first = take_elements(value.children[0]->children[0]);
+      second = take_elements(value.children[0]->children[1]);
+    } else {
+      first = take_elements(value.children[0]);
+    }
+    ColumnPtr pos_column;
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      const Output& output = outputs_[i];
+      if (output.kind != Output::kGenerated) {
+        columns[i] = columnar::TakeColumn(*columns[i], rows);
+        continue;
+      }
+      if (output.child == 0) {
+        auto pos = std::make_shared<columnar::Column>();
+        pos->type = columnar::DataType::Int();
+        pos->length = static_cast<int64_t>(positions.size());
+        pos->values = std::make_shared<Buffer>();
+        pos->values->Resize(pos->length * 4);
+        int32_t* dst = pos->values->mutable_data_as<int32_t>();
+        for (size_t k = 0; k < positions.size(); ++k) dst[k] = positions[k];
+        if (gen_outer_) {
+          pos->validity = std::make_shared<Buffer>();
+          pos->validity->Resize((pos->length + 7) / 8);
+          uint8_t* bits = pos->validity->mutable_data();
+          std::fill(bits, bits + (pos->length + 7) / 8, uint8_t{0});
+          for (size_t k = 0; k < positions.size(); ++k) {
+            if (positions[k] >= 0) {
+              columnar::SetBit(bits, static_cast<int64_t>(k));
+            } else {
+              dst[k] = 0;
+              ++pos->null_count;
+            }
+          }
+          if (pos->null_count == 0) pos->validity = nullptr;
+        }
+        columns[i] = pos;
+      } else {
+        columns[i] = output.child == 1 ? first : second;
+      }
+    }
+    return MakeBatch(output_schema_, static_cast<int64_t>(rows.size()), std::move(columns));
+  }
+
+  expr::BoundExpressionPtr generator_;
+  bool gen_outer_ = false;
+  bool gen_is_map_ = false;
   std::vector<expr::BoundExpressionPtr> exprs_;
   std::vector<Output> outputs_;
   std::vector<ColumnPtr> evaluated_;
@@ -356,6 +503,136 @@ class WatermarkStep final : public TransformStepImpl {
   EventTimeStats stats_;
 };
 
+namespace {
+
+// Top-level pieces of "SELECT a, b FROM input WHERE p": positions of the
+// keywords and commas outside quotes and parentheses.
+struct SqlScan {
+  std::vector<size_t> commas;
+  size_t select = std::string::npos;
+  size_t from = std::string::npos;
+  size_t where = std::string::npos;
+};
+
+bool KeywordAt(const std::string& q, size_t i, std::string_view word) {
+  if (i + word.size() > q.size()) return false;
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (std::toupper(static_cast<unsigned char>(q[i + k])) != word[k]) return false;
+  }
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (i > 0 && ident(q[i - 1])) return false;
+  if (i + word.size() < q.size() && ident(q[i + word.size()])) return false;
+  return true;
+}
+
+SqlScan ScanSql(const std::string& q) {
+  SqlScan scan;
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    char c = q[i];
+    if (quote != 0) {
+      if (c == '\\' && quote != '`') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (depth == 0) {
+      if (c == ',' && scan.select != std::string::npos && scan.from == std::string::npos) {
+        scan.commas.push_back(i);
+      } else if (scan.select == std::string::npos && KeywordAt(q, i, "SELECT")) {
+        scan.select = i;
+      } else if (scan.select != std::string::npos && scan.from == std::string::npos &&
+                 KeywordAt(q, i, "FROM")) {
+        scan.from = i;
+      } else if (scan.from != std::string::npos && scan.where == std::string::npos &&
+                 KeywordAt(q, i, "WHERE")) {
+        scan.where = i;
+      }
+    }
+  }
+  return scan;
+}
+
+std::string Trimmed(std::string_view s) {
+  size_t b = 0;
+  size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Splits a `sql` step into an optional where step and a select step.
+Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
+  const std::string path = step.key_path + ".sql";
+  if (step.exprs.size() != 1) return Status::InvalidArgument(path, ": expected one query");
+  const std::string& q = step.exprs[0];
+  SqlScan scan = ScanSql(q);
+  if (scan.select == std::string::npos || Trimmed(q.substr(0, scan.select)) != "") {
+    return Status::InvalidArgument(
+        path, ": expected 'SELECT <columns> FROM input [WHERE ...]' but got '", q, "'");
+  }
+  if (scan.from == std::string::npos) {
+    return Status::InvalidArgument(path, ": missing FROM in '", q, "' (write FROM input)");
+  }
+  size_t table_end = scan.where == std::string::npos ? q.size() : scan.where;
+  std::string table = Trimmed(q.substr(scan.from + 4, table_end - scan.from - 4));
+  if (!internal::EqualsIgnoreCase(table, "input")) {
+    return Status::InvalidArgument(path, ": the query reads '", table,
+                                   "'; a sql step reads the previous step's rows as 'input'");
+  }
+  std::vector<TransformStep> out;
+  if (scan.where != std::string::npos) {
+    TransformStep where;
+    where.kind = "where";
+    where.key_path = step.key_path + ".sql(WHERE)";
+    where.exprs.push_back(Trimmed(q.substr(scan.where + 5)));
+    if (where.exprs[0].empty()) return Status::InvalidArgument(path, ": empty WHERE in '", q, "'");
+    out.push_back(std::move(where));
+  }
+  TransformStep select;
+  select.kind = "select";
+  select.key_path = step.key_path + ".sql(SELECT)";
+  size_t begin = scan.select + 6;
+  std::vector<size_t> ends = scan.commas;
+  ends.push_back(scan.from);
+  for (size_t end : ends) {
+    std::string item = Trimmed(q.substr(begin, end - begin));
+    if (item.empty()) return Status::InvalidArgument(path, ": empty select item in '", q, "'");
+    select.exprs.push_back(std::move(item));
+    begin = end + 1;
+  }
+  out.push_back(std::move(select));
+  return out;
+}
+
+}  // namespace
+
+Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job) {
+  expr::EvalOptions options;
+  options.ansi = job.ansi;
+  Result<expr::TimeZonePtr> zone = expr::TimeZone::Load(job.session_time_zone);
+  if (!zone.ok()) {
+    return Status::InvalidArgument("spark.sql.session.timeZone: ", zone.status().message());
+  }
+  options.session_zone = *zone;
+  // CASTs of zone-less text and hour()/minute()/second() use one fixed
+  // offset: the zone's offset now (exact for UTC and fixed-offset zones).
+  int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  options.session_zone_offset_micros = int64_t{(*zone)->OffsetSecondsAt(now_micros)} * 1000000;
+  return options;
+}
+
 Transform::~Transform() = default;
 
 Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformStep>& steps,
@@ -364,7 +641,16 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
   auto out = std::unique_ptr<Transform>(new Transform());
   out->input_schema_ = input_schema;
   SchemaPtr schema = input_schema;
+  std::vector<TransformStep> expanded;
   for (const TransformStep& step : steps) {
+    if (step.kind != "sql") {
+      expanded.push_back(step);
+      continue;
+    }
+    SILT_ASSIGN_OR_RETURN(std::vector<TransformStep> parts, SplitSqlStep(step));
+    for (TransformStep& part : parts) expanded.push_back(std::move(part));
+  }
+  for (const TransformStep& step : expanded) {
     std::unique_ptr<TransformStepImpl> impl;
     if (step.kind == "select") {
       SILT_ASSIGN_OR_RETURN(impl, SelectStep::Make(step, schema, options));

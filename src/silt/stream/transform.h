@@ -8,6 +8,11 @@
 //   withColumn        name: expr, replacing a same-named column in place or
 //                     appending; several entries apply in order
 //   withColumnRenamed old: new (a missing column is a no-op, as in Spark)
+//   sql               "SELECT <items> FROM input [WHERE <predicate>]": the
+//                     WHERE filters the input, then the items are selected
+//   explode(x) / explode_outer / posexplode / posexplode_outer as a select
+//                     item: one output row per array element (map entry),
+//                     other items repeated
 //   drop              column names (missing ones are ignored, as in Spark)
 //   withWatermark     eventTime column (timestamp) and delayThreshold: rows
 //                     pass unchanged; the step records the event-time
@@ -43,6 +48,11 @@ struct EventTimeStats {
 };
 
 class TransformStepImpl;
+
+// The expression options of a job: `ansi` and the session time zone
+// (`spark.sql.session.timeZone`). Errors: InvalidArgument naming an unknown
+// time zone.
+Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job);
 
 class Transform {
  public:

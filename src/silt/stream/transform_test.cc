@@ -85,6 +85,106 @@ TEST(TransformTest, SelectExpandsStarsAndNamesColumnsLikeSpark) {
   EXPECT_EQ(out->column(3)->StringValue(1), "not json");
 }
 
+TEST(TransformTest, ExplodeMakesOneRowPerElementAndRepeatsTheOthers) {
+  auto input = MakeInput({1, 2, 3}, {"a,b", "", "c"}, {kT0, kT0, kT0});
+  // Row 2 splits '' into [''] (one element); NULL arrays come from id 3.
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      Transform::Make({Step("select", {"id", "explode(split(nullif(name, 'c'), ',')) AS part"})},
+                      input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "id,part");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 3);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(0), 1);
+  EXPECT_EQ(out->column(1)->StringValue(0), "a");
+  EXPECT_EQ(out->column(0)->Value<int32_t>(1), 1);
+  EXPECT_EQ(out->column(1)->StringValue(1), "b");
+  EXPECT_EQ(out->column(0)->Value<int32_t>(2), 2);
+  EXPECT_EQ(out->column(1)->StringValue(2), "");
+
+  ASSERT_OK_AND_ASSIGN(
+      auto outer,
+      Transform::Make({Step("select", {"id", "posexplode_outer(split(nullif(name, 'c'), ','))"})},
+                      input->schema));
+  EXPECT_EQ(Names(*outer->output_schema()), "id,pos,col");
+  ASSERT_OK_AND_ASSIGN(out, outer->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 4);
+  EXPECT_EQ(out->column(1)->Value<int32_t>(1), 1);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(3), 3);
+  EXPECT_TRUE(out->column(1)->IsNull(3));
+  EXPECT_TRUE(out->column(2)->IsNull(3));
+}
+
+TEST(TransformTest, ExplodeOfAMapGivesKeyAndValue) {
+  auto input = MakeInput({1}, {"x"}, {kT0});
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      Transform::Make({Step("select", {"explode(map('a', 1, 'b', 2))", "name"})}, input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "key,value,name");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(0)->StringValue(1), "b");
+  EXPECT_EQ(out->column(1)->Value<int32_t>(1), 2);
+  EXPECT_EQ(out->column(2)->StringValue(1), "x");
+}
+
+TEST(TransformTest, JsonTupleGivesOneColumnPerKey) {
+  auto input =
+      MakeInput({1, 2}, {R"({"a": 1, "b.c": "x", "d": {"e": [1]}})", "not json"}, {kT0, kT0});
+  ASSERT_OK_AND_ASSIGN(
+      auto transform, Transform::Make({Step("select", {"id", "json_tuple(name, 'a', 'b.c', 'd')"})},
+                                      input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "id,c0,c1,c2");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(1)->StringValue(0), "1");
+  EXPECT_EQ(out->column(2)->StringValue(0), "x");
+  EXPECT_EQ(out->column(3)->StringValue(0), R"({"e":[1]})");
+  EXPECT_TRUE(out->column(1)->IsNull(1));
+}
+
+TEST(TransformTest, SqlStepFiltersThenSelects) {
+  auto input = MakeInput({1, 2, 3}, {"a", "b", "c"}, {kT0, kT0, kT0});
+  TransformStep sql = Step(
+      "sql", {"SELECT id * 10 AS tens, upper(name) AS up, 'x, y' AS lit FROM input WHERE id >= 2"},
+      0);
+  ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({sql}, input->schema));
+  EXPECT_EQ(Names(*transform->output_schema()), "tens,up,lit");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(0), 20);
+  EXPECT_EQ(out->column(1)->StringValue(1), "C");
+  EXPECT_EQ(out->column(2)->StringValue(0), "x, y");
+
+  Result<std::unique_ptr<Transform>> other_table =
+      Transform::Make({Step("sql", {"SELECT id FROM events"}, 3)}, input->schema);
+  ASSERT_FALSE(other_table.ok());
+  EXPECT_NE(other_table.status().message().find("transform[3].sql"), std::string::npos);
+  Result<std::unique_ptr<Transform>> bad_column =
+      Transform::Make({Step("sql", {"SELECT nme FROM input"}, 1)}, input->schema);
+  ASSERT_FALSE(bad_column.ok());
+  EXPECT_NE(bad_column.status().message().find("name"), std::string::npos);
+}
+
+TEST(TransformTest, JobOptionsSetAnsiAndTheSessionTimeZone) {
+  JobSpec job;
+  job.ansi = true;
+  job.session_time_zone = "America/Los_Angeles";
+  ASSERT_OK_AND_ASSIGN(expr::EvalOptions options, EvalOptionsForJob(job));
+  auto input = MakeInput({1}, {"x"}, {*columnar::ParseTimestamp("2021-03-14T10:00:00Z")});
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      Transform::Make({Step("select", {"date_format(ts, 'yyyy-MM-dd HH:mm XXX') AS local"})},
+                      input->schema, options));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  EXPECT_EQ(out->column(0)->StringValue(0), "2021-03-14 03:00 -07:00");
+  ASSERT_OK_AND_ASSIGN(auto ansi, Transform::Make({Step("select", {"CAST(name AS INT) AS n"})},
+                                                  input->schema, options));
+  EXPECT_FALSE(ansi->Process(input, {}).ok());
+  job.session_time_zone = "Mars/Olympus";
+  EXPECT_FALSE(EvalOptionsForJob(job).ok());
+}
+
 TEST(TransformTest, WhereKeepsRowsWhosePredicateIsTrue) {
   auto input = MakeInput({1, -1, 3, 4}, {"a", "b", "c", "d"}, {kT0, kT0, kT0, kT0});
   ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({Step("where", {"id > 1"})}, input->schema));

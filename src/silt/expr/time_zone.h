@@ -1,0 +1,58 @@
+// TimeZone: a Spark session or function time zone ("UTC", "+02:00",
+// "GMT+8", "America/Los_Angeles") over the tz database (cctz reads
+// /usr/share/zoneinfo, Debian's tzdata).
+//
+// Conversions follow java.time as Spark uses it: a UTC instant has one
+// offset; a local date-time in a DST gap is moved forward by the gap, and
+// one in an overlap takes the earlier offset (ZonedDateTime.of).
+//
+// Thread safety: immutable after Load; share freely.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "silt/base/result.h"
+
+namespace silt::expr {
+
+class TimeZone {
+ public:
+  // Errors: InvalidArgument naming the zone when it is neither a region in
+  // the tz database nor a fixed offset.
+  static Result<std::shared_ptr<const TimeZone>> Load(std::string_view name);
+  static const std::shared_ptr<const TimeZone>& Utc();
+
+  ~TimeZone();
+  const std::string& name() const { return name_; }
+  // True for UTC and fixed offsets (no transitions).
+  bool is_fixed() const { return fixed_; }
+
+  // Offset (local - UTC) in seconds at the UTC instant `utc_micros`.
+  int32_t OffsetSecondsAt(int64_t utc_micros) const;
+  // The UTC instant of the local date-time `local_micros` (micros since the
+  // local epoch), resolving gaps and overlaps as java.time does.
+  int64_t LocalToUtc(int64_t local_micros) const;
+  int64_t UtcToLocal(int64_t utc_micros) const {
+    return utc_micros + int64_t{OffsetSecondsAt(utc_micros)} * 1000000;
+  }
+
+  struct Impl;
+
+ private:
+  TimeZone() = default;
+  std::string name_;
+  bool fixed_ = true;
+  int32_t fixed_offset_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+using TimeZonePtr = std::shared_ptr<const TimeZone>;
+
+struct EvalOptions;
+// options.session_zone, or a fixed zone of options.session_zone_offset_micros.
+TimeZonePtr SessionTimeZone(const EvalOptions& options);
+
+}  // namespace silt::expr
