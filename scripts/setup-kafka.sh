@@ -4,7 +4,15 @@
 # Idempotent: a finished download is marked with a stamp file and reused.
 # Needs a Java runtime and Maven; installs them with apt-get when missing.
 # Prints the libs directory on success.
+#
+# Without SILT_KAFKA_VERSION it also fetches Kafka 3.9.1 for the SASL/SCRAM
+# test: librdkafka before 2.6.1 (Debian 12 has 2.0.2) cannot do SCRAM with
+# Kafka 4.x brokers (confluentinc/librdkafka#4895).
 set -euo pipefail
+
+if [ -z "${SILT_KAFKA_VERSION:-}" ]; then
+  SILT_KAFKA_VERSION=3.9.1 "$0" >/dev/null || echo "warning: Kafka 3.9.1 (SCRAM test) not fetched" >&2
+fi
 
 KAFKA_VERSION="${SILT_KAFKA_VERSION:-4.1.0}"
 SCALA_VERSION="2.13"

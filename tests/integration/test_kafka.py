@@ -5,7 +5,10 @@ failOnDataLoss, and consumer-group commits seen by Kafka's own lag tool.
 """
 
 import json
+import os
 import random
+import signal
+import subprocess
 import time
 import uuid
 from collections import Counter
@@ -14,7 +17,15 @@ from pathlib import Path
 import pytest
 
 import kafka_service
-from helpers import checkpoint_batches, describe, kill, read_with_deltalake, start_silt, write_job
+from helpers import (
+    checkpoint_batches,
+    describe,
+    kill,
+    read_with_deltalake,
+    start_silt,
+    wait_for,
+    write_job,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,19 +54,19 @@ def produce(silt, kafka, topic, count, start=0, devices=2):
 
 
 def seed_job(work, kafka, topic, trigger="trigger: { availableNow: true }", extra_options=()):
-    """examples/sensor-stream.yaml with local paths, this topic and `trigger`."""
-    text = (REPO / "examples" / "sensor-stream.yaml").read_text()
+    """examples/sensor_stream.yaml with local paths, this topic and `trigger`."""
+    text = (REPO / "examples" / "sensor_stream.yaml").read_text()
     table, checkpoint = work / "table", work / "checkpoint"
     replacements = {
         "    subscribe: sensor-events\n":
             f"    subscribe: {topic}\n" + "".join(f"    {line}\n" for line in extra_options),
-        "  path: s3://sensor-data/delta/sensor_events\n": f"  path: {table}\n",
-        "checkpointLocation: s3://sensor-data/checkpoints/sensor_stream\n":
+        "  path: ${SENSOR_TABLE:-data/delta/sensor_events}\n": f"  path: {table}\n",
+        "checkpointLocation: ${SENSOR_CHECKPOINT:-data/checkpoints/sensor_stream}\n":
             f"checkpointLocation: {checkpoint}\n",
         "trigger: { processingTime: 60 seconds }\n": trigger + "\n",
     }
     for old, new in replacements.items():
-        assert old in text, f"examples/sensor-stream.yaml no longer contains {old!r}"
+        assert old in text, f"examples/sensor_stream.yaml no longer contains {old!r}"
         text = text.replace(old, new)
     path = work / "job.yaml"
     path.write_text(text)
@@ -215,3 +226,381 @@ def test_fail_on_data_loss_both_ways(silt, kafka, topic, work):
     proc = silt("run", job, timeout=300)
     assert proc.returncode == 0, describe(proc)
     assert partition_offsets(table) == [(p, o) for o in range(20, end[p])]
+
+
+# --- startingOffsets variants, timestamps and retention ---------------------
+
+
+def test_starting_offsets_earliest_reads_from_the_low_watermark(silt, kafka, topic, work):
+    produce(silt, kafka, topic, 200)
+    end = kafka.end_offsets(topic)
+    p = max(end, key=end.get)
+    kafka.delete_records(topic, {p: 30})
+    job, table, _ = raw_job(work, kafka, topic, startingOffsets="earliest")
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    expected = sorted([(q, o) for q, n in end.items() for o in range(30 if q == p else 0, n)])
+    assert partition_offsets(table) == expected
+
+
+def test_starting_timestamp_and_offsets_by_timestamp(silt, kafka, topic, work):
+    # Two waves of records stamped by the producer with the wall clock
+    # (Kafka's console producer); a timestamp between them starts each
+    # partition at the second wave.
+    # Keyed, so that both waves reach every partition.
+    kafka.console_produce(topic, [f"k{i}\tearly-{i}" for i in range(60)], "parse.key=true")
+    time.sleep(1.5)
+    boundary_ms = int(time.time() * 1000)
+    time.sleep(1.5)
+    first_wave = kafka.end_offsets(topic)
+    kafka.console_produce(topic, [f"k{i}\tlate-{i}" for i in range(60)], "parse.key=true")
+    end = kafka.end_offsets(topic)
+
+    job, table, _ = raw_job(work, kafka, topic, startingTimestamp=boundary_ms)
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert partition_offsets(table) == sorted(
+        (p, o) for p in end for o in range(first_wave[p], end[p]))
+    values = read_with_deltalake(table).column("v").to_pylist()
+    assert sorted(values) == sorted(f"late-{i}" for i in range(60))
+
+    # Per partition: the busiest partition from the boundary, the others from 0.
+    busy = max(first_wave, key=first_wave.get)
+    per_partition = {topic: {str(p): (boundary_ms if p == busy else 0) for p in end}}
+    (work / "by-ts").mkdir()
+    job, table, _ = raw_job(work / "by-ts", kafka, topic,
+                            startingOffsetsByTimestamp=json.dumps(per_partition))
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert partition_offsets(table) == sorted(
+        (p, o) for p in end for o in range(first_wave[p] if p == busy else 0, end[p]))
+
+    # A timestamp after every record: Spark's default strategy is an error...
+    (work / "future").mkdir()
+    future = int(time.time() * 1000) + 3_600_000
+    job, _, _ = raw_job(work / "future", kafka, topic, startingTimestamp=future)
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode != 0, describe(proc)
+    assert "startingOffsetsByTimestampStrategy" in proc.stderr, describe(proc)
+    # ...and with strategy latest the query starts at the end.
+    (work / "future-latest").mkdir()
+    job, table, _ = raw_job(work / "future-latest", kafka, topic, startingTimestamp=future,
+                            startingOffsetsByTimestampStrategy="latest")
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert not (table / "_delta_log").exists() or partition_offsets(table) == []
+
+
+def wait_for_low_watermark(kafka, topic, partition, minimum, timeout=90):
+    """Waits until retention has deleted segments below `minimum` (Kafka's
+    log cleaner runs every log.retention.check.interval.ms)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = kafka._tool("org.apache.kafka.tools.GetOffsetShell", "--topic", topic,
+                          "--time", "-2")
+        for line in out.splitlines():
+            parts = line.strip().split(":")
+            if len(parts) == 3 and int(parts[1]) == partition and int(parts[2]) >= minimum:
+                return int(parts[2])
+        time.sleep(1)
+    raise TimeoutError(f"retention did not delete {topic}-{partition} below {minimum}")
+
+
+def test_fail_on_data_loss_after_retention_deleted_segments(silt, kafka, work):
+    # The broker's own retention deletes the oldest records (no delete-records
+    # call): the seed events carry months-old event times as record
+    # timestamps, so with retention.ms 60 s and segment.ms 0.5 s their
+    # segments expire at once; records stamped now survive the test.
+    name = f"r-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1, retention_ms=60000, segment_ms=500)
+    produce(silt, kafka, name, 100)
+    low = wait_for_low_watermark(kafka, name, 0, 1)
+    kafka.console_produce(name, [f"fresh-{i}" for i in range(20)])
+    end = kafka.end_offsets(name)[0]
+    assert 0 < low < end
+    # startingOffsets pins offset 0, which retention has deleted.
+    pinned = json.dumps({name: {"0": 0}})
+    job, table, checkpoint = raw_job(work, kafka, name, startingOffsets=pinned)
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode != 0, describe(proc)
+    assert f"{name}-0: offsets 0 to" in proc.stderr, describe(proc)
+    assert "failOnDataLoss" in proc.stderr
+
+    # The same checkpoint re-runs the planned batch, skipping what was lost.
+    job, table, checkpoint = raw_job(work, kafka, name, startingOffsets=pinned,
+                                     failOnDataLoss="false")
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    rows = partition_offsets(table)
+    assert rows and rows[0][1] >= low
+    assert rows == [(0, o) for o in range(rows[0][1], end)]
+    assert {f"fresh-{i}" for i in range(20)} <= set(read_with_deltalake(table).column("v")
+                                                    .to_pylist())
+    assert "records) were deleted before they were read" in proc.stderr, describe(proc)
+
+
+# --- Kafka sink ---------------------------------------------------------------
+
+
+def test_kafka_sink_round_trip_keeps_keys_headers_and_every_record_once(silt, kafka, work):
+    a, b = f"a-{uuid.uuid4().hex[:8]}", f"b-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(a, 3)
+    kafka.create_topic(b, 3)
+    total = 3000
+    lines = [f"trace:t{i},src:a\tkey-{i % 37}\tvalue-{i}" for i in range(total)]
+    kafka.console_produce(a, lines, "parse.key=true", "parse.headers=true")
+    job = write_job(work / "move.yaml", {
+        "name": "move",
+        "source": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "subscribe": a,
+            "startingOffsets": "earliest", "includeHeaders": "true",
+            "maxOffsetsPerTrigger": "700"}},
+        "transform": [{"select": ["key", "value", "headers"]}],
+        "sink": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "topic": b}},
+        "checkpointLocation": str(work / "move-checkpoint"),
+        "trigger": {"availableNow": True},
+    })
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    # A second run has nothing new and sends nothing.
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+
+    source = {r["value"]: r for r in kafka.console_consume(a, total)}
+    assert len(source) == total
+    records = kafka.console_consume(b, total)
+    values = Counter(r["value"] for r in records)
+    assert len(records) == total, f"{len(records)} records in {b}"
+    assert values == Counter(f"value-{i}" for i in range(total))
+    for r in records:
+        i = int(r["value"].split("-")[1])
+        assert r["key"] == f"key-{i % 37}"
+        assert r["headers"] == {"trace": f"t{i}", "src": "a"}
+        # Java's murmur2 on both sides: a key lands on the same partition.
+        assert r["partition"] == source[r["value"]]["partition"]
+    assert sum(kafka.end_offsets(b).values()) == total
+
+
+# --- bad records --------------------------------------------------------------
+
+
+def write_raw_lines(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        for line in lines:
+            f.write(line + b"\n")
+
+
+def fill_topic_with_raw_values(silt, kafka, work, topic, lines):
+    """Publishes each byte line as one record value through silt's own Kafka
+    sink (a text file source; no transcoding on the way)."""
+    write_raw_lines(work / "raw-in" / "values.txt", lines)
+    job = write_job(work / "fill.yaml", {
+        "name": "fill",
+        "source": {"format": "text", "options": {"path": str(work / "raw-in")}},
+        "transform": [{"select": ["CAST(value AS BINARY) AS value"]}],
+        "sink": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "topic": topic,
+            "kafka.message.max.bytes": str(8 << 20)}},
+        "checkpointLocation": str(work / "fill-checkpoint"),
+        "trigger": {"availableNow": True},
+    })
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+
+
+BAD_SCHEMA = "device_id STRING, n INT, _corrupt_record STRING"
+BIG = 3 << 20
+
+
+def bad_record_lines():
+    return [
+        b'{"device_id": "ok-1", "n": 1}',
+        b'{"device_id": "broken", "n": ',                    # invalid JSON
+        b'{"device_id": "latin1-\xe9\xff", "n": 2}',          # not UTF-8
+        b'{"device_id": "ok-2", "n": 3}',
+        b'{"device_id": "big", "n": 4, "pad": "' + b"x" * BIG + b'"}',  # 3 MB value
+        b'{"device_id": "big-broken", "pad": "' + b"y" * BIG,  # 3 MB, truncated
+    ]
+
+
+def test_bad_kafka_values_follow_the_from_json_mode_and_none_vanish(silt, kafka, work):
+    name = f"bad-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1, max_message_bytes=8 << 20)
+    lines = bad_record_lines()
+    fill_topic_with_raw_values(silt, kafka, work, name, lines)
+
+    # PERMISSIVE (Spark's default): every record becomes a row; malformed
+    # ones have NULL fields, and the raw bytes stay in a BINARY column. A
+    # small fetch size still delivers the 3 MB records (Kafka returns at
+    # least one record per fetch).
+    table = work / "permissive"
+    job = write_job(work / "permissive.yaml", {
+        "name": "permissive",
+        "source": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "subscribe": name,
+            "startingOffsets": "earliest", "kafka.fetch.max.bytes": "1000000",
+            "kafka.max.partition.fetch.bytes": "65536"}},
+        "transform": [
+            {"select": [f"from_json(CAST(value AS STRING), '{BAD_SCHEMA}') AS e", "offset",
+                        "value AS raw"]},
+            {"select": ["e.device_id", "e.n", "offset", "raw",
+                        "e._corrupt_record IS NOT NULL AS malformed"]},
+        ],
+        "sink": {"format": "delta", "outputMode": "append", "path": str(table)},
+        "checkpointLocation": str(work / "permissive-checkpoint"),
+        "trigger": {"availableNow": True},
+    })
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    rows = sorted(read_with_deltalake(table).to_pylist(), key=lambda r: r["offset"])
+    assert [r["offset"] for r in rows] == list(range(len(lines)))
+    assert [r["raw"] for r in rows] == lines
+    assert [(r["device_id"], r["n"], r["malformed"]) for r in rows] == [
+        ("ok-1", 1, False),
+        (None, None, True),
+        (None, None, True),
+        ("ok-2", 3, False),
+        ("big", 4, False),
+        (None, None, True),
+    ]
+
+    # FAILFAST: the batch stops at the first malformed record and stays
+    # uncommitted, so a restart fails the same way instead of skipping it.
+    table = work / "failfast"
+    failfast = {
+        "name": "failfast",
+        "source": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "subscribe": name,
+            "startingOffsets": "earliest"}},
+        "transform": [{"select": [
+            f"from_json(CAST(value AS STRING), 'device_id STRING, n INT', "
+            f"map('mode', 'FAILFAST')) AS e"]}],
+        "sink": {"format": "delta", "outputMode": "append", "path": str(table)},
+        "checkpointLocation": str(work / "failfast-checkpoint"),
+        "trigger": {"availableNow": True},
+    }
+    job = write_job(work / "failfast.yaml", failfast)
+    for _ in range(2):
+        proc = silt("run", job, timeout=300)
+        assert proc.returncode != 0, describe(proc)
+        assert "Malformed JSON in from_json with mode FAILFAST" in proc.stderr, describe(proc)
+    assert checkpoint_batches(work / "failfast-checkpoint", "commits") == []
+    assert not (table / "_delta_log").exists() or read_with_deltalake(table).num_rows == 0
+
+
+def test_kafka_sink_fails_the_batch_on_an_oversized_record(silt, kafka, work):
+    name = f"small-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1, max_message_bytes=1 << 20)
+    write_raw_lines(work / "raw-in" / "values.txt", [b"small", b"z" * (2 << 20), b"after"])
+    job = write_job(work / "fill.yaml", {
+        "name": "fill",
+        "source": {"format": "text", "options": {"path": str(work / "raw-in")}},
+        "transform": [{"select": ["value"]}],
+        "sink": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "topic": name,
+            "kafka.message.max.bytes": str(8 << 20)}},
+        "checkpointLocation": str(work / "fill-checkpoint"),
+        "trigger": {"availableNow": True},
+    })
+    proc = silt("run", job, timeout=300)
+    assert proc.returncode != 0, describe(proc)
+    assert name in proc.stderr and "too large" in proc.stderr.lower(), describe(proc)
+    assert checkpoint_batches(work / "fill-checkpoint", "commits") == []
+
+
+# --- the issue's crash test ------------------------------------------------------
+
+CRASH_EVENTS = 100_000
+CRASH_KILLS = 24
+
+
+def committed_offsets(silt, checkpoint):
+    """The newest committed batch's offsets as `silt checkpoint` shows them."""
+    proc = silt("checkpoint", checkpoint, "--format", "json", timeout=60)
+    assert proc.returncode == 0, describe(proc)
+    info = json.loads(proc.stdout)
+    committed = [b for b in info["batches"] if b["committed"] and b.get("offsets")]
+    return committed[-1]["offsets"][0] if committed else None
+
+
+def test_seed_job_100k_events_kill_9_at_24_moments_exactly_once_and_lag_0(
+        silt_bin, silt, kafka, work):
+    """The issue's acceptance: 100,000 seed events over a 3-partition topic
+    with traffic on 2 partitions, processingTime trigger, kill -9 at >= 20
+    random moments with restarts (half of the events arrive while the query
+    is being killed); then every event is in the table exactly once, `silt
+    checkpoint` shows the broker's end offsets, and Kafka's consumer-group
+    tool reports lag 0."""
+    name = f"crash-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 3)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    half = CRASH_EVENTS // 2
+    produce(silt, kafka, name, half)
+    job, table, checkpoint = seed_job(
+        work, kafka, name, trigger="trigger: { processingTime: 500 milliseconds }",
+        extra_options=[f"kafka.group.id: {group}"])
+    text = job.read_text().replace("maxOffsetsPerTrigger: 1000", "maxOffsetsPerTrigger: 2500")
+    job.write_text(text)
+    # The other half is published while the query is killed and restarted.
+    producer = start_silt(silt_bin, "produce", "--bootstrap-servers", kafka.bootstrap,
+                          "--topic", name, "--count", half, "--from", half, "--devices", 2,
+                          "--rate", 2500, stdout=subprocess.DEVNULL)
+    rng = random.Random(20261129)
+    offsets_dir = checkpoint / "offsets"
+    log_dir = table / "_delta_log"
+    kills = Counter()
+    err_log = open(work / "silt-stderr.log", "w")
+    try:
+        while sum(kills.values()) < CRASH_KILLS:
+            proc = start_silt(silt_bin, "run", job, env=run_env(kafka),
+                              stdout=subprocess.DEVNULL, stderr=err_log)
+            mode = rng.choice(["random", "after offsets", "after log version"])
+            if mode == "random":
+                time.sleep(rng.uniform(0.2, 2.5))
+            else:
+                probe_dir = offsets_dir if mode == "after offsets" else log_dir
+                def count():
+                    try:
+                        return len(os.listdir(probe_dir))
+                    except FileNotFoundError:
+                        return 0
+                start_count = count()
+                wait_for(lambda: count() != start_count or proc.poll() is not None,
+                         timeout=15, interval=0.002)
+                time.sleep(rng.uniform(0, 0.05))
+            if proc.poll() is not None:
+                pytest.fail(f"silt exited early ({proc.returncode}); see "
+                            f"{work / 'silt-stderr.log'}")
+            kill(proc)
+            kills[mode] += 1
+        assert producer.wait(timeout=300) == 0
+
+        # A last run with the same trigger catches up; stop it cleanly when
+        # the committed offsets reach the broker's end.
+        end = kafka.end_offsets(name)
+        assert sum(end.values()) == CRASH_EVENTS
+        proc = start_silt(silt_bin, "run", job, env=run_env(kafka),
+                          stdout=subprocess.DEVNULL, stderr=err_log)
+        expected = {name: {str(p): o for p, o in end.items()}}
+        caught_up = wait_for(lambda: proc.poll() is None and
+                             committed_offsets(silt, checkpoint) == expected,
+                             timeout=300, interval=1.0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert caught_up, f"never caught up to {expected}"
+    finally:
+        err_log.close()
+        if producer.poll() is None:
+            producer.kill()
+
+    assert_exactly_once(table, CRASH_EVENTS)
+    assert sum(1 for n in end.values() if n > 0) == 2  # traffic on 2 of 3 partitions
+    proc = silt("checkpoint", checkpoint, timeout=60)
+    assert proc.returncode == 0, describe(proc)
+    assert committed_offsets(silt, checkpoint) == expected
+    lag = kafka.group_lag(group)
+    assert {(t, p): v[2] for (t, p), v in lag.items() if v[1]} == {
+        (name, p): 0 for p, n in end.items() if n > 0}, lag
+    print(f"kills: {dict(kills)}")

@@ -46,6 +46,7 @@ columnar::RecordBatchPtr RecordColumns::Finish() {
                     timestamp_type_.Finish()};
   if (include_headers_) batch->columns.push_back(headers_->Finish());
   num_rows_ = 0;
+  bytes_ = 0;
   return batch;
 }
 

@@ -70,6 +70,11 @@ class RecordColumns {
 
   bool include_headers() const { return include_headers_; }
   int64_t num_rows() const { return num_rows_; }
+  // Key, value and header bytes appended since the last Finish. Readers stop
+  // a chunk at kMaxChunkBytes so large records never overflow the int32
+  // offsets of a string column.
+  int64_t bytes() const { return bytes_; }
+  static constexpr int64_t kMaxChunkBytes = int64_t{256} << 20;
 
   // One record. `key` nullopt = null key. `timestamp_ms` < 0 with
   // `timestamp_type` -1 means the record has no timestamp (null).
@@ -80,11 +85,13 @@ class RecordColumns {
               int32_t timestamp_type) {
     if (key) {
       key_.AppendString(*key);
+      bytes_ += static_cast<int64_t>(key->size());
     } else {
       key_.AppendNull();
     }
     if (value) {
       value_.AppendString(*value);
+      bytes_ += static_cast<int64_t>(value->size());
     } else {
       value_.AppendNull();
     }
@@ -103,8 +110,10 @@ class RecordColumns {
   void AddHeader(std::string_view key, std::optional<std::string_view> value) {
     columnar::ColumnBuilder* entry = headers_->child(0);
     entry->child(0)->AppendString(key);
+    bytes_ += static_cast<int64_t>(key.size());
     if (value) {
       entry->child(1)->AppendString(*value);
+      bytes_ += static_cast<int64_t>(value->size());
     } else {
       entry->child(1)->AppendNull();
     }
@@ -120,6 +129,7 @@ class RecordColumns {
   bool include_headers_;
   columnar::SchemaPtr schema_;
   int64_t num_rows_ = 0;
+  int64_t bytes_ = 0;
   columnar::ColumnBuilder key_;
   columnar::ColumnBuilder value_;
   columnar::ColumnBuilder topic_;
@@ -153,7 +163,8 @@ class Consumer {
   // dropped). Empty ranges are allowed and count as done at once.
   virtual Status Assign(const std::vector<OffsetRange>& ranges) = 0;
 
-  // Appends at most `max_records` records of the assigned ranges to `out`,
+  // Appends at most `max_records` records of the assigned ranges to `out`
+  // (fewer once out->bytes() reaches RecordColumns::kMaxChunkBytes),
   // waiting at most `timeout_ms` for the first one. Returns how many were
   // appended (0 when none arrived in time). Errors: OutOfRange-like data loss
   // is reported as NotFound naming topic, partition and offset when an

@@ -55,8 +55,7 @@ Result<std::unique_ptr<Producer>> Producer::Make(std::map<std::string, std::stri
 
 Status Producer::Send(std::string_view topic, int32_t partition,
                       std::optional<std::string_view> key, std::optional<std::string_view> value,
-                      int64_t timestamp_ms,
-                      const std::vector<std::pair<std::string, std::string>>& headers) {
+                      int64_t timestamp_ms, const std::vector<Header>& headers) {
   if (!state_->first_error.ok()) return state_->first_error;
   std::string topic_name(topic);
   // librdkafka's argument macros cast their operands, so give them plain
@@ -69,9 +68,10 @@ Status Producer::Send(std::string_view topic, int32_t partition,
     rd_kafka_headers_t* hdrs = nullptr;
     if (!headers.empty()) {
       hdrs = rd_kafka_headers_new(headers.size());
-      for (const auto& [name, header_value] : headers) {
-        rd_kafka_header_add(hdrs, name.data(), static_cast<ssize_t>(name.size()),
-                            header_value.data(), static_cast<ssize_t>(header_value.size()));
+      for (const Header& header : headers) {
+        rd_kafka_header_add(hdrs, header.key.data(), static_cast<ssize_t>(header.key.size()),
+                            header.value ? header.value->data() : nullptr,
+                            header.value ? static_cast<ssize_t>(header.value->size()) : 0);
       }
     }
     rd_kafka_resp_err_t err = rd_kafka_producev(

@@ -1,5 +1,5 @@
-// An idempotent Kafka producer over librdkafka, for `silt produce` (and the
-// Kafka sink later).
+// An idempotent Kafka producer over librdkafka, for `silt produce` and the
+// Kafka sink.
 //
 // Records are queued by Send and delivered in the background; Flush waits for
 // every queued record and returns the first delivery error. Idempotence is on
@@ -22,6 +22,12 @@
 
 namespace silt::kafka {
 
+// One record header; a null value is sent as a header without a value.
+struct Header {
+  std::string_view key;
+  std::optional<std::string_view> value;
+};
+
 class Producer {
  public:
   // `properties`: librdkafka properties (bootstrap.servers, ...). Defaults
@@ -38,7 +44,7 @@ class Producer {
   // Errors: IOError naming the topic (e.g. an earlier delivery failed).
   Status Send(std::string_view topic, int32_t partition, std::optional<std::string_view> key,
               std::optional<std::string_view> value, int64_t timestamp_ms,
-              const std::vector<std::pair<std::string, std::string>>& headers = {});
+              const std::vector<Header>& headers = {});
 
   // Waits until every queued record is delivered. Errors: IOError with the
   // first delivery error (retryable when transient), or a timeout.

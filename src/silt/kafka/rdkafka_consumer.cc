@@ -109,7 +109,8 @@ class RdKafkaConsumer final : public Consumer {
   Result<int64_t> Poll(RecordColumns* out, int64_t max_records, int64_t timeout_ms) override {
     int64_t appended = 0;
     int timeout = static_cast<int>(timeout_ms);
-    while (appended < max_records && remaining_ > 0) {
+    while (appended < max_records && remaining_ > 0 &&
+           out->bytes() < RecordColumns::kMaxChunkBytes) {
       rd_kafka_message_t* message = rd_kafka_consumer_poll(rk_, timeout);
       if (message == nullptr) break;
       // Only the first poll waits: afterwards take what is already fetched.

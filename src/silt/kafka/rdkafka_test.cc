@@ -40,8 +40,9 @@ class RdKafkaTest : public ::testing::Test {
                          Producer::Make({{"bootstrap.servers", cluster_.bootstraps()}}));
     for (int i = 0; i < count; ++i) {
       std::string value = "p" + std::to_string(partition) + "-" + std::to_string(i);
+      std::string header = std::to_string(i);
       ASSERT_OK(producer->Send("events", partition, "key", value, 1'700'000'000'000 + i,
-                               {{"h", std::to_string(i)}}));
+                               {{"h", header}}));
     }
     ASSERT_OK(producer->Flush(30'000));
     EXPECT_EQ(producer->delivered(), count);

@@ -70,6 +70,31 @@ KafkaOffsets RateLimit(int64_t limit, const KafkaOffsets& from, const KafkaOffse
                             : begin + prorate_long;
     out[tp] = std::min(end, off);
   }
+  // Spark's rounding can overshoot the limit (every partition with a share
+  // below one record still gets one); silt promises that no batch exceeds
+  // maxOffsetsPerTrigger, so the excess comes off the largest shares.
+  int64_t planned = 0;
+  for (const auto& [tp, end] : out) {
+    auto begin = from.find(tp);
+    if (begin != from.end() && end > begin->second) planned += end - begin->second;
+  }
+  while (planned > limit) {
+    int64_t* largest = nullptr;
+    int64_t largest_size = 0;
+    for (auto& [tp, end] : out) {
+      auto begin = from.find(tp);
+      if (begin == from.end()) continue;
+      const int64_t size = end - begin->second;
+      if (size > largest_size) {
+        largest_size = size;
+        largest = &end;
+      }
+    }
+    if (largest == nullptr) break;
+    const int64_t cut = std::min(planned - limit, std::max<int64_t>(1, largest_size / 2));
+    *largest -= cut;
+    planned -= cut;
+  }
   return out;
 }
 
@@ -88,7 +113,8 @@ class KafkaBatchReader final : public BatchReader {
     // "Cannot fetch record ... after polling for" error.
     constexpr int64_t kPollSliceMs = 200;
     int64_t idle_ms = 0;
-    while (!consumer_->AssignmentDone() && columns_.num_rows() < columnar::kTargetBatchRows) {
+    while (!consumer_->AssignmentDone() && columns_.num_rows() < columnar::kTargetBatchRows &&
+           columns_.bytes() < kafka::RecordColumns::kMaxChunkBytes) {
       SILT_ASSIGN_OR_RETURN(
           int64_t n, consumer_->Poll(&columns_, columnar::kTargetBatchRows - columns_.num_rows(),
                                      kPollSliceMs));
@@ -322,6 +348,31 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
     }
   }
   SILT_ASSIGN_OR_RETURN(out.max_offsets_per_trigger, reader.GetInt("maxOffsetsPerTrigger", 1));
+  SILT_ASSIGN_OR_RETURN(out.min_offsets_per_trigger, reader.GetInt("minOffsetsPerTrigger", 1));
+  if (std::optional<std::string> delay = reader.Get("maxTriggerDelay")) {
+    if (!out.min_offsets_per_trigger) {
+      SILT_LOG_WARN("stream", reader.KeyPath("maxTriggerDelay"),
+                    ": has no effect without minOffsetsPerTrigger");
+    }
+    // Spark's timeStringAsMs: a bare number is milliseconds.
+    std::string text = Trim(*delay);
+    if (!text.empty() && std::all_of(text.begin(), text.end(),
+                                     [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      text += " ms";
+    }
+    Result<int64_t> micros = ParseDurationMicros(text);
+    if (!micros.ok()) {
+      return Status::InvalidArgument(reader.KeyPath("maxTriggerDelay"), ": ",
+                                     micros.status().message());
+    }
+    out.max_trigger_delay_ms = *micros / 1000;
+  }
+  if (out.min_offsets_per_trigger && out.max_offsets_per_trigger &&
+      *out.min_offsets_per_trigger > *out.max_offsets_per_trigger) {
+    return Status::InvalidArgument(
+        out.key_path, ": minOffsetsPerTrigger (", *out.min_offsets_per_trigger,
+        ") must not exceed maxOffsetsPerTrigger (", *out.max_offsets_per_trigger, ")");
+  }
   SILT_ASSIGN_OR_RETURN(std::optional<bool> fail, reader.GetBool("failOnDataLoss"));
   if (fail) out.fail_on_data_loss = *fail;
   SILT_ASSIGN_OR_RETURN(std::optional<bool> headers, reader.GetBool("includeHeaders"));
@@ -340,6 +391,8 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
                                          "startingOffsetsByTimestampStrategy",
                                          "endingOffsets",
                                          "maxOffsetsPerTrigger",
+                                         "minOffsetsPerTrigger",
+                                         "maxTriggerDelay",
                                          "failOnDataLoss",
                                          "includeHeaders",
                                          "kafkaConsumer.pollTimeoutMs"};
@@ -616,6 +669,23 @@ Result<std::optional<std::string>> KafkaSource::LatestOffset(
                                         std::to_string(offset) + " but the latest is now " +
                                         std::to_string(latest.at(tp))));
       until[tp] = latest.at(tp);
+    }
+  }
+  // Spark's ReadMinRows: wait for minOffsetsPerTrigger new records, but no
+  // longer than maxTriggerDelay since the last batch this process planned.
+  // Not under once / availableNow, which must finish with what is there.
+  if (options_.min_offsets_per_trigger && !limit.all_available && !available_now_end_) {
+    const int64_t now_ms = context_.clock->NowMicros() / 1000;
+    if (now_ms - last_trigger_ms_ >= options_.max_trigger_delay_ms) {
+      last_trigger_ms_ = now_ms;
+    } else {
+      int64_t available = 0;
+      for (const auto& [tp, end] : until) {
+        auto it = begin.find(tp);
+        available += end - (it == begin.end() ? 0 : it->second);
+      }
+      if (available < *options_.min_offsets_per_trigger) return std::optional<std::string>();
+      last_trigger_ms_ = now_ms;
     }
   }
   if (options_.max_offsets_per_trigger && !limit.all_available) {

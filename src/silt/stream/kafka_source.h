@@ -8,8 +8,12 @@
 // JSON with -2 = earliest, -1 = latest; startingTimestamp /
 // startingOffsetsByTimestamp; endingOffsets (latest | JSON) caps what any
 // trigger reads; maxOffsetsPerTrigger split across partitions in proportion
-// to their backlog, as Spark's rateLimit does; failOnDataLoss; includeHeaders;
-// kafkaConsumer.pollTimeoutMs.
+// to their backlog, as Spark's rateLimit does, but never more in total (Spark's
+// rounding can exceed it by a record per partition); minOffsetsPerTrigger with
+// maxTriggerDelay (default 15m): a trigger with fewer new records plans no
+// batch until the delay since the last planned batch has passed (ignored by
+// once / availableNow, which drain what is there); failOnDataLoss;
+// includeHeaders; kafkaConsumer.pollTimeoutMs.
 //
 // Offsets are Spark's JSON {"topic":{"0":15,"1":12}} (the next offset to
 // read per partition). The offsets resolved at first start are written once
@@ -63,6 +67,8 @@ struct KafkaSourceOptions {
   bool starting_timestamp_strategy_latest = false;  // startingOffsetsByTimestampStrategy
   std::optional<KafkaOffsets> ending_offsets;       // absent or JSON (-1 = latest)
   std::optional<int64_t> max_offsets_per_trigger;
+  std::optional<int64_t> min_offsets_per_trigger;
+  int64_t max_trigger_delay_ms = 15 * 60 * 1000;  // Spark's default "15m"
   bool fail_on_data_loss = true;
   bool include_headers = false;
   int64_t poll_timeout_ms = 120'000;
@@ -117,6 +123,9 @@ class KafkaSource final : public Source {
   std::optional<KafkaOffsets> initial_offsets_;
   std::optional<KafkaOffsets> available_now_end_;
   std::string reported_latest_;
+  // Wall time of the last batch planned under minOffsetsPerTrigger; 0 at
+  // start, so (as in Spark) the first trigger after a start never waits.
+  int64_t last_trigger_ms_ = 0;
 };
 
 }  // namespace silt::stream

@@ -37,6 +37,7 @@ class KafkaSourceTest : public ::testing::Test {
     SourceContext context;
     context.checkpoint_fs = fs_;
     context.metadata_dir = kMeta;
+    context.clock = &clock_;
     std::string group = parsed.properties.count("group.id") ? parsed.properties["group.id"] : "";
     return KafkaSource::Make(std::move(parsed), context, cluster_.NewConsumer(group));
   }
@@ -69,7 +70,21 @@ class KafkaSourceTest : public ::testing::Test {
 
   fs::FileSystemPtr fs_;
   testing::ScriptedCluster cluster_;
+  ManualClock clock_{1'700'000'000'000'000};
 };
+
+// The records a planned batch covers.
+int64_t BatchSize(const std::optional<std::string>& start, const std::string& end) {
+  KafkaOffsets from;
+  if (start) from = KafkaOffsetsFromJson(*start, "start", false).ValueOrDie();
+  KafkaOffsets until = KafkaOffsetsFromJson(end, "end", false).ValueOrDie();
+  int64_t n = 0;
+  for (const auto& [tp, offset] : until) {
+    auto it = from.find(tp);
+    n += offset - (it == from.end() ? 0 : it->second);
+  }
+  return n;
+}
 
 TEST(KafkaOffsetsJsonTest, RoundTripsSparksForm) {
   KafkaOffsets offsets{{{"b", 10}, 3}, {{"b", 2}, 7}, {{"a", 0}, 15}};
@@ -155,6 +170,100 @@ TEST_F(KafkaSourceTest, MaxOffsetsPerTriggerSplitsByBacklogLikeSpark) {
   all.all_available = true;
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> rest, source->LatestOffset(end, all));
   EXPECT_EQ(*rest, R"({"events":{"0":90,"1":3}})");
+}
+
+TEST_F(KafkaSourceTest, MaxOffsetsPerTriggerBoundsEveryBatch) {
+  // Spark's rounding gives each of the small partitions one record, which
+  // would make 11 > 10; silt takes the excess off the largest share.
+  cluster_.CreateTopic("events", 3);
+  Fill(0, 1000);
+  Fill(1, 1);
+  Fill(2, 1);
+  std::unique_ptr<KafkaSource> source =
+      Make({{"startingOffsets", "earliest"}, {"maxOffsetsPerTrigger", "10"}});
+  std::optional<std::string> start;
+  int64_t total = 0;
+  int batches = 0;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(start, {}));
+    if (!end) break;
+    const int64_t size = BatchSize(start, *end);
+    EXPECT_LE(size, 10) << *end;
+    EXPECT_GT(size, 0) << *end;
+    total += size;
+    start = end;
+    ++batches;
+  }
+  EXPECT_EQ(total, 1002);
+  EXPECT_EQ(batches, 101);
+  // Fewer records allowed than partitions with data: still bounded, and
+  // every partition drains.
+  cluster_.CreateTopic("other", 3);
+  for (int32_t p = 0; p < 3; ++p) {
+    for (int i = 0; i < 2; ++i) cluster_.Append("other", p, {});
+  }
+  SourceSpec spec;
+  spec.format = "kafka";
+  spec.options = {{"kafka.bootstrap.servers", "x:1"},
+                  {"subscribe", "other"},
+                  {"startingOffsets", "earliest"},
+                  {"maxOffsetsPerTrigger", "1"}};
+  ASSERT_OK_AND_ASSIGN(KafkaSourceOptions options, KafkaSourceOptions::FromSpec(spec));
+  SourceContext context;
+  context.checkpoint_fs = fs_;
+  context.metadata_dir = "memory://ckpt2/sources/0";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSource> one,
+                       KafkaSource::Make(std::move(options), context, cluster_.NewConsumer("")));
+  start.reset();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, one->LatestOffset(start, {}));
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(BatchSize(start, *end), 1) << *end;
+    start = end;
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> done, one->LatestOffset(start, {}));
+  EXPECT_FALSE(done.has_value());
+}
+
+TEST_F(KafkaSourceTest, MinOffsetsPerTriggerWaitsUntilMaxTriggerDelay) {
+  Fill(0, 3);
+  std::unique_ptr<KafkaSource> source = Make(
+      {{"startingOffsets", "earliest"}, {"minOffsetsPerTrigger", "5"}, {"maxTriggerDelay", "30s"}});
+  // As in Spark, the first trigger of a process does not wait.
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(BatchSize(std::nullopt, *first), 3);
+  Fill(0, 2);
+  clock_.Advance(10'000'000);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> wait, source->LatestOffset(first, {}));
+  EXPECT_FALSE(wait.has_value());  // 2 < 5 and only 10 s since the last batch
+  Fill(1, 3);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> enough, source->LatestOffset(first, {}));
+  ASSERT_TRUE(enough.has_value());  // 5 new records
+  EXPECT_EQ(BatchSize(first, *enough), 5);
+  Fill(1, 1);
+  clock_.Advance(29'000'000);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> still, source->LatestOffset(enough, {}));
+  EXPECT_FALSE(still.has_value());
+  clock_.Advance(1'000'000);  // 30 s since the last batch: go with what is there
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> late, source->LatestOffset(enough, {}));
+  ASSERT_TRUE(late.has_value());
+  EXPECT_EQ(BatchSize(enough, *late), 1);
+  // availableNow drains without waiting.
+  Fill(0, 1);
+  ASSERT_OK(source->PrepareForAvailableNow());
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> now, source->LatestOffset(late, {}));
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(BatchSize(late, *now), 1);
+}
+
+TEST_F(KafkaSourceTest, MinOffsetsPerTriggerOptionsAreChecked) {
+  ASSERT_RAISES(InvalidArgument,
+                TryMake({{"minOffsetsPerTrigger", "10"}, {"maxOffsetsPerTrigger", "5"}}));
+  ASSERT_RAISES(InvalidArgument, TryMake({{"minOffsetsPerTrigger", "0"}}));
+  ASSERT_RAISES(InvalidArgument,
+                TryMake({{"minOffsetsPerTrigger", "1"}, {"maxTriggerDelay", "soon"}}));
+  ASSERT_OK(TryMake({{"minOffsetsPerTrigger", "1"}, {"maxTriggerDelay", "1500"}}).status());
 }
 
 TEST_F(KafkaSourceTest, AvailableNowStopsAtTheOffsetsSeenAtStart) {
