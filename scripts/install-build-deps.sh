@@ -8,7 +8,8 @@ PKGS=(
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev librdkafka-dev
   libgtest-dev libgmock-dev
-  libcurl4-openssl-dev libssl-dev
+  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
+  libre2-dev libcctz-dev tzdata
 )
 
 missing=()

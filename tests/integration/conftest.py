@@ -6,6 +6,7 @@ and the helpers that use them live in helpers.py.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,45 @@ def work(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+def _spark_jars() -> list:
+    """The Delta jars fetched by scripts/setup-spark.sh (cached in .cache)."""
+    jars_dir = REPO / ".cache" / "spark-jars"
+    return sorted(str(p) for p in jars_dir.glob("delta-*/*.jar"))
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local pyspark 3.5 session with delta-spark, as the seed job runs it.
+
+    Loopback only (driver bound to 127.0.0.1, no UI), UTC session time zone,
+    two cores. Shared by every test of the run: starting Spark takes seconds.
+    Tests use spark.read.format("delta").load(path) and may create tables.
+    """
+    jars = _spark_jars()
+    if not jars:
+        pytest.fail("Delta jars for Spark are missing: run scripts/setup-spark.sh (make test-deps)")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("silt-integration-tests")
+        .config("spark.jars", ",".join(jars))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+        .config("spark.databricks.delta.snapshotPartitions", "2")
+        .config("spark.sql.warehouse.dir", str(REPO / ".cache" / "spark-warehouse"))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -345,6 +345,61 @@ def read_with_deltalake(table, version=None) -> pa.Table:
     return DeltaTable(str(table), version=version).to_pyarrow_table()
 
 
+def read_with_spark(spark, table, version=None, timestamp=None) -> pa.Table:
+    """The table's rows as pyspark + delta-spark read them (the `spark`
+    fixture), as an Arrow table (timestamps in UTC)."""
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    if timestamp is not None:
+        reader = reader.option("timestampAsOf", timestamp)
+    return spark_to_arrow(reader.load(str(table)))
+
+
+def spark_to_arrow(df) -> pa.Table:
+    """A Spark DataFrame's rows as an Arrow table, through Spark's own Arrow
+    serializer (no pandas)."""
+    batches = df._collect_as_arrow()
+    if not batches:
+        return pa.Table.from_batches([], schema=_spark_arrow_schema(df))
+    return pa.Table.from_batches(batches)
+
+
+def _spark_arrow_schema(df) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema)
+
+
+def duckdb_connect(*extensions):
+    """A DuckDB connection with the named extensions (httpfs, delta) loaded
+    from their PyPI packages (duckdb-extension-<name>, pinned with duckdb in
+    requirements.txt): DuckDB would otherwise download them on first use."""
+    import glob
+    import importlib
+
+    import duckdb
+
+    con = duckdb.connect()
+    for name in extensions:
+        package = importlib.import_module(f"duckdb_extension_{name}")
+        found = glob.glob(str(Path(package.__file__).parent / "extensions" / "*" /
+                              f"{name}.duckdb_extension"))
+        assert found, f"duckdb-extension-{name} ships no {name}.duckdb_extension"
+        con.execute(f"LOAD '{found[0]}'")
+    return con
+
+
+def duckdb_delta_scan(table, sql_template):
+    """Runs sql_template with {t} replaced by DuckDB's own Delta reader
+    (the delta extension's delta_scan) over the table. Returns fetchall()."""
+    con = duckdb_connect("delta")
+    try:
+        return con.execute(sql_template.format(t=f"delta_scan('{table}')")).fetchall()
+    finally:
+        con.close()
+
+
 def duckdb_query(table, sql_template, version=None):
     """Runs sql_template with {t} replaced by read_parquet over the snapshot's
     files (hive partitioning from the directory names). Returns fetchall()."""

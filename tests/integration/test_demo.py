@@ -4,6 +4,7 @@ that silt, deltalake, pyarrow and duckdb all read back identically."""
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,16 @@ def printed_counts(stdout):
     return counts
 
 
+def assert_runnable_hint(stdout, command_tail, cwd, silt_bin):
+    """The demo's "Look further" hint for command_tail names a program that,
+    run from cwd, is this very silt binary (not a bare `silt` off PATH)."""
+    m = re.search(rf"^  (\S+) {re.escape(command_tail)}$", stdout, re.MULTILINE)
+    assert m, f"no hint '... {command_tail}' in:\n{stdout}"
+    program = m.group(1)
+    resolved = shutil.which(program) if "/" not in program else str(Path(cwd) / program)
+    assert resolved and Path(resolved).resolve() == Path(silt_bin).resolve(), (program, cwd)
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory, silt_bin):
     work = tmp_path_factory.mktemp("demo")
@@ -53,7 +64,7 @@ def demo_run(tmp_path_factory, silt_bin):
     return work / "demo", proc
 
 
-def test_demo_prints_progress_counts_and_where_to_look_next(demo_run):
+def test_demo_prints_progress_counts_and_where_to_look_next(demo_run, silt_bin):
     demo_dir, proc = demo_run
     batches = [l for l in proc.stdout.splitlines() if l.startswith("[silt] batch ")]
     assert len(batches) == 4, describe(proc)
@@ -64,9 +75,9 @@ def test_demo_prints_progress_counts_and_where_to_look_next(demo_run):
     counts = printed_counts(proc.stdout)
     assert set(counts) == {"smart_plug", "door_window"}, proc.stdout
     assert sum(counts.values()) == 2000
-    for hint in (f"silt read {demo_dir}/table --limit 5", f"silt log {demo_dir}/table",
-                 f"silt checkpoint {demo_dir}/checkpoint"):
-        assert hint in proc.stdout
+    for hint in (f"read {demo_dir}/table --limit 5", f"log {demo_dir}/table",
+                 f"checkpoint {demo_dir}/checkpoint"):
+        assert_runnable_hint(proc.stdout, hint, Path.cwd(), silt_bin)
 
 
 def test_demo_table_is_partitioned_by_device_type_and_event_date(demo_run):
@@ -142,7 +153,7 @@ def test_demo_table_matches_duckdb_counts_and_sums(demo_run):
         assert got[3:] == want[3:]
 
 
-def test_demo_defaults_run_ten_batches_of_1000_into_silt_demo(silt, work):
+def test_demo_defaults_run_ten_batches_of_1000_into_silt_demo(silt, silt_bin, work):
     proc = silt("demo", cwd=work, timeout=300)
     assert proc.returncode == 0, describe(proc)
     batches = [l for l in proc.stdout.splitlines() if l.startswith("[silt] batch ")]
@@ -150,7 +161,7 @@ def test_demo_defaults_run_ten_batches_of_1000_into_silt_demo(silt, work):
     assert all(": 1000 rows in " in l for l in batches)
     assert (work / "silt-demo" / "table" / "_delta_log").is_dir()
     assert checkpoint_batches(work / "silt-demo" / "checkpoint", "commits") == list(range(10))
-    assert "silt read silt-demo/table --limit 5" in proc.stdout
+    assert_runnable_hint(proc.stdout, "read silt-demo/table --limit 5", work, silt_bin)
 
 
 def test_demo_continues_its_checkpoint_when_run_again(silt, work):

@@ -30,10 +30,24 @@ class Command {
 std::unique_ptr<Command> AddRunCommand(CLI::App* app);
 // silt demo [--dir DIR] [--batches N] [--rows-per-batch N] [--print-job]
 std::unique_ptr<Command> AddDemoCommand(CLI::App* app);
-// silt read TABLE [--version N] [--format jsonl|csv|table] [--limit N] [--columns a,b]
+// silt read TABLE [--version N | --timestamp T] [--select E,...] [--where E] [--limit N]
+//           [--format table|csv|jsonl|parquet] [--output PATH] [--explain] [--count]
+//           [--columns a,b]
 std::unique_ptr<Command> AddReadCommand(CLI::App* app);
+// silt sql "SELECT ... FROM delta.`PATH` ..." [--format F] [--output PATH] [--explain]
+std::unique_ptr<Command> AddSqlCommand(CLI::App* app);
 // silt log TABLE [VERSION] [--format text|json]
 std::unique_ptr<Command> AddLogCommand(CLI::App* app);
+// silt history TABLE [--limit N] [--format table|json]
+std::unique_ptr<Command> AddHistoryCommand(CLI::App* app);
+// silt optimize TABLE [--where P] [--target-size S] [--min-input-files N] [--zorder-by COLS]
+std::unique_ptr<Command> AddOptimizeCommand(CLI::App* app);
+// silt vacuum TABLE [--retain D] [--dry-run] [--lite] [--unsafe-ignore-retention-check]
+std::unique_ptr<Command> AddVacuumCommand(CLI::App* app);
+// silt describe TABLE [--version N] [--format text|json]
+std::unique_ptr<Command> AddDescribeCommand(CLI::App* app);
+// silt restore TABLE --version N | --timestamp T
+std::unique_ptr<Command> AddRestoreCommand(CLI::App* app);
 // silt checkpoint DIR [--format text|json]
 std::unique_ptr<Command> AddCheckpointCommand(CLI::App* app);
 // silt produce [--bootstrap-servers S] [--topic T] [--count N] [--from I] [--rate R]

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,28 @@
 namespace silt::cli {
 
 namespace {
+
+// How a user in the current directory runs this binary again: "silt" when
+// that is what PATH finds, else its path relative to the current directory
+// (after `make demo` that is build/src/silt/cli/silt).
+std::string InvocationForHints() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "silt";
+  if (const char* path_env = std::getenv("PATH"); path_env != nullptr) {
+    std::string_view dirs(path_env);
+    while (!dirs.empty()) {
+      size_t colon = dirs.find(':');
+      std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, colon)) / "silt";
+      if (std::filesystem::equivalent(candidate, self, ec)) return "silt";
+      if (colon == std::string_view::npos) break;
+      dirs.remove_prefix(colon + 1);
+    }
+  }
+  std::filesystem::path relative = self.lexically_relative(std::filesystem::current_path(ec));
+  if (!ec && !relative.empty() && *relative.begin() != "..") return relative.string();
+  return self.string();
+}
 
 // Rows in the table's latest snapshot, from the files' numRecords stats
 // (every file silt writes has them); 0 when there is no table yet.
@@ -142,11 +165,12 @@ class DemoCommand final : public Command {
     for (const auto& [device_type, count] : counts) {
       out += fmt::format("  {:<{}}  {:>8}\n", device_type, width, count);
     }
+    const std::string silt = InvocationForHints();
     out += "\nLook further:\n";
-    out += fmt::format("  silt read {}/table --limit 5\n", shown_dir);
-    out += fmt::format("  silt log {}/table\n", shown_dir);
-    out += fmt::format("  silt checkpoint {}/checkpoint\n", shown_dir);
-    out += fmt::format("Run `silt demo` again to add batches; `rm -rf {}` to start over.\n",
+    out += fmt::format("  {} read {}/table --limit 5\n", silt, shown_dir);
+    out += fmt::format("  {} log {}/table\n", silt, shown_dir);
+    out += fmt::format("  {} checkpoint {}/checkpoint\n", silt, shown_dir);
+    out += fmt::format("Run `{} demo` again to add batches; `rm -rf {}` to start over.\n", silt,
                        shown_dir);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status::OK();

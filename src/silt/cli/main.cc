@@ -50,7 +50,13 @@ int main(int argc, char** argv) {
   commands.push_back(silt::cli::AddRunCommand(&app));
   commands.push_back(silt::cli::AddDemoCommand(&app));
   commands.push_back(silt::cli::AddReadCommand(&app));
+  commands.push_back(silt::cli::AddSqlCommand(&app));
   commands.push_back(silt::cli::AddLogCommand(&app));
+  commands.push_back(silt::cli::AddHistoryCommand(&app));
+  commands.push_back(silt::cli::AddOptimizeCommand(&app));
+  commands.push_back(silt::cli::AddVacuumCommand(&app));
+  commands.push_back(silt::cli::AddDescribeCommand(&app));
+  commands.push_back(silt::cli::AddRestoreCommand(&app));
   commands.push_back(silt::cli::AddCheckpointCommand(&app));
   commands.push_back(silt::cli::AddProduceCommand(&app));
 

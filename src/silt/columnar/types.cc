@@ -4,20 +4,11 @@
 #include <string>
 #include <utility>
 
+#include "silt/base/strings.h"
+
 namespace silt::columnar {
 
 namespace {
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Names that Spark's DDL parser reads back without backquotes.
 bool IsPlainIdentifier(std::string_view name) {

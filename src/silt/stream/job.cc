@@ -91,6 +91,36 @@ Result<std::string> ExpandEnv(std::string_view text) {
   return out;
 }
 
+Result<int64_t> ParseByteSize(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+  size_t number_start = pos;
+  while (pos < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) {
+    ++pos;
+  }
+  std::string number(text.substr(number_start, pos - number_start));
+  std::string unit;
+  for (size_t i = pos; i < text.size(); ++i) {
+    if (!std::isspace(static_cast<unsigned char>(text[i]))) unit.push_back(text[i]);
+  }
+  unit = ToLower(unit);
+  double scale = -1;
+  if (unit.empty() || unit == "b") scale = 1;
+  if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024.0;
+  if (unit == "m" || unit == "mb" || unit == "mib") scale = 1024.0 * 1024;
+  if (unit == "g" || unit == "gb" || unit == "gib") scale = 1024.0 * 1024 * 1024;
+  if (unit == "t" || unit == "tb" || unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
+  char* end = nullptr;
+  double value = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(value > 0) || scale < 0 ||
+      value * scale > 9e18) {
+    return Status::InvalidArgument("invalid size '", text,
+                                   "' (expected a positive size such as 128MB, 1GB or 512k)");
+  }
+  return static_cast<int64_t>(std::llround(value * scale));
+}
+
 Result<int64_t> ParseDurationMicros(std::string_view text) {
   auto bad = [&](std::string_view why) {
     return Status::InvalidArgument("invalid duration '", text, "': ", why,
@@ -156,9 +186,27 @@ class JobParser {
     JobSpec job;
     if (!root.IsDefined() || root.IsNull()) return Error(root, "", "the job file is empty");
     if (!root.IsMap()) return Error(root, "", "the job file must be a YAML mapping of keys");
-    SILT_RETURN_NOT_OK(CheckKeys(root, "",
-                                 {"name", "source", "transform", "sink", "checkpointLocation",
-                                  "trigger", "maxBatches", "storage"}));
+    if (YAML::Node type = root["type"]) {
+      SILT_ASSIGN_OR_RETURN(std::string kind, Scalar(type, "type"));
+      if (ToLower(kind) == "maintenance") return ParseMaintenanceJob(root);
+      if (ToLower(kind) != "stream" && ToLower(kind) != "streaming") {
+        return Error(type, "type", "expected stream or maintenance, got '", kind, "'");
+      }
+    }
+    SILT_RETURN_NOT_OK(
+        CheckKeys(root, "",
+                  {"name", "type", "source", "transform", "sink", "checkpointLocation", "trigger",
+                   "maxBatches", "storage", "ansi", "spark.sql.session.timeZone"}));
+    if (YAML::Node n = root["ansi"]) {
+      SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
+      if (ToLower(ansi) != "true" && ToLower(ansi) != "false") {
+        return Error(n, "ansi", "expected true or false, got '", ansi, "'");
+      }
+      job.ansi = ToLower(ansi) == "true";
+    }
+    if (YAML::Node n = root["spark.sql.session.timeZone"]) {
+      SILT_ASSIGN_OR_RETURN(job.session_time_zone, Scalar(n, "spark.sql.session.timeZone"));
+    }
     if (YAML::Node n = root["name"]) {
       SILT_ASSIGN_OR_RETURN(job.name, Scalar(n, "name"));
     }
@@ -353,6 +401,10 @@ class JobParser {
         step.kind = "withColumnRenamed";
         SILT_ASSIGN_OR_RETURN(step.named, ScalarMap(body, body_path));
         if (step.named.empty()) return Error(body, body_path, "needs at least one old: new");
+      } else if (kind == "sql") {
+        step.kind = "sql";
+        SILT_ASSIGN_OR_RETURN(std::string query, Scalar(body, body_path));
+        step.exprs.push_back(std::move(query));
       } else if (kind == "drop") {
         step.kind = "drop";
         SILT_ASSIGN_OR_RETURN(step.exprs, ScalarList(body, body_path));
@@ -379,7 +431,7 @@ class JobParser {
       } else {
         return Error(it->first, body_path,
                      "unknown step; expected one of select, where, filter, withColumn, "
-                     "withColumnRenamed, drop, withWatermark");
+                     "withColumnRenamed, drop, withWatermark, sql");
       }
       steps->push_back(std::move(step));
     }
@@ -403,9 +455,14 @@ class JobParser {
       }
     }
     YAML::Node path = node["path"];
-    if (!path) return Error(node, "sink.path", "required key is missing (the table location)");
-    SILT_ASSIGN_OR_RETURN(spec->path, Scalar(path, "sink.path"));
-    if (spec->path.empty()) return Error(path, "sink.path", "must not be empty");
+    // The Kafka sink writes to topics (sink.options.topic), not a path.
+    if (!path && spec->format != "kafka") {
+      return Error(node, "sink.path", "required key is missing (the table location)");
+    }
+    if (path) {
+      SILT_ASSIGN_OR_RETURN(spec->path, Scalar(path, "sink.path"));
+      if (spec->path.empty()) return Error(path, "sink.path", "must not be empty");
+    }
     if (YAML::Node n = node["partitionBy"]) {
       SILT_ASSIGN_OR_RETURN(spec->partition_by, ScalarList(n, "sink.partitionBy"));
     }
@@ -442,6 +499,102 @@ class JobParser {
       trigger->kind = TriggerKind::kAvailableNow;
     }
     return Status::OK();
+  }
+
+  // `type: maintenance` (MaintenanceSpec in job.h).
+  Result<JobSpec> ParseMaintenanceJob(const YAML::Node& root) const {
+    SILT_RETURN_NOT_OK(CheckKeys(
+        root, "", {"name", "type", "tables", "optimize", "vacuum", "schedule", "storage"}));
+    JobSpec job;
+    MaintenanceSpec spec;
+    if (YAML::Node n = root["name"]) {
+      SILT_ASSIGN_OR_RETURN(job.name, Scalar(n, "name"));
+    }
+    YAML::Node tables = root["tables"];
+    if (!tables)
+      return Error(root, "tables", "required key is missing (the Delta tables to maintain)");
+    SILT_ASSIGN_OR_RETURN(spec.tables, ScalarList(tables, "tables"));
+    if (spec.tables.empty()) return Error(tables, "tables", "needs at least one table path");
+    auto size_value = [&](const YAML::Node& n, const std::string& path) -> Result<int64_t> {
+      SILT_ASSIGN_OR_RETURN(std::string text, Scalar(n, path));
+      Result<int64_t> bytes = ParseByteSize(text);
+      if (!bytes.ok()) return Error(n, path, bytes.status().message());
+      return bytes;
+    };
+    if (YAML::Node n = root["optimize"]) {
+      if (n.IsScalar()) {
+        SILT_ASSIGN_OR_RETURN(spec.optimize, Boolean(n, "optimize"));
+      } else if (n.IsMap()) {
+        SILT_RETURN_NOT_OK(
+            CheckKeys(n, "optimize", {"where", "targetSize", "minInputFiles", "zorderBy"}));
+        if (YAML::Node v = n["where"]) {
+          SILT_ASSIGN_OR_RETURN(spec.optimize_where, Scalar(v, "optimize.where"));
+        }
+        if (YAML::Node v = n["targetSize"]) {
+          SILT_ASSIGN_OR_RETURN(spec.target_file_bytes, size_value(v, "optimize.targetSize"));
+        }
+        if (YAML::Node v = n["minInputFiles"]) {
+          SILT_ASSIGN_OR_RETURN(spec.min_input_files, Integer(v, "optimize.minInputFiles"));
+          if (spec.min_input_files < 1)
+            return Error(v, "optimize.minInputFiles", "must be at least 1");
+        }
+        if (YAML::Node v = n["zorderBy"]) {
+          SILT_ASSIGN_OR_RETURN(spec.zorder_by, ScalarList(v, "optimize.zorderBy"));
+        }
+      } else {
+        return Error(n, "optimize", "expected false or a mapping of options");
+      }
+    }
+    if (YAML::Node n = root["vacuum"]) {
+      if (n.IsScalar()) {
+        SILT_ASSIGN_OR_RETURN(spec.vacuum, Boolean(n, "vacuum"));
+      } else if (n.IsMap()) {
+        SILT_RETURN_NOT_OK(
+            CheckKeys(n, "vacuum", {"retain", "retentionDurationCheck", "dryRun", "lite"}));
+        if (YAML::Node v = n["retain"]) {
+          SILT_ASSIGN_OR_RETURN(std::string text, Scalar(v, "vacuum.retain"));
+          Result<int64_t> micros = ParseDurationMicros(text);
+          if (!micros.ok()) return Error(v, "vacuum.retain", micros.status().message());
+          spec.vacuum_retention_ms = *micros / 1000;
+        }
+        if (YAML::Node v = n["retentionDurationCheck"]) {
+          SILT_ASSIGN_OR_RETURN(spec.vacuum_retention_check,
+                                Boolean(v, "vacuum.retentionDurationCheck"));
+        }
+        if (YAML::Node v = n["dryRun"]) {
+          SILT_ASSIGN_OR_RETURN(spec.vacuum_dry_run, Boolean(v, "vacuum.dryRun"));
+        }
+        if (YAML::Node v = n["lite"]) {
+          SILT_ASSIGN_OR_RETURN(spec.vacuum_lite, Boolean(v, "vacuum.lite"));
+        }
+      } else {
+        return Error(n, "vacuum", "expected false or a mapping of options");
+      }
+    }
+    if (YAML::Node n = root["schedule"]) {
+      if (!n.IsMap()) return Error(n, "schedule", "expected {interval: <duration>, maxRuns: <n>}");
+      SILT_RETURN_NOT_OK(CheckKeys(n, "schedule", {"interval", "maxRuns"}));
+      if (YAML::Node v = n["interval"]) {
+        SILT_ASSIGN_OR_RETURN(std::string text, Scalar(v, "schedule.interval"));
+        Result<int64_t> micros = ParseDurationMicros(text);
+        if (!micros.ok()) return Error(v, "schedule.interval", micros.status().message());
+        spec.interval_micros = *micros;
+      }
+      if (YAML::Node v = n["maxRuns"]) {
+        SILT_ASSIGN_OR_RETURN(int64_t runs, Integer(v, "schedule.maxRuns"));
+        if (runs < 1) return Error(v, "schedule.maxRuns", "must be at least 1");
+        spec.max_runs = runs;
+      }
+    }
+    if (!spec.optimize && !spec.vacuum) {
+      return Error(root, "",
+                   "a maintenance job with optimize: false and vacuum: false does nothing");
+    }
+    if (YAML::Node n = root["storage"]) {
+      SILT_RETURN_NOT_OK(ParseStorage(n, &job));
+    }
+    job.maintenance = std::move(spec);
+    return job;
   }
 
   Status ParseStorage(const YAML::Node& node, JobSpec* job) const {

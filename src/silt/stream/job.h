@@ -8,7 +8,7 @@
 //                {withWatermark: {eventTime: col, delayThreshold: "5 minutes"}},
 //                {where: expr} ... ]
 //   sink: { format: delta, outputMode: append, path: ..., partitionBy: [...],
-//           options: {...} }
+//           options: {...} }  (format kafka: no path; options.topic, kafka.*)
 //   checkpointLocation: <path>
 //   trigger: { processingTime: "60 seconds" } | { once: true } |
 //            { availableNow: true }   (absent: next batch as soon as possible)
@@ -44,7 +44,7 @@ struct SourceSpec {
 
 struct TransformStep {
   // "select", "where", "withColumn", "withWatermark", "drop",
-  // "withColumnRenamed".
+  // "withColumnRenamed", "sql" (exprs[0]: SELECT ... FROM input [WHERE ...]).
   std::string kind;
   std::vector<std::string> exprs;                          // select items / where predicate
   std::vector<std::pair<std::string, std::string>> named;  // withColumn / renames
@@ -59,6 +59,31 @@ struct SinkSpec {
   std::string path;
   std::vector<std::string> partition_by;
   std::map<std::string, std::string> options;
+};
+
+// A `type: maintenance` job (stream/maintenance.h): OPTIMIZE and VACUUM of
+// some tables, once or on a schedule, like the seed's jobs/optimize.py.
+//   type: maintenance
+//   tables: [<path>, ...]
+//   optimize: { where: <partition predicate>, targetSize: 128MB,
+//               minInputFiles: 2, zorderBy: [..] } | false
+//   vacuum: { retain: 720 hours, retentionDurationCheck: true, dryRun: false,
+//             lite: false } | false
+//   schedule: { interval: 24 hours, maxRuns: <n> }  (absent: run once)
+struct MaintenanceSpec {
+  std::vector<std::string> tables;
+  bool optimize = true;
+  std::string optimize_where;
+  int64_t target_file_bytes = 128LL * 1024 * 1024;
+  int64_t min_input_files = 2;
+  std::vector<std::string> zorder_by;
+  bool vacuum = true;
+  std::optional<int64_t> vacuum_retention_ms;  // absent: the table's own
+  bool vacuum_retention_check = true;
+  bool vacuum_dry_run = false;
+  bool vacuum_lite = false;
+  int64_t interval_micros = 0;  // 0: run once
+  std::optional<int64_t> max_runs;
 };
 
 enum class TriggerKind { kDefault, kProcessingTime, kOnce, kAvailableNow };
@@ -76,9 +101,17 @@ struct JobSpec {
   std::string checkpoint_location;
   TriggerSpec trigger;
   std::optional<int64_t> max_batches;
+  // Expression semantics: `ansi: true` turns failed casts and overflows
+  // into errors; `spark.sql.session.timeZone` (default UTC) is the zone of
+  // zone-less timestamp text and of datetime functions.
+  bool ansi = false;
+  std::string session_time_zone = "UTC";
   // `storage.s3` settings (endpoint, accessKey, ...) as written; consumed by
   // the S3 file system when it lands.
   std::map<std::string, std::string> storage_s3;
+  // Set for `type: maintenance` jobs, which have no source, sink or
+  // checkpoint.
+  std::optional<MaintenanceSpec> maintenance;
 };
 
 // Expands ${NAME:-default} / ${NAME} from the environment.
@@ -95,5 +128,10 @@ Result<JobSpec> LoadJobFile(const std::string& path);
 // rejected.
 // Errors: InvalidArgument naming the text.
 Result<int64_t> ParseDurationMicros(std::string_view text);
+
+// "128MB", "1g", "64 MiB", "512k", "1048576": a positive byte size with
+// binary units, as Spark reads byte-size options ("128m").
+// Errors: InvalidArgument naming the text.
+Result<int64_t> ParseByteSize(std::string_view text);
 
 }  // namespace silt::stream

@@ -15,22 +15,25 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/logging.h"
 #include "silt/base/result.h"
+#include "silt/base/strings.h"
 
 namespace silt::stream::internal {
 
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+// "[a, b, c]", for error messages that list column names.
+inline std::string BracketedList(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
   }
-  return true;
+  return out + "]";
 }
+
+using silt::EqualsIgnoreCase;
 
 class OptionReader {
  public:

@@ -12,6 +12,7 @@
 #include "silt/stream/checkpoint.h"
 #include "silt/stream/checkpoint_lock.h"
 #include "silt/stream/delta_sink.h"
+#include "silt/stream/kafka_sink.h"
 #include "silt/stream/source.h"
 #include "silt/stream/transform.h"
 
@@ -44,6 +45,47 @@ void WriteOffset(JsonWriter* w, std::string_view key, const std::optional<std::s
   }
 }
 
+// The sinks' common shape (DeltaSink, KafkaSink), so the loop holds either.
+class BatchSink {
+ public:
+  virtual ~BatchSink() = default;
+  virtual std::string Description() const = 0;
+  // Where the rows go, for messages (the table path, the Kafka topic).
+  virtual const std::string& target() const = 0;
+  virtual Result<bool> BeginBatch(int64_t batch_id) = 0;
+  virtual Status Write(const columnar::RecordBatch& batch) = 0;
+  virtual Result<SinkBatchResult> CommitBatch() = 0;
+  virtual void AbortBatch() = 0;
+};
+
+class DeltaBatchSink final : public BatchSink {
+ public:
+  explicit DeltaBatchSink(std::unique_ptr<DeltaSink> sink) : sink_(std::move(sink)) {}
+  std::string Description() const override { return sink_->Description(); }
+  const std::string& target() const override { return sink_->table_path(); }
+  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
+  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
+  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
+  void AbortBatch() override { sink_->AbortBatch(); }
+
+ private:
+  std::unique_ptr<DeltaSink> sink_;
+};
+
+class KafkaBatchSink final : public BatchSink {
+ public:
+  explicit KafkaBatchSink(std::unique_ptr<KafkaSink> sink) : sink_(std::move(sink)) {}
+  std::string Description() const override { return sink_->Description(); }
+  const std::string& target() const override { return sink_->target(); }
+  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
+  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
+  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
+  void AbortBatch() override { sink_->AbortBatch(); }
+
+ private:
+  std::unique_ptr<KafkaSink> sink_;
+};
+
 struct Durations {
   std::optional<int64_t> latest_offset;
   std::optional<int64_t> wal_commit;
@@ -65,7 +107,7 @@ class QueryRunner {
     result.query_id = query_id_;
     SILT_LOG_INFO("stream", "query ", query_id_, " (run ", run_id_, ") starting at batch ",
                   next_batch_id_, pending_ ? " (re-running the uncommitted batch)" : "",
-                  "; checkpoint ", checkpoint_path_, ", table ", sink_->table_path());
+                  "; checkpoint ", checkpoint_path_, ", table ", sink_->target());
     const bool once = job_.trigger.kind == TriggerKind::kOnce;
     const bool available_now = job_.trigger.kind == TriggerKind::kAvailableNow;
     ReadLimit limit;
@@ -172,7 +214,9 @@ class QueryRunner {
     context.data_fs = options_.file_system;
     context.clock = clock_;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
-    SILT_ASSIGN_OR_RETURN(transform_, Transform::Make(job_.transforms, source_->schema()));
+    SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_));
+    SILT_ASSIGN_OR_RETURN(transform_,
+                          Transform::Make(job_.transforms, source_->schema(), eval_options));
 
     if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
       SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
@@ -181,8 +225,16 @@ class QueryRunner {
     if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
     query_id_ = *id;
     run_id_ = NewUuid();
-    SILT_ASSIGN_OR_RETURN(sink_, DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
-                                                 options_.file_system, clock_));
+    if (job_.sink.format == "kafka") {
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSink> kafka,
+                            KafkaSink::Make(job_.sink, transform_->output_schema()));
+      sink_ = std::make_unique<KafkaBatchSink>(std::move(kafka));
+    } else {
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSink> delta,
+                            DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
+                                            options_.file_system, clock_));
+      sink_ = std::make_unique<DeltaBatchSink>(std::move(delta));
+    }
     return Status::OK();
   }
 
@@ -254,7 +306,7 @@ class QueryRunner {
                   Durations* durations, BatchProgress* progress) {
     const int64_t batch_id = seq.batch_id;
     const std::string& end = seq.source_offsets[0];
-    std::string table = sink_->table_path();
+    std::string table = sink_->target();
 
     int64_t t0 = clock_->MonotonicMicros();
     Result<std::unique_ptr<BatchReader>> reader = source_->GetBatch(start_offset_, end);
@@ -446,7 +498,7 @@ class QueryRunner {
   std::string run_id_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<Transform> transform_;
-  std::unique_ptr<DeltaSink> sink_;
+  std::unique_ptr<BatchSink> sink_;
 
   std::string conf_json_;
   int64_t next_batch_id_ = 0;
