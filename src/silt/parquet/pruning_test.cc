@@ -187,7 +187,7 @@ columnar::RecordBatchPtr SortedBatch(int64_t first, int64_t rows) {
     if (r % 10 == 3) {
       name.AppendNull();
     } else {
-      char buf[16];
+      char buf[24];
       std::snprintf(buf, sizeof(buf), "n%07lld", static_cast<long long>(r));
       name.AppendString(buf);
     }
