@@ -397,6 +397,34 @@ def test_restore_and_restore_after_vacuum(silt, table, spark):
     assert "no longer exist" in gone.stderr and "VACUUM" in gone.stderr
 
 
+def test_restore_by_timestamp_picks_the_version_spark_picks(silt, table, spark):
+    # Pin the commit files' times (what delta-spark's timestampAsOf uses):
+    # version v committed at base + 10 v seconds.
+    import datetime as dt
+
+    versions = log_versions(table)
+    base = int(time.time()) - 3600
+    for v in versions:
+        os.utime(Path(table) / "_delta_log" / f"{v:020d}.json", (base + 10 * v, base + 10 * v))
+    target = 20
+    ts = dt.datetime.fromtimestamp(base + 10 * target + 5, dt.timezone.utc)
+    ts_text = ts.strftime("%Y-%m-%d %H:%M:%S")
+    expected = rows(read_with_deltalake(table, target))
+    assert_same_rows(rows(read_with_spark(spark, table, timestamp=ts_text)), expected,
+                     f"Spark timestampAsOf {ts_text}", *KEY)
+
+    proc = silt("restore", table, "--timestamp", ts_text)
+    assert proc.returncode == 0, describe(proc)
+    _, info = last_commit_info(table)
+    assert info["operation"] == "RESTORE"
+    assert live_files(table) == live_files(table, target)
+    assert_same_rows(rows(read_with_deltalake(table)), expected, "deltalake after RESTORE", *KEY)
+
+    before = silt("restore", table, "--timestamp", "2000-01-01 00:00:00")
+    assert before.returncode != 0, describe(before)
+    assert "before the earliest available version" in before.stderr, before.stderr
+
+
 # --------------------------------------------------------------------------
 # Maintenance job and autoCompact
 
