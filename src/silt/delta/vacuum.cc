@@ -317,16 +317,20 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
                                       {"sizeOfDataToDelete", std::to_string(result.bytes)}}),
                               "recording VACUUM START in Delta table ", path);
   }
+  // In batches (one S3 DeleteObjects request each), logged per file.
+  constexpr size_t kBatch = 1000;
   Status delete_error;
-  for (const std::string& file : result.files) {
-    Status st = fs->DeleteFile(file);
-    if (st.ok()) {
-      ++result.deleted;
-      SILT_LOG_INFO("vacuum", "deleted ", file);
-    } else if (!st.IsNotFound()) {
+  for (size_t start = 0; start < result.files.size(); start += kBatch) {
+    size_t end = std::min(result.files.size(), start + kBatch);
+    std::vector<std::string> batch(result.files.begin() + static_cast<std::ptrdiff_t>(start),
+                                   result.files.begin() + static_cast<std::ptrdiff_t>(end));
+    Status st = fs->DeleteFiles(batch);
+    if (!st.ok()) {
       delete_error = st.WithContextParts("VACUUM of Delta table ", path);
       break;
     }
+    result.deleted += static_cast<int64_t>(batch.size());
+    for (const std::string& file : batch) SILT_LOG_INFO("vacuum", "deleted ", file);
   }
   if (log_commits) {
     std::map<std::string, std::string> metrics;

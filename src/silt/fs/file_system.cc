@@ -71,6 +71,14 @@ Result<bool> FileSystem::Exists(const std::string& path) {
   return info.status();
 }
 
+Status FileSystem::DeleteFiles(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    Status st = DeleteFile(path);
+    if (!st.ok() && !st.IsNotFound()) return st;
+  }
+  return Status::OK();
+}
+
 Result<FileSystemPtr> FileSystemForPath(const std::string& path_or_uri) {
   std::string_view scheme = internal::Scheme(path_or_uri);
   if (scheme.empty() || EqualsIgnoreCase(scheme, "file")) {

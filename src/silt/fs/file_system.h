@@ -94,6 +94,11 @@ class FileSystem {
 
   // Deletes a file. NotFound if it does not exist.
   virtual Status DeleteFile(const std::string& path) = 0;
+  // Deletes many files (vacuum); files already gone are not an error. Object
+  // stores override it with batch requests (S3 DeleteObjects, 1000 keys per
+  // request); the default deletes one at a time. After an error, some of the
+  // files may be deleted and others not.
+  virtual Status DeleteFiles(const std::vector<std::string>& paths);
   // Creates a directory and its parents (no-op on object stores).
   virtual Status CreateDir(const std::string& path) = 0;
   // Deletes a directory tree (tests, vacuum of empty dirs). A missing
@@ -133,6 +138,9 @@ class ForwardingFileSystem : public FileSystem {
     return target_->ListRecursive(dir);
   }
   Status DeleteFile(const std::string& path) override { return target_->DeleteFile(path); }
+  Status DeleteFiles(const std::vector<std::string>& paths) override {
+    return target_->DeleteFiles(paths);
+  }
   Status CreateDir(const std::string& path) override { return target_->CreateDir(path); }
   Status DeleteDirRecursive(const std::string& path) override {
     return target_->DeleteDirRecursive(path);

@@ -242,6 +242,20 @@ TYPED_TEST(FileSystemConformanceTest, DeleteFileRemovesOnlyThatFile) {
   ASSERT_RAISES(NotFound, this->fs().DeleteFile(this->Path("d/one")));
 }
 
+TYPED_TEST(FileSystemConformanceTest, DeleteFilesRemovesThoseFilesAndToleratesMissing) {
+  std::vector<std::string> doomed;
+  for (int i = 0; i < 5; ++i) {
+    std::string path = this->Path("many/f" + std::to_string(i));
+    ASSERT_OK(this->fs().WriteFile(path, "x"));
+    if (i != 2) doomed.push_back(path);
+  }
+  doomed.push_back(this->Path("many/never-existed"));
+  ASSERT_OK(this->fs().DeleteFiles(doomed));
+  EXPECT_EQ(this->ListedPaths(this->fs().ListDir(this->Path("many"))),
+            std::vector<std::string>{this->Path("many/f2")});
+  ASSERT_OK(this->fs().DeleteFiles(doomed));
+}
+
 TYPED_TEST(FileSystemConformanceTest, DeleteDirRecursiveRemovesTreeAndToleratesMissing) {
   ASSERT_OK(this->fs().CreateDir(this->Path("tree/empty")));
   ASSERT_OK(this->fs().WriteFile(this->Path("tree/a/b/c"), "c"));

@@ -799,6 +799,26 @@ class S3FileSystem final : public FileSystem {
 
   Status CreateDir(const std::string& path) override { return ParseS3Path(path).status(); }
 
+  Status DeleteFiles(const std::vector<std::string>& paths) override {
+    // One DeleteObjects request per bucket and 1000 keys; keys of missing
+    // objects are accepted by S3, as the contract wants.
+    std::map<std::string, std::vector<std::string>> keys_by_bucket;
+    for (const std::string& path : paths) {
+      SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
+      keys_by_bucket[p.bucket].push_back(std::move(p.key));
+    }
+    for (const auto& [bucket, keys] : keys_by_bucket) {
+      S3Path p;
+      p.bucket = bucket;
+      Target target{"delete", Display(p), bucket};
+      for (size_t start = 0; start < keys.size(); start += kDeleteBatch) {
+        size_t end = std::min(keys.size(), start + kDeleteBatch);
+        SILT_RETURN_NOT_OK(DeleteBatch(p, keys, start, end, target));
+      }
+    }
+    return Status::OK();
+  }
+
   Status DeleteDirRecursive(const std::string& path) override {
     SILT_ASSIGN_OR_RETURN(S3Path p, ParseS3Path(path));
     Target target{"delete", Display(p), p.bucket};
