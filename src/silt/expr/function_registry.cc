@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "silt/expr/cast.h"
 #include "silt/expr/type_util.h"
 
 namespace silt::expr {
@@ -62,6 +63,15 @@ Status ArgTypeError(const CallSite& site, size_t index, std::string_view expecte
   return Status::InvalidArgument("Cannot resolve '", site.text, "': argument ", index + 1, " (",
                                  site.args[index]->sql(), ") must be ", expected, " but is ",
                                  TypeName(*site.args[index]->type()));
+}
+
+Status CoerceToString(CallSite& site, size_t index) {
+  const columnar::DataType& t = *site.args[index]->type();
+  if (t.id() == columnar::TypeId::kString) return Status::OK();
+  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
+  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
+                                                       columnar::DataType::String(), site.options));
+  return Status::OK();
 }
 
 Status CheckArgCount(const CallSite& site, size_t min, size_t max) {

@@ -80,6 +80,10 @@ Status ArgCountError(const CallSite& site, std::string_view expected);
 // InvalidArgument: "Cannot resolve '<text>': argument <i+1> (<sql>) must be
 // <expected> but is <TYPE>".
 Status ArgTypeError(const CallSite& site, size_t index, std::string_view expected);
+// Makes argument `index` a STRING: other atomic types are cast, as Spark's
+// implicit casts do for functions expecting strings. Errors: ArgTypeError for
+// nested types.
+Status CoerceToString(CallSite& site, size_t index);
 // Checks the argument count is within [min, max].
 Status CheckArgCount(const CallSite& site, size_t min, size_t max);
 // Requires argument `index` to be constant and returns its value (a

@@ -62,15 +62,6 @@ class RegexCache {
   std::unique_ptr<RE2> re_;
 };
 
-Status CoerceToString(CallSite& site, size_t index) {
-  const DataType& t = *site.args[index]->type();
-  if (t.id() == TypeId::kString) return Status::OK();
-  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
-  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
-                                                       DataType::String(), site.options));
-  return Status::OK();
-}
-
 Status CoerceToInt(CallSite& site, size_t index) {
   const DataType& t = *site.args[index]->type();
   if (t.id() == TypeId::kInt) return Status::OK();

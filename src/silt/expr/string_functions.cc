@@ -101,17 +101,6 @@ size_t ByteOffsetOfChar(std::string_view s, int64_t index) {
 char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 char AsciiUpper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
 
-// A STRING argument: other atomic types are cast, as Spark's implicit casts
-// do for functions expecting strings.
-Status CoerceToString(CallSite& site, size_t index) {
-  const DataType& t = *site.args[index]->type();
-  if (t.id() == TypeId::kString) return Status::OK();
-  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
-  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
-                                                       DataType::String(), site.options));
-  return Status::OK();
-}
-
 Status CoerceToInt(CallSite& site, size_t index) {
   const DataType& t = *site.args[index]->type();
   if (t.id() == TypeId::kInt) return Status::OK();

@@ -1,6 +1,6 @@
-// JsonMultiPathEvaluator. The path grammar and evaluation cases are those of
-// JsonPathEvaluator (json_path.cc: Spark's JsonPathParser and GetJsonObject
-// evaluatePath); this file runs many compiled paths over one parsed document.
+// JsonMultiPathEvaluator: Spark's get_json_object (JsonPathParser and
+// GetJsonObject evaluatePath, Hive-compatible) over simdjson's DOM, many
+// compiled paths over one parsed document. JsonPathEvaluator is its one-path use.
 
 #include "silt/json/json_multi_path.h"
 
