@@ -28,7 +28,7 @@ demo: build
 # on loopback (each script is idempotent and caches under ./.cache).
 test-deps: deps
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 
