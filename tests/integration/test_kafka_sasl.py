@@ -101,3 +101,22 @@ def test_wrong_password_fails_with_an_authentication_error(silt, secure_kafka, w
     assert proc.returncode != 0, describe(proc)
     assert "authentication" in proc.stderr.lower(), describe(proc)
     assert not (table / "_delta_log").exists()
+
+
+def test_produce_with_a_wrong_password_names_the_authentication_failure(silt, secure_kafka, work):
+    # Without the producer's error callback this waited out the flush and
+    # reported a timeout, hiding the cause.
+    topic = f"s-{uuid.uuid4().hex[:8]}"
+    secure_kafka.create_topic(topic, 1)
+    proc = silt("produce", "--bootstrap-servers", secure_kafka.sasl_bootstrap, "--topic", topic,
+                "--count", 10, "-X", "security.protocol=SASL_SSL",
+                "-X", "sasl.mechanism=PLAIN", "-X", f"sasl.username={kafka_service.SASL_PLAIN_USER}",
+                "-X", "sasl.password=wrong",
+                "-X", f"ssl.ca.location={secure_kafka.ca_path}", timeout=300)
+    assert proc.returncode != 0, describe(proc)
+    # silt's own error line names the cause (librdkafka's log lines above it
+    # do too, but a user reads the last line).
+    error_lines = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
+    assert error_lines and "authentication" in error_lines[-1].lower(), describe(proc)
+    assert "wrong" not in proc.stderr, describe(proc)
+    assert sum(secure_kafka.end_offsets(topic).values()) == 0

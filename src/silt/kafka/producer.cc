@@ -2,6 +2,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
+
 #include "silt/kafka/rdkafka_internal.h"
 
 namespace silt::kafka {
@@ -26,6 +28,29 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   }
 }
 
+// Errors that no retry can fix (wrong credentials, a TLS handshake the broker
+// or silt rejects, a missing ACL, a fatal idempotence error) stop the producer
+// at once: otherwise every record would wait out message.timeout.ms and the
+// user would see a timeout instead of the cause. Transport errors stay
+// librdkafka's to retry.
+void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* state = static_cast<Producer::State*>(opaque);
+  auto code = static_cast<rd_kafka_resp_err_t>(err);
+  char fatal_reason[512];
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    code = rd_kafka_fatal_error(rk, fatal_reason, sizeof(fatal_reason));
+    reason = fatal_reason;
+  } else if (code != RD_KAFKA_RESP_ERR__AUTHENTICATION && code != RD_KAFKA_RESP_ERR__SSL &&
+             code != RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED &&
+             code != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
+             code != RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+    return;
+  }
+  if (state->first_error.ok()) {
+    state->first_error = Status::IOError("Kafka producer: ", rd_kafka_err2name(code), ": ", reason);
+  }
+}
+
 }  // namespace
 
 Producer::Producer(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -44,6 +69,7 @@ Result<std::unique_ptr<Producer>> Producer::Make(std::map<std::string, std::stri
   auto state = std::make_unique<State>();
   rd_kafka_conf_set_opaque(conf, state.get());
   rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
+  rd_kafka_conf_set_error_cb(conf, &OnError);
   char error[512];
   state->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
   if (state->rk == nullptr) {
@@ -94,8 +120,15 @@ Status Producer::Send(std::string_view topic, int32_t partition,
 }
 
 Status Producer::Flush(int64_t timeout_ms) {
-  rd_kafka_resp_err_t err = rd_kafka_flush(state_->rk, static_cast<int>(timeout_ms));
-  if (!state_->first_error.ok()) return state_->first_error;
+  // In short steps, so that a fatal error (OnError) ends the wait early.
+  constexpr int64_t kStepMs = 200;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  for (int64_t waited = 0; waited < timeout_ms || waited == 0; waited += kStepMs) {
+    int step = static_cast<int>(std::min(kStepMs, std::max<int64_t>(timeout_ms - waited, 0)));
+    err = rd_kafka_flush(state_->rk, step);
+    if (!state_->first_error.ok()) return state_->first_error;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+  }
   if (err) {
     return internal::KafkaStatus(err, "flushing ", rd_kafka_outq_len(state_->rk),
                                  " queued Kafka records");
