@@ -4,7 +4,9 @@ data/expr/exprs.txt lists the expressions (every function and operator of
 issue 7 and edge cases: NULLs, empty strings, overflow, NaN, -0.0, leap
 days, DST changes, malformed dates and JSON). Lines starting "T " run over
 the input table data/expr/table.tsv (8 rows of edge values), the others as
-`SELECT <expr>`. data/expr/generate_expected.py evaluated each one with
+`SELECT <expr>`; a case may carry settings: "ansi": true
+(spark.sql.ansi.enabled, silt's `ansi: true`) and "tz": <zone> (the
+session time zone). data/expr/generate_expected.py evaluated each one with
 pyspark 3.5 and recorded Spark's type and value (as spark-sql prints it) in
 data/expr/cases.jsonl. This test evaluates the same expressions with silt's
 test tool silt_expr_eval (src/silt/expr/expr_eval_tool.cc) and requires the
@@ -16,6 +18,7 @@ When pyspark and Java are present, a sample of the cases is re-evaluated
 live in Spark (the session `spark` fixture) to check the recorded answers.
 """
 
+import functools
 import importlib.util
 import json
 import os
@@ -41,11 +44,18 @@ def _load_cases():
         return [json.loads(line) for line in f if line.strip()]
 
 
+@functools.cache
 def _generator():
     spec = importlib.util.spec_from_file_location("generate_expected", DATA / "generate_expected.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _tool_line(case):
+    """One silt_expr_eval input line: settings, table marker, expression."""
+    prefix = ("@ansi\t" if case.get("ansi") else "") + (f"@tz={case['tz']}\t" if "tz" in case else "")
+    return prefix + ("T\t" if case.get("table") else "") + case["expr"] + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +64,7 @@ def results():
     if not tool.is_file():
         pytest.fail(f"silt_expr_eval not found at {tool}: build it or set SILT_BUILD_DIR")
     cases = _load_cases()
-    lines = "".join(("T\t" if case.get("table") else "") + case["expr"] + "\n" for case in cases)
+    lines = "".join(_tool_line(case) for case in cases)
     proc = subprocess.run(
         [str(tool), "--table", str(TABLE)],
         input=lines,
@@ -89,7 +99,7 @@ def _mismatch(case, got):
 def test_corpus_is_well_formed():
     cases = _load_cases()
     assert len(cases) >= 500
-    allowed = {"expr", "expected", "type", "table", "spark_error", "known_difference"}
+    allowed = {"expr", "expected", "type", "table", "spark_error", "known_difference", "ansi", "tz"}
     for case in cases:
         assert {"expr", "expected", "type"} <= set(case) <= allowed, case
         assert isinstance(case["expr"], str) and "\n" not in case["expr"], case
@@ -99,6 +109,10 @@ def test_corpus_is_well_formed():
             assert case["expected"] is None or isinstance(case["expected"], str), case
 
 
+def _label(case):
+    return _generator().case_key(case)
+
+
 def test_every_case_matches_spark(results):
     cases, got = results
     failures = []
@@ -106,14 +120,17 @@ def test_every_case_matches_spark(results):
     for case, result in zip(cases, got):
         problem = _mismatch(case, result)
         if "known_difference" in case:
-            known.append(f"{case['expr']}: {case['known_difference']}")
+            known.append(f"{_label(case)}: {case['known_difference']}")
             continue
         if problem is not None:
-            failures.append(f"{case['expr']}: {problem}")
+            failures.append(f"{_label(case)}: {problem}")
     passed = len(cases) - len(failures) - len(known)
+    ansi = sum(1 for case in cases if case.get("ansi"))
+    zoned = sum(1 for case in cases if "tz" in case)
     print(
         f"\nexpression corpus: {passed}/{len(cases)} cases match Spark 3.5"
-        f" ({len(known)} known differences, {len(failures)} failures)"
+        f" ({len(known)} known differences, {len(failures)} failures;"
+        f" {ansi} with ANSI on, {zoned} in a non-UTC session time zone)"
     )
     for line in known:
         print(f"  known difference: {line}")
@@ -135,7 +152,8 @@ def test_recorded_answers_match_live_spark(request):
     for case in sample:
         if "known_difference" in case or "uuid" in case["expr"] or "monotonically" in case["expr"]:
             continue
-        live = gen.case_for(spark, case["expr"], case.get("table", False), {})
+        conf = {key: case[key] for key in ("ansi", "tz") if key in case}
+        live = gen.case_for(spark, case["expr"], case.get("table", False), {}, conf)
         if "spark_error" in case or "spark_error" in live:
             if ("spark_error" in case) != ("spark_error" in live):
                 mismatches.append(f"{case['expr']}: recorded {case}, live {live}")

@@ -81,3 +81,112 @@ def test_unknown_session_time_zone_is_rejected(silt, work):
                       **{"spark.sql.session.timeZone": "Mars/Olympus"})
     assert proc.returncode != 0
     assert "Mars/Olympus" in proc.stderr, proc.stderr
+
+
+WINDOW_ROWS = [
+    {"id": 1, "ts": "2021-03-14T09:30:00Z"},
+    {"id": 2, "ts": "2021-03-14T10:07:30Z"},
+    {"id": 3, "ts": None},
+    {"id": 4, "ts": "1969-12-31T23:59:59Z"},
+]
+
+
+def _window_rows_silt(silt, work, select):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "part-000.json", [json.dumps(r) for r in WINDOW_ROWS])
+    table, checkpoint = work / "table", work / "checkpoint"
+    job = json_file_job("windows", input_dir, table, checkpoint, "id BIGINT, ts TIMESTAMP",
+                        transform=[{"select": select}])
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode == 0, proc.stderr
+    return input_dir, read_with_deltalake(table).to_pylist()
+
+
+def _fmt(value):
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_sliding_and_tumbling_windows_expand_rows_as_spark_does(silt, work, spark):
+    select = ["id", "window(ts, '1 hour', '20 minutes') AS w"]
+    input_dir, rows = _window_rows_silt(silt, work, select)
+    got = sorted((r["id"], _fmt(r["w"]["start"]), _fmt(r["w"]["end"])) for r in rows)
+    expected = sorted(
+        (r["id"], r["s"], r["e"])
+        for r in spark.read.schema("id BIGINT, ts TIMESTAMP").json(str(input_dir))
+        .selectExpr(*select)
+        .selectExpr("id", "CAST(w.start AS STRING) AS s", "CAST(w.`end` AS STRING) AS e")
+        .collect()
+    )
+    # Three windows per row with a time, none for the NULL time.
+    assert len(expected) == 9
+    assert got == expected
+
+
+def test_tumbling_window_drops_rows_without_a_time_as_spark_does(silt, work, spark):
+    select = ["id", "window(ts, '10 minutes')"]
+    input_dir, rows = _window_rows_silt(silt, work, select)
+    got = sorted((r["id"], _fmt(r["window"]["start"])) for r in rows)
+    expected = sorted(
+        (r["id"], r["s"])
+        for r in spark.read.schema("id BIGINT, ts TIMESTAMP").json(str(input_dir))
+        .selectExpr(*select)
+        .selectExpr("id", "CAST(window.start AS STRING) AS s")
+        .collect()
+    )
+    assert [row_id for row_id, _ in expected] == [1, 2, 4]
+    assert got == expected
+
+
+def test_input_file_name_is_the_file_uri_spark_gives(silt, work, spark):
+    input_dir = work / "in dir"
+    input_dir.mkdir()
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1})])
+    write_input_file(input_dir / "b c.json", [json.dumps({"id": 2}), json.dumps({"id": 3})])
+    table, checkpoint = work / "table", work / "checkpoint"
+    select = ["id", "input_file_name() AS f"]
+    job = json_file_job("files", input_dir, table, checkpoint, "id BIGINT",
+                        transform=[{"select": select}])
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode == 0, proc.stderr
+    got = sorted((r["id"], r["f"]) for r in read_with_deltalake(table).to_pylist())
+
+    query = (
+        spark.readStream.schema("id BIGINT").json(str(input_dir))
+        .selectExpr(*select)
+        .writeStream.format("memory").queryName("silt_input_file_name")
+        .option("checkpointLocation", str(work / "spark-checkpoint"))
+        .trigger(availableNow=True).start()
+    )
+    query.awaitTermination()
+    expected = sorted((r["id"], r["f"]) for r in spark.sql("SELECT * FROM silt_input_file_name").collect())
+    assert expected[0][1].startswith("file:///")
+    assert got == expected
+
+
+def test_json_source_reads_zoneless_times_in_the_session_time_zone_as_spark(silt, work, spark):
+    # Across both 2021 DST changes of Los Angeles, and one text with a zone.
+    texts = ["2021-03-14 01:30:00", "2021-03-14 03:30:00", "2021-11-07 01:30:00",
+             "2021-07-01 12:00:00", "2021-07-01T12:00:00Z"]
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "part-000.json",
+                     [json.dumps({"id": i, "ts": t}) for i, t in enumerate(texts)])
+    table, checkpoint = work / "table", work / "checkpoint"
+    select = ["id", "CAST(ts AS BIGINT) AS epoch"]
+    job = json_file_job("zoned", input_dir, table, checkpoint, "id BIGINT, ts TIMESTAMP",
+                        transform=[{"select": select}])
+    job["spark.sql.session.timeZone"] = "America/Los_Angeles"
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode == 0, proc.stderr
+    got = sorted((r["id"], r["epoch"]) for r in read_with_deltalake(table).to_pylist())
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        expected = sorted(
+            (r["id"], r["epoch"])
+            for r in spark.read.schema("id BIGINT, ts TIMESTAMP").json(str(input_dir))
+            .selectExpr(*select).collect()
+        )
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert got == expected

@@ -160,7 +160,7 @@ ColumnPtr LiteralColumn(const LiteralNode::Value& v, const EvalOptions& options)
     case TypeId::kTimestamp: {
       // A zone-less timestamp literal is in the session time zone.
       std::optional<int64_t> micros =
-          columnar::ParseTimestamp(v.string_value, options.session_zone_offset_micros);
+          ParseTimestampInZone(v.string_value, *SessionTimeZone(options));
       builder.Append<int64_t>(micros ? *micros : v.int_value);
       break;
     }

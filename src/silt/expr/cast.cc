@@ -39,6 +39,18 @@ struct CastCtx {
   const TypePtr& to;
 };
 
+// The session zone when it has transitions (DST); null when a fixed offset
+// (options.zone_offset_micros or the zone's own) is exact.
+const TimeZone* ZoneWithRules(const CastOptions& options) {
+  return options.zone != nullptr && !options.zone->is_fixed() ? options.zone : nullptr;
+}
+
+// The fixed offset to use when ZoneWithRules is null.
+int64_t FixedOffsetMicros(const CastOptions& options) {
+  if (options.zone != nullptr) return int64_t{options.zone->fixed_offset_seconds()} * 1000000;
+  return options.zone_offset_micros;
+}
+
 bool IsSpaceOrIsoControl(char c) {
   unsigned char u = static_cast<unsigned char>(c);
   return u <= 0x20 || u == 0x7f;
@@ -618,7 +630,13 @@ Result<ColumnPtr> CastToBoolean(const CastCtx& c, const Column& in) {
 }
 
 Result<ColumnPtr> CastToDate(const CastCtx& c, const Column& in) {
-  int64_t offset = c.options.zone_offset_micros;
+  int64_t offset = FixedOffsetMicros(c.options);
+  if (const TimeZone* zone = ZoneWithRules(c.options); zone && c.from.id() == TypeId::kTimestamp) {
+    return MapToFixed<int32_t>(c, in, FixedReader<int64_t>(in), [zone](int64_t v, int32_t* o) {
+      *o = columnar::DaysFromMicros(zone->UtcToLocal(v));
+      return Conv::kOk;
+    });
+  }
   switch (c.from.id()) {
     case TypeId::kString:
       return MapToFixed<int32_t>(c, in, StringReader(in), [](std::string_view s, int32_t* o) {
@@ -642,8 +660,31 @@ Result<ColumnPtr> CastToDate(const CastCtx& c, const Column& in) {
 }
 
 Result<ColumnPtr> CastToTimestamp(const CastCtx& c, const Column& in) {
-  const int64_t offset = c.options.zone_offset_micros;
+  const int64_t offset = FixedOffsetMicros(c.options);
   const bool ansi = c.options.ansi;
+  if (const TimeZone* zone = ZoneWithRules(c.options)) {
+    switch (c.from.id()) {
+      case TypeId::kString:
+        return MapToFixed<int64_t>(c, in, StringReader(in), [zone](std::string_view s, int64_t* o) {
+          std::optional<int64_t> micros = ParseTimestampInZone(s, *zone);
+          if (!micros) return Conv::kInvalid;
+          *o = *micros;
+          return Conv::kOk;
+        });
+      case TypeId::kDate:
+        return MapToFixed<int64_t>(
+            c, in, FixedReader<int32_t>(in), [zone](int32_t days, int64_t* o) {
+              *o = zone->LocalToUtc(static_cast<int64_t>(days) * kMicrosPerDay);
+              return Conv::kOk;
+            });
+      case TypeId::kTimestampNtz:
+        return MapToFixed<int64_t>(c, in, FixedReader<int64_t>(in), [zone](int64_t v, int64_t* o) {
+          *o = zone->LocalToUtc(v);
+          return Conv::kOk;
+        });
+      default: break;
+    }
+  }
   switch (c.from.id()) {
     case TypeId::kString:
       return MapToFixed<int64_t>(c, in, StringReader(in), [offset](std::string_view s, int64_t* o) {
@@ -700,7 +741,13 @@ Result<ColumnPtr> CastToTimestamp(const CastCtx& c, const Column& in) {
 }
 
 Result<ColumnPtr> CastToTimestampNtz(const CastCtx& c, const Column& in) {
-  int64_t offset = c.options.zone_offset_micros;
+  int64_t offset = FixedOffsetMicros(c.options);
+  if (const TimeZone* zone = ZoneWithRules(c.options); zone && c.from.id() == TypeId::kTimestamp) {
+    return MapToFixed<int64_t>(c, in, FixedReader<int64_t>(in), [zone](int64_t v, int64_t* o) {
+      *o = zone->UtcToLocal(v);
+      return Conv::kOk;
+    });
+  }
   switch (c.from.id()) {
     case TypeId::kString:
       return MapToFixed<int64_t>(c, in, StringReader(in), [](std::string_view s, int64_t* o) {
@@ -790,7 +837,12 @@ Result<ColumnPtr> CastToString(const CastCtx& c, const Column& in) {
       return MapToString(c, in, FixedReader<int32_t>(in),
                          [](int32_t v, std::string* t) { t->append(columnar::FormatDate(v)); });
     case TypeId::kTimestamp: {
-      int64_t offset = options.zone_offset_micros;
+      if (const TimeZone* zone = ZoneWithRules(options)) {
+        return MapToString(c, in, FixedReader<int64_t>(in), [zone](int64_t v, std::string* t) {
+          AppendTimestampText(zone->UtcToLocal(v), t);
+        });
+      }
+      int64_t offset = FixedOffsetMicros(options);
       return MapToString(c, in, FixedReader<int64_t>(in), [offset](int64_t v, std::string* t) {
         AppendTimestampText(SaturatingAdd(v, offset), t);
       });
@@ -876,6 +928,7 @@ class CastKernel final : public Kernel {
     CastOptions options;
     options.ansi = info.options.ansi;
     options.zone_offset_micros = info.options.session_zone_offset_micros;
+    options.zone = info.options.session_zone.get();
     options.context = context_;
     return CastColumn(*args.args[0].column, info.type, options);
   }
@@ -1013,8 +1066,12 @@ void AppendValueText(const Column& column, int64_t row, const CastOptions& optio
     case TypeId::kBinary: out->append(column.StringValue(row)); break;
     case TypeId::kDate: out->append(columnar::FormatDate(column.Value<int32_t>(row))); break;
     case TypeId::kTimestamp:
-      AppendTimestampText(SaturatingAdd(column.Value<int64_t>(row), options.zone_offset_micros),
-                          out);
+      if (const TimeZone* zone = ZoneWithRules(options)) {
+        AppendTimestampText(zone->UtcToLocal(column.Value<int64_t>(row)), out);
+      } else {
+        AppendTimestampText(SaturatingAdd(column.Value<int64_t>(row), FixedOffsetMicros(options)),
+                            out);
+      }
       break;
     case TypeId::kTimestampNtz: AppendTimestampText(column.Value<int64_t>(row), out); break;
     case TypeId::kStruct: {

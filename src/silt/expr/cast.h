@@ -22,6 +22,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/expr/bound.h"
+#include "silt/expr/time_zone.h"
 
 namespace silt::expr {
 
@@ -29,6 +30,9 @@ struct CastOptions {
   bool ansi = false;
   // Session time zone offset for timestamp <-> string/date conversions.
   int64_t zone_offset_micros = 0;
+  // The session time zone with its DST rules; when set, it replaces
+  // zone_offset_micros. Not owned; must outlive the call.
+  const TimeZone* zone = nullptr;
   // The expression, for ANSI error messages.
   std::string_view context;
 };

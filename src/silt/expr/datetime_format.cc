@@ -424,6 +424,81 @@ Result<DateTimeFormat> DateTimeFormat::Compile(std::string_view pattern) {
   return format;
 }
 
+bool DateTimeFormat::LegacyParserAccepts(std::string_view text) const {
+  int64_t year = 1970;
+  int64_t month = 1;
+  int64_t day = 1;
+  size_t pos = 0;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const Item& item = items_[i];
+    if (item.kind == Kind::kLiteral) {
+      if (text.substr(pos, item.literal.size()) != item.literal) return false;
+      pos += item.literal.size();
+      continue;
+    }
+    if (!IsNumeric(item.kind)) return false;
+    // SimpleDateFormat reads as many digits as there are unless the next
+    // field is numeric too (then exactly the letter count).
+    const bool fixed = i + 1 < items_.size() && IsNumeric(items_[i + 1].kind);
+    size_t end = pos;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9' &&
+           (!fixed || end - pos < static_cast<size_t>(item.letters))) {
+      ++end;
+    }
+    if (end == pos || end - pos > 18) return false;
+    int64_t value = 0;
+    for (size_t k = pos; k < end; ++k) value = value * 10 + (text[k] - '0');
+    pos = end;
+    // Non-lenient calendar ranges.
+    switch (item.kind) {
+      case Kind::kYear:
+        if (value < 1) return false;
+        year = value;
+        break;
+      case Kind::kMonth:
+        if (value < 1 || value > 12) return false;
+        month = value;
+        break;
+      case Kind::kDay:
+        if (value < 1 || value > 31) return false;
+        day = value;
+        break;
+      case Kind::kHour24:
+        if (value > 23) return false;
+        break;
+      case Kind::kHour1To24:
+        if (value < 1 || value > 24) return false;
+        break;
+      case Kind::kHour0To11:
+        if (value > 11) return false;
+        break;
+      case Kind::kHour1To12:
+        if (value < 1 || value > 12) return false;
+        break;
+      case Kind::kMinute:
+      case Kind::kSecond:
+        if (value > 59) return false;
+        break;
+      case Kind::kFraction:  // milliseconds for SimpleDateFormat
+        if (value > 999) return false;
+        break;
+      default: return false;
+    }
+  }
+  return pos > 0 && year <= 9999999 && day <= DaysInMonth(year, static_cast<int>(month));
+}
+
+Status CheckLegacyParser(const DateTimeFormat& format, std::string_view text, int64_t row,
+                         std::string_view sql) {
+  if (!format.LegacyParserAccepts(text)) return Status::OK();
+  return Status::InvalidArgument(
+      "INCONSISTENT_BEHAVIOR_CROSS_VERSION: '", text, "' does not match the pattern '",
+      format.pattern(), "' (row ", row, ") in '", sql,
+      "', but Spark's pre-3.0 parser would accept it, so Spark 3.5 fails here too "
+      "(spark.sql.legacy.timeParserPolicy EXCEPTION); fix the pattern, e.g. 'M' "
+      "instead of 'MM' for one-digit months");
+}
+
 std::optional<int64_t> DateTimeFormat::ParseTimestamp(std::string_view text,
                                                       int64_t default_offset_micros) const {
   // Matching [ and ] positions.

@@ -35,6 +35,15 @@ class DateTimeFormat {
   // not match or names an invalid date/time.
   std::optional<int64_t> ParseTimestamp(std::string_view text, int64_t default_offset_micros) const;
 
+  // Spark 3.5's check against its legacy parser (timeParserPolicy
+  // EXCEPTION): true when `text`, which this format failed to parse, is
+  // accepted by java.text.SimpleDateFormat (non-lenient) with the same
+  // pattern: numeric fields of any width unless adjacent to another numeric
+  // field, trailing text ignored. Spark then raises
+  // INCONSISTENT_BEHAVIOR_CROSS_VERSION instead of returning NULL. Only
+  // patterns of numeric fields and literals are checked (false otherwise).
+  bool LegacyParserAccepts(std::string_view text) const;
+
   // Appends the local date-time `local_micros` (micros since the local
   // epoch) whose zone offset is `offset_seconds`, as DateTimeFormatter.format
   // prints it (date_format, from_unixtime): optional sections are printed.
@@ -82,5 +91,10 @@ class DateTimeFormat {
   std::string pattern_;
   std::vector<Item> items_;
 };
+
+// The error Spark 3.5 raises (also with ANSI off) when `format` failed to
+// parse `text` but the legacy parser accepts it; OK otherwise.
+Status CheckLegacyParser(const DateTimeFormat& format, std::string_view text, int64_t row,
+                         std::string_view sql);
 
 }  // namespace silt::expr

@@ -15,6 +15,7 @@
 #include "silt/expr/datetime_format.h"
 #include "silt/expr/function_registry.h"
 #include "silt/expr/kernel_util.h"
+#include "silt/expr/time_zone.h"
 #include "silt/expr/type_util.h"
 
 namespace silt::expr {
@@ -34,25 +35,29 @@ class ParseWithFormatKernel final : public Kernel {
     StringReader in(args.args[0]);
     ValidityOut validity(n);
     validity.InitFromArgs(args.args);
-    int64_t offset = info.options.session_zone_offset_micros;
+    const TimeZonePtr zone = SessionTimeZone(info.options);
+    auto parse = [&](std::string_view text) {
+      return ParseInZone(*zone,
+                         [&](int64_t offset) { return format_.ParseTimestamp(text, offset); });
+    };
     if (to_date_) {
       FixedWriter<int32_t> out(n);
       for (int64_t row = 0; row < n; ++row) {
         if (!validity.IsValid(row)) continue;
-        std::optional<int64_t> micros = format_.ParseTimestamp(in[row], offset);
+        std::optional<int64_t> micros = parse(in[row]);
         if (!micros) {
           SILT_RETURN_NOT_OK(Fail(info, in[row], row));
           validity.SetNull(row);
           continue;
         }
-        out.Set(row, columnar::DaysFromMicros(*micros + offset));
+        out.Set(row, columnar::DaysFromMicros(zone->UtcToLocal(*micros)));
       }
       return out.Finish(info.type, &validity);
     }
     FixedWriter<int64_t> out(n);
     for (int64_t row = 0; row < n; ++row) {
       if (!validity.IsValid(row)) continue;
-      std::optional<int64_t> micros = format_.ParseTimestamp(in[row], offset);
+      std::optional<int64_t> micros = parse(in[row]);
       if (!micros) {
         SILT_RETURN_NOT_OK(Fail(info, in[row], row));
         validity.SetNull(row);
@@ -65,6 +70,7 @@ class ParseWithFormatKernel final : public Kernel {
 
  private:
   Status Fail(const KernelInfo& info, std::string_view value, int64_t row) const {
+    SILT_RETURN_NOT_OK(CheckLegacyParser(format_, value, row, info.sql));
     if (!info.options.ansi) return Status::OK();
     return Status::InvalidArgument("Cannot parse '", value, "' with pattern '", format_.pattern(),
                                    "' (row ", row, ") in '", info.sql, "'");
@@ -85,8 +91,8 @@ Result<ColumnPtr> CurrentTimestampKernel(const KernelInfo& info, const ExecArgs&
 
 Result<ColumnPtr> CurrentDateKernel(const KernelInfo& info, const ExecArgs& args) {
   FixedWriter<int32_t> out(args.num_rows);
-  int32_t days = columnar::DaysFromMicros(args.eval->current_timestamp_micros +
-                                          info.options.session_zone_offset_micros);
+  int32_t days = columnar::DaysFromMicros(
+      SessionTimeZone(info.options)->UtcToLocal(args.eval->current_timestamp_micros));
   for (int64_t row = 0; row < args.num_rows; ++row) out.Set(row, days);
   ValidityOut validity(args.num_rows);
   return out.Finish(info.type, &validity);
@@ -190,9 +196,15 @@ Result<ColumnPtr> PartKernel(const KernelInfo& info, const ExecArgs& args) {
   int32_t* dst = out.data();
   if constexpr (IsTimePart(kPart)) {
     FixedReader<int64_t> in(args.args[0]);
-    const int64_t offset = info.options.session_zone_offset_micros;
+    const TimeZonePtr zone = SessionTimeZone(info.options);
+    const bool fixed = zone->is_fixed();
+    const int64_t offset = fixed ? int64_t{zone->fixed_offset_seconds()} * 1000000 : 0;
     for (int64_t row = 0; row < n; ++row) {
-      int64_t local = in[row] + offset;
+      // Wrapping add as before for fixed zones; the zone's rules otherwise.
+      int64_t local =
+          fixed
+              ? static_cast<int64_t>(static_cast<uint64_t>(in[row]) + static_cast<uint64_t>(offset))
+              : zone->UtcToLocal(in[row]);
       int64_t in_day = local % columnar::kMicrosPerDay;
       if (in_day < 0) in_day += columnar::kMicrosPerDay;
       int64_t seconds = in_day / 1000000;
@@ -260,8 +272,8 @@ Result<BoundNodePtr> BindDayArithmetic(CallSite& site) {
     SILT_RETURN_NOT_OK(CoerceTo(site, 1, DataType::Date(), "DATE"));
   } else {
     TypeId id = site.args[1]->type()->id();
-    if (id != TypeId::kInt && id != TypeId::kShort && id != TypeId::kByte &&
-        id != TypeId::kNull && id != TypeId::kString) {
+    if (id != TypeId::kInt && id != TypeId::kShort && id != TypeId::kByte && id != TypeId::kNull &&
+        id != TypeId::kString) {
       return ArgTypeError(site, 1, "INT, SMALLINT or TINYINT");
     }
     SILT_ASSIGN_OR_RETURN(site.args[1],

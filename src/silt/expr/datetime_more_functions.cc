@@ -176,6 +176,7 @@ class UnixTimestampKernel final : public Kernel {
           if (!validity.IsValid(row)) continue;
           std::optional<int64_t> local = format_->ParseTimestamp(in[row], 0);
           if (!local) {
+            SILT_RETURN_NOT_OK(CheckLegacyParser(*format_, in[row], row, info.sql));
             if (info.options.ansi) {
               return Status::InvalidArgument("Cannot parse '", in[row], "' with pattern '",
                                              format_->pattern(), "' (row ", row, ") in '", info.sql,

@@ -3,6 +3,7 @@
 #include "silt/columnar/temporal.h"
 #include "silt/expr/datetime_format.h"
 #include "silt/expr/test_util.h"
+#include "silt/expr/time_zone.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::expr {
@@ -150,6 +151,87 @@ TEST_F(DatetimeFunctionsTest, TimestampLiteralsUseTheSessionZone) {
   ASSERT_OK_AND_ASSIGN(columnar::ColumnPtr out, testing::Eval("TIMESTAMP '2026-06-22 10:00:00'",
                                                               *testing::EmptyBatch(1), plus_one));
   EXPECT_EQ(out->Value<int64_t>(0), *columnar::ParseTimestamp("2026-06-22 09:00:00"));
+}
+
+}  // namespace
+}  // namespace silt::expr
+
+namespace silt::expr {
+namespace {
+
+// The session zone's DST rules apply to hour/minute/second, casts and
+// zone-less literals (America/Los_Angeles: PST -8 until 2021-03-14 10:00
+// UTC, then PDT -7; back to PST at 2021-11-07 09:00 UTC).
+class SessionZoneDstTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<TimeZonePtr> zone = TimeZone::Load("America/Los_Angeles");
+    ASSERT_TRUE(zone.ok()) << zone.status().ToString();
+    options_.session_zone = *zone;
+    // A fixed offset that is wrong half of the year must not be used.
+    options_.session_zone_offset_micros = -8 * 3600 * kMicrosPerSecond;
+  }
+  Rows Run(std::string_view text) {
+    Result<columnar::ColumnPtr> out = testing::Eval(text, *batch_, options_);
+    if (!out.ok()) return {"ERROR: " + out.status().ToString()};
+    return testing::Render(**out);
+  }
+  columnar::RecordBatchPtr batch_ = MakeBatch({{"x", StringColumn({"a"})}});
+  EvalOptions options_;
+};
+
+TEST_F(SessionZoneDstTest, TimePartsFollowTheOffsetAtEachInstant) {
+  EXPECT_EQ(Run("hour(TIMESTAMP '2021-03-14 09:30:00Z')"), Rows({"1"}));
+  EXPECT_EQ(Run("hour(TIMESTAMP '2021-03-14 10:30:00Z')"), Rows({"3"}));
+  EXPECT_EQ(Run("hour(TIMESTAMP '2021-11-07 08:30:00Z')"), Rows({"1"}));
+  EXPECT_EQ(Run("hour(TIMESTAMP '2021-11-07 09:30:00Z')"), Rows({"1"}));
+  EXPECT_EQ(Run("minute(TIMESTAMP '2021-07-01 12:34:56Z')"), Rows({"34"}));
+}
+
+TEST_F(SessionZoneDstTest, ZonelessTextIsLocalTimeWithGapsMovedForward) {
+  // 02:30 does not exist on 2021-03-14: java.time moves it to 03:30 PDT.
+  EXPECT_EQ(Run("CAST(CAST('2021-03-14 02:30:00' AS TIMESTAMP) AS BIGINT)"), Rows({"1615717800"}));
+  // 01:30 happens twice on 2021-11-07: the earlier offset (PDT).
+  EXPECT_EQ(Run("CAST(TIMESTAMP '2021-11-07 01:30:00' AS BIGINT)"), Rows({"1636273800"}));
+  EXPECT_EQ(Run("CAST(CAST(DATE '2021-07-01' AS TIMESTAMP) AS BIGINT)"), Rows({"1625122800"}));
+  EXPECT_EQ(Run("CAST(TIMESTAMP '2021-03-14 10:30:00Z' AS DATE)"), Rows({"2021-03-14"}));
+  EXPECT_EQ(Run("CAST(TIMESTAMP '2021-03-14 07:30:00Z' AS DATE)"), Rows({"2021-03-13"}));
+  EXPECT_EQ(Run("CAST(to_timestamp('2021-07-01 01:30', 'yyyy-MM-dd HH:mm') AS BIGINT)"),
+            Rows({"1625128200"}));
+  // Text with its own offset keeps it.
+  EXPECT_EQ(Run("CAST(TIMESTAMP '2021-03-14 12:00:00+01:00' AS BIGINT)"), Rows({"1615719600"}));
+}
+
+}  // namespace
+}  // namespace silt::expr
+
+namespace silt::expr {
+namespace {
+
+TEST(DateTimeFormatTest, LegacyParserCheckAsSpark) {
+  auto accepts = [](std::string_view pattern, std::string_view text) {
+    Result<DateTimeFormat> format = DateTimeFormat::Compile(pattern);
+    EXPECT_TRUE(format.ok()) << format.status().ToString();
+    return format.ok() && format->LegacyParserAccepts(text);
+  };
+  // SimpleDateFormat reads numbers of any width and ignores trailing text.
+  EXPECT_TRUE(accepts("yyyy", "1"));
+  EXPECT_TRUE(accepts("yyyy-MM-dd", "2024-1-5"));
+  EXPECT_TRUE(accepts("yyyy-MM-dd", "2024-01-05 garbage"));
+  // Adjacent numeric fields keep their width.
+  EXPECT_TRUE(accepts("yyyyMMdd", "2024015"));
+  // Invalid dates and mismatched literals fail in both parsers.
+  EXPECT_FALSE(accepts("yyyy-MM-dd", "2024-02-30"));
+  EXPECT_FALSE(accepts("yyyy-MM-dd", "2024-13-05"));
+  EXPECT_FALSE(accepts("yyyy-MM-dd HH:mm", "2024-01-05T10:00"));
+  EXPECT_FALSE(accepts("yyyy-MM-dd", "x2024-01-05"));
+  // Text fields are not checked.
+  EXPECT_FALSE(accepts("dd MMM yyyy", "5 Jan 2024"));
+
+  auto batch = MakeBatch({{"s", StringColumn({"2024-1-5"})}});
+  Rows out = EvalRender("to_date(s, 'yyyy-MM-dd')", *batch);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].find("INCONSISTENT_BEHAVIOR_CROSS_VERSION"), std::string::npos) << out[0];
 }
 
 }  // namespace

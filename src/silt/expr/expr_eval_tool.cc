@@ -11,12 +11,20 @@
 // line "T<TAB><expr>" evaluates over that table as `SELECT <expr> FROM t`
 // and prints {"type": ..., "values": [<text or null per row>]}.
 //
+// A line may start with options, each followed by a tab: "@ansi"
+// (spark.sql.ansi.enabled=true) and "@tz=<zone>" (spark.sql.session.timeZone;
+// the table's cells are then read in that zone too, as Spark's view is).
+// A generator at the top (explode, window) gives its rows: all of them for
+// a table line, the first (or null) otherwise.
+//
 // The value text follows Spark's HiveResult.toHiveString: top-level atomic
 // values as CAST(... AS STRING) prints them; inside arrays, maps and structs
 // strings are double-quoted and NULL is `null` (`[1,2]`, `{"a":1,"b":"x"}`).
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +33,7 @@
 #include "silt/columnar/column.h"
 #include "silt/expr/cast.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/time_zone.h"
 #include "silt/expr/type_util.h"
 
 namespace silt::expr {
@@ -33,7 +42,8 @@ namespace {
 using columnar::Column;
 using columnar::TypeId;
 
-void AppendHive(const Column& column, int64_t row, bool nested, std::string* out) {
+void AppendHive(const Column& column, int64_t row, bool nested, const CastOptions& options,
+                std::string* out) {
   if (column.IsNull(row)) {
     out->append(nested ? "null" : "NULL");
     return;
@@ -45,7 +55,7 @@ void AppendHive(const Column& column, int64_t row, bool nested, std::string* out
       out->push_back('[');
       for (int32_t elem_idx = offsets[row]; elem_idx < offsets[row + 1]; ++elem_idx) {
         if (elem_idx > offsets[row]) out->push_back(',');
-        AppendHive(*column.children[0], elem_idx, true, out);
+        AppendHive(*column.children[0], elem_idx, true, options, out);
       }
       out->push_back(']');
       return;
@@ -56,9 +66,9 @@ void AppendHive(const Column& column, int64_t row, bool nested, std::string* out
       out->push_back('{');
       for (int32_t entry_idx = offsets[row]; entry_idx < offsets[row + 1]; ++entry_idx) {
         if (entry_idx > offsets[row]) out->push_back(',');
-        AppendHive(*entries.children[0], entry_idx, true, out);
+        AppendHive(*entries.children[0], entry_idx, true, options, out);
         out->push_back(':');
-        AppendHive(*entries.children[1], entry_idx, true, out);
+        AppendHive(*entries.children[1], entry_idx, true, options, out);
       }
       out->push_back('}');
       return;
@@ -68,7 +78,7 @@ void AppendHive(const Column& column, int64_t row, bool nested, std::string* out
       for (int field_idx = 0; field_idx < type.num_fields(); ++field_idx) {
         if (field_idx > 0) out->push_back(',');
         out->append("\"" + type.field(field_idx).name + "\":");
-        AppendHive(*column.children[static_cast<size_t>(field_idx)], row, true, out);
+        AppendHive(*column.children[static_cast<size_t>(field_idx)], row, true, options, out);
       }
       out->push_back('}');
       return;
@@ -76,14 +86,14 @@ void AppendHive(const Column& column, int64_t row, bool nested, std::string* out
     case TypeId::kString:
       if (nested) {
         out->push_back('"');
-        AppendValueText(column, row, CastOptions{}, out);
+        AppendValueText(column, row, options, out);
         out->push_back('"');
         return;
       }
       break;
     default: break;
   }
-  AppendValueText(column, row, CastOptions{}, out);
+  AppendValueText(column, row, options, out);
 }
 
 std::string ErrorLine(const Status& status) {
@@ -106,9 +116,10 @@ std::vector<std::string> SplitTabs(const std::string& line) {
   }
 }
 
-Result<columnar::ColumnPtr> EvalConstant(const std::string& text) {
+Result<columnar::ColumnPtr> EvalConstant(const std::string& text, const EvalOptions& options) {
   SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
-  SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(*parsed, columnar::DataType::Struct({})));
+  SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound,
+                        Bind(*parsed, columnar::DataType::Struct({}), options));
   columnar::RecordBatch batch;
   batch.schema = columnar::DataType::Struct({});
   batch.num_rows = 1;
@@ -116,7 +127,7 @@ Result<columnar::ColumnPtr> EvalConstant(const std::string& text) {
 }
 
 // Builds the input table: every cell is CAST(<cell> AS <column type>).
-Result<columnar::RecordBatch> LoadTable(const std::string& path) {
+Result<columnar::RecordBatch> LoadTable(const std::string& path, const EvalOptions& options) {
   std::ifstream in(path);
   if (!in) return Status::IOError("Cannot open ", path);
   std::string line;
@@ -129,7 +140,7 @@ Result<columnar::RecordBatch> LoadTable(const std::string& path) {
     columnar::Field f;
     f.name = h.substr(0, space);
     SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr probe,
-                          EvalConstant("CAST(NULL AS " + h.substr(space + 1) + ")"));
+                          EvalConstant("CAST(NULL AS " + h.substr(space + 1) + ")", options));
     f.type = probe->type;
     fields.push_back(f);
   }
@@ -143,7 +154,7 @@ Result<columnar::RecordBatch> LoadTable(const std::string& path) {
     for (size_t c = 0; c < row.size(); ++c) {
       std::string type = header[c].substr(header[c].find(' ') + 1);
       SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr cell,
-                            EvalConstant("CAST(" + row[c] + " AS " + type + ")"));
+                            EvalConstant("CAST(" + row[c] + " AS " + type + ")", options));
       cells[c].push_back(cell);
     }
     ++rows;
@@ -155,39 +166,80 @@ Result<columnar::RecordBatch> LoadTable(const std::string& path) {
   return batch;
 }
 
-std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* table) {
+// The rows of a generator's array value (elements of every row, in order;
+// *_outer: a NULL row for a NULL or empty array).
+struct Generated {
+  columnar::ColumnPtr elements;
+  std::vector<int64_t> rows;  // element index, or -1 for a NULL row
+};
+
+Generated Flatten(const Column& array, bool outer) {
+  Generated out;
+  out.elements = array.children[0];
+  const int32_t* offsets = array.offsets();
+  for (int64_t row = 0; row < array.length; ++row) {
+    const bool empty = array.IsNull(row) || offsets[row] == offsets[row + 1];
+    if (empty) {
+      if (outer) out.rows.push_back(-1);
+      continue;
+    }
+    for (int32_t e = offsets[row]; e < offsets[row + 1]; ++e) out.rows.push_back(e);
+  }
+  return out;
+}
+
+std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* table,
+                         const EvalOptions& options) {
   Result<ExpressionPtr> parsed = ParseExpression(text);
   if (!parsed.ok()) return ErrorLine(parsed.status());
   columnar::RecordBatch empty;
   empty.schema = columnar::DataType::Struct({});
   empty.num_rows = 1;
   const columnar::RecordBatch& batch = table != nullptr ? *table : empty;
-  Result<BoundExpressionPtr> bound = Bind(**parsed, batch.schema);
+  std::optional<GeneratorSpec> generator = AsGenerator(**parsed);
+  if (generator && generator->function == "json_tuple") generator.reset();
+  const Expression& to_bind = generator ? *generator->argument : **parsed;
+  Result<BoundExpressionPtr> bound = Bind(to_bind, batch.schema, options);
   if (!bound.ok()) return ErrorLine(bound.status());
   Result<columnar::ColumnPtr> value = (*bound)->Evaluate(batch, EvalContext{});
   if (!value.ok()) return ErrorLine(value.status());
+  CastOptions cast_options;
+  cast_options.zone = options.session_zone.get();
   JsonWriter w;
   w.BeginObject();
   w.Key("type");
-  w.String(SimpleTypeString(*(*bound)->type()));
-  const Column& column = **value;
+  const columnar::DataType& type = *(*bound)->type();
+  if (generator && type.id() != TypeId::kArray) {
+    return ErrorLine(Status::NotSupported("generator over ", type.ToDdl(), " in the eval tool"));
+  }
+  w.String(SimpleTypeString(generator ? *type.element_type() : type));
+  const Column* column = value->get();
+  std::vector<int64_t> rows;
+  if (generator) {
+    Generated flat = Flatten(**value, generator->outer);
+    column = flat.elements.get();
+    rows = std::move(flat.rows);
+    *value = flat.elements;
+  } else {
+    for (int64_t row = 0; row < column->length; ++row) rows.push_back(row);
+  }
   auto write_value = [&](int64_t row) {
-    if (column.IsNull(row)) {
+    if (row < 0 || column->IsNull(row)) {
       w.Null();
     } else {
       std::string rendered;
-      AppendHive(column, row, false, &rendered);
+      AppendHive(*column, row, false, cast_options, &rendered);
       w.String(rendered);
     }
   };
   if (table != nullptr) {
     w.Key("values");
     w.BeginArray();
-    for (int64_t row = 0; row < column.length; ++row) write_value(row);
+    for (int64_t row : rows) write_value(row);
     w.EndArray();
   } else {
     w.Key("value");
-    write_value(0);
+    write_value(rows.empty() ? -1 : rows.front());
   }
   w.EndObject();
   return w.Take();
@@ -197,27 +249,66 @@ std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* t
 }  // namespace silt::expr
 
 int main(int argc, char** argv) {
-  std::optional<silt::columnar::RecordBatch> table;
-  if (argc == 3 && std::string(argv[1]) == "--table") {
-    silt::Result<silt::columnar::RecordBatch> loaded = silt::expr::LoadTable(argv[2]);
-    if (!loaded.ok()) {
-      std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
-      return 2;
-    }
-    table = std::move(loaded).MoveValueUnsafe();
+  using silt::expr::EvalOptions;
+  if (argc == 3 && std::string(argv[1]) != "--table") {
+    std::fprintf(stderr, "usage: silt_expr_eval [--table FILE] < lines\n");
+    return 2;
   }
+  std::optional<std::string> table_path;
+  if (argc == 3) table_path = argv[2];
+  // The input table per session time zone (its cells are read in it).
+  std::map<std::string, silt::columnar::RecordBatch> tables;
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
+    EvalOptions options;
+    std::string zone_name = "UTC";
     std::string out;
-    if (line.rfind("T\t", 0) == 0) {
-      if (!table) {
+    while (line.rfind("@", 0) == 0) {
+      size_t tab = line.find('\t');
+      std::string option = line.substr(1, tab == std::string::npos ? std::string::npos : tab - 1);
+      line = tab == std::string::npos ? "" : line.substr(tab + 1);
+      if (option == "ansi") {
+        options.ansi = true;
+      } else if (option.rfind("tz=", 0) == 0) {
+        zone_name = option.substr(3);
+      } else {
+        out = "{\"error\": \"unknown option @" + option + "\"}";
+      }
+    }
+    silt::Result<silt::expr::TimeZonePtr> zone = silt::expr::TimeZone::Load(zone_name);
+    if (!zone.ok()) {
+      out = silt::expr::ErrorLine(zone.status());
+    } else {
+      options.session_zone = *zone;
+      int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+      options.session_zone_offset_micros = int64_t{(*zone)->OffsetSecondsAt(now_micros)} * 1000000;
+    }
+    if (!out.empty()) {
+      // An option error.
+    } else if (line.rfind("T\t", 0) == 0) {
+      if (!table_path) {
         out = "{\"error\": \"no --table given\"}";
       } else {
-        out = silt::expr::EvaluateLine(line.substr(2), &*table);
+        auto it = tables.find(zone_name);
+        if (it == tables.end()) {
+          EvalOptions table_options;
+          table_options.session_zone = options.session_zone;
+          table_options.session_zone_offset_micros = options.session_zone_offset_micros;
+          silt::Result<silt::columnar::RecordBatch> loaded =
+              silt::expr::LoadTable(*table_path, table_options);
+          if (!loaded.ok()) {
+            std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
+            return 2;
+          }
+          it = tables.emplace(zone_name, std::move(loaded).MoveValueUnsafe()).first;
+        }
+        out = silt::expr::EvaluateLine(line.substr(2), &it->second, options);
       }
     } else {
-      out = silt::expr::EvaluateLine(line, nullptr);
+      out = silt::expr::EvaluateLine(line, nullptr, options);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fputc('\n', stdout);

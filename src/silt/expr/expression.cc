@@ -6,6 +6,7 @@
 #include "silt/expr/bind_session_internal.h"
 #include "silt/expr/binder.h"
 #include "silt/expr/bound.h"
+#include "silt/expr/function_registry.h"
 #include "silt/expr/parser.h"
 
 namespace silt::expr {
@@ -97,6 +98,16 @@ std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
       if (!item.ok()) return std::nullopt;
       spec.json_tuple_items.push_back(std::move(*item));
     }
+    return spec;
+  }
+  if (name == "window" && call->args().size() >= 2 && call->args().size() <= 4) {
+    // Spark's TimeWindowing turns the row into one row per window containing
+    // its time (none for a NULL time): an explode of the window list.
+    GeneratorSpec spec;
+    spec.function = name;
+    spec.argument = std::make_shared<CallNode>(std::string(kWindowListFunction), call->args(),
+                                               false, false, call->position());
+    spec.alias = alias.empty() ? "window" : alias;
     return spec;
   }
   if (name != "explode" && name != "explode_outer" && name != "posexplode" &&

@@ -118,6 +118,10 @@ Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPt
 // explode_outer, posexplode or posexplode_outer of one argument, possibly
 // aliased (`explode(items) AS item`). The select step turns each input row
 // into one row per element (per map entry), repeating the other items.
+// window(ts, duration[, slide[, start]]) at the top of an item is one too,
+// as Spark's TimeWindowing expands it: `argument` is the array of the
+// windows (struct<start, end>) containing ts, latest first, NULL for a NULL
+// ts (the row is dropped); the column is named `window` unless aliased.
 struct GeneratorSpec {
   std::string function;    // lower case
   ExpressionPtr argument;  // the array or map expression

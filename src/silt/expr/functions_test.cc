@@ -76,15 +76,13 @@ TEST_F(FunctionsTest, GreatestAndLeastSkipNulls) {
   EXPECT_EQ(EvalRender("greatest(a, b)", *batch_), (Rows{"10", "20", "3", "4", "3"}));
   EXPECT_EQ(EvalRender("least(a, b, 2)", *batch_), (Rows{"1", "2", "2", "2", "-7"}));
   EXPECT_EQ(EvalRender("greatest(d, 0.5)", *batch_), (Rows{"1.5", "NaN", "0.5", "0.5", "0.5"}));
-  EXPECT_EQ(EvalRender("greatest(s, 'm')", *batch_),
-            (Rows{"m", "m", "m", "m", "spark sql"}));
+  EXPECT_EQ(EvalRender("greatest(s, 'm')", *batch_), (Rows{"m", "m", "m", "m", "spark sql"}));
   EXPECT_NE(BindError("greatest(a, s)", *batch_).find("same type"), std::string::npos);
 }
 
 TEST_F(FunctionsTest, InListFollowsThreeValuedLogic) {
   EXPECT_EQ(EvalRender("a IN (1, 3)", *batch_), (Rows{"true", "NULL", "true", "false", "false"}));
-  EXPECT_EQ(EvalRender("a IN (1, NULL)", *batch_),
-            (Rows{"true", "NULL", "NULL", "NULL", "NULL"}));
+  EXPECT_EQ(EvalRender("a IN (1, NULL)", *batch_), (Rows{"true", "NULL", "NULL", "NULL", "NULL"}));
   EXPECT_EQ(EvalRender("a NOT IN (1, b)", *batch_),
             (Rows{"false", "NULL", "NULL", "false", "true"}));
   EXPECT_EQ(EvalRender("d IN (0.0, 1.5)", *batch_),
@@ -117,10 +115,8 @@ TEST_F(FunctionsTest, LikeMatchesWildcardsAndEscapes) {
 
 TEST_F(FunctionsTest, StringFunctionsCountCharactersNotBytes) {
   EXPECT_EQ(EvalRender("length(s)", *batch_), (Rows{"5", "5", "NULL", "0", "9"}));
-  EXPECT_EQ(EvalRender("reverse(s)", *batch_),
-            (Rows{"krapS", "olléh", "NULL", "", "lqs kraps"}));
-  EXPECT_EQ(EvalRender("substring(s, 2, 3)", *batch_),
-            (Rows{"par", "éll", "NULL", "", "par"}));
+  EXPECT_EQ(EvalRender("reverse(s)", *batch_), (Rows{"krapS", "olléh", "NULL", "", "lqs kraps"}));
+  EXPECT_EQ(EvalRender("substring(s, 2, 3)", *batch_), (Rows{"par", "éll", "NULL", "", "par"}));
   EXPECT_EQ(EvalRender("substring(s, -3)", *batch_), (Rows{"ark", "llo", "NULL", "", "sql"}));
   EXPECT_EQ(EvalRender("substring(s, 0, 2)", *batch_), (Rows{"Sp", "hé", "NULL", "", "sp"}));
   EXPECT_EQ(EvalRender("instr(s, 'l')", *batch_), (Rows{"0", "3", "NULL", "0", "9"}));
@@ -128,8 +124,7 @@ TEST_F(FunctionsTest, StringFunctionsCountCharactersNotBytes) {
   ASSERT_EQ(upper.size(), 5u);
   EXPECT_EQ(upper[0], "SPARK");
   EXPECT_EQ(upper[4], "SPARK SQL");
-  EXPECT_EQ(EvalRender("repeat(s, a)", *batch_),
-            (Rows{"Spark", "NULL", "NULL", "", ""}));
+  EXPECT_EQ(EvalRender("repeat(s, a)", *batch_), (Rows{"Spark", "NULL", "NULL", "", ""}));
   EXPECT_EQ(EvalRender("trim(concat('  ', s, ' '))", *batch_),
             (Rows{"Spark", "héllo", "NULL", "", "spark sql"}));
 }
@@ -139,8 +134,7 @@ TEST_F(FunctionsTest, StartsEndsContains) {
             (Rows{"false", "false", "NULL", "false", "true"}));
   EXPECT_EQ(EvalRender("endswith(s, 'o')", *batch_),
             (Rows{"false", "true", "NULL", "false", "false"}));
-  EXPECT_EQ(EvalRender("contains(s, '')", *batch_),
-            (Rows{"true", "true", "NULL", "true", "true"}));
+  EXPECT_EQ(EvalRender("contains(s, '')", *batch_), (Rows{"true", "true", "NULL", "true", "true"}));
 }
 
 TEST_F(FunctionsTest, TypeofNamesSparkTypes) {
@@ -152,13 +146,13 @@ TEST_F(FunctionsTest, TypeofNamesSparkTypes) {
 }
 
 TEST_F(FunctionsTest, MathFunctionsWorkOnDoublesAndKeepAbsTyped) {
-  EXPECT_EQ(EvalRender("sqrt(a)", *batch_), (Rows{"1.0", "NULL", "1.7320508075688772", "2.0",
-                                                  "NaN"}));
+  EXPECT_EQ(EvalRender("sqrt(a)", *batch_),
+            (Rows{"1.0", "NULL", "1.7320508075688772", "2.0", "NaN"}));
   // Logarithms of values <= 0 are NULL.
   EXPECT_EQ(EvalRender("ln(a)", *batch_),
             (Rows{"0.0", "NULL", "1.0986122886681098", "1.3862943611198906", "NULL"}));
-  EXPECT_EQ(EvalRender("log10(d)", *batch_), (Rows{"0.17609125905568124", "NaN", "NULL", "NULL",
-                                                   "NULL"}));
+  EXPECT_EQ(EvalRender("log10(d)", *batch_),
+            (Rows{"0.17609125905568124", "NaN", "NULL", "NULL", "NULL"}));
   EXPECT_EQ(EvalRender("sign(d)", *batch_), (Rows{"1.0", "NaN", "-0.0", "0.0", "NULL"}));
   EXPECT_EQ(EvalRender("pow(a, 2)", *batch_), (Rows{"1.0", "NULL", "9.0", "16.0", "49.0"}));
   EXPECT_EQ(EvalRender("abs(a)", *batch_), (Rows{"1", "NULL", "3", "4", "7"}));
@@ -182,8 +176,8 @@ TEST_F(FunctionsTest, DatePartsAndDayArithmetic) {
             (Rows{"2024-03-01", "1970-01-01", "NULL", "2016-04-10"}));
   EXPECT_EQ(EvalRender("date_sub(t, 366)", *dates),
             (Rows{"2023-02-28", "1968-12-30", "NULL", "2015-04-09"}));
-  EXPECT_EQ(EvalRender("datediff(t, '2024-01-01')", *dates), (Rows{"59", "-19724", "NULL",
-                                                                   "-2823"}));
+  EXPECT_EQ(EvalRender("datediff(t, '2024-01-01')", *dates),
+            (Rows{"59", "-19724", "NULL", "-2823"}));
 }
 
 TEST_F(FunctionsTest, DigestsAndEncodingsOfEachRow) {
@@ -196,6 +190,52 @@ TEST_F(FunctionsTest, DigestsAndEncodingsOfEachRow) {
   EXPECT_EQ(EvalRender("hex(a)", *batch_), (Rows{"1", "NULL", "3", "4", "FFFFFFFFFFFFFFF9"}));
   EXPECT_EQ(EvalRender("base64(s)", *batch_),
             (Rows{"U3Bhcms=", "aMOpbGxv", "NULL", "", "c3Bhcmsgc3Fs"}));
+}
+
+}  // namespace
+}  // namespace silt::expr
+
+namespace silt::expr {
+namespace {
+
+TEST(StrictMathTest, ExpIsJavaStrictMathExp) {
+  auto batch = MakeBatch({{"x", DoubleColumn({1.0, 1.04, -740.0, 709.8, NAN})}});
+  // StrictMath.exp(1) is one ulp above the correctly rounded e (values from
+  // Java 17's StrictMath.exp).
+  EXPECT_EQ(EvalRender("exp(x)", *batch),
+            Rows({"2.7182818284590455", "2.82921701435156", "4.2E-322", "Infinity", "NaN"}));
+}
+
+TEST(SchemaOfJsonTest, InfersSparkDdl) {
+  auto batch = MakeBatch({{"x", IntColumn({1})}});
+  EXPECT_EQ(EvalRender("schema_of_json('{\"b\":[1,2.5],\"a\":{\"c\":null}}')", *batch),
+            Rows({"STRUCT<a: STRUCT<c: STRING>, b: ARRAY<DOUBLE>>"}));
+  EXPECT_EQ(EvalRender("schema_of_json('[{\"x\":1},{\"x\":12345678901234567890}]')", *batch),
+            Rows({"ARRAY<STRUCT<x: DECIMAL(20,0)>>"}));
+  EXPECT_EQ(EvalRender("schema_of_json('{\"a b\":true}')", *batch),
+            Rows({"STRUCT<`a b`: BOOLEAN>"}));
+  EXPECT_NE(EvalRender("schema_of_json(CAST(x AS STRING))", *batch)[0].find("constant"),
+            std::string::npos);
+}
+
+TEST(WindowTest, SlidingWindowIsAGeneratorOfTheWindowsContainingTheTime) {
+  Result<ExpressionPtr> parsed = ParseExpression("window(ts, '10 minutes', '5 minutes') AS w");
+  ASSERT_TRUE(parsed.ok());
+  std::optional<GeneratorSpec> spec = AsGenerator(**parsed);
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_EQ(spec->alias, "w");
+  auto batch = MakeBatch({{"ts", StringColumn({"2024-01-01 10:07:00", std::nullopt})}});
+  Result<BoundExpressionPtr> bound = Bind(*spec->argument, batch->schema);
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  Result<columnar::ColumnPtr> out = (*bound)->Evaluate(*batch, {});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(testing::Render(**out), Rows({"[{2024-01-01 10:05:00, 2024-01-01 10:15:00}, "
+                                          "{2024-01-01 10:00:00, 2024-01-01 10:10:00}]",
+                                          "NULL"}));
+  // Inside an expression a sliding window has no single value.
+  EXPECT_NE(
+      EvalRender("window(ts, '10 minutes', '5 minutes').start", *batch)[0].find("select item"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // (mode FAILFAST). As in Spark, a value that does not fit its field's type
 // also makes the record bad: the other fields are kept and the corrupt-record
 // field gets the text.
+#include <algorithm>
 #include <cstring>
 
 #include "silt/columnar/builder.h"
@@ -18,49 +19,11 @@
 #include "silt/expr/cast.h"
 #include "silt/expr/function_registry.h"
 #include "silt/expr/kernel_util.h"
+#include "silt/expr/time_zone.h"
 #include "silt/expr/type_util.h"
 #include "silt/json/json_decoder.h"
 
 namespace silt::expr {
-
-namespace {
-
-// True when both validity bitmaps mark the same rows valid.
-bool SameValidity(const columnar::Column& a, const columnar::Column& b) {
-  if (a.null_count != b.null_count) return false;
-  if (a.null_count == 0) return true;
-  if (a.validity == b.validity) return true;
-  if (a.validity == nullptr || b.validity == nullptr) return false;
-  const int64_t full_bytes = a.length / 8;
-  if (std::memcmp(a.validity->data(), b.validity->data(), static_cast<size_t>(full_bytes)) != 0) {
-    return false;
-  }
-  for (int64_t row_idx = full_bytes * 8; row_idx < a.length; ++row_idx) {
-    if (a.IsValid(row_idx) != b.IsValid(row_idx)) return false;
-  }
-  return true;
-}
-
-// Same values: the same string buffers (a struct field re-read for each
-// select item is a new Column over the same buffers) and the same nulls.
-bool SameData(const columnar::Column& a, const columnar::Column& b) {
-  return a.type->id() == b.type->id() && a.length == b.length && a.values == b.values &&
-         a.data == b.data && SameValidity(a, b);
-}
-
-}  // namespace
-
-Result<columnar::ColumnPtr> JsonPathGroup::Get(int path_index, const columnar::ColumnPtr& input) {
-  const bool hit = cached_input_ != nullptr &&
-                   static_cast<int>(cached_results_.size()) == evaluator_->num_paths() &&
-                   (cached_input_ == input || SameData(*cached_input_, *input));
-  if (!hit) {
-    cached_input_ = nullptr;
-    SILT_ASSIGN_OR_RETURN(cached_results_, evaluator_->Evaluate(*input));
-    cached_input_ = input;
-  }
-  return cached_results_[static_cast<size_t>(path_index)];
-}
 
 namespace {
 
@@ -173,12 +136,62 @@ Result<TypePtr> ParseSchemaText(const CallSite& site, std::string_view text) {
   if (schema.ok()) return schema;
   Result<TypePtr> single = columnar::ParseDdlType(text);
   if (single.ok()) {
-    if ((*single)->id() == TypeId::kStruct) return single;
+    const TypeId id = (*single)->id();
+    if (id == TypeId::kStruct || id == TypeId::kMap || id == TypeId::kArray) return single;
     return Status::NotSupported("from_json with a ", TypeName(**single),
-                                " schema (only STRUCT schemas are decoded) in '", site.text, "'");
+                                " schema (STRUCT, MAP and ARRAY schemas are decoded) in '",
+                                site.text, "'");
   }
   return Status::InvalidArgument("Cannot parse the from_json schema '", text,
                                  "': ", schema.status().message(), " in '", site.text, "'");
+}
+
+// from_json with a MAP or ARRAY schema: each text is decoded as the field
+// "v" of {"v": <text>}, so a text that is not a JSON object (array) of the
+// schema, or not JSON at all, gives NULL.
+class FromJsonValueKernel final : public Kernel {
+ public:
+  explicit FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder)
+      : decoder_(std::move(decoder)) {}
+
+  Result<ColumnPtr> Exec(const KernelInfo&, const ExecArgs& args) override {
+    const Column& input = *args.args[0].column;
+    columnar::ColumnBuilder wrapped(DataType::String());
+    wrapped.Reserve(input.length);
+    std::string text;
+    for (int64_t row = 0; row < input.length; ++row) {
+      if (input.IsNull(row)) {
+        wrapped.AppendNull();
+        continue;
+      }
+      text.assign("{\"v\":");
+      text.append(input.StringValue(row));
+      text.append("\n}");
+      wrapped.AppendString(text);
+    }
+    ColumnPtr texts = wrapped.Finish();
+    SILT_ASSIGN_OR_RETURN(ColumnPtr decoded, decoder_->DecodeColumn(*texts, nullptr, nullptr));
+    int64_t nulls = 0;
+    auto out = std::make_shared<Column>(*decoded->children[0]);
+    out->validity = AndBitmaps(decoded->validity.get(), out->validity.get(), out->length, &nulls);
+    out->null_count = nulls;
+    return ColumnPtr(std::move(out));
+  }
+
+ private:
+  std::unique_ptr<json::JsonDecoder> decoder_;
+};
+
+// Zone-less timestamp texts are read in the session time zone.
+json::JsonDecodeOptions DecodeOptionsFor(const EvalOptions& options) {
+  json::JsonDecodeOptions out;
+  TimeZonePtr zone = SessionTimeZone(options);
+  if (zone->is_fixed()) {
+    out.default_zone_offset_micros = int64_t{zone->fixed_offset_seconds()} * 1000000;
+  } else {
+    out.local_to_utc = [zone](int64_t local_micros) { return zone->LocalToUtc(local_micros); };
+  }
+  return out;
 }
 
 Result<BoundNodePtr> BindFromJson(CallSite& site) {
@@ -226,6 +239,23 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
   }
 
   TypePtr result_type = AsNullable(schema);
+  if (result_type->id() != TypeId::kStruct) {
+    if (fail_fast) {
+      return Status::NotSupported("from_json mode FAILFAST with a ", TypeName(*result_type),
+                                  " schema in '", site.text, "'");
+    }
+    Result<std::unique_ptr<json::JsonDecoder>> decoder =
+        json::JsonDecoder::Make(DataType::Struct({columnar::Field{"v", result_type, true}}),
+                                DecodeOptionsFor(site.options));
+    if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
+    std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
+    std::vector<BoundNodePtr> args;
+    args.push_back(std::move(site.args[0]));
+    return MakeBoundCall(
+        site, result_type, /*nullable=*/true, std::move(args),
+        std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe()),
+        std::move(sql));
+  }
   // The corrupt-record field is filled by silt, not decoded.
   std::vector<columnar::Field> decode_fields;
   int corrupt_index = -1;
@@ -241,8 +271,8 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
     }
     decode_fields.push_back(f);
   }
-  Result<std::unique_ptr<json::JsonDecoder>> decoder =
-      json::JsonDecoder::Make(DataType::Struct(std::move(decode_fields)));
+  Result<std::unique_ptr<json::JsonDecoder>> decoder = json::JsonDecoder::Make(
+      DataType::Struct(std::move(decode_fields)), DecodeOptionsFor(site.options));
   if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
 
   // Spark's JsonToStructs names itself by its input only.
@@ -267,7 +297,9 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
   SILT_ASSIGN_OR_RETURN(ColumnPtr path, ConstantArg(site, 1, "the JSON path"));
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
-  if (path->IsNull(0)) {
+  // A NULL path, or one that is not a JSON path (Spark's parser gives up on
+  // it), makes every row NULL, as in Spark.
+  if (path->IsNull(0) || !json::JsonPathEvaluator::Make(path->StringValue(0)).ok()) {
     KernelFn all_null = [](const KernelInfo& info, const ExecArgs& a) -> Result<ColumnPtr> {
       return NullColumn(info.type, a.num_rows);
     };
@@ -278,7 +310,9 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
   if (site.session != nullptr) {
     std::string key = args[0]->sql() + '\x1f' + args[0]->type()->ToDdl();
     std::shared_ptr<JsonPathGroup>& shared = site.session->state().json_path_groups[key];
-    if (shared == nullptr) shared = std::make_shared<JsonPathGroup>();
+    if (shared == nullptr) {
+      shared = std::make_shared<JsonPathGroup>(site.session->state().row_scope);
+    }
     group = shared;
   } else {
     group = std::make_shared<JsonPathGroup>();
@@ -290,11 +324,466 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
                        std::move(sql));
 }
 
+// ---- schema_of_json: Spark's JsonInferSchema over one constant document
+// (default options: numbers without a fraction or exponent are BIGINT, or
+// DECIMAL(p,0) beyond a long, DOUBLE past 38 digits; others DOUBLE; strings
+// STRING; objects STRUCTs with their fields sorted by name; arrays the
+// common type of their elements; NULL and empty arrays' elements STRING).
+
+struct InferredType {
+  enum Kind { kNull, kBoolean, kLong, kDecimal, kDouble, kString, kArray, kStruct } kind = kNull;
+  int precision = 0;  // kDecimal
+  int scale = 0;
+  std::vector<InferredType> children;  // kArray: the element; kStruct: fields
+  std::vector<std::string> names;      // kStruct
+};
+
+// A minimal JSON reader for inference: classifies numbers as Jackson does
+// (INT/LONG, BIG_INTEGER, FLOAT) and accepts what Spark's parser accepts by
+// default (single-quoted strings, NaN / Infinity).
+class InferReader {
+ public:
+  explicit InferReader(std::string_view text) : text_(text) {}
+
+  // False when the text does not start with a JSON value.
+  bool Value(InferredType* out, int depth = 0) {
+    if (depth > 1000) return false;
+    SkipSpace();
+    if (pos_ >= text_.size()) return false;
+    char c = text_[pos_];
+    if (c == '{') return Object(out, depth);
+    if (c == '[') return Array(out, depth);
+    if (c == '"' || c == '\'') {
+      out->kind = InferredType::kString;
+      return String(nullptr);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return Number(out);
+    for (auto [word, kind] :
+         {std::pair{"true", InferredType::kBoolean}, std::pair{"false", InferredType::kBoolean},
+          std::pair{"null", InferredType::kNull}, std::pair{"NaN", InferredType::kDouble},
+          std::pair{"Infinity", InferredType::kDouble},
+          std::pair{"+Infinity", InferredType::kDouble}}) {
+      std::string_view w(word);
+      if (text_.substr(pos_, w.size()) == w) {
+        pos_ += w.size();
+        out->kind = kind;
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+
+  bool String(std::string* out) {
+    const char quote = text_[pos_++];
+    while (pos_ < text_.size()) {
+      char c = text_[pos_++];
+      if (c == quote) return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        if (out != nullptr) out->push_back(c);
+        continue;
+      }
+      if (pos_ >= text_.size()) return false;
+      char e = text_[pos_++];
+      switch (e) {
+        case 'n': c = '\n'; break;
+        case 't': c = '\t'; break;
+        case 'r': c = '\r'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case '"':
+        case '\'':
+        case '\\':
+        case '/': c = e; break;
+        case 'u': {
+          if (pos_ + 4 > text_.size()) return false;
+          uint32_t cp = 0;
+          for (int i = 0; i < 4; ++i) {
+            char h = text_[pos_++];
+            int digit = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+            if (digit < 0) return false;
+            cp = cp * 16 + static_cast<uint32_t>(digit);
+          }
+          if (out != nullptr) AppendUtf8(cp, out);
+          continue;
+        }
+        default: return false;
+      }
+      if (out != nullptr) out->push_back(c);
+    }
+    return false;
+  }
+
+  static void AppendUtf8(uint32_t cp, std::string* out) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  bool Number(InferredType* out) {
+    size_t start = pos_;
+    if (text_[pos_] == '-') ++pos_;
+    if (pos_ < text_.size() && text_.substr(pos_, 8) == "Infinity") {
+      pos_ += 8;
+      out->kind = InferredType::kDouble;
+      return true;
+    }
+    size_t int_start = pos_;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+    size_t int_digits = pos_ - int_start;
+    if (int_digits == 0) return false;
+    // Leading zeros are not allowed ("01").
+    if (int_digits > 1 && text_[int_start] == '0') return false;
+    bool is_float = false;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      is_float = true;
+      ++pos_;
+      size_t frac = pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+      if (pos_ == frac) return false;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      is_float = true;
+      ++pos_;
+      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+      size_t exp = pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+      if (pos_ == exp) return false;
+    }
+    if (is_float) {
+      out->kind = InferredType::kDouble;
+      return true;
+    }
+    // Jackson: INT or LONG when it fits a long, else BIG_INTEGER, which
+    // Spark types DECIMAL(digits, 0) (DOUBLE past 38 digits).
+    std::string_view digits = text_.substr(start, pos_ - start);
+    bool negative = digits[0] == '-';
+    std::string_view magnitude = digits.substr(negative ? 1 : 0);
+    std::string_view limit = negative ? "9223372036854775808" : "9223372036854775807";
+    bool fits =
+        magnitude.size() < limit.size() || (magnitude.size() == limit.size() && magnitude <= limit);
+    if (fits) {
+      out->kind = InferredType::kLong;
+    } else if (magnitude.size() <= 38) {
+      out->kind = InferredType::kDecimal;
+      out->precision = static_cast<int>(magnitude.size());
+      out->scale = 0;
+    } else {
+      out->kind = InferredType::kDouble;
+    }
+    return true;
+  }
+
+  bool Object(InferredType* out, int depth) {
+    ++pos_;
+    out->kind = InferredType::kStruct;
+    std::vector<std::pair<std::string, InferredType>> fields;
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == '}') {
+      ++pos_;
+      return true;
+    }
+    while (true) {
+      SkipSpace();
+      if (pos_ >= text_.size() || (text_[pos_] != '"' && text_[pos_] != '\'')) return false;
+      std::string name;
+      if (!String(&name)) return false;
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] != ':') return false;
+      ++pos_;
+      InferredType value;
+      if (!Value(&value, depth + 1)) return false;
+      fields.emplace_back(std::move(name), std::move(value));
+      SkipSpace();
+      if (pos_ >= text_.size()) return false;
+      if (text_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (text_[pos_] != '}') return false;
+      ++pos_;
+      break;
+    }
+    std::stable_sort(fields.begin(), fields.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [name, type] : fields) {
+      out->names.push_back(std::move(name));
+      out->children.push_back(std::move(type));
+    }
+    return true;
+  }
+
+  bool Array(InferredType* out, int depth);
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+bool IsNumeric(const InferredType& t) {
+  return t.kind == InferredType::kLong || t.kind == InferredType::kDecimal ||
+         t.kind == InferredType::kDouble;
+}
+
+// JsonInferSchema.compatibleType.
+InferredType Compatible(const InferredType& a, const InferredType& b) {
+  using K = InferredType::Kind;
+  if (a.kind == K::kNull) return b;
+  if (b.kind == K::kNull) return a;
+  if (IsNumeric(a) && IsNumeric(b)) {
+    if (a.kind == K::kDouble || b.kind == K::kDouble) {
+      InferredType out;
+      out.kind = K::kDouble;
+      return out;
+    }
+    if (a.kind == K::kLong && b.kind == K::kLong) return a;
+    // A long widens to DECIMAL(20,0).
+    auto as_decimal = [](const InferredType& t) {
+      InferredType d = t;
+      if (t.kind == K::kLong) {
+        d.kind = K::kDecimal;
+        d.precision = 20;
+        d.scale = 0;
+      }
+      return d;
+    };
+    InferredType x = as_decimal(a);
+    InferredType y = as_decimal(b);
+    int scale = std::max(x.scale, y.scale);
+    int range = std::max(x.precision - x.scale, y.precision - y.scale);
+    InferredType out;
+    if (range + scale > 38) {
+      out.kind = K::kDouble;
+    } else {
+      out.kind = K::kDecimal;
+      out.precision = range + scale;
+      out.scale = scale;
+    }
+    return out;
+  }
+  if (a.kind == K::kStruct && b.kind == K::kStruct) {
+    InferredType out;
+    out.kind = K::kStruct;
+    size_t i = 0;
+    size_t j = 0;
+    while (i < a.names.size() || j < b.names.size()) {
+      if (j >= b.names.size() || (i < a.names.size() && a.names[i] < b.names[j])) {
+        out.names.push_back(a.names[i]);
+        out.children.push_back(a.children[i++]);
+      } else if (i >= a.names.size() || b.names[j] < a.names[i]) {
+        out.names.push_back(b.names[j]);
+        out.children.push_back(b.children[j++]);
+      } else {
+        out.names.push_back(a.names[i]);
+        out.children.push_back(Compatible(a.children[i++], b.children[j++]));
+      }
+    }
+    return out;
+  }
+  if (a.kind == K::kArray && b.kind == K::kArray) {
+    InferredType out;
+    out.kind = K::kArray;
+    out.children.push_back(Compatible(a.children[0], b.children[0]));
+    return out;
+  }
+  if (a.kind == b.kind && a.kind != K::kDecimal) return a;
+  InferredType out;
+  out.kind = K::kString;
+  return out;
+}
+
+bool InferReader::Array(InferredType* out, int depth) {
+  ++pos_;
+  out->kind = InferredType::kArray;
+  InferredType element;
+  SkipSpace();
+  if (pos_ < text_.size() && text_[pos_] == ']') {
+    ++pos_;
+    out->children.push_back(std::move(element));
+    return true;
+  }
+  while (true) {
+    InferredType value;
+    if (!Value(&value, depth + 1)) return false;
+    element = Compatible(element, value);
+    SkipSpace();
+    if (pos_ >= text_.size()) return false;
+    if (text_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
+    if (text_[pos_] != ']') return false;
+    ++pos_;
+    break;
+  }
+  out->children.push_back(std::move(element));
+  return true;
+}
+
+// StructField.sql's name: as is when [a-zA-Z0-9_]+ and not all digits,
+// else in backquotes (doubled inside).
+void AppendFieldName(const std::string& name, std::string* out) {
+  bool plain = !name.empty();
+  bool all_digits = true;
+  for (char c : name) {
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '_') plain = false;
+    if (c < '0' || c > '9') all_digits = false;
+  }
+  if (plain && !all_digits) {
+    out->append(name);
+    return;
+  }
+  out->push_back('`');
+  for (char c : name) {
+    if (c == '`') out->push_back('`');
+    out->push_back(c);
+  }
+  out->push_back('`');
+}
+
+// JsonInferSchema.canonicalizeType: NULL becomes STRING; fields with an
+// empty name are dropped, and so are fields (and array elements) whose
+// type canonicalizes to nothing: a struct left without fields. False when
+// nothing is left of `t`.
+bool Canonicalize(InferredType* t) {
+  switch (t->kind) {
+    case InferredType::kNull: t->kind = InferredType::kString; return true;
+    case InferredType::kArray: return Canonicalize(&t->children[0]);
+    case InferredType::kStruct: {
+      std::vector<std::string> names;
+      std::vector<InferredType> children;
+      for (size_t i = 0; i < t->names.size(); ++i) {
+        if (t->names[i].empty() || !Canonicalize(&t->children[i])) continue;
+        names.push_back(std::move(t->names[i]));
+        children.push_back(std::move(t->children[i]));
+      }
+      t->names = std::move(names);
+      t->children = std::move(children);
+      return !t->names.empty();
+    }
+    default: return true;
+  }
+}
+
+// DataType.sql of a canonical type.
+void AppendSql(const InferredType& t, std::string* out) {
+  switch (t.kind) {
+    case InferredType::kNull:
+    case InferredType::kString: out->append("STRING"); return;
+    case InferredType::kBoolean: out->append("BOOLEAN"); return;
+    case InferredType::kLong: out->append("BIGINT"); return;
+    case InferredType::kDouble: out->append("DOUBLE"); return;
+    case InferredType::kDecimal:
+      out->append("DECIMAL(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")");
+      return;
+    case InferredType::kArray:
+      out->append("ARRAY<");
+      AppendSql(t.children[0], out);
+      out->push_back('>');
+      return;
+    case InferredType::kStruct: {
+      out->append("STRUCT<");
+      for (size_t i = 0; i < t.names.size(); ++i) {
+        if (i > 0) out->append(", ");
+        AppendFieldName(t.names[i], out);
+        out->append(": ");
+        AppendSql(t.children[i], out);
+      }
+      out->push_back('>');
+      return;
+    }
+  }
+}
+
+// SchemaOfJson.eval: the canonical type's SQL; an object with nothing left
+// is STRUCT<>, an array of such objects ARRAY<STRUCT<>>, anything else with
+// nothing left (or no document at all) STRING.
+std::string SchemaDdl(InferredType type) {
+  const bool is_struct = type.kind == InferredType::kStruct;
+  const bool is_struct_array =
+      type.kind == InferredType::kArray && type.children[0].kind == InferredType::kStruct;
+  if (Canonicalize(&type)) {
+    std::string ddl;
+    AppendSql(type, &ddl);
+    return ddl;
+  }
+  if (is_struct) return "STRUCT<>";
+  if (is_struct_array) return "ARRAY<STRUCT<>>";
+  return "STRING";
+}
+
+class ConstantStringKernel final : public Kernel {
+ public:
+  explicit ConstantStringKernel(std::string value) : value_(std::move(value)) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    columnar::ColumnBuilder builder(info.type);
+    builder.Reserve(args.num_rows);
+    for (int64_t row = 0; row < args.num_rows; ++row) builder.AppendString(value_);
+    return builder.Finish();
+  }
+
+ private:
+  std::string value_;
+};
+
+Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 2));
+  if (site.args.size() == 2) {
+    return Status::NotSupported("schema_of_json options (silt infers with the defaults) in '",
+                                site.text, "'");
+  }
+  if (!IsString(*site.args[0]->type()) && site.args[0]->type()->id() != TypeId::kNull) {
+    return ArgTypeError(site, 0, "a STRING");
+  }
+  if (!site.args[0]->foldable()) {
+    return Status::InvalidArgument(
+        "schema_of_json needs a constant JSON string (Spark: NON_FOLDABLE_INPUT), not ",
+        site.args[0]->sql(), ", in '", site.text, "'");
+  }
+  SILT_ASSIGN_OR_RETURN(ColumnPtr json, ConstantArg(site, 0, "the JSON"));
+  if (json->IsNull(0)) {
+    return Status::InvalidArgument("schema_of_json needs a non-NULL JSON string in '", site.text,
+                                   "'");
+  }
+  std::string_view text = json->StringValue(0);
+  InferReader reader(text);
+  InferredType type;
+  const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+  // No document at all is Spark's STRING (its parser sees no token).
+  if (!blank && !reader.Value(&type)) {
+    return Status::InvalidArgument("Cannot infer a schema from the malformed JSON '", text,
+                                   "' in '", site.text, "'");
+  }
+  std::string ddl = SchemaDdl(std::move(type));
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  return MakeBoundCall(site, DataType::String(), /*nullable=*/false, {},
+                       std::make_unique<ConstantStringKernel>(std::move(ddl)), std::move(sql));
+}
+
 }  // namespace
 
 void RegisterJsonFunctions(FunctionRegistry* registry) {
   registry->Register("from_json", &BindFromJson);
   registry->Register("get_json_object", &BindGetJsonObject);
+  registry->Register("schema_of_json", &BindSchemaOfJson);
 }
 
 }  // namespace silt::expr

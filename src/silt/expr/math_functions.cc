@@ -4,8 +4,10 @@
 // argument's type. Numeric and string arguments are cast to DOUBLE first
 // (Spark's ImplicitCastInputTypes). Logarithms of values <= 0 are NULL, as
 // in Spark; other domain errors give NaN (Java's Math).
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -43,12 +45,69 @@ double JavaCbrt(double x) {
   return best;
 }
 
+// Spark's exp is java.lang.StrictMath.exp: fdlibm's algorithm, which is not
+// always correctly rounded (exp(1) is 2.7182818284590455, glibc's is
+// 2.718281828459045). The same steps: x = k*ln2 + r with |r| <= ln2/2
+// (ln2 split in a high part with trailing zero bits and a low part), exp(r)
+// from a degree-5 minimax polynomial R(r^2) as 1 + r + r*c/(2 - c), then
+// scaled by 2^k.
+double StrictExp(double x) {
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kInvLn2 = 1.44269504088896338700e+00;
+  constexpr double kP1 = 1.66666666666666019037e-01;
+  constexpr double kP2 = -2.77777777770155933842e-03;
+  constexpr double kP3 = 6.61375632143793436117e-05;
+  constexpr double kP4 = -1.65339022054652515390e-06;
+  constexpr double kP5 = 4.13813679705723846039e-08;
+  constexpr double kOverflow = 7.09782712893383973096e+02;
+  constexpr double kUnderflow = -7.45133219101941108420e+02;
+  const uint64_t bits = std::bit_cast<uint64_t>(x);
+  const uint32_t high = static_cast<uint32_t>(bits >> 32) & 0x7fffffffu;
+  const bool negative = (bits >> 63) != 0;
+  if (high >= 0x40862E42u) {  // |x| >= 709.78
+    if (std::isnan(x)) return x;
+    if (std::isinf(x)) return negative ? 0.0 : x;
+    if (x > kOverflow) return std::numeric_limits<double>::infinity();
+    if (x < kUnderflow) return 0.0;
+  }
+  double hi = 0;
+  double lo = 0;
+  int k = 0;
+  if (high > 0x3fd62e42u) {    // |x| > ln2/2
+    if (high < 0x3FF0A2B2u) {  // |x| < 3*ln2/2
+      hi = negative ? x + kLn2Hi : x - kLn2Hi;
+      lo = negative ? -kLn2Lo : kLn2Lo;
+      k = negative ? -1 : 1;
+    } else {
+      k = static_cast<int>(kInvLn2 * x + (negative ? -0.5 : 0.5));
+      const double t = k;
+      hi = x - t * kLn2Hi;
+      lo = t * kLn2Lo;
+    }
+    x = hi - lo;
+  } else if (high < 0x3e300000u) {  // |x| < 2^-28
+    return 1.0 + x;
+  }
+  const double t = x * x;
+  const double c = x - t * (kP1 + t * (kP2 + t * (kP3 + t * (kP4 + t * kP5))));
+  if (k == 0) return 1.0 - ((x * c) / (c - 2.0) - x);
+  const double y = 1.0 - ((lo - (x * c) / (2.0 - c)) - hi);
+  if (k >= -1021) {
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(y) +
+                                 (static_cast<uint64_t>(static_cast<int64_t>(k)) << 52));
+  }
+  const double scaled = std::bit_cast<double>(
+      std::bit_cast<uint64_t>(y) + (static_cast<uint64_t>(static_cast<int64_t>(k + 1000)) << 52));
+  return scaled * 9.33263618503218878990e-302;  // 2^-1000
+}
+
 template <Fn kFn>
 double Apply(double x) {
   switch (kFn) {
     case Fn::kSqrt: return std::sqrt(x);
     case Fn::kCbrt: return JavaCbrt(x);
-    case Fn::kExp: return std::exp(x);
+    case Fn::kExp: return StrictExp(x);
     case Fn::kExpm1: return std::expm1(x);
     case Fn::kLn: return std::log(x);
     case Fn::kLog10: return std::log10(x);

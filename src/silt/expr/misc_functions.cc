@@ -356,11 +356,29 @@ Result<int64_t> ParseIntervalText(std::string_view text, const std::string& sql)
 
 struct WindowSpec {
   int64_t duration = 0;
+  int64_t slide = 0;
   int64_t start = 0;
 };
 
-// window(ts, duration[, slide[, start]]): the tumbling window containing ts
-// as struct<start: timestamp, end: timestamp>.
+// The start of the latest window containing `ts` (Spark's TimeWindowing:
+// ts - ((ts - startTime) mod slide), wrapping as Java's long arithmetic).
+int64_t LastWindowStart(int64_t ts, const WindowSpec& spec) {
+  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+  int64_t rem = wrap(static_cast<uint64_t>(ts) - static_cast<uint64_t>(spec.start)) % spec.slide;
+  if (rem < 0) rem += spec.slide;
+  return wrap(static_cast<uint64_t>(ts) - static_cast<uint64_t>(rem));
+}
+
+void AppendWindow(ColumnBuilder* builder, int64_t start, int64_t duration) {
+  builder->child(0)->Append<int64_t>(start);
+  builder->child(1)->Append<int64_t>(
+      static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(duration)));
+  builder->AppendValid();
+}
+
+// window(ts, duration[, slide[, start]]) inside an expression: the tumbling
+// window containing ts as struct<start: timestamp, end: timestamp> (NULL for
+// a NULL ts).
 class WindowKernel final : public Kernel {
  public:
   explicit WindowKernel(WindowSpec spec) : spec_(spec) {}
@@ -374,12 +392,7 @@ class WindowKernel final : public Kernel {
         builder.AppendNull();
         continue;
       }
-      int64_t rem = (in[row] - spec_.start) % spec_.duration;
-      if (rem < 0) rem += spec_.duration;
-      int64_t start = in[row] - rem;
-      builder.child(0)->Append<int64_t>(start);
-      builder.child(1)->Append<int64_t>(start + spec_.duration);
-      builder.AppendValid();
+      AppendWindow(&builder, LastWindowStart(in[row], spec_), spec_.duration);
     }
     return builder.Finish();
   }
@@ -388,7 +401,55 @@ class WindowKernel final : public Kernel {
   WindowSpec spec_;
 };
 
-Result<BoundNodePtr> BindWindow(CallSite& site) {
+// The select-list form of window() (see AsGenerator): every window that
+// contains ts, latest start first, as Spark's TimeWindowing expands a row
+// (ceil(duration / slide) candidates; those not containing ts are filtered
+// out); NULL for a NULL ts, which Spark's filter drops.
+class WindowListKernel final : public Kernel {
+ public:
+  explicit WindowListKernel(WindowSpec spec) : spec_(spec) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    const int64_t n = args.num_rows;
+    FixedReader<int64_t> in(args.args[0]);
+    ColumnBuilder builder(info.type);
+    builder.Reserve(n);
+    ColumnBuilder* windows = builder.child(0);
+    const int64_t candidates = (spec_.duration + spec_.slide - 1) / spec_.slide;
+    const bool exact = spec_.duration % spec_.slide == 0;
+    for (int64_t row = 0; row < n; ++row) {
+      if (!in.IsValid(row)) {
+        builder.AppendNull();
+        continue;
+      }
+      const int64_t ts = in[row];
+      const int64_t last = LastWindowStart(ts, spec_);
+      for (int64_t i = 0; i < candidates; ++i) {
+        int64_t start = static_cast<int64_t>(static_cast<uint64_t>(last) -
+                                             static_cast<uint64_t>(i * spec_.slide));
+        int64_t end = static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                           static_cast<uint64_t>(spec_.duration));
+        if (!exact && !(ts >= start && ts < end)) continue;
+        AppendWindow(windows, start, spec_.duration);
+      }
+      builder.CloseList();
+    }
+    return builder.Finish();
+  }
+
+ private:
+  WindowSpec spec_;
+};
+
+TypePtr WindowStructType() {
+  std::vector<columnar::Field> fields(2);
+  fields[0].name = "start";
+  fields[0].type = DataType::Timestamp();
+  fields[1].name = "end";
+  fields[1].type = DataType::Timestamp();
+  return DataType::Struct(std::move(fields));
+}
+
+Result<WindowSpec> BindWindowSpec(CallSite& site) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 4));
   if (site.args[0]->type()->id() != TypeId::kTimestamp) {
     SILT_ASSIGN_OR_RETURN(
@@ -403,28 +464,46 @@ Result<BoundNodePtr> BindWindow(CallSite& site) {
   }
   WindowSpec spec;
   spec.duration = values[0];
-  int64_t slide = site.args.size() > 2 ? values[1] : values[0];
+  spec.slide = site.args.size() > 2 ? values[1] : values[0];
   spec.start = site.args.size() > 3 ? values[2] : 0;
-  if (spec.duration <= 0 || slide <= 0) {
+  if (spec.duration <= 0 || spec.slide <= 0) {
     return Status::InvalidArgument("The window duration and slide must be positive in '", site.text,
                                    "'");
   }
-  if (slide != spec.duration) {
+  if (spec.slide > spec.duration) {
+    // Spark: "The slide duration ... must be less than or equal to the
+    // windowDuration".
+    return Status::InvalidArgument("The window slide must not be longer than the window in '",
+                                   site.text, "'");
+  }
+  if (spec.start < 0 ? -spec.start >= spec.slide : spec.start >= spec.slide) {
+    return Status::InvalidArgument(
+        "The window start time must be shorter than the slide (an absolute value) in '", site.text,
+        "'");
+  }
+  return spec;
+}
+
+Result<BoundNodePtr> BindWindow(CallSite& site) {
+  SILT_ASSIGN_OR_RETURN(WindowSpec spec, BindWindowSpec(site));
+  if (spec.slide != spec.duration) {
     return Status::NotSupported(
-        "Sliding windows (a slide shorter than the window) give several rows per input row; "
-        "silt supports tumbling windows only, in '",
+        "A sliding window (a slide shorter than the window) gives several rows per input row: "
+        "use window() as a select item of its own, not inside an expression, in '",
         site.text, "'");
   }
-  std::vector<columnar::Field> fields(2);
-  fields[0].name = "start";
-  fields[0].type = DataType::Timestamp();
-  fields[1].name = "end";
-  fields[1].type = DataType::Timestamp();
-  std::string sql = "window";
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
-  return MakeBoundCall(site, DataType::Struct(std::move(fields)), true, std::move(args),
-                       std::make_unique<WindowKernel>(spec), std::move(sql));
+  return MakeBoundCall(site, WindowStructType(), true, std::move(args),
+                       std::make_unique<WindowKernel>(spec), "window");
+}
+
+Result<BoundNodePtr> BindWindowList(CallSite& site) {
+  SILT_ASSIGN_OR_RETURN(WindowSpec spec, BindWindowSpec(site));
+  std::vector<BoundNodePtr> args;
+  args.push_back(std::move(site.args[0]));
+  return MakeBoundCall(site, DataType::Array(WindowStructType(), /*contains_null=*/true), true,
+                       std::move(args), std::make_unique<WindowListKernel>(spec), "window");
 }
 
 // to_json(struct | map | array): Spark's JacksonGenerator with default
@@ -565,6 +644,8 @@ void RegisterMiscFunctions(FunctionRegistry* registry) {
   registry->Register("monotonically_increasing_id", &BindIncreasingId);
   registry->Register("input_file_name", &BindInputFile);
   registry->Register("window", &BindWindow);
+  // Not callable by name (the space): AsGenerator's form of window().
+  registry->Register(std::string(kWindowListFunction), &BindWindowList);
   registry->Register("to_json", &BindToJson);
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "silt/columnar/temporal.h"
 #include "silt/expr/expression.h"
 
 namespace silt::expr {
@@ -106,6 +107,11 @@ TimeZonePtr SessionTimeZone(const EvalOptions& options) {
                      std::to_string(a % 60 / 10) + std::to_string(a % 10);
   Result<TimeZonePtr> zone = TimeZone::Load(text);
   return zone.ok() ? *zone : TimeZone::Utc();
+}
+
+std::optional<int64_t> ParseTimestampInZone(std::string_view text, const TimeZone& zone) {
+  return ParseInZone(zone,
+                     [text](int64_t offset) { return columnar::ParseTimestamp(text, offset); });
 }
 
 int32_t TimeZone::OffsetSecondsAt(int64_t utc_micros) const {

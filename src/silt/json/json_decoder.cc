@@ -246,6 +246,7 @@ struct JsonDecoder::Impl {
   internal::JsonGen gen;
   std::string scratch;
   int64_t zone_offset_micros = 0;
+  std::function<int64_t(int64_t)> local_to_utc;
   // Whether the current document carries big-number markers.
   bool markers = false;
 
@@ -523,6 +524,12 @@ bool JsonDecoder::Impl::Convert(Node* node, dom::element value) {
       if (s.empty()) return fail();
       std::optional<int64_t> micros = columnar::ParseTimestamp(s, zone_offset_micros);
       if (!micros.has_value()) return fail();
+      if (local_to_utc) {
+        // Zone-less text moves with the default offset; text with a zone
+        // does not.
+        std::optional<int64_t> shifted = columnar::ParseTimestamp(s, zone_offset_micros + 1);
+        if (shifted && *shifted == *micros - 1) micros = local_to_utc(*micros + zone_offset_micros);
+      }
       if constexpr (kAppend) builder->Append<int64_t>(*micros);
       return true;
     }
@@ -618,6 +625,7 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
   impl.root_builder = std::make_unique<ColumnBuilder>(impl.output_type);
   impl.corrupt_builder = std::make_unique<ColumnBuilder>(DataType::String());
   impl.zone_offset_micros = options.default_zone_offset_micros;
+  impl.local_to_utc = options.local_to_utc;
   return decoder;
 }
 

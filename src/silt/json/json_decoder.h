@@ -61,6 +61,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -83,6 +84,10 @@ struct JsonDecodeOptions {
   // Offset of the session time zone, applied to timestamp strings without a
   // zone (Spark's spark.sql.session.timeZone as a fixed offset); 0 = UTC.
   int64_t default_zone_offset_micros = 0;
+  // When set, the session time zone with its DST rules instead: maps a
+  // zone-less timestamp text's local date-time (micros since the local
+  // epoch) to UTC micros.
+  std::function<int64_t(int64_t)> local_to_utc;
 };
 
 class JsonDecoder {

@@ -6,6 +6,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/columnar/builder.h"
+#include "silt/expr/time_zone.h"
 #include "silt/json/json_decoder.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/json_internal.h"
@@ -85,9 +86,18 @@ bool IsBlank(std::string_view line) {
 // chunks of at most kTargetBatchRows rows.
 class FileBatchReader final : public BatchReader {
  public:
-  FileBatchReader(const FileSourceOptions& options, fs::FileSystemPtr fs,
-                  std::vector<std::string> files)
-      : options_(options), fs_(std::move(fs)), files_(std::move(files)) {}
+  // `files` are the paths to read; `uris` the same files as the source log
+  // names them (what input_file_name() gives).
+  FileBatchReader(const FileSourceOptions& options, const json::JsonDecodeOptions& decode_options,
+                  fs::FileSystemPtr fs, std::vector<std::string> files,
+                  std::vector<std::string> uris)
+      : options_(options),
+        decode_options_(decode_options),
+        fs_(std::move(fs)),
+        files_(std::move(files)),
+        uris_(std::move(uris)) {}
+
+  std::string_view input_file_name() const override { return current_uri_; }
 
   Status Init() {
     if (options_.format != FileFormat::kJson) return Status::OK();
@@ -104,8 +114,8 @@ class FileBatchReader final : public BatchReader {
       source_child_.push_back(static_cast<int>(data_fields.size()));
       data_fields.push_back(field);
     }
-    SILT_ASSIGN_OR_RETURN(decoder_,
-                          json::JsonDecoder::Make(columnar::DataType::Struct(data_fields)));
+    SILT_ASSIGN_OR_RETURN(decoder_, json::JsonDecoder::Make(columnar::DataType::Struct(data_fields),
+                                                            decode_options_));
     return Status::OK();
   }
 
@@ -114,6 +124,7 @@ class FileBatchReader final : public BatchReader {
       if (line_pos_ >= lines_.size()) {
         FinishFile();
         if (file_idx_ >= files_.size()) return columnar::RecordBatchPtr();
+        current_uri_ = uris_[file_idx_];
         SILT_RETURN_NOT_OK(LoadFile(files_[file_idx_++]));
         continue;
       }
@@ -198,9 +209,8 @@ class FileBatchReader final : public BatchReader {
     if (!malformed.empty() && options_.mode == ParseMode::kFailFast) {
       const int64_t row_idx = malformed.front();
       return Status::Corruption("malformed JSON record in '", current_path_, "' at line ",
-                                     chunk_lines_[static_cast<size_t>(row_idx)],
-                                     " (mode FAILFAST): '",
-                                     chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");
+                                chunk_lines_[static_cast<size_t>(row_idx)], " (mode FAILFAST): '",
+                                chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");
     }
     auto batch = std::make_shared<columnar::RecordBatch>();
     batch->schema = options_.schema;
@@ -230,10 +240,13 @@ class FileBatchReader final : public BatchReader {
   }
 
   const FileSourceOptions& options_;
+  const json::JsonDecodeOptions& decode_options_;
   fs::FileSystemPtr fs_;
   std::vector<std::string> files_;
+  std::vector<std::string> uris_;
   size_t file_idx_ = 0;
   std::string current_path_;
+  std::string current_uri_;
   std::string content_;
   std::vector<std::string_view> lines_;
   size_t line_pos_ = 0;
@@ -422,7 +435,20 @@ Result<std::unique_ptr<FileSource>> FileSource::Make(FileSourceOptions options,
   if (context.checkpoint_fs == nullptr || context.metadata_dir.empty()) {
     return Status::InvalidArgument("file source: no checkpoint directory for its file log");
   }
-  return std::unique_ptr<FileSource>(new FileSource(std::move(options), context, data_fs));
+  Result<expr::TimeZonePtr> zone = expr::TimeZone::Load(context.session_time_zone);
+  if (!zone.ok()) {
+    return Status::InvalidArgument("spark.sql.session.timeZone: ", zone.status().message());
+  }
+  auto source = std::unique_ptr<FileSource>(new FileSource(std::move(options), context, data_fs));
+  if ((*zone)->is_fixed()) {
+    source->decode_options_.default_zone_offset_micros =
+        int64_t{(*zone)->fixed_offset_seconds()} * 1000000;
+  } else {
+    source->decode_options_.local_to_utc = [zone = *zone](int64_t local_micros) {
+      return zone->LocalToUtc(local_micros);
+    };
+  }
+  return source;
 }
 
 std::string FileSource::Description() const {
@@ -589,10 +615,15 @@ Result<std::unique_ptr<BatchReader>> FileSource::GetBatch(const std::optional<st
                               current_log_offset_, " in ", context_.metadata_dir);
   }
   std::vector<std::string> paths;
+  std::vector<std::string> uris;
   for (auto it = entries_.upper_bound(begin); it != entries_.end() && it->first <= stop; ++it) {
-    for (const FileLogEntry& entry : it->second) paths.push_back(LogUriToFilePath(entry.path));
+    for (const FileLogEntry& entry : it->second) {
+      paths.push_back(LogUriToFilePath(entry.path));
+      uris.push_back(entry.path);
+    }
   }
-  auto reader = std::make_unique<FileBatchReader>(options_, data_fs_, std::move(paths));
+  auto reader = std::make_unique<FileBatchReader>(options_, decode_options_, data_fs_,
+                                                  std::move(paths), std::move(uris));
   SILT_RETURN_NOT_OK(reader->Init());
   return std::unique_ptr<BatchReader>(std::move(reader));
 }

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "silt/json/json_decoder.h"
 #include "silt/stream/source.h"
 
 namespace silt::stream {
@@ -108,6 +109,8 @@ class FileSource final : public Source {
   FileSourceOptions options_;
   SourceContext context_;
   fs::FileSystemPtr data_fs_;
+  // Reads zone-less timestamp text in the session time zone.
+  json::JsonDecodeOptions decode_options_;
   // Every entry of the log by log batch id, and the set of file paths seen.
   std::map<int64_t, std::vector<FileLogEntry>> entries_;
   std::set<std::string> seen_;

@@ -12,6 +12,7 @@
 #include "silt/stream/checkpoint.h"
 #include "silt/stream/checkpoint_lock.h"
 #include "silt/stream/delta_sink.h"
+#include "silt/stream/failing_record.h"
 #include "silt/stream/kafka_sink.h"
 #include "silt/stream/source.h"
 #include "silt/stream/transform.h"
@@ -213,6 +214,7 @@ class QueryRunner {
     context.metadata_dir = checkpoint_->SourceDir(0);
     context.data_fs = options_.file_system;
     context.clock = clock_;
+    context.session_time_zone = job_.session_time_zone;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
     SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_));
     SILT_ASSIGN_OR_RETURN(transform_,
@@ -336,9 +338,11 @@ class QueryRunner {
       }
       if (*raw == nullptr) break;
       input_rows += (*raw)->num_rows;
+      ctx.input_file_name = (*reader)->input_file_name();
       Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
       if (!out.ok()) {
-        st = out.status().WithContextParts("batch ", batch_id, ": transform");
+        st = AddFailingRecord(out.status(), *transform_, *source_, *raw, ctx)
+                 .WithContextParts("batch ", batch_id, ": transform");
         break;
       }
       output_rows += (*out)->num_rows;

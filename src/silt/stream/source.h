@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "silt/base/clock.h"
 #include "silt/base/result.h"
@@ -39,6 +40,10 @@ class BatchReader {
   virtual ~BatchReader() = default;
   // The next chunk in the source schema, or null at the end.
   virtual Result<columnar::RecordBatchPtr> Next() = 0;
+  // input_file_name() of the rows of the chunk Next returned last: the URI
+  // of the file they came from, as Spark gives it ("file:///abs/path",
+  // "s3a://bucket/key"); "" for sources without files.
+  virtual std::string_view input_file_name() const { return {}; }
 };
 
 class Source {
@@ -78,6 +83,15 @@ class Source {
   // written. Best effort (e.g. the Kafka source commits the offsets to its
   // consumer group); failures are the source's to log, never the query's.
   virtual void OnBatchCommitted(const std::string& end_offset_json) { (void)end_offset_json; }
+
+  // Where row `row` of a chunk this source returned came from, for error
+  // messages ("Kafka topic t partition 0 offset 17"); empty when the source
+  // cannot say.
+  virtual std::string DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const {
+    (void)chunk;
+    (void)row;
+    return {};
+  }
 };
 
 struct SourceContext {
@@ -89,6 +103,9 @@ struct SourceContext {
   // fs::FileSystemForPath (tests inject faults through it).
   fs::FileSystemPtr data_fs;
   Clock* clock = &SystemClock();
+  // spark.sql.session.timeZone: the JSON file source reads timestamp text
+  // without a zone in it, as Spark's JSON reader does.
+  std::string session_time_zone = "UTC";
 };
 
 // Builds the source for `spec` (formats: generator, json, text, kafka).

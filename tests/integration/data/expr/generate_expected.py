@@ -11,14 +11,25 @@ writes cases.jsonl, one case per line:
   {"expr": ..., "table": true, "type": ..., "expected": [<one per row>]}
   {"expr": ..., "spark_error": <first line>, "type": null, "expected": null}
 
-and "known_difference": <reason> for the expressions listed in
-known_differences.tsv (expr<TAB>reason): cases where silt deliberately or
-knowingly differs; they count as not passing.
+A line may start with settings before the optional "T ": "@ansi "
+(spark.sql.ansi.enabled=true; the case gets "ansi": true) and "@tz=<zone> "
+(spark.sql.session.timeZone=<zone>, the table's cells read in that zone
+too; the case gets "tz": <zone>). A generator at the top of the expression
+(explode, window with its row expansion) records all of its rows for a
+table line, the first row otherwise.
+
+"known_difference": <reason> marks the expressions listed in
+known_differences.tsv (<key><TAB>reason, the key being the settings
+prefix and the expression, e.g. "@ansi 1/0"): cases where silt deliberately
+or knowingly differs; they count as not passing.
 
 Run from the repo root:
   .venv/bin/python tests/integration/data/expr/generate_expected.py
   .venv/bin/python tests/integration/data/expr/generate_expected.py --relabel
-(--relabel only re-applies known_differences.tsv to cases.jsonl, no Spark.)
+  .venv/bin/python tests/integration/data/expr/generate_expected.py --missing
+(--relabel only re-applies known_differences.tsv to cases.jsonl, no Spark;
+--missing evaluates only the lines cases.jsonl has no case for yet and keeps
+the recorded ones.)
 The values are HiveResult.hiveResultString's, the text spark-sql prints.
 """
 
@@ -36,16 +47,34 @@ KNOWN = HERE / "known_differences.tsv"
 VIEW = "silt_expr_t"
 
 
-def load_exprs():
-    out = []
-    for line in EXPRS.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        if line.startswith("T "):
-            out.append((line[2:], True))
+def parse_line(line):
+    """(expr, table, conf) of one exprs.txt line; conf has "ansi" / "tz"."""
+    conf = {}
+    while line.startswith("@"):
+        setting, _, line = line.partition(" ")
+        if setting == "@ansi":
+            conf["ansi"] = True
+        elif setting.startswith("@tz="):
+            conf["tz"] = setting[4:]
         else:
-            out.append((line, False))
-    return out
+            raise ValueError(f"unknown setting {setting!r} in exprs.txt")
+    if line.startswith("T "):
+        return line[2:], True, conf
+    return line, False, conf
+
+
+def case_key(case):
+    """The known_differences.tsv key of a case: settings prefix + expr."""
+    prefix = ("@ansi " if case.get("ansi") else "") + (f"@tz={case['tz']} " if "tz" in case else "")
+    return prefix + case["expr"]
+
+
+def load_exprs():
+    return [
+        parse_line(line)
+        for line in EXPRS.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def load_known():
@@ -97,8 +126,25 @@ def register_table(spark):
     spark.sql(table_sql()).createOrReplaceTempView(VIEW)
 
 
-def evaluate(spark, expr, table):
+def evaluate(spark, expr, table, conf=None):
     """Spark's answer: (type, [texts or None]) or an error string."""
+    conf = conf or {}
+    if not conf:
+        return _evaluate(spark, expr, table)
+    spark.conf.set("spark.sql.ansi.enabled", "true" if conf.get("ansi") else "false")
+    spark.conf.set("spark.sql.session.timeZone", conf.get("tz", "UTC"))
+    try:
+        if table and "tz" in conf:
+            register_table(spark)
+        return _evaluate(spark, expr, table)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", "false")
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        if table and "tz" in conf:
+            register_table(spark)
+
+
+def _evaluate(spark, expr, table):
     query = f"SELECT ({expr}) AS x" + (f" FROM {VIEW}" if table else "")
     try:
         df = spark.sql(query)
@@ -115,19 +161,21 @@ def evaluate(spark, expr, table):
     return (dtype, values), None
 
 
-def case_for(spark, expr, table, known):
-    result, error = evaluate(spark, expr, table)
+def case_for(spark, expr, table, known, conf=None):
+    conf = conf or {}
+    result, error = evaluate(spark, expr, table, conf)
     case = {"expr": expr}
     if table:
         case["table"] = True
+    case.update(conf)
     if error is not None:
         case.update({"type": None, "expected": None, "spark_error": error[:300]})
     else:
         dtype, values = result
         case["type"] = dtype
-        case["expected"] = values if table else values[0]
-    if expr in known:
-        case["known_difference"] = known[expr]
+        case["expected"] = values if table else (values[0] if values else None)
+    if case_key(case) in known:
+        case["known_difference"] = known[case_key(case)]
     return case
 
 
@@ -136,8 +184,8 @@ def relabel():
     cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line]
     for case in cases:
         case.pop("known_difference", None)
-        if case["expr"] in known:
-            case["known_difference"] = known[case["expr"]]
+        if case_key(case) in known:
+            case["known_difference"] = known[case_key(case)]
     write_cases(cases)
     print(f"relabelled {len(cases)} cases ({len(known)} known differences)")
 
@@ -155,7 +203,18 @@ def main():
     spark = make_session()
     register_table(spark)
     known = load_known()
-    cases = [case_for(spark, expr, table, known) for expr, table in load_exprs()]
+    recorded = {}
+    if "--missing" in sys.argv[1:] and CASES.exists():
+        for line in CASES.read_text(encoding="utf-8").splitlines():
+            if line:
+                case = json.loads(line)
+                recorded[(case_key(case), bool(case.get("table")))] = case
+    cases = []
+    for expr, table, conf in load_exprs():
+        case = recorded.get((case_key({"expr": expr, **conf}), table))
+        if case is None:
+            case = case_for(spark, expr, table, known, conf)
+        cases.append(case)
     write_cases(cases)
     errors = sum(1 for c in cases if "spark_error" in c)
     print(f"wrote {len(cases)} cases ({errors} where Spark reports an error) to {CASES}")
