@@ -486,6 +486,9 @@ def test_bad_kafka_values_follow_the_from_json_mode_and_none_vanish(silt, kafka,
         proc = silt("run", job, timeout=300)
         assert proc.returncode != 0, describe(proc)
         assert "Malformed JSON in from_json with mode FAILFAST" in proc.stderr, describe(proc)
+        # The error names the Kafka record, not a row of an internal batch.
+        assert f"first failing record: Kafka topic {name} partition 0 offset 1" in proc.stderr, \
+            describe(proc)
     assert checkpoint_batches(work / "failfast-checkpoint", "commits") == []
     assert not (table / "_delta_log").exists() or read_with_deltalake(table).num_rows == 0
 

@@ -747,4 +747,16 @@ void KafkaSource::OnBatchCommitted(const std::string& end_offset_json) {
   }
 }
 
+std::string KafkaSource::DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const {
+  columnar::ColumnPtr topic = chunk.GetColumn("topic");
+  columnar::ColumnPtr partition = chunk.GetColumn("partition");
+  columnar::ColumnPtr offset = chunk.GetColumn("offset");
+  if (topic == nullptr || partition == nullptr || offset == nullptr || row < 0 ||
+      row >= chunk.num_rows) {
+    return {};
+  }
+  return Status::Concat("Kafka topic ", topic->StringValue(row), " partition ",
+                        partition->Value<int32_t>(row), " offset ", offset->Value<int64_t>(row));
+}
+
 }  // namespace silt::stream

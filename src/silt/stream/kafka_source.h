@@ -97,6 +97,7 @@ class KafkaSource final : public Source {
   Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                 const std::string& end) override;
   void OnBatchCommitted(const std::string& end_offset_json) override;
+  std::string DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const override;
 
  private:
   KafkaSource(KafkaSourceOptions options, SourceContext context,
