@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <memory>
@@ -30,10 +31,22 @@ bool IsActionColumn(std::string_view name) {
          name == "checkpointMetadata";
 }
 
-// Parsed caches of other fields: silt reads the JSON forms instead.
-bool IsSkippedField(std::string_view parent, std::string_view name) {
-  return (parent == "add" || parent == "remove") &&
-         (name == "stats_parsed" || name == "partitionValues_parsed");
+// The fields of add and remove that snapshot reconstruction uses (ParseAdd
+// and ParseRemove in actions.cc); the others (stats_parsed,
+// partitionValues_parsed, baseRowId, defaultRowCommitVersion,
+// clusteringProvider, ...) are not read.
+bool IsReadFileActionField(std::string_view action, std::string_view name) {
+  if (action == "add") {
+    return name == "path" || name == "partitionValues" || name == "size" ||
+           name == "modificationTime" || name == "dataChange" || name == "stats" ||
+           name == "tags" || name == "deletionVector";
+  }
+  if (action == "remove") {
+    return name == "path" || name == "deletionTimestamp" || name == "dataChange" ||
+           name == "extendedFileMetadata" || name == "partitionValues" || name == "size" ||
+           name == "deletionVector";
+  }
+  return true;
 }
 
 bool IsReadablePhysicalType(PhysicalType type) {
@@ -58,24 +71,77 @@ struct Node {
   bool is_list = false;
 };
 
-// The decoded levels and values of one leaf column chunk, with a cursor.
+// One selected leaf column chunk of the current row group, read and decoded
+// one page at a time (memory stays at about one page per leaf, whatever the
+// number of rows): the levels and values of the current page, with a cursor.
 struct LeafData {
   PhysicalType type = PhysicalType::kInt64;
   int max_def = 0;
   int max_rep = 0;
-  std::vector<int16_t> rep;
-  std::vector<int16_t> def;
-  std::vector<std::string> strings;  // BYTE_ARRAY values, defined entries only
-  std::vector<int64_t> ints;         // INT32 / INT64 / BOOLEAN values
-  int64_t pos = 0;                   // next level entry
-  int64_t value_pos = 0;             // next defined value
-
-  bool AtEnd() const { return pos >= static_cast<int64_t>(def.size()); }
-  int16_t PeekDef() const { return AtEnd() ? 0 : def[pos]; }
-  int16_t PeekRep() const { return AtEnd() ? 0 : rep[pos]; }
+  int64_t next_page = 0;   // file offset of the next page of the chunk
+  int64_t chunk_end = 0;   // file offset where the chunk ends
+  int64_t num_values = 0;  // level entries in the chunk (column metadata)
+  int64_t values_left = 0;
+  std::unique_ptr<parquet::Decompressor> decompressor;
+  std::string dictionary_buffer;  // the dictionary page, uncompressed
+  // Dictionary values; strings point into dictionary_buffer.
+  std::vector<std::string_view> dictionary_strings;
+  std::vector<int64_t> dictionary_ints;
+  std::string page_buffer;   // the current page, uncompressed
+  std::string level_buffer;  // data page v2: the page as stored (levels are never compressed)
+  // The current page, decoded as the cursor reaches it: levels in batches,
+  // values one defined entry at a time.
+  int64_t page_levels_left = 0;  // level entries of the page not decoded yet
+  parquet::RleDecoder rep_decoder;
+  parquet::RleDecoder def_decoder;
+  // The current batch of levels; `rep` stays empty when max_rep is 0.
+  std::vector<uint8_t> rep;
+  std::vector<uint8_t> def;
+  size_t pos = 0;  // next level entry of the batch
+  Encoding encoding = Encoding::kPlain;
+  std::string_view values;            // PLAIN: the values not read yet
+  int64_t bit_pos = 0;                // PLAIN booleans: the next bit of `values`
+  parquet::RleDecoder value_decoder;  // dictionary indices, RLE booleans
+  std::vector<uint32_t> value_batch;  // decoded by value_decoder, not read yet
+  size_t value_batch_pos = 0;
 };
 
-int BitWidth(int max_level) { return max_level == 0 ? 0 : std::bit_width(static_cast<unsigned>(max_level)); }
+// A MAP<string, string> field (partitionValues, tags) of a file action.
+struct StringMapLayout {
+  int map = -1;      // node index; -1 when the file has no such field
+  int entries = -1;  // node index of the repeated key_value group
+  int key = -1;      // leaf slots
+  int value = -1;
+};
+
+// Where the fields of the add or remove column are, for assembling rows
+// straight into AddFile / RemoveFile (no JSON in between). Leaf slots, -1
+// for fields the file does not have. `direct` is false when a field has a
+// shape delta-spark does not write; the column then goes through the JSON
+// assembly and ParseCommit, which reports what is wrong with it.
+struct FileActionLayout {
+  bool direct = false;
+  int path = -1;
+  int size = -1;
+  int modification_time = -1;
+  int deletion_timestamp = -1;
+  int data_change = -1;
+  int extended_file_metadata = -1;
+  int stats = -1;
+  StringMapLayout partition_values;
+  StringMapLayout tags;
+  int dv = -1;  // node index of the deletionVector struct
+  int dv_storage_type = -1;
+  int dv_path = -1;
+  int dv_offset = -1;
+  int dv_size = -1;
+  int dv_cardinality = -1;
+  int dv_max_row_index = -1;
+};
+
+int BitWidth(int max_level) {
+  return max_level == 0 ? 0 : std::bit_width(static_cast<unsigned>(max_level));
+}
 
 class CheckpointFile {
  public:
@@ -84,6 +150,7 @@ class CheckpointFile {
   Result<CommitActions> Read() {
     SILT_ASSIGN_OR_RETURN(file_, fs_->OpenForRead(path_));
     SILT_ASSIGN_OR_RETURN(int64_t size, file_->Size());
+    file_size_ = size;
     if (size < 12) return Corrupt("is too small to be a Parquet file");
     SILT_ASSIGN_OR_RETURN(std::string trailer, file_->ReadAt(size - 8, 8));
     if (trailer.substr(4) != parquet::kParquetMagic) {
@@ -93,15 +160,21 @@ class CheckpointFile {
     std::memcpy(&footer_len, trailer.data(), 4);
     if (static_cast<int64_t>(footer_len) > size - 12) return Corrupt("has a truncated footer");
     SILT_ASSIGN_OR_RETURN(std::string footer, file_->ReadAt(size - 8 - footer_len, footer_len));
-    SILT_ASSIGN_OR_RETURN_CTX(metadata_, parquet::ParseFileMetaData(footer), "checkpoint ",
-                              path_);
+    SILT_ASSIGN_OR_RETURN_CTX(metadata_, parquet::ParseFileMetaData(footer), "checkpoint ", path_);
     if (metadata_.encrypted) return Corrupt("is encrypted");
     SILT_RETURN_NOT_OK(BuildTree());
-    std::string text;
+    if (add_layout_.direct && metadata_.num_rows > 0) {
+      adds_.reserve(static_cast<size_t>(metadata_.num_rows));
+    }
+    std::string text;  // JSON lines of the actions other than direct adds/removes
     for (size_t rg = 0; rg < metadata_.row_groups.size(); ++rg) {
       SILT_RETURN_NOT_OK(ReadRowGroup(static_cast<int>(rg), &text));
     }
-    return ParseCommit(text, path_);
+    leaves_.clear();
+    SILT_ASSIGN_OR_RETURN(CommitActions out, ParseCommit(text, path_));
+    if (add_layout_.direct) out.adds = std::move(adds_);
+    if (remove_layout_.direct) out.removes = std::move(removes_);
+    return out;
   }
 
  private:
@@ -123,7 +196,14 @@ class CheckpointFile {
     int column_index = 0;
     SILT_RETURN_NOT_OK(BuildChildren(0, schema[0].num_children.value_or(0), &next, &column_index));
     for (int child : std::vector<int>(nodes_[0].children)) {
-      if (IsActionColumn(nodes_[child].name)) Select(child, "");
+      if (!IsActionColumn(nodes_[child].name) || !Select(child, "")) continue;
+      if (nodes_[child].name == "add") {
+        add_index_ = child;
+        add_layout_ = LayoutOf(child);
+      } else if (nodes_[child].name == "remove") {
+        remove_index_ = child;
+        remove_layout_ = LayoutOf(child);
+      }
     }
     return Status::OK();
   }
@@ -149,13 +229,13 @@ class CheckpointFile {
         if (!element.type) return Corrupt("has a leaf without a type (", element.name, ")");
         node.column_index = (*column_index)++;
       }
-      bool map = element.converted_type == ConvertedType::kMap ||
-                 element.converted_type == ConvertedType::kMapKeyValue ||
-                 (element.logical_type && element.logical_type->kind ==
-                                              parquet::LogicalType::Kind::kMap);
-      bool list = element.converted_type == ConvertedType::kList ||
-                  (element.logical_type &&
-                   element.logical_type->kind == parquet::LogicalType::Kind::kList);
+      bool map =
+          element.converted_type == ConvertedType::kMap ||
+          element.converted_type == ConvertedType::kMapKeyValue ||
+          (element.logical_type && element.logical_type->kind == parquet::LogicalType::Kind::kMap);
+      bool list =
+          element.converted_type == ConvertedType::kList ||
+          (element.logical_type && element.logical_type->kind == parquet::LogicalType::Kind::kList);
       node.is_map = map && children == 1;
       node.is_list = list && children == 1;
       int index = static_cast<int>(nodes_.size());
@@ -167,19 +247,19 @@ class CheckpointFile {
   }
 
   // Marks `index` selected when every leaf below it can be decoded; returns
-  // whether it was. Unreadable or skipped struct fields are left out of the
-  // JSON (readers then see them as absent).
+  // whether it was. Unreadable or unused struct fields are left out (readers
+  // then see them as absent).
   bool Select(int index, std::string_view parent_name) {
     Node& node = nodes_[index];
-    if (IsSkippedField(parent_name, node.name)) return false;
+    if (!IsReadFileActionField(parent_name, node.name)) return false;
     if (node.is_leaf) {
       if (!IsReadablePhysicalType(*node.element->type)) return false;
       node.selected = true;
       node.peek_leaf = LeafSlot(index);
       return true;
     }
-    bool is_struct = !node.is_map && !node.is_list &&
-                     node.element->repetition_type != Repetition::kRepeated;
+    bool is_struct =
+        !node.is_map && !node.is_list && node.element->repetition_type != Repetition::kRepeated;
     bool any = false;
     bool all = true;
     std::string name = node.name;
@@ -215,9 +295,253 @@ class CheckpointFile {
     return static_cast<int>(leaf_nodes_.size()) - 1;
   }
 
+  // ---- direct assembly of add and remove rows ----
+
+  // A selected, non-repeated leaf of physical type `type` (INT32 counts as
+  // INT64): its slot in *slot.
+  bool LeafOf(int index, PhysicalType type, int* slot) const {
+    const Node& node = nodes_[index];
+    if (!node.is_leaf || !node.selected || node.element->repetition_type == Repetition::kRepeated) {
+      return false;
+    }
+    PhysicalType actual = *node.element->type;
+    if (actual == PhysicalType::kInt32) actual = PhysicalType::kInt64;
+    if (actual != type) return false;
+    *slot = node.peek_leaf;
+    return true;
+  }
+
+  bool StringMapOf(int index, StringMapLayout* out) const {
+    const Node& node = nodes_[index];
+    if (!node.is_map || node.children.size() != 1) return false;
+    const Node& entries = nodes_[node.children[0]];
+    if (entries.element->repetition_type != Repetition::kRepeated || entries.children.size() != 2) {
+      return false;
+    }
+    out->map = index;
+    out->entries = node.children[0];
+    return LeafOf(entries.children[0], PhysicalType::kByteArray, &out->key) &&
+           LeafOf(entries.children[1], PhysicalType::kByteArray, &out->value);
+  }
+
+  bool DeletionVectorOf(int index, FileActionLayout* out) const {
+    const Node& node = nodes_[index];
+    if (node.is_leaf || node.is_map || node.is_list ||
+        node.element->repetition_type == Repetition::kRepeated) {
+      return false;
+    }
+    out->dv = index;
+    for (int child : node.children) {
+      const Node& field = nodes_[child];
+      if (!field.selected) continue;
+      bool ok = false;
+      if (field.name == "storageType") {
+        ok = LeafOf(child, PhysicalType::kByteArray, &out->dv_storage_type);
+      } else if (field.name == "pathOrInlineDv") {
+        ok = LeafOf(child, PhysicalType::kByteArray, &out->dv_path);
+      } else if (field.name == "offset") {
+        ok = LeafOf(child, PhysicalType::kInt64, &out->dv_offset);
+      } else if (field.name == "sizeInBytes") {
+        ok = LeafOf(child, PhysicalType::kInt64, &out->dv_size);
+      } else if (field.name == "cardinality") {
+        ok = LeafOf(child, PhysicalType::kInt64, &out->dv_cardinality);
+      } else if (field.name == "maxRowIndex") {
+        ok = LeafOf(child, PhysicalType::kInt64, &out->dv_max_row_index);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  FileActionLayout LayoutOf(int index) const {
+    FileActionLayout layout;
+    const Node& action = nodes_[index];
+    if (action.is_leaf || action.is_map || action.is_list ||
+        action.element->repetition_type == Repetition::kRepeated) {
+      return layout;
+    }
+    for (int child : action.children) {
+      const Node& field = nodes_[child];
+      if (!field.selected) continue;
+      const std::string& name = field.name;
+      bool ok = false;
+      if (name == "path") {
+        ok = LeafOf(child, PhysicalType::kByteArray, &layout.path);
+      } else if (name == "stats") {
+        ok = LeafOf(child, PhysicalType::kByteArray, &layout.stats);
+      } else if (name == "size") {
+        ok = LeafOf(child, PhysicalType::kInt64, &layout.size);
+      } else if (name == "modificationTime") {
+        ok = LeafOf(child, PhysicalType::kInt64, &layout.modification_time);
+      } else if (name == "deletionTimestamp") {
+        ok = LeafOf(child, PhysicalType::kInt64, &layout.deletion_timestamp);
+      } else if (name == "dataChange") {
+        ok = LeafOf(child, PhysicalType::kBoolean, &layout.data_change);
+      } else if (name == "extendedFileMetadata") {
+        ok = LeafOf(child, PhysicalType::kBoolean, &layout.extended_file_metadata);
+      } else if (name == "partitionValues") {
+        ok = StringMapOf(child, &layout.partition_values);
+      } else if (name == "tags") {
+        ok = StringMapOf(child, &layout.tags);
+      } else if (name == "deletionVector") {
+        ok = DeletionVectorOf(child, &layout);
+      }
+      if (!ok) return FileActionLayout{};
+    }
+    layout.direct = true;
+    return layout;
+  }
+
+  template <typename... Args>
+  Status RowError(int rg, int64_t row, Args&&... args) const {
+    return Corrupt("row group ", rg, " row ", row, ": ", std::forward<Args>(args)...);
+  }
+
+  // Consumes one level entry of leaf `slot` (-1: a field the file does not
+  // have): the value, or nullopt when it is null at any level. The string
+  // stays valid until the leaf's next entry is read.
+  // A page that cannot be decoded sets error_ and reads as null.
+  std::optional<std::string_view> TakeString(int slot) {
+    if (slot < 0 || !HasEntry(slot)) return std::nullopt;
+    LeafData& leaf = leaves_[slot];
+    bool defined = leaf.def[leaf.pos] == leaf.max_def;
+    ++leaf.pos;
+    if (!defined) return std::nullopt;
+    std::string_view value;
+    Status st = ReadString(&leaf, &value);
+    if (!st.ok()) {
+      SetError(slot, st);
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  std::optional<int64_t> TakeInt(int slot) {
+    if (slot < 0 || !HasEntry(slot)) return std::nullopt;
+    LeafData& leaf = leaves_[slot];
+    bool defined = leaf.def[leaf.pos] == leaf.max_def;
+    ++leaf.pos;
+    if (!defined) return std::nullopt;
+    int64_t value = 0;
+    Status st = ReadInt(&leaf, &value);
+    if (!st.ok()) {
+      SetError(slot, st);
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // Calls fn(key, value) for each entry of the map at the cursor (none when
+  // it is null or empty); null keys read as "".
+  template <typename Fn>
+  void TakeStringMap(const StringMapLayout& layout, Fn&& fn) {
+    if (layout.map < 0) return;
+    const Node& map = nodes_[layout.map];
+    if (PeekDef(map.peek_leaf) < map.def_level) {
+      Skip(layout.map);
+      return;
+    }
+    const Node& entries = nodes_[layout.entries];
+    if (PeekDef(entries.peek_leaf) < entries.def_level) {
+      Skip(layout.entries);
+      return;
+    }
+    do {
+      std::string_view key = TakeString(layout.key).value_or(std::string_view());
+      fn(key, TakeString(layout.value));
+    } while (HasEntry(entries.peek_leaf) && PeekRep(entries.peek_leaf) == entries.rep_level);
+  }
+
+  // partitionValues: null and "" both read as a null value (as ParseAdd).
+  PartitionValues TakePartitionValues(const StringMapLayout& layout) {
+    PartitionValues out;
+    TakeStringMap(layout, [&](std::string_view key, std::optional<std::string_view> value) {
+      std::optional<std::string> parsed;
+      if (value && !value->empty()) parsed.emplace(*value);
+      out.emplace_back(std::string(key), std::move(parsed));
+    });
+    return out;
+  }
+
+  Result<std::optional<DeletionVectorDescriptor>> TakeDeletionVector(const FileActionLayout& layout,
+                                                                     std::string_view action,
+                                                                     int rg, int64_t row) {
+    if (layout.dv < 0) return std::optional<DeletionVectorDescriptor>();
+    const Node& node = nodes_[layout.dv];
+    if (PeekDef(node.peek_leaf) < node.def_level) {
+      Skip(layout.dv);
+      return std::optional<DeletionVectorDescriptor>();
+    }
+    DeletionVectorDescriptor dv;
+    std::optional<std::string_view> storage_type = TakeString(layout.dv_storage_type);
+    if (storage_type) dv.storage_type = *storage_type;
+    std::optional<std::string_view> path = TakeString(layout.dv_path);
+    if (path) dv.path_or_inline_dv = *path;
+    dv.offset = TakeInt(layout.dv_offset);
+    std::optional<int64_t> size = TakeInt(layout.dv_size);
+    std::optional<int64_t> cardinality = TakeInt(layout.dv_cardinality);
+    dv.max_row_index = TakeInt(layout.dv_max_row_index);
+    const char* missing = !storage_type  ? "storageType"
+                          : !path        ? "pathOrInlineDv"
+                          : !size        ? "sizeInBytes"
+                          : !cardinality ? "cardinality"
+                                         : nullptr;
+    if (missing != nullptr) {
+      SILT_RETURN_NOT_OK(error_);
+      return RowError(rg, row, action, ".deletionVector.", missing, " is missing or null");
+    }
+    dv.size_in_bytes = *size;
+    dv.cardinality = *cardinality;
+    return std::optional<DeletionVectorDescriptor>(std::move(dv));
+  }
+
+  // As ParseAdd (actions.cc) on the row's JSON.
+  Result<AddFile> TakeAdd(int rg, int64_t row) {
+    const FileActionLayout& layout = add_layout_;
+    AddFile add;
+    std::optional<std::string_view> path = TakeString(layout.path);
+    if (!path) {
+      SILT_RETURN_NOT_OK(error_);
+      return RowError(rg, row, "add.path is missing or null");
+    }
+    add.path = *path;
+    add.partition_values = TakePartitionValues(layout.partition_values);
+    add.size = TakeInt(layout.size).value_or(0);
+    add.modification_time = TakeInt(layout.modification_time).value_or(0);
+    add.data_change = TakeInt(layout.data_change).value_or(1) != 0;
+    if (std::optional<std::string_view> stats = TakeString(layout.stats)) add.stats.emplace(*stats);
+    TakeStringMap(layout.tags, [&](std::string_view key, std::optional<std::string_view> value) {
+      if (value) add.tags.emplace(std::string(key), std::string(*value));
+    });
+    SILT_ASSIGN_OR_RETURN(add.deletion_vector, TakeDeletionVector(layout, "add", rg, row));
+    return add;
+  }
+
+  // As ParseRemove (actions.cc) on the row's JSON.
+  Result<RemoveFile> TakeRemove(int rg, int64_t row) {
+    const FileActionLayout& layout = remove_layout_;
+    RemoveFile remove;
+    std::optional<std::string_view> path = TakeString(layout.path);
+    if (!path) {
+      SILT_RETURN_NOT_OK(error_);
+      return RowError(rg, row, "remove.path is missing or null");
+    }
+    remove.path = *path;
+    remove.deletion_timestamp = TakeInt(layout.deletion_timestamp);
+    remove.data_change = TakeInt(layout.data_change).value_or(1) != 0;
+    remove.extended_file_metadata = TakeInt(layout.extended_file_metadata).value_or(0) != 0;
+    remove.partition_values = TakePartitionValues(layout.partition_values);
+    remove.size = TakeInt(layout.size);
+    SILT_ASSIGN_OR_RETURN(remove.deletion_vector, TakeDeletionVector(layout, "remove", rg, row));
+    return remove;
+  }
+
+  // ---- rows ----
+
   Status ReadRowGroup(int rg, std::string* text) {
     const parquet::RowGroup& group = metadata_.row_groups[rg];
-    leaves_.assign(leaf_nodes_.size(), LeafData{});
+    leaves_.clear();
+    leaves_.resize(leaf_nodes_.size());
     for (size_t slot = 0; slot < leaf_nodes_.size(); ++slot) {
       const Node& node = nodes_[leaf_nodes_[slot]];
       if (node.column_index >= static_cast<int>(group.columns.size()) ||
@@ -228,21 +552,36 @@ class CheckpointFile {
       leaf.type = *node.element->type;
       leaf.max_def = node.def_level;
       leaf.max_rep = node.rep_level;
-      SILT_RETURN_NOT_OK_CTX(ReadChunk(*group.columns[node.column_index].meta_data, &leaf),
+      if (leaf.max_def > 255 || leaf.max_rep > 255) {
+        return Corrupt("row group ", rg, " column ", ColumnPath(node), " nests too deeply");
+      }
+      SILT_RETURN_NOT_OK_CTX(OpenChunk(*group.columns[node.column_index].meta_data, &leaf),
                              "Delta checkpoint ", path_, " row group ", rg, " column ",
                              ColumnPath(node));
     }
+    rg_ = rg;
     JsonWriter w;
     for (int64_t row_idx = 0; row_idx < group.num_rows; ++row_idx) {
       for (int child : nodes_[0].children) {
         const Node& node = nodes_[child];
         if (!node.selected) continue;
-        if (leaves_[node.peek_leaf].AtEnd()) {
+        if (!HasEntry(node.peek_leaf)) {
+          SILT_RETURN_NOT_OK(error_);
           return Corrupt("row group ", rg, " column ", ColumnPath(node), " ends before row ",
                          row_idx);
         }
-        if (leaves_[node.peek_leaf].PeekDef() < node.def_level) {
+        if (PeekDef(node.peek_leaf) < node.def_level) {
           Skip(child);
+          continue;
+        }
+        if (child == add_index_ && add_layout_.direct) {
+          SILT_ASSIGN_OR_RETURN(AddFile add, TakeAdd(rg, row_idx));
+          adds_.push_back(std::move(add));
+          continue;
+        }
+        if (child == remove_index_ && remove_layout_.direct) {
+          SILT_ASSIGN_OR_RETURN(RemoveFile remove, TakeRemove(rg, row_idx));
+          removes_.push_back(std::move(remove));
           continue;
         }
         w.Clear();
@@ -252,6 +591,14 @@ class CheckpointFile {
         w.EndObject();
         text->append(w.str());
         text->push_back('\n');
+      }
+      SILT_RETURN_NOT_OK(error_);
+    }
+    for (size_t slot = 0; slot < leaves_.size(); ++slot) {
+      const LeafData& leaf = leaves_[slot];
+      if (leaf.pos < leaf.def.size() || leaf.page_levels_left > 0 || leaf.values_left > 0) {
+        return Corrupt("row group ", rg, " column ", ColumnPath(nodes_[leaf_nodes_[slot]]),
+                       " holds more values than its ", group.num_rows, " rows");
       }
     }
     return Status::OK();
@@ -263,45 +610,97 @@ class CheckpointFile {
     return out;
   }
 
+  // True when leaf `slot` has a level entry at its cursor, decoding its next
+  // page when the current one is used up. A decoding error is kept in
+  // error_ (and reads as the end of the column).
+  bool HasEntry(int slot) {
+    LeafData& leaf = leaves_[slot];
+    while (leaf.pos >= leaf.def.size()) {
+      if (!error_.ok()) return false;
+      Status st;
+      if (leaf.page_levels_left > 0) {
+        st = NextLevels(&leaf);
+      } else if (leaf.values_left > 0) {
+        st = NextPage(&leaf);
+      } else {
+        return false;
+      }
+      if (!st.ok()) {
+        SetError(slot, st);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void SetError(int slot, const Status& st) {
+    if (!error_.ok()) return;
+    error_ = st.WithContextParts("Delta checkpoint ", path_, " row group ", rg_, " column ",
+                                 ColumnPath(nodes_[leaf_nodes_[slot]]));
+  }
+
+  int PeekDef(int slot) { return HasEntry(slot) ? leaves_[slot].def[leaves_[slot].pos] : 0; }
+  int PeekRep(int slot) {
+    if (leaves_[slot].max_rep == 0 || !HasEntry(slot)) return 0;
+    return leaves_[slot].rep[leaves_[slot].pos];
+  }
+
   // Consumes one level entry from every selected leaf under `index` (a
   // value that is null or empty at this node has exactly one entry per leaf).
   void Skip(int index) {
+    for (int slot : SelectedLeaves(index)) ConsumeLeaf(slot);
+  }
+
+  // The slots of the selected leaves under node `index` (cached: every row
+  // skips the action columns it does not hold).
+  const std::vector<int>& SelectedLeaves(int index) {
+    if (leaves_under_.empty()) leaves_under_.resize(nodes_.size());
+    std::vector<int>& out = leaves_under_[index];
+    if (out.empty()) CollectLeaves(index, &out);
+    return out;
+  }
+
+  void CollectLeaves(int index, std::vector<int>* out) const {
     const Node& node = nodes_[index];
     if (node.is_leaf) {
-      ConsumeLeaf(node.peek_leaf);
+      if (node.selected) out->push_back(node.peek_leaf);
       return;
     }
     for (int child : node.children) {
-      if (nodes_[child].selected) Skip(child);
+      if (nodes_[child].selected) CollectLeaves(child, out);
     }
   }
 
   void ConsumeLeaf(int slot) {
     LeafData& leaf = leaves_[slot];
-    if (leaf.AtEnd()) return;
-    if (leaf.def[leaf.pos] == leaf.max_def) ++leaf.value_pos;
-    ++leaf.pos;
+    if (leaf.pos < leaf.def.size() && leaf.def[leaf.pos] < leaf.max_def) {
+      ++leaf.pos;  // null: no value to step over
+      return;
+    }
+    if (leaf.type == PhysicalType::kByteArray) {
+      TakeString(slot);
+    } else {
+      TakeInt(slot);
+    }
   }
 
   void WriteLeafValue(int slot, JsonWriter* w) {
-    LeafData& leaf = leaves_[slot];
-    if (leaf.AtEnd() || leaf.def[leaf.pos] < leaf.max_def) {
-      w->Null();
-      if (!leaf.AtEnd()) ++leaf.pos;
+    if (leaves_[slot].type == PhysicalType::kByteArray) {
+      std::optional<std::string_view> value = TakeString(slot);
+      if (value) {
+        w->String(*value);
+      } else {
+        w->Null();
+      }
       return;
     }
-    int64_t v = leaf.value_pos++;
-    ++leaf.pos;
-    switch (leaf.type) {
-      case PhysicalType::kByteArray:
-        w->String(leaf.strings[v]);
-        break;
-      case PhysicalType::kBoolean:
-        w->Bool(leaf.ints[v] != 0);
-        break;
-      default:
-        w->Int(leaf.ints[v]);
-        break;
+    std::optional<int64_t> value = TakeInt(slot);
+    if (!value) {
+      w->Null();
+    } else if (leaves_[slot].type == PhysicalType::kBoolean) {
+      w->Bool(*value != 0);
+    } else {
+      w->Int(*value);
     }
   }
 
@@ -313,7 +712,7 @@ class CheckpointFile {
       WriteLeafValue(node.peek_leaf, w);
       return;
     }
-    if (leaves_[node.peek_leaf].PeekDef() < node.def_level) {
+    if (PeekDef(node.peek_leaf) < node.def_level) {
       w->Null();
       Skip(index);
       return;
@@ -340,13 +739,12 @@ class CheckpointFile {
     } else {
       w->BeginArray();
     }
-    if (leaves_[node.peek_leaf].PeekDef() < node.def_level) {
+    if (PeekDef(node.peek_leaf) < node.def_level) {
       Skip(index);  // empty
     } else {
       while (true) {
         EmitElement(index, as_map, w);
-        const LeafData& peek = leaves_[node.peek_leaf];
-        if (peek.AtEnd() || peek.PeekRep() != node.rep_level) break;
+        if (!HasEntry(node.peek_leaf) || PeekRep(node.peek_leaf) != node.rep_level) break;
       }
     }
     if (as_map) {
@@ -362,18 +760,17 @@ class CheckpointFile {
       // key_value { key, value }: the key is a required string.
       int key = node.children.size() >= 1 ? node.children[0] : -1;
       int value = node.children.size() >= 2 ? node.children[1] : -1;
-      LeafData* key_leaf = key >= 0 && nodes_[key].is_leaf ? &leaves_[nodes_[key].peek_leaf]
-                                                           : nullptr;
       std::string key_text;
-      if (key_leaf != nullptr && !key_leaf->AtEnd() &&
-          key_leaf->def[key_leaf->pos] == key_leaf->max_def) {
-        if (key_leaf->type == PhysicalType::kByteArray) {
-          key_text = key_leaf->strings[key_leaf->value_pos];
-        } else {
-          key_text = std::to_string(key_leaf->ints[key_leaf->value_pos]);
+      if (key >= 0 && nodes_[key].is_leaf) {
+        int slot = nodes_[key].peek_leaf;
+        if (leaves_[slot].type == PhysicalType::kByteArray) {
+          key_text = TakeString(slot).value_or(std::string_view());
+        } else if (std::optional<int64_t> v = TakeInt(slot)) {
+          key_text = std::to_string(*v);
         }
+      } else if (key >= 0) {
+        Skip(key);
       }
-      if (key >= 0) Skip(key);
       w->Key(key_text);
       if (value >= 0) {
         Emit(value, w);
@@ -400,184 +797,337 @@ class CheckpointFile {
 
   // ---- column chunk decoding ----
 
-  Status ReadChunk(const parquet::ColumnMetaData& meta, LeafData* leaf) {
+  // Checks the column chunk's extent; its pages are read and decoded as
+  // the rows reach them.
+  Status OpenChunk(const parquet::ColumnMetaData& meta, LeafData* leaf) {
     int64_t start = meta.data_page_offset;
     if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
         *meta.dictionary_page_offset < start) {
       start = *meta.dictionary_page_offset;
     }
-    if (start < 0 || meta.total_compressed_size < 0) {
+    if (start < 0 || meta.total_compressed_size < 0 || meta.num_values < 0 ||
+        start > file_size_ - meta.total_compressed_size) {
       return Status::Corruption("invalid column chunk offsets");
     }
-    SILT_ASSIGN_OR_RETURN(std::string chunk, file_->ReadAt(start, meta.total_compressed_size));
-    if (static_cast<int64_t>(chunk.size()) != meta.total_compressed_size) {
-      return Status::Corruption("column chunk is truncated");
+    SILT_ASSIGN_OR_RETURN(leaf->decompressor, parquet::Decompressor::Make(meta.codec));
+    leaf->next_page = start;
+    leaf->chunk_end = start + meta.total_compressed_size;
+    leaf->num_values = meta.num_values;
+    leaf->values_left = meta.num_values;
+    return Status::OK();
+  }
+
+  // Reads the next page of `leaf`'s chunk: its header, and its body into
+  // *body (a view of *buffer).
+  Status ReadPage(LeafData* leaf, parquet::PageHeader* header, std::string* buffer,
+                  std::string_view* body) {
+    int64_t left = leaf->chunk_end - leaf->next_page;
+    if (left <= 0) {
+      return Status::Corruption("column chunk holds ", leaf->num_values - leaf->values_left,
+                                " values, metadata says ", leaf->num_values);
     }
-    SILT_ASSIGN_OR_RETURN(auto decompressor, parquet::Decompressor::Make(meta.codec));
-    dict_strings_.clear();
-    dict_ints_.clear();
-    std::string_view rest = chunk;
-    int64_t values_read = 0;
-    while (values_read < meta.num_values && !rest.empty()) {
-      SILT_ASSIGN_OR_RETURN(auto parsed, parquet::ParsePageHeader(rest));
-      const parquet::PageHeader& header = parsed.header;
-      int64_t body_size = header.compressed_page_size;
-      if (body_size < 0 || parsed.header_size + body_size > static_cast<int64_t>(rest.size())) {
-        return Status::Corruption("page runs past the end of the column chunk");
+    // Page headers are small, but may carry min/max statistics: read a
+    // prefix that usually holds the header (and small pages whole), and
+    // more when it does not.
+    int64_t guess = std::min<int64_t>(left, 16 * 1024);
+    SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page, guess));
+    Result<parquet::ParsedPageHeader> parsed = parquet::ParsePageHeader(*buffer);
+    while (!parsed.ok() && guess < left) {
+      guess = std::min<int64_t>(left, guess * 8);
+      SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page, guess));
+      parsed = parquet::ParsePageHeader(*buffer);
+    }
+    SILT_RETURN_NOT_OK(parsed.status());
+    *header = parsed->header;
+    int64_t header_size = parsed->header_size;
+    int64_t body_size = header->compressed_page_size;
+    if (body_size < 0 || body_size > left - header_size) {
+      return Status::Corruption("page runs past the end of the column chunk");
+    }
+    if (header_size + body_size <= static_cast<int64_t>(buffer->size())) {
+      buffer->resize(static_cast<size_t>(header_size + body_size));
+      *body = std::string_view(*buffer).substr(static_cast<size_t>(header_size));
+    } else {
+      SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page + header_size, body_size));
+      if (static_cast<int64_t>(buffer->size()) != body_size) {
+        return Status::Corruption("column chunk is truncated");
       }
-      std::string_view body = rest.substr(parsed.header_size, body_size);
-      rest.remove_prefix(parsed.header_size + body_size);
+      *body = *buffer;
+    }
+    leaf->next_page += header_size + body_size;
+    return Status::OK();
+  }
+
+  // Decodes the next data page of `leaf` into its current page (reading a
+  // dictionary page on the way). REQUIRES: leaf->values_left > 0.
+  Status NextPage(LeafData* leaf) {
+    leaf->rep.clear();
+    leaf->def.clear();
+    leaf->pos = 0;
+    leaf->page_levels_left = 0;
+    while (true) {
+      parquet::PageHeader header;
+      std::string raw;
+      std::string_view body;
+      SILT_RETURN_NOT_OK(ReadPage(leaf, &header, &raw, &body));
+      int64_t body_size = static_cast<int64_t>(body.size());
+      int64_t num_values = 0;
       if (header.type == PageType::kDictionaryPage) {
         if (!header.dictionary_page_header) return Status::Corruption("dictionary page header");
-        std::string plain;
-        SILT_RETURN_NOT_OK(Uncompress(decompressor.get(), body, header.uncompressed_page_size,
-                                      &plain));
+        SILT_ASSIGN_OR_RETURN(std::string_view plain,
+                              Uncompress(leaf->decompressor.get(), body,
+                                         header.uncompressed_page_size, &leaf->dictionary_buffer));
+        if (plain.data() != leaf->dictionary_buffer.data()) {  // uncompressed: keep the bytes
+          leaf->dictionary_buffer.assign(plain);
+          plain = leaf->dictionary_buffer;
+        }
+        leaf->dictionary_strings.clear();
+        leaf->dictionary_ints.clear();
         SILT_RETURN_NOT_OK(DecodePlain(leaf->type, plain, header.dictionary_page_header->num_values,
-                                       &dict_strings_, &dict_ints_));
+                                       &leaf->dictionary_strings, &leaf->dictionary_ints));
+        continue;
       } else if (header.type == PageType::kDataPage) {
         if (!header.data_page_header) return Status::Corruption("data page header");
-        std::string page;
-        SILT_RETURN_NOT_OK(Uncompress(decompressor.get(), body, header.uncompressed_page_size,
-                                      &page));
+        SILT_ASSIGN_OR_RETURN(std::string_view data,
+                              Uncompress(leaf->decompressor.get(), body,
+                                         header.uncompressed_page_size, &leaf->page_buffer));
+        if (data.data() != leaf->page_buffer.data()) data = KeepPage(leaf, &raw, body);
         const auto& dp = *header.data_page_header;
-        std::string_view data = page;
-        SILT_RETURN_NOT_OK(DecodeLevelsV1(&data, dp.num_values, leaf->max_rep, &leaf->rep));
-        SILT_RETURN_NOT_OK(DecodeLevelsV1(&data, dp.num_values, leaf->max_def, &leaf->def));
-        SILT_RETURN_NOT_OK(DecodeValues(dp.encoding, data, dp.num_values, leaf));
-        values_read += dp.num_values;
+        num_values = dp.num_values;
+        if (leaf->max_rep > 0) {
+          SILT_RETURN_NOT_OK(StartLevelsV1(&data, leaf->max_rep, &leaf->rep_decoder));
+        }
+        if (leaf->max_def > 0) {
+          SILT_RETURN_NOT_OK(StartLevelsV1(&data, leaf->max_def, &leaf->def_decoder));
+        }
+        SILT_RETURN_NOT_OK(StartValues(dp.encoding, data, leaf));
       } else if (header.type == PageType::kDataPageV2) {
         if (!header.data_page_header_v2) return Status::Corruption("data page v2 header");
         const auto& dp = *header.data_page_header_v2;
-        int64_t levels = static_cast<int64_t>(dp.repetition_levels_byte_length) +
-                         dp.definition_levels_byte_length;
-        if (dp.repetition_levels_byte_length < 0 || dp.definition_levels_byte_length < 0 ||
-            levels > body_size) {
+        int64_t rep_size = dp.repetition_levels_byte_length;
+        int64_t def_size = dp.definition_levels_byte_length;
+        if (rep_size < 0 || def_size < 0 || rep_size + def_size > body_size) {
           return Status::Corruption("data page v2 level lengths exceed the page");
         }
-        SILT_RETURN_NOT_OK(DecodeLevels(body.substr(0, dp.repetition_levels_byte_length),
-                                        dp.num_values, leaf->max_rep, &leaf->rep));
-        SILT_RETURN_NOT_OK(DecodeLevels(
-            body.substr(dp.repetition_levels_byte_length, dp.definition_levels_byte_length),
-            dp.num_values, leaf->max_def, &leaf->def));
-        std::string_view values = body.substr(levels);
-        std::string buffer;
-        if (dp.is_compressed) {
-          SILT_RETURN_NOT_OK(Uncompress(decompressor.get(), values,
-                                        header.uncompressed_page_size - levels, &buffer));
-          values = buffer;
+        // The decoders read the levels where they are stored.
+        size_t body_offset = static_cast<size_t>(body.data() - raw.data());
+        leaf->level_buffer.swap(raw);
+        body = std::string_view(leaf->level_buffer).substr(body_offset, body.size());
+        auto bytes = reinterpret_cast<const uint8_t*>(body.data());
+        if (leaf->max_rep > 0) {
+          leaf->rep_decoder.Reset(bytes, rep_size, BitWidth(leaf->max_rep));
         }
-        SILT_RETURN_NOT_OK(DecodeValues(dp.encoding, values, dp.num_values, leaf));
-        values_read += dp.num_values;
+        if (leaf->max_def > 0) {
+          leaf->def_decoder.Reset(bytes + rep_size, def_size, BitWidth(leaf->max_def));
+        }
+        num_values = dp.num_values;
+        std::string_view values = body.substr(static_cast<size_t>(rep_size + def_size));
+        if (dp.is_compressed) {
+          SILT_ASSIGN_OR_RETURN(
+              values,
+              Uncompress(leaf->decompressor.get(), values,
+                         header.uncompressed_page_size - rep_size - def_size, &leaf->page_buffer));
+        }
+        SILT_RETURN_NOT_OK(StartValues(dp.encoding, values, leaf));
+      } else {
+        continue;  // index pages carry nothing a reader needs
       }
-      // Index pages carry nothing a reader needs.
+      if (num_values < 0 || num_values > leaf->values_left) {
+        return Status::Corruption("column chunk holds more values than its metadata's ",
+                                  leaf->num_values);
+      }
+      leaf->values_left -= num_values;
+      leaf->page_levels_left = num_values;
+      return Status::OK();
     }
-    if (values_read != meta.num_values) {
-      return Status::Corruption("column chunk holds ", values_read, " values, metadata says ",
-                                meta.num_values);
+  }
+
+  static constexpr int64_t kLevelBatch = 4096;
+
+  // Decodes the next batch of the current page's levels.
+  static Status NextLevels(LeafData* leaf) {
+    int64_t n = std::min(leaf->page_levels_left, kLevelBatch);
+    leaf->pos = 0;
+    SILT_RETURN_NOT_OK(DecodeLevels(&leaf->def_decoder, n, leaf->max_def, &leaf->def));
+    if (leaf->max_rep > 0) {
+      SILT_RETURN_NOT_OK(DecodeLevels(&leaf->rep_decoder, n, leaf->max_rep, &leaf->rep));
+    }
+    leaf->page_levels_left -= n;
+    return Status::OK();
+  }
+
+  static Status DecodeLevels(parquet::RleDecoder* decoder, int64_t n, int max_level,
+                             std::vector<uint8_t>* out) {
+    out->resize(static_cast<size_t>(n));
+    if (max_level == 0) {
+      std::fill(out->begin(), out->end(), 0);
+      return Status::OK();
+    }
+    if (decoder->GetBatch(out->data(), n) != n) return Status::Corruption("levels end early");
+    for (uint8_t level : *out) {
+      if (level > max_level) return Status::Corruption("level above its maximum");
     }
     return Status::OK();
   }
 
-  static Status Uncompress(parquet::Decompressor* decompressor, std::string_view input,
-                           int64_t size, std::string* out) {
-    if (size < 0) return Status::Corruption("negative uncompressed page size");
-    if (decompressor->codec() == parquet::CompressionCodec::kUncompressed) {
-      out->assign(input);
-      return Status::OK();
-    }
-    SILT_RETURN_NOT_OK(decompressor->CheckUncompressedSize(input, size));
-    out->resize(size);
-    return decompressor->Decompress(input, reinterpret_cast<uint8_t*>(out->data()), size);
-  }
-
   // Data page v1 levels: a 4-byte length, then the RLE hybrid runs.
-  static Status DecodeLevelsV1(std::string_view* data, int64_t n, int max_level,
-                               std::vector<int16_t>* out) {
-    if (max_level == 0) {
-      out->insert(out->end(), n, 0);
-      return Status::OK();
-    }
+  static Status StartLevelsV1(std::string_view* data, int max_level, parquet::RleDecoder* decoder) {
     if (data->size() < 4) return Status::Corruption("truncated levels");
     uint32_t len = 0;
     std::memcpy(&len, data->data(), 4);
     if (len > data->size() - 4) return Status::Corruption("levels run past the page");
-    SILT_RETURN_NOT_OK(DecodeLevels(data->substr(4, len), n, max_level, out));
+    decoder->Reset(reinterpret_cast<const uint8_t*>(data->data()) + 4, len, BitWidth(max_level));
     data->remove_prefix(4 + len);
     return Status::OK();
   }
 
-  static Status DecodeLevels(std::string_view data, int64_t n, int max_level,
-                             std::vector<int16_t>* out) {
-    size_t base = out->size();
-    out->resize(base + n, 0);
-    if (max_level == 0) return Status::OK();
-    parquet::RleDecoder decoder(reinterpret_cast<const uint8_t*>(data.data()),
-                                static_cast<int64_t>(data.size()), BitWidth(max_level));
-    if (decoder.GetBatch(out->data() + base, n) != n) {
-      return Status::Corruption("levels end early");
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      if ((*out)[base + i] > max_level) return Status::Corruption("level above its maximum");
+  static bool IsDictionaryEncoding(Encoding encoding) {
+    return encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary;
+  }
+
+  // Prepares reading the values of a data page (`data`, kept alive by the
+  // leaf's buffers).
+  static Status StartValues(Encoding encoding, std::string_view data, LeafData* leaf) {
+    leaf->encoding = encoding;
+    leaf->values = {};
+    leaf->bit_pos = 0;
+    leaf->value_batch.clear();
+    leaf->value_batch_pos = 0;
+    auto bytes = reinterpret_cast<const uint8_t*>(data.data());
+    if (encoding == Encoding::kPlain) {
+      leaf->values = data;
+    } else if (IsDictionaryEncoding(encoding)) {
+      // An empty page has no defined values (reading one is an error).
+      int bit_width = data.empty() ? 1 : static_cast<uint8_t>(data[0]);
+      if (bit_width > 32) return Status::Corruption("dictionary index bit width ", bit_width);
+      if (data.empty()) {
+        leaf->value_decoder.Reset(bytes, 0, bit_width);
+      } else {
+        leaf->value_decoder.Reset(bytes + 1, static_cast<int64_t>(data.size()) - 1, bit_width);
+      }
+    } else if (encoding == Encoding::kRle && leaf->type == PhysicalType::kBoolean) {
+      if (data.size() < 4) return Status::Corruption("truncated RLE booleans");
+      leaf->value_decoder.Reset(bytes + 4, static_cast<int64_t>(data.size()) - 4, 1);
+    } else {
+      return Status::NotSupported("Parquet encoding ", parquet::EncodingName(encoding),
+                                  " in a Delta checkpoint");
     }
     return Status::OK();
   }
 
-  Status DecodeValues(Encoding encoding, std::string_view data, int64_t num_values,
-                      LeafData* leaf) {
-    int64_t defined = 0;
-    for (int64_t i = static_cast<int64_t>(leaf->def.size()) - num_values;
-         i < static_cast<int64_t>(leaf->def.size()); ++i) {
-      if (leaf->def[i] == leaf->max_def) ++defined;
-    }
-    if (encoding == Encoding::kPlain) {
-      return DecodePlain(leaf->type, data, defined, &leaf->strings, &leaf->ints);
-    }
-    if (encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary) {
-      if (data.empty()) {
-        if (defined == 0) return Status::OK();
-        return Status::Corruption("empty dictionary-encoded page");
+  // The next value decoded by value_decoder.
+  static Status NextDecoded(LeafData* leaf, uint32_t* out) {
+    if (leaf->value_batch_pos >= leaf->value_batch.size()) {
+      leaf->value_batch.resize(1024);
+      int64_t got = leaf->value_decoder.GetBatch(leaf->value_batch.data(), 1024);
+      leaf->value_batch.resize(static_cast<size_t>(got));
+      leaf->value_batch_pos = 0;
+      if (got == 0) {
+        return Status::Corruption(IsDictionaryEncoding(leaf->encoding)
+                                      ? "dictionary indices end early"
+                                      : "RLE booleans end early");
       }
-      int bit_width = static_cast<uint8_t>(data[0]);
-      if (bit_width > 32) return Status::Corruption("dictionary index bit width ", bit_width);
-      parquet::RleDecoder decoder(reinterpret_cast<const uint8_t*>(data.data()) + 1,
-                                  static_cast<int64_t>(data.size()) - 1, bit_width);
-      std::vector<uint32_t> indices(defined);
-      if (decoder.GetBatch(indices.data(), defined) != defined) {
-        return Status::Corruption("dictionary indices end early");
-      }
-      bool strings = leaf->type == PhysicalType::kByteArray;
-      size_t dict_size = strings ? dict_strings_.size() : dict_ints_.size();
-      for (uint32_t index : indices) {
-        if (index >= dict_size) return Status::Corruption("dictionary index out of range");
-        if (strings) {
-          leaf->strings.push_back(dict_strings_[index]);
-        } else {
-          leaf->ints.push_back(dict_ints_[index]);
-        }
-      }
-      return Status::OK();
     }
-    if (encoding == Encoding::kRle && leaf->type == PhysicalType::kBoolean) {
-      if (data.size() < 4) return Status::Corruption("truncated RLE booleans");
-      parquet::RleDecoder decoder(reinterpret_cast<const uint8_t*>(data.data()) + 4,
-                                  static_cast<int64_t>(data.size()) - 4, 1);
-      size_t base = leaf->ints.size();
-      leaf->ints.resize(base + defined);
-      if (decoder.GetBatch(leaf->ints.data() + base, defined) != defined) {
-        return Status::Corruption("RLE booleans end early");
-      }
-      return Status::OK();
-    }
-    return Status::NotSupported("Parquet encoding ", parquet::EncodingName(encoding),
-                                " in a Delta checkpoint");
+    *out = leaf->value_batch[leaf->value_batch_pos++];
+    return Status::OK();
   }
 
+  // The value of the next defined entry of a BYTE_ARRAY leaf; it points
+  // into the page or dictionary buffer.
+  static Status ReadString(LeafData* leaf, std::string_view* out) {
+    if (IsDictionaryEncoding(leaf->encoding)) {
+      uint32_t index = 0;
+      SILT_RETURN_NOT_OK(NextDecoded(leaf, &index));
+      if (index >= leaf->dictionary_strings.size()) {
+        return Status::Corruption("dictionary index out of range");
+      }
+      *out = leaf->dictionary_strings[index];
+      return Status::OK();
+    }
+    std::string_view& values = leaf->values;
+    if (values.size() < 4) return Status::Corruption("truncated PLAIN byte array");
+    uint32_t len = 0;
+    std::memcpy(&len, values.data(), 4);
+    if (values.size() - 4 < len) return Status::Corruption("PLAIN byte array runs past the page");
+    *out = values.substr(4, len);
+    values.remove_prefix(4 + static_cast<size_t>(len));
+    return Status::OK();
+  }
+
+  // The value of the next defined entry of an INT32, INT64 or BOOLEAN leaf.
+  static Status ReadInt(LeafData* leaf, int64_t* out) {
+    if (IsDictionaryEncoding(leaf->encoding)) {
+      uint32_t index = 0;
+      SILT_RETURN_NOT_OK(NextDecoded(leaf, &index));
+      if (index >= leaf->dictionary_ints.size()) {
+        return Status::Corruption("dictionary index out of range");
+      }
+      *out = leaf->dictionary_ints[index];
+      return Status::OK();
+    }
+    std::string_view& values = leaf->values;
+    switch (leaf->type) {
+      case PhysicalType::kBoolean: {
+        if (leaf->encoding == Encoding::kRle) {
+          uint32_t bit = 0;
+          SILT_RETURN_NOT_OK(NextDecoded(leaf, &bit));
+          *out = bit;
+          return Status::OK();
+        }
+        if (static_cast<uint64_t>(leaf->bit_pos / 8) >= values.size()) {
+          return Status::Corruption("truncated PLAIN booleans");
+        }
+        *out = (static_cast<uint8_t>(values[leaf->bit_pos / 8]) >> (leaf->bit_pos % 8)) & 1;
+        ++leaf->bit_pos;
+        return Status::OK();
+      }
+      case PhysicalType::kInt32: {
+        if (values.size() < 4) return Status::Corruption("truncated PLAIN int32 values");
+        int32_t v = 0;
+        std::memcpy(&v, values.data(), 4);
+        values.remove_prefix(4);
+        *out = v;
+        return Status::OK();
+      }
+      default: {
+        if (values.size() < 8) return Status::Corruption("truncated PLAIN int64 values");
+        std::memcpy(out, values.data(), 8);
+        values.remove_prefix(8);
+        return Status::OK();
+      }
+    }
+  }
+
+  // Makes `raw` (holding `part`) the current page buffer; returns `part`
+  // in it.
+  static std::string_view KeepPage(LeafData* leaf, std::string* raw, std::string_view part) {
+    size_t offset = static_cast<size_t>(part.data() - raw->data());
+    leaf->page_buffer.swap(*raw);
+    return std::string_view(leaf->page_buffer).substr(offset, part.size());
+  }
+
+  // The page body uncompressed: `input` itself for uncompressed chunks,
+  // else decompressed into *buffer.
+  static Result<std::string_view> Uncompress(parquet::Decompressor* decompressor,
+                                             std::string_view input, int64_t size,
+                                             std::string* buffer) {
+    if (size < 0) return Status::Corruption("negative uncompressed page size");
+    if (decompressor->codec() == parquet::CompressionCodec::kUncompressed) return input;
+    SILT_RETURN_NOT_OK(decompressor->CheckUncompressedSize(input, size));
+    buffer->resize(static_cast<size_t>(size));
+    SILT_RETURN_NOT_OK(
+        decompressor->Decompress(input, reinterpret_cast<uint8_t*>(buffer->data()), size));
+    return std::string_view(*buffer);
+  }
+
+  // PLAIN dictionary values; strings point into `data`.
   static Status DecodePlain(PhysicalType type, std::string_view data, int64_t n,
-                            std::vector<std::string>* strings, std::vector<int64_t>* ints) {
+                            std::vector<std::string_view>* strings, std::vector<int64_t>* ints) {
     const char* p = data.data();
     const char* end = data.data() + data.size();
     switch (type) {
       case PhysicalType::kByteArray:
+        strings->reserve(strings->size() + static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) {
           if (end - p < 4) return Status::Corruption("truncated PLAIN byte array");
           uint32_t len = 0;
@@ -621,12 +1171,20 @@ class CheckpointFile {
   fs::FileSystem* fs_;
   std::string path_;
   std::unique_ptr<fs::RandomAccessFile> file_;
+  int64_t file_size_ = 0;
   parquet::FileMetaData metadata_;
   std::vector<Node> nodes_;
   std::vector<int> leaf_nodes_;  // leaf slot -> node index
   std::vector<LeafData> leaves_;
-  std::vector<std::string> dict_strings_;
-  std::vector<int64_t> dict_ints_;
+  std::vector<std::vector<int>> leaves_under_;  // by node index, see SelectedLeaves
+  int rg_ = 0;                                  // the row group being read
+  Status error_;                                // the first page decoding error of the row group
+  int add_index_ = -1;                          // node indices of the add and remove columns
+  int remove_index_ = -1;
+  FileActionLayout add_layout_;
+  FileActionLayout remove_layout_;
+  std::vector<AddFile> adds_;  // directly assembled rows
+  std::vector<RemoveFile> removes_;
 };
 
 }  // namespace

@@ -9,11 +9,13 @@
 // tags) and lists (partitionColumns, readerFeatures). The flat Parquet
 // reader cannot read those, so this module decodes the leaf column chunks it
 // needs itself (repetition and definition levels, PLAIN and dictionary
-// pages) on top of silt::parquet's page, metadata and codec internals, and
-// assembles each row back into the action's JSON line; the JSON lines then
-// go through ParseCommit, so commits and checkpoints share one action parser.
-// Columns checkpoints carry only as a cache (add.stats_parsed,
-// add.partitionValues_parsed) are not read.
+// pages) on top of silt::parquet's page, metadata and codec internals, one
+// page per column at a time. Rows of the add and remove columns (nearly all
+// rows) are assembled straight into AddFile / RemoveFile, with the same
+// rules as ParseCommit; the few other rows are assembled back into their
+// JSON lines and go through ParseCommit. Fields snapshot reconstruction
+// does not use (add.stats_parsed, add.partitionValues_parsed, baseRowId,
+// ...) are not read. Memory: the actions plus about one page per column.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -29,6 +31,7 @@ namespace silt::delta {
 
 // Reads the actions of one Parquet checkpoint file (a classic checkpoint, one
 // part of a multi-part checkpoint, a V2 top-level file or a sidecar).
+// raw_lines holds the JSON lines of the actions other than add and remove.
 // Errors: Corruption naming the file, row group and column for malformed
 // Parquet or rows; NotSupported naming the column for Parquet encodings silt
 // does not decode; NotFound / IOError from the file system.

@@ -15,6 +15,19 @@ namespace silt::delta {
 
 namespace {
 
+// Appends `from` to `into`, moving the elements (the whole vector when
+// `into` is empty).
+template <typename T>
+void AppendAll(std::vector<T>* from, std::vector<T>* into) {
+  if (into->empty()) {
+    std::swap(*from, *into);
+    return;
+  }
+  into->reserve(into->size() + from->size());
+  for (T& item : *from) into->push_back(std::move(item));
+  from->clear();
+}
+
 // Adds the actions of one checkpoint part or sidecar to `into`.
 Status MergeCheckpointActions(CommitActions part, std::string_view source, CommitActions* into) {
   if (part.protocol) {
@@ -29,48 +42,65 @@ Status MergeCheckpointActions(CommitActions part, std::string_view source, Commi
     }
     into->metadata = std::move(part.metadata);
   }
-  for (auto& add : part.adds) into->adds.push_back(std::move(add));
-  for (auto& remove : part.removes) into->removes.push_back(std::move(remove));
-  for (auto& txn : part.txns) into->txns.push_back(std::move(txn));
-  for (auto& key : part.other_action_keys) into->other_action_keys.push_back(std::move(key));
+  AppendAll(&part.adds, &into->adds);
+  AppendAll(&part.removes, &into->removes);
+  AppendAll(&part.txns, &into->txns);
+  AppendAll(&part.other_action_keys, &into->other_action_keys);
   return Status::OK();
+}
+
+// A relative log path without %-escapes or a scheme: it resolves to the
+// table path joined with itself.
+bool IsPlainRelativePath(std::string_view path) {
+  if (path.empty() || path.front() == '/') return false;
+  for (char c : path) {
+    if (c == '%' || c == ':') return false;
+  }
+  return true;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// Reconciles file actions by logical file: (canonical path, deletion vector
+// id). The state at a checkpoint is kept as the checkpoint's own vectors
+// (a checkpoint holds each logical file at most once), the commits after
+// it go into maps keyed by logical file, and a checkpoint entry survives
+// when no later commit added or removed the same logical file. A snapshot
+// of 100,000 files thus costs one AddFile each and no per-file key unless
+// later commits touch files.
 class LogReplay {
  public:
-  explicit LogReplay(std::string table_path) : table_path_(std::move(table_path)) {}
+  explicit LogReplay(std::string table_path) : table_path_(std::move(table_path)) {
+    // A relative log path `p` without escapes resolves to this prefix + p
+    // (fs::JoinPath; ResolveDataFilePath).
+    relative_prefix_ = fs::JoinPath(table_path_, "x");
+    relative_prefix_.pop_back();
+  }
+
+  // The actions of the checkpoint the replay starts from.
+  void ApplyCheckpoint(CommitActions actions) {
+    ApplyNonFileActions(&actions);
+    base_files_ = std::move(actions.adds);
+    base_tombstones_ = std::move(actions.removes);
+  }
 
   Status Apply(CommitActions actions) {
-    if (actions.protocol) protocol_ = std::move(actions.protocol);
-    if (actions.metadata) metadata_ = std::move(actions.metadata);
-    for (Txn& txn : actions.txns) {
-      std::string app_id = txn.app_id;
-      txns_[app_id] = std::move(txn);
-    }
+    ApplyNonFileActions(&actions);
     // Within one commit an add and a remove of the same path are only legal
     // with different deletion vectors, where the add is the newer state;
     // applying removes first gives exactly that.
-    // A logical file is (path, deletion vector id).
     for (RemoveFile& remove : actions.removes) {
-      SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, remove.path));
-      if (remove.deletion_vector) key += "\n" + remove.deletion_vector->UniqueId();
+      SILT_ASSIGN_OR_RETURN(std::string key, Key(remove.path, remove.deletion_vector));
       files_.erase(key);
       tombstones_[std::move(key)] = std::move(remove);
     }
     for (AddFile& add : actions.adds) {
-      SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, add.path));
-      if (add.deletion_vector) key += "\n" + add.deletion_vector->UniqueId();
+      SILT_ASSIGN_OR_RETURN(std::string key, Key(add.path, add.deletion_vector));
       tombstones_.erase(key);
       files_[std::move(key)] = std::move(add);
     }
-    for (const std::string& key : actions.other_action_keys) {
-      if (key == "domainMetadata") has_unmodelled_actions_ = true;
-    }
-    commit_timestamp_ms_ = actions.commit_timestamp_ms;
     return Status::OK();
   }
 
@@ -81,29 +111,155 @@ class LogReplay {
 
   bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
 
-  std::vector<RemoveFile> TakeTombstones() {
-    std::vector<RemoveFile> removes;
-    removes.reserve(tombstones_.size());
-    for (auto& [key, remove] : tombstones_) removes.push_back(std::move(remove));
-    std::sort(removes.begin(), removes.end(),
-              [](const RemoveFile& a, const RemoveFile& b) { return a.path < b.path; });
-    return removes;
-  }
-
-  std::vector<AddFile> TakeFiles() {
-    std::vector<AddFile> files;
-    files.reserve(files_.size());
-    for (auto& [key, add] : files_) files.push_back(std::move(add));
-    std::sort(files.begin(), files.end(),
-              [](const AddFile& a, const AddFile& b) { return a.path < b.path; });
-    return files;
+  // The live files and the tombstones, each sorted by path.
+  Status Finish(std::vector<AddFile>* files, std::vector<RemoveFile>* tombstones) {
+    SILT_RETURN_NOT_OK(DropSuperseded(&base_files_));
+    SILT_RETURN_NOT_OK(DropSuperseded(&base_tombstones_));
+    SortUnique(&base_files_);
+    SortUnique(&base_tombstones_);
+    DropLiveTombstones();
+    *files = MergeSorted(std::move(base_files_), &files_);
+    *tombstones = MergeSorted(std::move(base_tombstones_), &tombstones_);
+    return Status::OK();
   }
 
  private:
+  void ApplyNonFileActions(CommitActions* actions) {
+    if (actions->protocol) protocol_ = std::move(actions->protocol);
+    if (actions->metadata) metadata_ = std::move(actions->metadata);
+    for (Txn& txn : actions->txns) {
+      std::string app_id = txn.app_id;
+      txns_[app_id] = std::move(txn);
+    }
+    for (const std::string& key : actions->other_action_keys) {
+      if (key == "domainMetadata") has_unmodelled_actions_ = true;
+    }
+    commit_timestamp_ms_ = actions->commit_timestamp_ms;
+  }
+
+  // The logical file a log path (+ deletion vector) names.
+  Result<std::string> Key(std::string_view path,
+                          const std::optional<DeletionVectorDescriptor>& dv) const {
+    SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path_, path));
+    if (dv) key += "\n" + dv->UniqueId();
+    return key;
+  }
+
+  // Drops the checkpoint entries whose logical file a later commit added or
+  // removed. Most log paths are relative without escapes: their key is
+  // looked up without allocating.
+  template <typename Action>
+  Status DropSuperseded(std::vector<Action>* base) {
+    if (files_.empty() && tombstones_.empty()) return Status::OK();
+    size_t kept = 0;
+    for (size_t i = 0; i < base->size(); ++i) {
+      const Action& action = (*base)[i];
+      std::string_view path = action.path;
+      if (!action.deletion_vector && IsPlainRelativePath(path)) {
+        scratch_.assign(relative_prefix_);
+        scratch_.append(path);
+      } else {
+        SILT_ASSIGN_OR_RETURN(scratch_, Key(path, action.deletion_vector));
+      }
+      if (files_.count(scratch_) > 0 || tombstones_.count(scratch_) > 0) continue;
+      if (kept != i) (*base)[kept] = std::move((*base)[i]);
+      ++kept;
+    }
+    base->erase(base->begin() + static_cast<std::ptrdiff_t>(kept), base->end());
+    return Status::OK();
+  }
+
+  static std::string DvId(const std::optional<DeletionVectorDescriptor>& dv) {
+    return dv ? dv->UniqueId() : std::string();
+  }
+
+  // Orders by path, then by deletion vector (a logical file).
+  template <typename Action>
+  static bool Before(const Action& a, const Action& b) {
+    int c = a.path.compare(b.path);
+    if (c != 0) return c < 0;
+    if (!a.deletion_vector && !b.deletion_vector) return false;
+    return DvId(a.deletion_vector) < DvId(b.deletion_vector);
+  }
+
+  template <typename A, typename B>
+  static bool SameLogicalFile(const A& a, const B& b) {
+    return a.path == b.path && a.deletion_vector.has_value() == b.deletion_vector.has_value() &&
+           (!a.deletion_vector || DvId(a.deletion_vector) == DvId(b.deletion_vector));
+  }
+
+  // Sorts checkpoint entries and keeps one per logical file (a checkpoint
+  // holds each at most once).
+  template <typename Action>
+  static void SortUnique(std::vector<Action>* base) {
+    auto before = [](const Action& a, const Action& b) { return Before(a, b); };
+    if (!std::is_sorted(base->begin(), base->end(), before)) {
+      std::sort(base->begin(), base->end(), before);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < base->size(); ++i) {
+      if (kept > 0 && SameLogicalFile((*base)[kept - 1], (*base)[i])) continue;
+      if (kept != i) (*base)[kept] = std::move((*base)[i]);
+      ++kept;
+    }
+    base->erase(base->begin() + static_cast<std::ptrdiff_t>(kept), base->end());
+  }
+
+  // A checkpoint tombstone of a file the checkpoint also adds is dropped
+  // (replay applies removes before adds). Both are sorted by path.
+  void DropLiveTombstones() {
+    size_t file = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < base_tombstones_.size(); ++i) {
+      RemoveFile& remove = base_tombstones_[i];
+      while (file < base_files_.size() && base_files_[file].path < remove.path) ++file;
+      bool live = false;
+      for (size_t f = file; f < base_files_.size() && base_files_[f].path == remove.path; ++f) {
+        live = live || SameLogicalFile(base_files_[f], remove);
+      }
+      if (live) continue;
+      if (kept != i) base_tombstones_[kept] = std::move(remove);
+      ++kept;
+    }
+    base_tombstones_.erase(base_tombstones_.begin() + static_cast<std::ptrdiff_t>(kept),
+                           base_tombstones_.end());
+  }
+
+  // `base` (sorted) with the commits' entries merged in, sorted; each entry
+  // is moved once.
+  template <typename Action>
+  static std::vector<Action> MergeSorted(std::vector<Action> base,
+                                         std::unordered_map<std::string, Action>* later) {
+    std::vector<Action> added;
+    added.reserve(later->size());
+    for (auto& [key, action] : *later) added.push_back(std::move(action));
+    later->clear();
+    auto before = [](const Action& a, const Action& b) { return Before(a, b); };
+    std::sort(added.begin(), added.end(), before);
+    size_t b = base.size();
+    base.resize(b + added.size());
+    // Merge from the back into the new tail.
+    size_t out = base.size();
+    size_t a = added.size();
+    while (a > 0) {
+      if (b > 0 && before(added[a - 1], base[b - 1])) {
+        base[--out] = std::move(base[--b]);
+      } else {
+        base[--out] = std::move(added[--a]);
+      }
+    }
+    return base;
+  }
+
   std::string table_path_;
+  std::string relative_prefix_;
+  std::string scratch_;
   std::optional<Protocol> protocol_;
   std::optional<Metadata> metadata_;
   std::map<std::string, Txn> txns_;
+  // The checkpoint's entries, and the commits' after it by logical file.
+  std::vector<AddFile> base_files_;
+  std::vector<RemoveFile> base_tombstones_;
   std::unordered_map<std::string, AddFile> files_;
   std::unordered_map<std::string, RemoveFile> tombstones_;
   bool has_unmodelled_actions_ = false;
@@ -182,7 +338,7 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
   LogReplay replay(path_);
   int64_t timestamp_ms = 0;
   if (checkpoint_actions) {
-    SILT_RETURN_NOT_OK(replay.Apply(std::move(*checkpoint_actions)));
+    replay.ApplyCheckpoint(std::move(*checkpoint_actions));
     timestamp_ms = checkpoint->modification_time_ms;
     if (version == start) {
       auto it = std::lower_bound(listing.versions.begin(), listing.versions.end(), start);
@@ -243,8 +399,7 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
   snapshot->timestamp_ms_ = timestamp_ms;
   snapshot->protocol_ = *replay.protocol();
   snapshot->metadata_ = std::move(*replay.metadata());
-  snapshot->files_ = replay.TakeFiles();
-  snapshot->tombstones_ = replay.TakeTombstones();
+  SILT_RETURN_NOT_OK(replay.Finish(&snapshot->files_, &snapshot->tombstones_));
   snapshot->has_unmodelled_actions_ = replay.has_unmodelled_actions();
   snapshot->txns_ = std::move(replay.txns());
   return SnapshotPtr(std::move(snapshot));
