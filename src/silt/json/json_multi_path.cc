@@ -161,7 +161,7 @@ Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path) {
 }
 
 Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
-    const columnar::Column& json_strings) {
+    const columnar::Column& json_strings, const uint8_t* rows) {
   if (json_strings.type == nullptr ||
       (json_strings.type->id() != TypeId::kString && json_strings.type->id() != TypeId::kBinary)) {
     return Status::InvalidArgument(
@@ -174,7 +174,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   }
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     dom::element root;
-    if (json_strings.IsNull(row_idx) ||
+    if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
         !impl.reader.Parse(json_strings.StringValue(row_idx), &root)) {
       for (const std::unique_ptr<PathProgram>& program : impl.paths) program->builder->AppendNull();
       continue;

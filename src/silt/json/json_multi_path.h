@@ -35,9 +35,12 @@ class JsonMultiPathEvaluator {
   int num_paths() const;
 
   // `json_strings`: a string or binary column. Returns one string column per
-  // path (in AddPath order), each of json_strings.length rows.
+  // path (in AddPath order), each of json_strings.length rows. `rows`, when
+  // not null, is a bitmap of the rows to evaluate: the others are not parsed
+  // and read NULL.
   // Errors: InvalidArgument for another input type.
-  Result<std::vector<columnar::ColumnPtr>> Evaluate(const columnar::Column& json_strings);
+  Result<std::vector<columnar::ColumnPtr>> Evaluate(const columnar::Column& json_strings,
+                                                    const uint8_t* rows = nullptr);
 
  private:
   JsonMultiPathEvaluator();

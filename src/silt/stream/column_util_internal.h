@@ -40,19 +40,4 @@ inline columnar::ColumnPtr StructFieldWithParentNulls(const columnar::Column& pa
   return result;
 }
 
-// Row indices where a boolean column is true (null counts as false): the
-// selection a filter keeps.
-inline std::vector<int64_t> SelectTrueRows(const columnar::Column& predicate) {
-  std::vector<int64_t> rows;
-  rows.reserve(static_cast<size_t>(predicate.length));
-  const uint8_t* values = predicate.values->data();
-  const uint8_t* valid = predicate.validity ? predicate.validity->data() : nullptr;
-  for (int64_t row_idx = 0; row_idx < predicate.length; ++row_idx) {
-    bool keep =
-        columnar::GetBit(values, row_idx) && (valid == nullptr || columnar::GetBit(valid, row_idx));
-    if (keep) rows.push_back(row_idx);
-  }
-  return rows;
-}
-
 }  // namespace silt::stream::internal

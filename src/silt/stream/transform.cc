@@ -8,6 +8,7 @@
 #include <string>
 
 #include "silt/base/logging.h"
+#include "silt/expr/filter.h"
 #include "silt/expr/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/options_internal.h"
@@ -57,14 +58,18 @@ Result<expr::BoundExpressionPtr> ParseAndBind(const std::string& text, const Sch
 
 class SelectStep final : public TransformStepImpl {
  public:
+  // `shared` (may be null): the session of the where step just before, so
+  // the items reuse the JSON parses of the rows it kept.
   static Result<std::unique_ptr<TransformStepImpl>> Make(const TransformStep& step,
                                                          const SchemaPtr& input,
-                                                         const expr::EvalOptions& options) {
+                                                         const expr::EvalOptions& options,
+                                                         expr::BindSession* shared) {
     auto out = std::unique_ptr<SelectStep>(new SelectStep());
     out->key_path_ = step.key_path + ".select";
     // The items share common work (one JSON parse per row for all
     // get_json_object calls on the same input).
-    expr::BindSession session;
+    expr::BindSession own_session;
+    expr::BindSession& session = shared != nullptr ? *shared : own_session;
     std::vector<Field> fields;
     for (size_t item_idx = 0; item_idx < step.exprs.size(); ++item_idx) {
       const std::string& text = step.exprs[item_idx];
@@ -289,32 +294,40 @@ class SelectStep final : public TransformStepImpl {
 
 class WhereStep final : public TransformStepImpl {
  public:
+  // `session`: shared with the select step that follows, if any.
   static Result<std::unique_ptr<TransformStepImpl>> Make(const TransformStep& step,
                                                          const SchemaPtr& input,
-                                                         const expr::EvalOptions& options) {
+                                                         const expr::EvalOptions& options,
+                                                         expr::BindSession* session) {
     auto out = std::unique_ptr<WhereStep>(new WhereStep());
     out->key_path_ = step.key_path + ".where";
     const std::string& text = step.exprs.front();
-    SILT_ASSIGN_OR_RETURN(out->predicate_, ParseAndBind(text, input, options, out->key_path_));
-    if (out->predicate_->type()->id() != columnar::TypeId::kBoolean) {
+    Result<expr::ExpressionPtr> parsed = expr::ParseExpression(text);
+    if (!parsed.ok()) {
+      return Status::InvalidArgument(out->key_path_, ": ", parsed.status().message());
+    }
+    Result<std::unique_ptr<expr::BoundFilter>> filter =
+        expr::BoundFilter::Make(**parsed, input, options, session);
+    if (!filter.ok()) {
+      return Status::InvalidArgument(out->key_path_, ": ", filter.status().message());
+    }
+    out->filter_ = std::move(*filter);
+    if (out->filter_->type()->id() != columnar::TypeId::kBoolean) {
       return Status::InvalidArgument(out->key_path_, ": the predicate '", text, "' has type ",
-                                     out->predicate_->type()->ToDdl(), "; expected BOOLEAN");
+                                     out->filter_->type()->ToDdl(), "; expected BOOLEAN");
     }
     out->output_schema_ = input;
     return std::unique_ptr<TransformStepImpl>(std::move(out));
   }
 
   Result<RecordBatchPtr> Apply(const RecordBatchPtr& batch, const expr::EvalContext& ctx) override {
-    if (batch->num_rows == 0) return batch;
-    Result<ColumnPtr> predicate = predicate_->Evaluate(*batch, ctx);
-    if (!predicate.ok()) return predicate.status().WithContextParts(key_path_);
-    std::vector<int64_t> keep = internal::SelectTrueRows(**predicate);
-    if (static_cast<int64_t>(keep.size()) == batch->num_rows) return batch;
-    return columnar::TakeBatch(*batch, keep);
+    Result<RecordBatchPtr> kept = filter_->Filter(batch, ctx);
+    if (!kept.ok()) return kept.status().WithContextParts(key_path_);
+    return kept;
   }
 
  private:
-  expr::BoundExpressionPtr predicate_;
+  std::unique_ptr<expr::BoundFilter> filter_;
 };
 
 class WithColumnStep final : public TransformStepImpl {
@@ -650,15 +663,21 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
     SILT_ASSIGN_OR_RETURN(std::vector<TransformStep> parts, SplitSqlStep(step));
     for (TransformStep& part : parts) expanded.push_back(std::move(part));
   }
+  // A where step and the select step right after it (a sql step's WHERE
+  // and SELECT) share one session: the select reuses the JSON parses of the
+  // kept rows.
+  std::unique_ptr<expr::BindSession> where_session;
   for (const TransformStep& step : expanded) {
     std::unique_ptr<TransformStepImpl> impl;
+    std::unique_ptr<expr::BindSession> session = std::move(where_session);
     if (step.kind == "select") {
-      SILT_ASSIGN_OR_RETURN(impl, SelectStep::Make(step, schema, options));
+      SILT_ASSIGN_OR_RETURN(impl, SelectStep::Make(step, schema, options, session.get()));
     } else if (step.kind == "where" || step.kind == "filter") {
       if (step.exprs.size() != 1) {
         return Status::InvalidArgument(step.key_path, ".where: expected one predicate");
       }
-      SILT_ASSIGN_OR_RETURN(impl, WhereStep::Make(step, schema, options));
+      where_session = std::make_unique<expr::BindSession>();
+      SILT_ASSIGN_OR_RETURN(impl, WhereStep::Make(step, schema, options, where_session.get()));
     } else if (step.kind == "withColumn") {
       SILT_ASSIGN_OR_RETURN(impl, WithColumnStep::Make(step, schema, options));
     } else if (step.kind == "withColumnRenamed") {

@@ -166,6 +166,41 @@ TEST(TransformTest, SqlStepFiltersThenSelects) {
   EXPECT_NE(bad_column.status().message().find("name"), std::string::npos);
 }
 
+TEST(TransformTest, WhereThenSelectOverJsonKeepsAndProjectsTheMatchingRows) {
+  // The select after a WHERE reuses the WHERE's JSON parses of the kept
+  // rows; the values must be those of evaluating it over the kept rows.
+  auto input = MakeInput({1, 2, 3, 4, 5},
+                         {R"({"kind": "plug", "power": 84.5, "state": "ON"})",
+                          R"({"kind": "door", "power": 99})", R"({"kind": "plug", "power": 1})",
+                          "not json", R"({"kind": "plug", "power": "12", "state": null})"},
+                         {kT0, kT0, kT0, kT0, kT0});
+  for (const std::vector<TransformStep>& steps : std::vector<std::vector<TransformStep>>{
+           {Step("sql", {"SELECT id, get_json_object(name, '$.state') AS state, "
+                         "CAST(get_json_object(name, '$.power') AS DOUBLE) * 2 AS twice "
+                         "FROM input WHERE CAST(get_json_object(name, '$.power') AS DOUBLE) > 5 "
+                         "AND get_json_object(name, '$.kind') = 'plug' AND id > 0"})},
+           {Step("where",
+                 {"CAST(get_json_object(name, '$.power') AS DOUBLE) > 5 AND "
+                  "get_json_object(name, '$.kind') = 'plug' AND id > 0"},
+                 0),
+            Step("select",
+                 {"id", "get_json_object(name, '$.state') AS state",
+                  "CAST(get_json_object(name, '$.power') AS DOUBLE) * 2 AS twice"},
+                 1)}}) {
+    ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make(steps, input->schema));
+    for (int batch_idx = 0; batch_idx < 2; ++batch_idx) {
+      ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+      ASSERT_EQ(out->num_rows, 2);
+      EXPECT_EQ(out->column(0)->Value<int32_t>(0), 1);
+      EXPECT_EQ(out->column(0)->Value<int32_t>(1), 5);
+      EXPECT_EQ(out->column(1)->StringValue(0), "ON");
+      EXPECT_TRUE(out->column(1)->IsNull(1));
+      EXPECT_EQ(out->column(2)->Value<double>(0), 169.0);
+      EXPECT_EQ(out->column(2)->Value<double>(1), 24.0);
+    }
+  }
+}
+
 TEST(TransformTest, JobOptionsSetAnsiAndTheSessionTimeZone) {
   JobSpec job;
   job.ansi = true;
