@@ -47,6 +47,54 @@ bool IsUriPathChar(unsigned char c) {
   return std::strchr("-_.!~*'();:@&=+$,/", c) != nullptr && c != '\0';
 }
 
+// The length of the UTF-8 sequence starting at s[i] and its code point, or
+// 0 when the bytes there are not a well-formed sequence.
+int DecodeUtf8(std::string_view s, size_t i, uint32_t* code_point) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  int len = 0;
+  uint32_t cp = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    len = 2;
+    cp = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    len = 3;
+    cp = lead & 0x0F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    len = 4;
+    cp = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + static_cast<size_t>(len) > s.size()) return 0;
+  for (int k = 1; k < len; ++k) {
+    const unsigned char c = byte(i + static_cast<size_t>(k));
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  const uint32_t min_for_len[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_for_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  *code_point = cp;
+  return len;
+}
+
+// java.net.URI's "other" characters, which it keeps unquoted in a path:
+// non-ASCII code points that are neither ISO controls (U+0080-U+009F) nor
+// space separators (Unicode Zs, Zl, Zp: Character.isSpaceChar).
+bool IsUriOtherChar(uint32_t cp) {
+  if (cp < 0xA0) return false;
+  switch (cp) {
+    case 0xA0:
+    case 0x1680:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0x2028:
+    case 0x2029: return false;
+    default: return !(cp >= 0x2000 && cp <= 0x200A);
+  }
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -217,13 +265,20 @@ std::string PartitionDirectory(const PartitionValues& values) {
 std::string UriEncodePath(std::string_view path) {
   std::string out;
   out.reserve(path.size());
-  for (char ch : path) {
-    auto c = static_cast<unsigned char>(ch);
+  for (size_t i = 0; i < path.size(); ++i) {
+    auto c = static_cast<unsigned char>(path[i]);
     if (IsUriPathChar(c)) {
-      out += ch;
-    } else {
-      AppendPercent(&out, c);
+      out += path[i];
+      continue;
     }
+    uint32_t cp = 0;
+    const int len = c >= 0x80 ? DecodeUtf8(path, i, &cp) : 0;
+    if (len > 0 && IsUriOtherChar(cp)) {
+      out.append(path.substr(i, static_cast<size_t>(len)));
+      i += static_cast<size_t>(len) - 1;
+      continue;
+    }
+    AppendPercent(&out, c);
   }
   return out;
 }

@@ -36,10 +36,12 @@ std::string UnescapePartitionPathName(std::string_view s);
 // null values become __HIVE_DEFAULT_PARTITION__. Empty for no columns.
 std::string PartitionDirectory(const PartitionValues& values);
 
-// RFC 2396 path encoding as java.net.URI does for add.path: letters, digits,
-// "-_.!~*'()", ";:@&=+$," and '/' are kept; every other byte (space, '%',
-// '#', '?', '[', ']', '{', '}', '"', '<', '>', '\\', '^', '`', '|', controls
-// and non-ASCII UTF-8 bytes) becomes %XX.
+// RFC 2396 path encoding as java.net.URI does for add.path (what delta-spark
+// logs): letters, digits, "-_.!~*'()", ";:@&=+$," and '/' are kept, and so
+// are non-ASCII characters other than controls and Unicode space separators
+// (URI's "other" category: 'é', '日' stay as UTF-8); every other byte (space,
+// '%', '#', '?', '[', ']', '{', '}', '"', '<', '>', '\\', '^', '`', '|',
+// controls, U+00A0 and the like, malformed UTF-8) becomes %XX.
 std::string UriEncodePath(std::string_view path);
 // Decodes %XX escapes. '+' stays '+' (paths are not form-encoded).
 // Errors: InvalidArgument naming the path when a '%' is not followed by two

@@ -66,7 +66,24 @@ TEST(UriPathTest, EncodesLikeJavaUri) {
             "as_timestamp=2021-09-08%2011%253A11%253A11/f");
   EXPECT_EQ(UriEncodePath("a-z_A.Z~0!9*'();:@&=+$,/"), "a-z_A.Z~0!9*'();:@&=+$,/");
   EXPECT_EQ(UriEncodePath("[]{}<>\"|\\^`?"), "%5B%5D%7B%7D%3C%3E%22%7C%5C%5E%60%3F");
-  EXPECT_EQ(UriEncodePath("caf\xc3\xa9"), "caf%C3%A9");
+}
+
+TEST(UriPathTest, KeepsNonAsciiCharactersLikeJavaUri) {
+  // delta-spark 3.2 logs s=\u00e9 and s=\u65e5\u672c unquoted (URI's "other"
+  // characters); C1 controls, Unicode spaces and malformed UTF-8 are quoted.
+  EXPECT_EQ(UriEncodePath("s=caf\xc3\xa9/x"), "s=caf\xc3\xa9/x");
+  EXPECT_EQ(UriEncodePath("s=\xe6\x97\xa5\xe6\x9c\xac"), "s=\xe6\x97\xa5\xe6\x9c\xac");
+  EXPECT_EQ(UriEncodePath("\xf0\x9f\x98\x80 "), "\xf0\x9f\x98\x80%20");  // U+1F600
+  // U+0085 (a C1 control), U+00A0, U+3000, U+2028, U+2009 (space separators).
+  EXPECT_EQ(UriEncodePath(std::string("a\xc2\x85") + "b"), "a%C2%85b");
+  EXPECT_EQ(UriEncodePath(std::string("a\xc2\xa0") + "b"), "a%C2%A0b");
+  EXPECT_EQ(UriEncodePath("\xe3\x80\x80\xe2\x80\xa8\xe2\x80\x89"), "%E3%80%80%E2%80%A8%E2%80%89");
+  EXPECT_EQ(UriEncodePath("\xe2\x80\x8b"), "\xe2\x80\x8b");      // U+200B is not a space char
+  EXPECT_EQ(UriEncodePath("\xc3"), "%C3");                       // truncated
+  EXPECT_EQ(UriEncodePath("\xc3("), "%C3(");                     // bad continuation
+  EXPECT_EQ(UriEncodePath("\xc0\xaf"), "%C0%AF");                // overlong '/'
+  EXPECT_EQ(UriEncodePath("\xed\xa0\x80"), "%ED%A0%80");         // surrogate
+  EXPECT_EQ(UriEncodePath("\xf4\x90\x80\x80"), "%F4%90%80%80");  // > U+10FFFF
 }
 
 TEST(UriPathTest, DecodeInvertsEncode) {
