@@ -1,7 +1,7 @@
 # silt — the two commands a new user needs:
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
-# Other targets: build, unit, integration, asan, format, clean.
+# Other targets: build, unit, integration, asan, format, clean, bench.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -10,7 +10,7 @@ VENV       ?= .venv
 DEMO_DIR   ?= silt-demo
 SILT       := $(BUILD_DIR)/src/silt/cli/silt
 
-.PHONY: all deps build demo test test-deps unit integration asan format clean
+.PHONY: all deps build demo test test-deps unit integration asan format clean bench
 
 all: build
 
@@ -49,6 +49,12 @@ asan: deps
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSILT_SANITIZE=ON >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	@ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L unit
+
+# End-to-end benchmark against Spark and delta-rs (bench/e2e/README.md);
+# writes bench/results/<date>-<machine>.md and plots. Takes about an hour.
+bench: build
+	@scripts/setup-bench.sh >/dev/null
+	@$(VENV)/bin/python bench/e2e/run.py --silt $(SILT)
 
 format:
 	@find src -name '*.h' -o -name '*.cc' | xargs clang-format -i
