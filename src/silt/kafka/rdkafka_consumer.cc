@@ -3,6 +3,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "silt/base/uuid.h"
 #include "silt/kafka/rdkafka_internal.h"
@@ -31,8 +33,12 @@ int32_t SparkTimestampType(rd_kafka_timestamp_type_t type) {
 
 class RdKafkaConsumer final : public Consumer {
  public:
-  RdKafkaConsumer(rd_kafka_t* rk, bool has_group, int64_t request_timeout_ms)
-      : rk_(rk), has_group_(has_group), request_timeout_ms_(static_cast<int>(request_timeout_ms)) {}
+  RdKafkaConsumer(rd_kafka_t* rk, bool has_group, const ConsumerConfig& config)
+      : rk_(rk),
+        has_group_(has_group),
+        request_timeout_ms_(static_cast<int>(config.request_timeout_ms)),
+        retries_(std::max(config.fetch_offset_num_retries, 0)),
+        retry_interval_ms_(std::max<int64_t>(config.fetch_offset_retry_interval_ms, 0)) {}
 
   ~RdKafkaConsumer() override {
     // Leaves no group membership behind; errors on close are irrelevant
@@ -42,6 +48,32 @@ class RdKafkaConsumer final : public Consumer {
   }
 
   Result<std::vector<TopicInfo>> ListTopics() override {
+    return WithRetries([&] { return ListTopicsOnce(); });
+  }
+
+  Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
+    return WithRetries([&] { return QueryWatermarksOnce(partition); });
+  }
+
+  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
+      const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
+    return WithRetries([&] { return OffsetsForTimesOnce(partitions, timestamp_ms); });
+  }
+
+ private:
+  // Runs `attempt` until it succeeds, fails for good, or the retries are
+  // used up (then the last error, still marked retryable).
+  template <typename Fn>
+  auto WithRetries(Fn attempt) -> decltype(attempt()) {
+    auto result = attempt();
+    for (int retry = 0; retry < retries_ && !result.ok() && result.status().retryable(); ++retry) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(retry_interval_ms_));
+      result = attempt();
+    }
+    return result;
+  }
+
+  Result<std::vector<TopicInfo>> ListTopicsOnce() {
     const rd_kafka_metadata_t* metadata = nullptr;
     rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &metadata, request_timeout_ms_);
     if (err) return KafkaStatus(err, "listing Kafka topics");
@@ -59,7 +91,7 @@ class RdKafkaConsumer final : public Consumer {
     return topics;
   }
 
-  Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
+  Result<Watermarks> QueryWatermarksOnce(const TopicPartition& partition) {
     Watermarks out;
     rd_kafka_resp_err_t err =
         rd_kafka_query_watermark_offsets(rk_, partition.topic.c_str(), partition.partition,
@@ -69,8 +101,8 @@ class RdKafkaConsumer final : public Consumer {
     return out;
   }
 
-  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
-      const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
+  Result<std::vector<std::optional<int64_t>>> OffsetsForTimesOnce(
+      const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) {
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
     for (const TopicPartition& tp : partitions) {
       rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
@@ -90,6 +122,7 @@ class RdKafkaConsumer final : public Consumer {
     return out;
   }
 
+ public:
   Status Assign(const std::vector<OffsetRange>& ranges) override {
     ranges_.clear();
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size())));
@@ -236,6 +269,8 @@ class RdKafkaConsumer final : public Consumer {
   rd_kafka_t* rk_;
   bool has_group_;
   int request_timeout_ms_;
+  int retries_;
+  int64_t retry_interval_ms_;
   std::vector<RangeState> ranges_;
   int64_t remaining_ = 0;
 };
@@ -261,8 +296,7 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
     return Status::IOError("creating the Kafka consumer: ", error);
   }
   rd_kafka_poll_set_consumer(rk);
-  return std::unique_ptr<Consumer>(
-      std::make_unique<RdKafkaConsumer>(rk, has_group, config.request_timeout_ms));
+  return std::unique_ptr<Consumer>(std::make_unique<RdKafkaConsumer>(rk, has_group, config));
 }
 
 }  // namespace silt::kafka

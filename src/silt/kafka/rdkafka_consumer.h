@@ -20,6 +20,12 @@ struct ConsumerConfig {
   std::map<std::string, std::string> properties;
   // Bound on each metadata/offset request.
   int64_t request_timeout_ms = 30'000;
+  // Spark's fetchOffset.numRetries / fetchOffset.retryIntervalMs: metadata
+  // and offset lookups that fail with a transient error (no leader yet
+  // right after a topic is created, a leader election, a timeout) are tried
+  // again this many times, this far apart.
+  int fetch_offset_num_retries = 3;
+  int64_t fetch_offset_retry_interval_ms = 1'000;
 };
 
 // Errors: InvalidArgument naming a property librdkafka rejects

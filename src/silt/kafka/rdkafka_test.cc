@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <set>
+#include <vector>
 
 #include "silt/kafka/producer.h"
 #include "silt/kafka/rdkafka_consumer.h"
@@ -27,6 +28,12 @@ class MockCluster {
     rd_kafka_destroy(rk_);
   }
   std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  // The next `count` ListOffsets requests fail with `err`.
+  void FailListOffsets(size_t count, rd_kafka_resp_err_t err) {
+    constexpr int16_t kListOffsetsApiKey = 2;  // Kafka protocol ApiKey
+    std::vector<rd_kafka_resp_err_t> errors(count, err);
+    rd_kafka_mock_push_request_errors_array(cluster_, kListOffsetsApiKey, count, errors.data());
+  }
 
  private:
   rd_kafka_t* rk_;
@@ -48,8 +55,10 @@ class RdKafkaTest : public ::testing::Test {
     EXPECT_EQ(producer->delivered(), count);
   }
 
-  std::unique_ptr<Consumer> MakeConsumer(std::string group = "") {
+  std::unique_ptr<Consumer> MakeConsumer(std::string group = "", int retries = 3) {
     ConsumerConfig config;
+    config.fetch_offset_num_retries = retries;
+    config.fetch_offset_retry_interval_ms = 10;
     config.properties["bootstrap.servers"] = cluster_.bootstraps();
     if (!group.empty()) config.properties["group.id"] = group;
     Result<std::unique_ptr<Consumer>> consumer = MakeRdKafkaConsumer(config);
@@ -117,6 +126,25 @@ TEST_F(RdKafkaTest, ListsTopicsAndFindsOffsetsForTimes) {
   ASSERT_EQ(offsets.size(), 2u);
   EXPECT_EQ(offsets[0], std::optional<int64_t>(5));
   EXPECT_EQ(offsets[1], std::optional<int64_t>(0));
+}
+
+// Right after a topic is created (or during a leader election) offset
+// lookups fail with "not leader"; like Spark (fetchOffset.numRetries) silt
+// asks again instead of failing the query.
+TEST_F(RdKafkaTest, RetriesOffsetLookupsThatFailTransiently) {
+  Produce(0, 3);
+  std::unique_ptr<Consumer> patient = MakeConsumer("", 3);
+  ASSERT_NE(patient, nullptr);
+  cluster_.FailListOffsets(2, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  ASSERT_OK_AND_ASSIGN(Watermarks marks, patient->QueryWatermarks({"events", 0}));
+  EXPECT_EQ(marks.high, 3);
+
+  std::unique_ptr<Consumer> impatient = MakeConsumer("", 0);
+  ASSERT_NE(impatient, nullptr);
+  cluster_.FailListOffsets(2, RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  Result<Watermarks> failed = impatient->QueryWatermarks({"events", 0});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(failed.status().retryable()) << failed.status().ToString();
 }
 
 TEST_F(RdKafkaTest, CommitNeedsAGroup) {

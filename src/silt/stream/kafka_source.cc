@@ -380,6 +380,11 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
   SILT_ASSIGN_OR_RETURN(std::optional<int64_t> poll,
                         reader.GetInt("kafkaConsumer.pollTimeoutMs", 1));
   if (poll) out.poll_timeout_ms = *poll;
+  SILT_ASSIGN_OR_RETURN(std::optional<int64_t> retries, reader.GetInt("fetchOffset.numRetries", 0));
+  if (retries) out.fetch_offset_num_retries = static_cast<int>(std::min<int64_t>(*retries, 1000));
+  SILT_ASSIGN_OR_RETURN(std::optional<int64_t> interval,
+                        reader.GetInt("fetchOffset.retryIntervalMs", 0));
+  if (interval) out.fetch_offset_retry_interval_ms = *interval;
   std::vector<std::string> unused;
   for (const auto& [key, value] : spec.options) {
     static const char* const kKnown[] = {"subscribe",
@@ -395,7 +400,9 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
                                          "maxTriggerDelay",
                                          "failOnDataLoss",
                                          "includeHeaders",
-                                         "kafkaConsumer.pollTimeoutMs"};
+                                         "kafkaConsumer.pollTimeoutMs",
+                                         "fetchOffset.numRetries",
+                                         "fetchOffset.retryIntervalMs"};
     bool known = key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "kafka.");
     for (const char* k : kKnown) known = known || internal::EqualsIgnoreCase(key, k);
     if (!known) {

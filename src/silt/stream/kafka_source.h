@@ -72,7 +72,9 @@ struct KafkaSourceOptions {
   bool fail_on_data_loss = true;
   bool include_headers = false;
   int64_t poll_timeout_ms = 120'000;
-  std::string key_path;  // "source.options", for messages
+  int fetch_offset_num_retries = 3;               // fetchOffset.numRetries
+  int64_t fetch_offset_retry_interval_ms = 1000;  // fetchOffset.retryIntervalMs
+  std::string key_path;                           // "source.options", for messages
 
   // Reads Spark's Kafka options from `spec`. Errors: InvalidArgument naming
   // the job-file key.

@@ -24,6 +24,8 @@ Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceC
     SILT_ASSIGN_OR_RETURN(KafkaSourceOptions options, KafkaSourceOptions::FromSpec(spec));
     kafka::ConsumerConfig config;
     config.properties = options.properties;
+    config.fetch_offset_num_retries = options.fetch_offset_num_retries;
+    config.fetch_offset_retry_interval_ms = options.fetch_offset_retry_interval_ms;
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Consumer> consumer,
                           kafka::MakeRdKafkaConsumer(config));
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSource> source,
