@@ -179,7 +179,9 @@ def check_pyarrow_reads(path: Path, written: list[dict]) -> pq.ParquetFile:
 @pytest.mark.parametrize("codec", CODECS)
 def test_pyarrow_reads_what_silt_writes(tool, tmp_path, codec, dictionary):
     path = tmp_path / f"silt.{codec}.parquet"
-    args = ["write", str(path), "--codec", codec, "--rows", "2000"]
+    # Each value four rows in a row: every column's dictionary pays off, so
+    # with the dictionary on, every non-boolean column is read through one.
+    args = ["write", str(path), "--codec", codec, "--rows", "2000", "--repeat", "4"]
     if not dictionary:
         args.append("--no-dictionary")
     written = run_tool(tool, *args)
@@ -189,6 +191,29 @@ def test_pyarrow_reads_what_silt_writes(tool, tmp_path, codec, dictionary):
         col = rg.column(i)
         assert col.compression == PARQUET_CODEC[codec]
         assert ("RLE_DICTIONARY" in col.encodings) == (dictionary and col.physical_type != "BOOLEAN")
+
+
+def test_dictionary_is_kept_only_where_it_pays_off(tool, tmp_path):
+    # In the fixed data set most columns hold distinct values: a dictionary
+    # would be the values again plus an index per row, so silt writes them
+    # PLAIN (as parquet-mr does) and keeps the dictionary for columns whose
+    # values repeat. Either way pyarrow reads the same values.
+    path = tmp_path / "silt.parquet"
+    written = run_tool(tool, "write", str(path), "--rows", "2000")
+    pf = check_pyarrow_reads(path, written)
+    table = pf.read()
+    rg = pf.metadata.row_group(0)
+    for i in range(rg.num_columns):
+        col = rg.column(i)
+        if col.physical_type == "BOOLEAN":
+            continue
+        values = table.column(col.path_in_schema).drop_null()
+        distinct = len(values.unique())
+        if distinct <= len(values) // 4:
+            assert "RLE_DICTIONARY" in col.encodings, (col.path_in_schema, distinct)
+        elif distinct == len(values):
+            assert col.encodings == ("PLAIN", "RLE"), (col.path_in_schema, col.encodings)
+            assert col.dictionary_page_offset is None, col.path_in_schema
 
 
 def test_pyarrow_reads_many_row_groups_and_pages(tool, tmp_path):

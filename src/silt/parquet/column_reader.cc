@@ -213,6 +213,11 @@ class FixedOutputReader : public ColumnChunkReader {
     out_ = values_->mutable_data_as<OutT>();
   }
 
+  void GrowChunk(int64_t num_rows) override {
+    values_->Resize(num_rows * static_cast<int64_t>(sizeof(OutT)));
+    out_ = values_->mutable_data_as<OutT>();
+  }
+
   Status SetDictionary(const uint8_t* data, int64_t size, int64_t num_values) override {
     dict_.clear();
     return DecodeDictionary(data, size, num_values, &dict_);
@@ -462,6 +467,11 @@ class BinaryReader final : public ColumnChunkReader {
     offsets_ = std::make_shared<Buffer>();
     offsets_->Resize((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
     data_ = std::make_shared<Buffer>();
+    chunk_rows_ = num_rows;
+  }
+
+  void GrowChunk(int64_t num_rows) override {
+    offsets_->Resize((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
     chunk_rows_ = num_rows;
   }
 
@@ -882,7 +892,14 @@ Status ColumnChunkReader::CheckChunkHoldsRows(std::string_view chunk, int64_t nu
   return Status::OK();
 }
 
-Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_rows) {
+std::string ColumnChunkReader::AtOffset(size_t pos) const {
+  if (file_offset_ < 0) return std::string();
+  return " at file offset " + std::to_string(file_offset_ + static_cast<int64_t>(pos));
+}
+
+Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_rows,
+                                          int64_t file_offset) {
+  file_offset_ = file_offset;
   if (num_rows < 0 || num_rows > std::numeric_limits<int32_t>::max()) {
     return Status::Corruption("column '", name_, "': row group of ", num_rows,
                               " rows (silt reads at most 2^31 - 1 per row group)");
@@ -912,16 +929,54 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
   return FinishChunk(num_rows, std::move(validity), null_count);
 }
 
+namespace {
+
+// Decodes `n` levels onto the end of `levels` in steps of at most
+// kLevelStep entries, so that the vector only grows as far as the encoded
+// runs actually reach: a page header may claim any count. Returns false when
+// the levels end early.
+bool DecodeLevelsInSteps(RleDecoder* decoder, int64_t n, std::vector<int16_t>* levels) {
+  constexpr int64_t kLevelStep = int64_t{1} << 16;
+  int64_t done = 0;
+  while (done < n) {
+    const int64_t step = std::min(kLevelStep, n - done);
+    const size_t at = levels->size();
+    levels->resize(at + static_cast<size_t>(step));
+    if (decoder->GetBatch(levels->data() + at, step) != step) return false;
+    done += step;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_size,
                                              const uint8_t* def, int64_t def_size, int64_t n,
                                              int64_t* slots, int64_t* defined) {
-  int16_t* reps = rep_levels_.data() + level_pos_;
-  int16_t* defs = def_levels_.data() + level_pos_;
+  // The vectors hold exactly the levels decoded so far.
   if (max_repetition_level_ > 0) {
     RleDecoder decoder(rep, rep_size, BitWidthFor(static_cast<uint64_t>(max_repetition_level_)));
-    if (decoder.GetBatch(reps, n) != n) {
-      return Status::Corruption("column '", name_, "': repetition levels end early");
+    if (!DecodeLevelsInSteps(&decoder, n, &rep_levels_)) {
+      return Status::Corruption("column '", name_, "': repetition levels end before the ", n,
+                                " values the page header claims");
     }
+  } else {
+    rep_levels_.resize(rep_levels_.size() + static_cast<size_t>(n), 0);
+  }
+  if (max_definition_level_ > 0) {
+    RleDecoder decoder(def, def_size, BitWidthFor(static_cast<uint64_t>(max_definition_level_)));
+    if (!DecodeLevelsInSteps(&decoder, n, &def_levels_)) {
+      return Status::Corruption("column '", name_, "': definition levels end before the ", n,
+                                " values the page header claims");
+    }
+  } else {
+    def_levels_.resize(def_levels_.size() + static_cast<size_t>(n), 0);
+  }
+  const int16_t* reps = rep_levels_.data() + level_pos_;
+  const int16_t* defs = def_levels_.data() + level_pos_;
+  // The page's levels exist: room for up to n more slots.
+  validity_->Resize((slot_pos_ + n + 7) / 8);
+  if (max_repetition_level_ > 0) {
     int16_t max_rep = 0;
     for (int64_t i = 0; i < n; ++i) max_rep = std::max(max_rep, reps[i]);
     if (max_rep > max_repetition_level_) {
@@ -932,12 +987,6 @@ Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_siz
   if (level_pos_ == 0 && n > 0 && reps[0] != 0) {
     return Status::Corruption("column '", name_,
                               "': the column chunk starts in the middle of a row");
-  }
-  if (max_definition_level_ > 0) {
-    RleDecoder decoder(def, def_size, BitWidthFor(static_cast<uint64_t>(max_definition_level_)));
-    if (decoder.GetBatch(defs, n) != n) {
-      return Status::Corruption("column '", name_, "': definition levels end early");
-    }
   }
   uint8_t* bits = validity_->mutable_data();
   const int16_t max_def = static_cast<int16_t>(max_definition_level_);
@@ -965,21 +1014,25 @@ Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_siz
   level_pos_ += n;
   *slots = slot - slot_pos_;
   *defined = valid;
+  GrowChunk(slot);
   return Status::OK();
 }
 
 Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t num_rows) {
-  // The level count is the sum of the data pages' value counts; walking the
-  // page headers first sizes every buffer once.
+  // The level count is the sum of the data pages' value counts. Those are
+  // claims: the buffers grow page by page as the levels decode
+  // (DecodeNestedLevels), never by the claimed total up front.
   int64_t total = 0;
   for (size_t pos = 0; pos < chunk.size();) {
+    const size_t page_start = pos;
     SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
-                              "column '", name_, "'");
+                              "column '", name_, "': page header", AtOffset(page_start));
     const PageHeader& header = parsed.header;
     pos += static_cast<size_t>(parsed.header_size);
     if (header.compressed_page_size < 0 ||
         static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
-      return Status::Corruption("column '", name_, "': page of ", header.compressed_page_size,
+      return Status::Corruption("column '", name_, "': page", AtOffset(page_start), " of ",
+                                header.compressed_page_size,
                                 " bytes runs past the end of the column chunk");
     }
     pos += static_cast<size_t>(header.compressed_page_size);
@@ -989,17 +1042,19 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
     } else if (header.type == PageType::kDataPageV2 && header.data_page_header_v2) {
       n = header.data_page_header_v2->num_values;
     }
-    if (n < 0) return Status::Corruption("column '", name_, "': negative page value count");
+    if (n < 0) {
+      return Status::Corruption("column '", name_, "': page", AtOffset(page_start),
+                                " claims a negative value count");
+    }
     total += n;
     if (total > std::numeric_limits<int32_t>::max()) {
       return Status::Corruption("column '", name_, "': more than 2^31 - 1 values in a chunk");
     }
   }
-  BeginChunk(total);
+  BeginChunk(0);
   validity_ = std::make_shared<Buffer>();
-  validity_->Resize((total + 7) / 8);
-  def_levels_.assign(static_cast<size_t>(total), 0);
-  rep_levels_.assign(static_cast<size_t>(total), 0);
+  def_levels_.clear();
+  rep_levels_.clear();
   level_pos_ = 0;
   slot_pos_ = 0;
   SILT_RETURN_NOT_OK(ReadPages(chunk, total));
@@ -1030,13 +1085,14 @@ Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
       return Status::Corruption("column '", name_, "': column chunk ends after ", rows, " of ",
                                 num_rows, " rows");
     }
+    const size_t page_start = pos;
     SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
-                              "column '", name_, "', page ", page_index);
+                              "column '", name_, "', page ", page_index, AtOffset(page_start));
     const PageHeader& header = parsed.header;
     pos += static_cast<size_t>(parsed.header_size);
     if (static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
-      return Status::Corruption("column '", name_, "', page ", page_index, ": page of ",
-                                header.compressed_page_size,
+      return Status::Corruption("column '", name_, "', page ", page_index, AtOffset(page_start),
+                                ": page of ", header.compressed_page_size,
                                 " bytes runs past the end of the column chunk");
     }
     std::string_view page = chunk.substr(pos, static_cast<size_t>(header.compressed_page_size));
@@ -1054,10 +1110,12 @@ Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
         if (dh.num_values < 0) {
           return Status::Corruption("column '", name_, "': negative dictionary size");
         }
-        SILT_ASSIGN_OR_RETURN(std::string_view body,
-                              Uncompress(page, header.uncompressed_page_size, &dict_buffer_));
-        SILT_RETURN_NOT_OK(SetDictionary(reinterpret_cast<const uint8_t*>(body.data()),
-                                         static_cast<int64_t>(body.size()), dh.num_values));
+        SILT_ASSIGN_OR_RETURN_CTX(std::string_view body,
+                                  Uncompress(page, header.uncompressed_page_size, &dict_buffer_),
+                                  "dictionary page", AtOffset(page_start));
+        SILT_RETURN_NOT_OK_CTX(SetDictionary(reinterpret_cast<const uint8_t*>(body.data()),
+                                             static_cast<int64_t>(body.size()), dh.num_values),
+                               "dictionary page", AtOffset(page_start));
         has_dictionary_ = true;
         break;
       }
@@ -1075,10 +1133,10 @@ Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
         }
         if (header.type == PageType::kDataPage) {
           SILT_RETURN_NOT_OK_CTX(ReadDataPageV1(header, page, rows, num_rows, &page_rows), "page ",
-                                 page_index);
+                                 page_index, AtOffset(page_start));
         } else {
           SILT_RETURN_NOT_OK_CTX(ReadDataPageV2(header, page, rows, num_rows, &page_rows), "page ",
-                                 page_index);
+                                 page_index, AtOffset(page_start));
         }
         break;
       }

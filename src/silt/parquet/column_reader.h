@@ -49,11 +49,21 @@ class ColumnChunkReader {
 
   CompressionCodec codec() const { return decompressor_->codec(); }
 
-  // Decodes `chunk`, the bytes of a column chunk holding `num_rows` rows.
-  // Errors: Corruption describing the first malformed page (the caller adds
-  // path, row group and column); NotSupported for encodings silt does not
-  // decode, naming the encoding.
-  Result<columnar::ColumnPtr> Read(std::string_view chunk, int64_t num_rows);
+  // Decodes `chunk`, the bytes of a column chunk holding `num_rows` rows,
+  // which start at `file_offset` in the file (-1: not one contiguous range;
+  // errors then give no file offsets).
+  // Errors: Corruption describing the first malformed page with its file
+  // offset (the caller adds path and row group); NotSupported for encodings
+  // silt does not decode, naming the encoding.
+  //
+  // Memory: output buffers are sized by counts the file declares only once
+  // the chunk's pages account for them: a flat column's row count must be
+  // covered by its pages' value counts; a nested leaf grows its levels and
+  // values page by page as the levels actually decode, so a page header
+  // claiming more values than its levels hold fails before buffers are
+  // sized by the claim.
+  Result<columnar::ColumnPtr> Read(std::string_view chunk, int64_t num_rows,
+                                   int64_t file_offset = -1);
 
   // True when the leaf has repetition or more than one definition level; the
   // levels below are then filled by Read (one entry per level, in order).
@@ -73,6 +83,9 @@ class ColumnChunkReader {
 
   // Typed hooks, called once per chunk / page.
   virtual void BeginChunk(int64_t num_rows) = 0;
+  // Grows the output buffers to hold `num_rows` rows (nested leaves, whose
+  // slot count is known only page by page), keeping the rows decoded.
+  virtual void GrowChunk(int64_t num_rows) = 0;
   // `data` holds `num_values` PLAIN entries (possibly followed by slack).
   virtual Status SetDictionary(const uint8_t* data, int64_t size, int64_t num_values) = 0;
   // Decodes the values section of a data page holding `num_values` rows, of
@@ -109,6 +122,9 @@ class ColumnChunkReader {
                             int64_t def_size, int64_t n, int64_t* slots, int64_t* defined);
   Result<columnar::ColumnPtr> ReadNested(std::string_view chunk, int64_t num_rows);
   Status ReadPages(std::string_view chunk, int64_t num_rows);
+  // " at file offset N" for the byte at `pos` of the chunk, or "" when the
+  // chunk's file offset is unknown.
+  std::string AtOffset(size_t pos) const;
   // Corruption unless the chunk's data pages declare at least `num_rows`
   // values (checked before output buffers are sized by num_rows).
   Status CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) const;
@@ -119,8 +135,9 @@ class ColumnChunkReader {
   const bool nested_;
   std::vector<int16_t> def_levels_;
   std::vector<int16_t> rep_levels_;
-  int64_t level_pos_ = 0;  // nested: level entries decoded so far
-  int64_t slot_pos_ = 0;   // nested: leaf slots filled so far
+  int64_t level_pos_ = 0;     // nested: level entries decoded so far
+  int64_t slot_pos_ = 0;      // nested: leaf slots filled so far
+  int64_t file_offset_ = -1;  // of the chunk being read
   std::unique_ptr<Decompressor> decompressor_;
   std::string page_buffer_;
   std::string dict_buffer_;

@@ -33,6 +33,16 @@ namespace {
 // dictionary can overshoot its limit before the writer notices.
 constexpr int64_t kMaxSliceRows = 4096;
 
+// A dictionary-encoded page holding at least this many indices closes
+// before a slice whose indices need a wider bit width (a page stores its
+// indices at one width): the narrower width saves at least 1 KiB, more than
+// another page's header and page-index entries cost.
+constexpr size_t kWidthSplitIndices = 8192;
+// The same for a chunk's first page, which is also the sample on which the
+// writer decides whether the dictionary pays off: values repeat more as a
+// chunk goes on, so a small sample would underrate the dictionary.
+constexpr size_t kFirstPageWidthSplitIndices = 65536;
+
 CompressionCodec ToCodec(Compression c) {
   switch (c) {
     case Compression::kUncompressed: return CompressionCodec::kUncompressed;
@@ -283,7 +293,7 @@ class TypedColumnWriter final : public ColumnWriter {
     int64_t done = 0;
     while (done < length) {
       const int64_t n = SliceRows(column, offset + done, length - done);
-      WriteSlice(column, offset + done, n, has_nulls, gather);
+      SILT_RETURN_NOT_OK(WriteSlice(column, offset + done, n, has_nulls, gather));
       done += n;
       if (use_dictionary_ &&
           dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
@@ -311,29 +321,25 @@ class TypedColumnWriter final : public ColumnWriter {
       const int64_t n = end - done;
       int64_t defined = 0;
       for (int64_t i = done; i < end; ++i) defined += def[i] == max_def;
+      int64_t count = 0;
+      const T* dense =
+          defined > 0 ? gather(values, value_pos, defined, &scratch_, &count) : nullptr;
+      value_pos += defined;
+      // Values first: they may close the open page, which then must not
+      // hold this slice's levels.
+      if (count > 0) SILT_RETURN_NOT_OK(AddValues(dense, count));
       if (optional_) {
         for (int64_t i = done; i < end; ++i) def_levels_.Put(static_cast<uint32_t>(def[i]));
       }
       if (rep_bits_ > 0) {
         for (int64_t i = done; i < end; ++i) rep_levels_.Put(static_cast<uint32_t>(rep[i]));
       }
-      int64_t count = 0;
-      const T* dense =
-          defined > 0 ? gather(values, value_pos, defined, &scratch_, &count) : nullptr;
-      value_pos += defined;
       page_num_values_ += n;
       page_num_nulls_ += n - defined;
       for (int64_t i = done; i < end; ++i) page_num_rows_ += rep[i] == 0;
       page_stats_.AddNulls(n - count);
       page_stats_.Update(dense, count);
       if (bloom_) AddToBloom(dense, count);
-      if (count > 0) {
-        if (use_dictionary_) {
-          dict_.Encode(dense, count, &page_indices_);
-        } else {
-          AppendPlain(dense, count, &page_plain_);
-        }
-      }
       done = end;
       if (use_dictionary_ &&
           dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
@@ -504,8 +510,13 @@ class TypedColumnWriter final : public ColumnWriter {
     }
   }
 
-  void WriteSlice(const Column& column, int64_t offset, int64_t n, bool has_nulls,
-                  GatherFn<T> gather) {
+  Status WriteSlice(const Column& column, int64_t offset, int64_t n, bool has_nulls,
+                    GatherFn<T> gather) {
+    int64_t count = 0;
+    const T* values = gather(column, offset, n, &scratch_, &count);
+    // Values first: they may close the open page, which then must not hold
+    // this slice's levels.
+    if (count > 0) SILT_RETURN_NOT_OK(AddValues(values, count));
     if (optional_) {
       if (!has_nulls) {
         def_levels_.PutRun(1, n);
@@ -514,20 +525,79 @@ class TypedColumnWriter final : public ColumnWriter {
         for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, offset + i));
       }
     }
-    int64_t count = 0;
-    const T* values = gather(column, offset, n, &scratch_, &count);
     page_num_values_ += n;
     page_num_nulls_ += n - count;
     page_num_rows_ += n;
     page_stats_.AddNulls(n - count);
     page_stats_.Update(values, count);
     if (bloom_) AddToBloom(values, count);
-    if (count == 0) return;
+    return Status::OK();
+  }
+
+  // Appends `count` values to the open page: dictionary indices, or PLAIN
+  // bytes once the column has fallen back. A page keeps its indices at the
+  // width of its largest one, so when this slice needs a wider width than
+  // the page so far and the page already holds kWidthSplitIndices indices,
+  // the page closes first and the slice starts the next one. Closing the
+  // chunk's first page may find the dictionary not worth it (FinishPage),
+  // in which case the slice goes PLAIN.
+  Status AddValues(const T* values, int64_t count) {
     if (use_dictionary_) {
+      const size_t before = page_indices_.size();
       dict_.Encode(values, count, &page_indices_);
-    } else {
-      AppendPlain(values, count, &page_plain_);
+      uint32_t slice_max = 0;
+      for (size_t i = before; i < page_indices_.size(); ++i) {
+        slice_max = std::max(slice_max, page_indices_[i]);
+      }
+      const size_t split_at = dict_pages_ == 0 ? kFirstPageWidthSplitIndices : kWidthSplitIndices;
+      if (before < split_at || BitWidthFor(slice_max) <= BitWidthFor(page_max_index_)) {
+        page_max_index_ = std::max(page_max_index_, slice_max);
+        return Status::OK();
+      }
+      page_indices_.resize(before);
+      SILT_RETURN_NOT_OK(FinishPage());
+      if (use_dictionary_) {
+        // The values are in the dictionary now: lookups only.
+        dict_.Encode(values, count, &page_indices_);
+        page_max_index_ = slice_max;
+        return Status::OK();
+      }
     }
+    AppendPlain(values, count, &page_plain_);
+    return Status::OK();
+  }
+
+  // Whether the open page's dictionary indices (`index_bytes` encoded) plus
+  // the dictionary page come out smaller than the same values PLAIN. Asked
+  // when a chunk's first page closes, as parquet-mr does: a column of
+  // (nearly) distinct values, such as event timestamps, is smaller PLAIN.
+  bool DictionaryPaysOff(int64_t index_bytes) const {
+    // The page uses entries [0, page_max_index_] (indices are handed out in
+    // arrival order); later ones came from a slice that moved to the next
+    // page.
+    const int64_t used = static_cast<int64_t>(page_max_index_) + 1;
+    int64_t dictionary = used * value_width_;
+    int64_t plain = static_cast<int64_t>(page_indices_.size()) * value_width_;
+    if constexpr (kIsString) {
+      const std::string_view* entries = dict_.entries();
+      for (int64_t i = 0; i < used; ++i) dictionary += static_cast<int64_t>(entries[i].size());
+      for (uint32_t idx : page_indices_) plain += static_cast<int64_t>(entries[idx].size());
+    }
+    return dictionary + index_bytes < plain;
+  }
+
+  // Turns the open page's dictionary indices into PLAIN values and drops
+  // the dictionary: the column stays PLAIN for the rest of the file.
+  void DictionaryToPlain() {
+    plain_values_.resize(page_indices_.size());
+    const T* entries = dict_.entries();
+    for (size_t i = 0; i < page_indices_.size(); ++i) plain_values_[i] = entries[page_indices_[i]];
+    AppendPlain(plain_values_.data(), static_cast<int64_t>(plain_values_.size()), &page_plain_);
+    plain_values_.clear();
+    page_indices_.clear();
+    page_max_index_ = 0;
+    dict_.Clear();
+    use_dictionary_ = false;
   }
 
   // Hashes of the values for the chunk's bloom filter, kept (deduplicated
@@ -676,16 +746,28 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     body_.clear();
     if (!v2) body_.append(levels_);
+    // The chunk's first dictionary page first asks whether the dictionary
+    // pays off at all; if not, the page's values go PLAIN.
+    std::string_view indices;
+    int bits = 0;
+    if (!page_indices_.empty()) {
+      // The page's own width: its largest index, not the dictionary's size
+      // (readers take the width from the page). Width 0 is legal for a
+      // one-entry dictionary, but some readers mishandle it; one bit costs
+      // nothing.
+      bits = std::max(1, BitWidthFor(page_max_index_));
+      index_encoder_.Reset(bits);
+      for (uint32_t idx : page_indices_) index_encoder_.Put(idx);
+      indices = index_encoder_.Finish();
+      if (dict_pages_ == 0 && !DictionaryPaysOff(static_cast<int64_t>(indices.size()) + 1)) {
+        DictionaryToPlain();
+      }
+    }
     Encoding encoding = Encoding::kPlain;
     if (!page_indices_.empty()) {
       encoding = Encoding::kRleDictionary;
-      // Bit width 0 is legal for a one-entry dictionary, but some readers
-      // mishandle it; one bit costs nothing.
-      const int bits = std::max(1, BitWidthFor(static_cast<uint64_t>(dict_.size() - 1)));
       body_.push_back(static_cast<char>(bits));
-      index_encoder_.Reset(bits);
-      for (uint32_t idx : page_indices_) index_encoder_.Put(idx);
-      body_.append(index_encoder_.Finish());
+      body_.append(indices);
       ++dict_pages_;
     } else if (value_encoding_ != Encoding::kPlain) {
       encoding = value_encoding_;
@@ -740,6 +822,7 @@ class TypedColumnWriter final : public ColumnWriter {
     page_num_nulls_ = 0;
     page_num_rows_ = 0;
     page_indices_.clear();
+    page_max_index_ = 0;
     page_plain_.clear();
     def_levels_.Reset(def_bits_);
     rep_levels_.Reset(rep_bits_);
@@ -824,6 +907,7 @@ class TypedColumnWriter final : public ColumnWriter {
   RleEncoder def_levels_{1};
   RleEncoder rep_levels_{1};
   std::vector<uint32_t> page_indices_;
+  uint32_t page_max_index_ = 0;  // largest of page_indices_
   std::string page_plain_;
 
   // Current row group's chunk.
@@ -850,6 +934,7 @@ class TypedColumnWriter final : public ColumnWriter {
 
   // Scratch reused across slices and pages.
   std::vector<T> scratch_;
+  std::vector<T> plain_values_;  // DictionaryToPlain
   RleEncoder index_encoder_;
   std::string levels_;
   std::string body_;

@@ -12,7 +12,11 @@
 // dictionary page (PLAIN entries) is written first, followed by the data
 // pages. A dictionary whose PLAIN size passes dictionary_page_bytes_limit
 // closes the current page and switches the column to PLAIN for the rest of
-// the file.
+// the file; so does a dictionary that, when a chunk's first page closes,
+// is not smaller (entries + indices) than that page's values PLAIN, and
+// that page is then written PLAIN. Each dictionary-encoded page stores its
+// indices at the bit width of its largest one, and closes early rather
+// than widen once it holds enough indices.
 //
 // Thread safety: one writer per thread.
 #pragma once

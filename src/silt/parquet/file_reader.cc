@@ -625,7 +625,7 @@ class FileReaderImpl final : public ParquetFileReader {
     SILT_ASSIGN_OR_RETURN(ColumnChunkReader * reader, ReaderFor(d, md));
     SILT_ASSIGN_OR_RETURN(std::string bytes,
                           ReadExactly(start, md.total_compressed_size, "column chunk"));
-    return reader->Read(bytes, group.num_rows);
+    return reader->Read(bytes, group.num_rows, start);
   }
 
   // The first byte of a chunk (its dictionary page, else its first data

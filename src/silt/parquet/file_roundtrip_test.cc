@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -309,8 +310,10 @@ TEST(ParquetFileTest, FooterFollowsSparkConventions) {
                                        {"amount", DataType::Decimal(25, 4), true}});
   WriterOptions options;
   options.key_value_metadata = {{"org.apache.spark.version", "3.5.0"}};
+  // 1000 rows: id and name repeat (dictionary-encoded), amount does not
+  // (PLAIN: its dictionary would be larger than the values).
   const std::string file =
-      WriteFile(fs.get(), "/t/f.parquet", schema, {MakeBatch(schema, 0, 10)}, options);
+      WriteFile(fs.get(), "/t/f.parquet", schema, {MakeBatch(schema, 0, 1000)}, options);
   ASSERT_EQ(file.substr(0, 4), "PAR1");
   ASSERT_EQ(file.substr(file.size() - 4), "PAR1");
   FileMetaData md = Footer(file);
@@ -336,11 +339,12 @@ TEST(ParquetFileTest, FooterFollowsSparkConventions) {
   EXPECT_GT(name.data_page_offset, *name.dictionary_page_offset);
   EXPECT_EQ(name.encodings,
             (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary}));
-  EXPECT_EQ(name.num_values, 10);
+  EXPECT_EQ(name.num_values, 1000);
   // Chunks tile the data region without gaps.
   const ColumnMetaData& amount = *md.row_groups[0].columns[2].meta_data;
-  EXPECT_EQ(*amount.dictionary_page_offset,
-            *name.dictionary_page_offset + name.total_compressed_size);
+  EXPECT_FALSE(amount.dictionary_page_offset.has_value());
+  EXPECT_EQ(amount.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle}));
+  EXPECT_EQ(amount.data_page_offset, *name.dictionary_page_offset + name.total_compressed_size);
   EXPECT_EQ(md.row_groups[0].file_offset, 4);
 }
 
@@ -354,10 +358,12 @@ TEST(ParquetFileTest, DictionaryFallsBackToPlainPastItsLimit) {
   ColumnBuilder unique(DataType::String());
   ColumnBuilder few(DataType::Int());
   for (int i = 0; i < 20000; ++i) {
+    // Each value twice in a row: the dictionary pays off until it outgrows
+    // its limit.
     if (i % 11 == 0)
       unique.AppendNull();
     else
-      unique.AppendString("value-" + std::to_string(i * 31));
+      unique.AppendString("value-" + std::to_string(i / 2 * 31));
     few.Append<int32_t>(i % 5);
   }
   batch->columns = {unique.Finish(), few.Finish()};
@@ -387,6 +393,111 @@ TEST(ParquetFileTest, DictionaryFallsBackToPlainPastItsLimit) {
   ASSERT_NE(actual, nullptr);
   ExpectColumnsEqual(*batch->column(0), *actual->column(0), "unique");
   ExpectColumnsEqual(*batch->column(1), *actual->column(1), "few");
+}
+
+// The page headers of a column chunk of an uncompressed file, with each
+// page's body.
+std::vector<std::pair<PageHeader, std::string_view>> ChunkPages(const std::string& file,
+                                                                const ColumnMetaData& md) {
+  std::vector<std::pair<PageHeader, std::string_view>> pages;
+  int64_t pos = md.dictionary_page_offset.value_or(md.data_page_offset);
+  const int64_t end = pos + md.total_compressed_size;
+  while (pos < end) {
+    thrift::CompactReader r(reinterpret_cast<const uint8_t*>(file.data()) + pos, end - pos);
+    PageHeader h;
+    h.Read(&r);
+    EXPECT_TRUE(r.ok()) << r.error();
+    if (!r.ok()) break;
+    pos += r.position();
+    pages.emplace_back(h,
+                       std::string_view(file).substr(static_cast<size_t>(pos),
+                                                     static_cast<size_t>(h.compressed_page_size)));
+    pos += h.compressed_page_size;
+  }
+  return pages;
+}
+
+TEST(ParquetFileTest, DistinctValuesAreWrittenPlainNotThroughADictionary) {
+  // Event times are (nearly) all distinct: a dictionary would hold every
+  // value plus an index per row, so the writer keeps them PLAIN; the
+  // repeating column keeps its dictionary.
+  auto fs = fs::MakeMemoryFileSystem();
+  SchemaPtr schema = DataType::Struct(
+      {{"event_time", DataType::Timestamp(), false}, {"kind", DataType::Int(), true}});
+  auto batch = std::make_shared<RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = 50000;
+  ColumnBuilder ts(DataType::Timestamp());
+  ColumnBuilder kind(DataType::Int());
+  int64_t t = 1782115200000000;
+  for (int i = 0; i < 50000; ++i) {
+    t += 1000 * ((i * 7919) % 20);
+    ts.Append<int64_t>(t);
+    if (i % 4 == 0) {
+      kind.AppendNull();
+    } else {
+      kind.Append<int32_t>(i % 7);
+    }
+  }
+  batch->columns = {ts.Finish(), kind.Finish()};
+  const std::string file =
+      WriteFile(fs.get(), "/t/distinct.parquet", schema, {batch}, WriterOptions());
+  FileMetaData md = Footer(file);
+  ASSERT_EQ(md.row_groups.size(), 1u);
+  const ColumnMetaData& times = *md.row_groups[0].columns[0].meta_data;
+  EXPECT_FALSE(times.dictionary_page_offset.has_value());
+  EXPECT_EQ(times.encodings, (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle}));
+  for (const PageEncodingStats& st : times.encoding_stats) {
+    EXPECT_EQ(st.encoding, Encoding::kPlain);
+  }
+  const ColumnMetaData& kinds = *md.row_groups[0].columns[1].meta_data;
+  EXPECT_TRUE(kinds.dictionary_page_offset.has_value());
+  EXPECT_EQ(kinds.encodings,
+            (std::vector<Encoding>{Encoding::kPlain, Encoding::kRle, Encoding::kRleDictionary}));
+
+  RecordBatchPtr actual = ReadAll(fs.get(), "/t/distinct.parquet");
+  ASSERT_NE(actual, nullptr);
+  ExpectColumnsEqual(*batch->column(0), *actual->column(0), "event_time");
+  ExpectColumnsEqual(*batch->column(1), *actual->column(1), "kind");
+}
+
+TEST(ParquetFileTest, DictionaryPagesStoreIndicesAtTheirOwnWidth) {
+  // Each value twice, in growing order: the dictionary grows all along, so
+  // early pages need fewer bits per index than late ones. The writer closes
+  // a page when its indices would need a wider width, and each page stores
+  // the width of its own largest index.
+  auto fs = fs::MakeMemoryFileSystem();
+  SchemaPtr schema = DataType::Struct({{"v", DataType::Long(), false}});
+  constexpr int kRows = 240000;
+  auto batch = std::make_shared<RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = kRows;
+  ColumnBuilder v(DataType::Long());
+  for (int i = 0; i < kRows; ++i) v.Append<int64_t>(int64_t{1000003} * (i / 2));
+  batch->columns = {v.Finish()};
+  WriterOptions options;
+  options.compression = Compression::kUncompressed;
+  const std::string file = WriteFile(fs.get(), "/t/width.parquet", schema, {batch}, options);
+  FileMetaData md = Footer(file);
+  ASSERT_EQ(md.row_groups.size(), 1u);
+  const ColumnMetaData& chunk = *md.row_groups[0].columns[0].meta_data;
+  ASSERT_TRUE(chunk.dictionary_page_offset.has_value());
+  std::vector<int> widths;
+  for (const auto& [header, body] : ChunkPages(file, chunk)) {
+    if (header.type != PageType::kDataPage) continue;
+    ASSERT_TRUE(header.data_page_header.has_value());
+    ASSERT_EQ(header.data_page_header->encoding, Encoding::kRleDictionary);
+    ASSERT_FALSE(body.empty());
+    widths.push_back(static_cast<uint8_t>(body[0]));  // required column: no levels
+  }
+  ASSERT_GE(widths.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(widths.begin(), widths.end()));
+  EXPECT_LT(widths.front(), widths.back());
+  EXPECT_EQ(widths.back(), BitWidthFor(kRows / 2 - 1));
+
+  RecordBatchPtr actual = ReadAll(fs.get(), "/t/width.parquet");
+  ASSERT_NE(actual, nullptr);
+  ExpectColumnsEqual(*batch->column(0), *actual->column(0), "v");
 }
 
 TEST(ParquetFileTest, StatisticsFollowParquetOrdering) {

@@ -14,7 +14,8 @@
 // definition levels. Pages of nested columns end at row boundaries.
 //
 // Encodings: dictionary (RLE_DICTIONARY data pages + PLAIN dictionary page)
-// with fallback to PLAIN when the dictionary outgrows its limit, or per
+// with fallback to PLAIN when the dictionary outgrows its limit or, judged
+// on a chunk's first page, would not be smaller than the values PLAIN, or per
 // column PLAIN, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
 // DELTA_BYTE_ARRAY or BYTE_STREAM_SPLIT; RLE/bit-packed hybrid levels; data
 // page v1 (default) or v2. Column chunk statistics

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "silt/base/buffer.h"
 #include "silt/columnar/builder.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/file_writer.h"
@@ -429,6 +430,79 @@ TEST(EncodingsTest, EncodingThatDoesNotFitOrNamesNoColumnIsRejected) {
   ASSERT_OK_AND_ASSIGN(ColumnEncoding e, ParseColumnEncoding("Byte_Stream_Split"));
   EXPECT_EQ(e, ColumnEncoding::kByteStreamSplit);
   ASSERT_RAISES(InvalidArgument, ParseColumnEncoding("rle"));
+}
+
+// A file with one list<int> column (100 rows, one data page) whose page
+// header claims `claimed` values (< 0: the true count), rebuilt around the
+// patched header.
+std::string ListFileClaimingValues(int32_t claimed) {
+  auto fs = fs::MakeMemoryFileSystem();
+  SchemaPtr schema = DataType::Struct({{"l", DataType::Array(DataType::Int(), true), true}});
+  WriterOptions options;
+  options.compression = Compression::kUncompressed;
+  options.enable_dictionary = false;
+  options.write_page_index = false;
+  auto writer = ParquetFileWriter::Open(fs.get(), "/l.parquet", schema, options);
+  EXPECT_TRUE(writer.ok());
+  if (!writer.ok()) return "";
+  EXPECT_TRUE((*writer)->WriteBatch(*RandomBatch(schema, 100, 11)).ok());
+  EXPECT_TRUE((*writer)->Close().ok());
+  auto bytes = fs->ReadFile("/l.parquet");
+  EXPECT_TRUE(bytes.ok());
+  if (!bytes.ok()) return "";
+  const std::string& file = *bytes;
+  uint32_t len;
+  std::memcpy(&len, file.data() + file.size() - 8, 4);
+  auto md = ParseFileMetaData(std::string_view(file).substr(file.size() - 8 - len, len));
+  EXPECT_TRUE(md.ok());
+  if (!md.ok()) return "";
+  ColumnMetaData& m = *md->row_groups[0].columns[0].meta_data;
+  const std::string chunk = file.substr(static_cast<size_t>(m.data_page_offset),
+                                        static_cast<size_t>(m.total_compressed_size));
+  thrift::CompactReader r(reinterpret_cast<const uint8_t*>(chunk.data()),
+                          static_cast<int64_t>(chunk.size()));
+  PageHeader h;
+  h.Read(&r);
+  EXPECT_TRUE(r.ok() && h.data_page_header.has_value());
+  if (!r.ok() || !h.data_page_header) return "";
+  if (claimed >= 0) h.data_page_header->num_values = claimed;
+  const std::string patched = SerializeThrift(h) + chunk.substr(static_cast<size_t>(r.position()));
+  m.data_page_offset = static_cast<int64_t>(kParquetMagic.size());
+  m.total_compressed_size = static_cast<int64_t>(patched.size());
+  const std::string footer = SerializeThrift(*md);
+  const uint32_t footer_len = static_cast<uint32_t>(footer.size());
+  std::string out(kParquetMagic);
+  out += patched;
+  out += footer;
+  out.append(reinterpret_cast<const char*>(&footer_len), 4);
+  out += kParquetMagic;
+  return out;
+}
+
+TEST(NestedCorruptionTest, PageClaimingMoreValuesThanItsLevelsIsCorruptionNotAnAllocation) {
+  // A fuzzer finding: a nested leaf's page header claiming 2^28 values
+  // made the reader size levels, validity and values for all of them
+  // (gigabytes) before decoding the few bytes of levels the page holds.
+  const std::string file = ListFileClaimingValues(1 << 28);
+  ASSERT_FALSE(file.empty());
+  auto fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK(fs->WriteFile("/corrupt.parquet", file));
+  ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/corrupt.parquet"));
+  const int64_t peak_before = DefaultMemoryPool()->max_memory();
+  Result<RecordBatchPtr> batch = reader->ReadRowGroup(0);
+  ASSERT_RAISES(Corruption, batch);
+  const std::string message = batch.status().ToString();
+  EXPECT_NE(message.find("/corrupt.parquet"), std::string::npos) << message;
+  EXPECT_NE(message.find("column 'l"), std::string::npos) << message;
+  EXPECT_NE(message.find("at file offset 4"), std::string::npos) << message;
+  EXPECT_NE(message.find("levels end before the 268435456 values"), std::string::npos) << message;
+  EXPECT_LT(DefaultMemoryPool()->max_memory() - peak_before, int64_t{64} << 20);
+
+  // The same file rebuilt with the true count reads.
+  ASSERT_OK(fs->WriteFile("/ok.parquet", ListFileClaimingValues(-1)));
+  ASSERT_OK_AND_ASSIGN(auto ok_reader, ParquetFileReader::Open(fs.get(), "/ok.parquet"));
+  ASSERT_OK_AND_ASSIGN(RecordBatchPtr ok_batch, ok_reader->ReadRowGroup(0));
+  EXPECT_EQ(ok_batch->num_rows, 100);
 }
 
 TEST(PageIndexTest, OffsetAndColumnIndexesDescribeEveryDataPage) {

@@ -7,6 +7,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
+#include "silt/fs/file_system.h"
 #include "silt/parquet/file_writer.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
@@ -57,6 +58,146 @@ Result<columnar::ColumnPtr> ConformColumn(const columnar::ColumnPtr& column,
     out->children.push_back(std::move(child));
   }
   return columnar::ColumnPtr(std::move(out));
+}
+
+// parquet-mr's bloom filter options, which Spark hands to the Parquet
+// writer from the write options: "parquet.bloom.filter.enabled" (every
+// column), "parquet.bloom.filter.enabled#<column>",
+// "parquet.bloom.filter.expected.ndv#<column>" and
+// "parquet.bloom.filter.fpp#<column>".
+constexpr std::string_view kBloomPrefix = "parquet.bloom.filter.";
+
+bool IsBloomFilterKey(std::string_view key) {
+  return key.size() > kBloomPrefix.size() &&
+         internal::EqualsIgnoreCase(key.substr(0, kBloomPrefix.size()), kBloomPrefix);
+}
+
+// The bloom filters the sink's options ask for, keyed as
+// parquet::WriterOptions::bloom_filters wants them: a top-level column of
+// the data files (`data_schema`, spelled as there) or a nested leaf's dotted
+// Parquet path. Errors: InvalidArgument naming the job-file key, for a
+// column that is not in the files (or is a partition column), a boolean or
+// nested column, or a malformed value.
+Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptions(
+    const std::map<std::string, std::string>& options, const columnar::SchemaPtr& data_schema,
+    const std::vector<std::string>& partition_by) {
+  internal::OptionReader reader(options, "sink.options");
+  std::optional<bool> all;
+  std::map<std::string, bool> enabled;
+  std::map<std::string, int64_t> ndv;
+  std::map<std::string, double> fpp;
+  std::map<std::string, std::string> key_of;  // column -> the key that named it
+  for (const auto& [key, value] : options) {
+    if (!IsBloomFilterKey(key)) continue;
+    const std::string_view rest = std::string_view(key).substr(kBloomPrefix.size());
+    const size_t hash = rest.find('#');
+    const std::string_view option = rest.substr(0, hash);
+    if (hash == std::string_view::npos) {
+      if (internal::EqualsIgnoreCase(option, "enabled")) {
+        SILT_ASSIGN_OR_RETURN(all, reader.GetBool(key));
+      } else {
+        SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
+      }
+      continue;
+    }
+    const std::string column(rest.substr(hash + 1));
+    const std::string top = column.substr(0, column.find('.'));
+    for (const std::string& p : partition_by) {
+      if (internal::EqualsIgnoreCase(p, top)) {
+        return Status::InvalidArgument(reader.KeyPath(key), ": '", top,
+                                       "' is a partition column; its values are not stored in "
+                                       "the data files");
+      }
+    }
+    const int idx = data_schema->FieldIndex(top);
+    if (top.empty() || idx < 0) {
+      return Status::InvalidArgument(reader.KeyPath(key), ": no column '", column,
+                                     "' in the query's output (", SchemaDdl(*data_schema), ")");
+    }
+    const columnar::Field& field = data_schema->field(idx);
+    const std::string name = field.name + column.substr(top.size());
+    if (internal::EqualsIgnoreCase(option, "enabled")) {
+      SILT_ASSIGN_OR_RETURN(std::optional<bool> on, reader.GetBool(key));
+      enabled[name] = *on;
+      key_of[name] = reader.KeyPath(key);
+    } else if (internal::EqualsIgnoreCase(option, "expected.ndv")) {
+      SILT_ASSIGN_OR_RETURN(std::optional<int64_t> n, reader.GetInt(key, 1));
+      ndv[name] = *n;
+      key_of.emplace(name, reader.KeyPath(key));
+    } else if (internal::EqualsIgnoreCase(option, "fpp")) {
+      SILT_ASSIGN_OR_RETURN(std::optional<double> p, reader.GetDouble(key));
+      if (!(*p > 0 && *p < 1)) {
+        return Status::InvalidArgument(reader.KeyPath(key), ": must be in (0, 1), got ", *p);
+      }
+      fpp[name] = *p;
+      key_of.emplace(name, reader.KeyPath(key));
+    } else {
+      SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
+    }
+  }
+  std::map<std::string, parquet::BloomFilterOptions> out;
+  if (all.value_or(false)) {
+    // Every column that can have one: primitive, not boolean.
+    for (const columnar::Field& field : data_schema->fields()) {
+      if (field.type->is_nested() || field.type->id() == columnar::TypeId::kBoolean) continue;
+      out[field.name] = parquet::BloomFilterOptions();
+    }
+  }
+  for (const auto& [name, on] : enabled) {
+    if (on) {
+      out[name] = parquet::BloomFilterOptions();
+    } else {
+      out.erase(name);
+    }
+  }
+  for (const auto& [name, n] : ndv) {
+    auto it = out.find(name);
+    if (it == out.end()) {
+      SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
+                    "'");
+    } else {
+      it->second.ndv = n;
+    }
+  }
+  for (const auto& [name, p] : fpp) {
+    auto it = out.find(name);
+    if (it == out.end()) {
+      SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
+                    "'");
+    } else {
+      it->second.fpp = p;
+    }
+  }
+  // The columns named explicitly must be able to carry a filter: checked
+  // against the Parquet writer itself (nested leaves, booleans).
+  for (const auto& [name, bloom] : out) {
+    auto key = key_of.find(name);
+    if (key == key_of.end()) continue;  // chosen by "enabled: true"
+    const int idx = data_schema->FieldIndex(name.substr(0, name.find('.')));
+    const columnar::Field& field = data_schema->field(idx);
+    if (field.type->id() == columnar::TypeId::kBoolean) {
+      return Status::InvalidArgument(key->second, ": '", name,
+                                     "' is boolean; Parquet has no bloom filters for booleans");
+    }
+    if (name.find('.') == std::string::npos && field.type->is_nested()) {
+      return Status::InvalidArgument(key->second, ": '", name, "' is ", field.type->ToDdl(),
+                                     "; name one of its leaves by its Parquet path (for example ",
+                                     "'a.b', 'l.list.element', 'm.key_value.key')");
+    }
+    if (name.find('.') != std::string::npos) {
+      parquet::WriterOptions trial;
+      trial.bloom_filters[name] = bloom;
+      auto mem = fs::MakeMemoryFileSystem();
+      Result<std::unique_ptr<parquet::ParquetFileWriter>> writer =
+          parquet::ParquetFileWriter::Open(mem.get(), "/bloom-check.parquet", data_schema, trial);
+      if (!writer.ok()) {
+        return Status::InvalidArgument(key->second, ": no Parquet leaf column '", name,
+                                       "' that can have a bloom filter");
+      }
+      SILT_RETURN_NOT_OK((*writer)->Abort());
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -118,7 +259,7 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   internal::OptionReader reader(spec.options, "sink.options");
   std::map<std::string, std::string> non_property_options;
   for (const auto& [key, value] : spec.options) {
-    if (!IsTablePropertyKey(key)) non_property_options[key] = value;
+    if (!IsTablePropertyKey(key) && !IsBloomFilterKey(key)) non_property_options[key] = value;
   }
   internal::OptionReader(non_property_options, "sink.options")
       .WarnUnknown({"compression", "mergeSchema", "overwriteSchema", "autoCompact",
@@ -131,6 +272,19 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
                                      compression.status().message());
     }
     sink->writer_options_.parquet.compression = *compression;
+  }
+  {
+    std::vector<columnar::Field> data_fields;
+    for (const columnar::Field& field : sink->output_schema_->fields()) {
+      if (std::find(sink->partition_by_.begin(), sink->partition_by_.end(), field.name) ==
+          sink->partition_by_.end()) {
+        data_fields.push_back(field);
+      }
+    }
+    SILT_ASSIGN_OR_RETURN(
+        sink->writer_options_.parquet.bloom_filters,
+        ParseBloomFilterOptions(spec.options, columnar::DataType::Struct(std::move(data_fields)),
+                                sink->partition_by_));
   }
   SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
   sink->merge_schema_ = merge_schema.value_or(false);

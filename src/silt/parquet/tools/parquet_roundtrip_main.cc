@@ -3,14 +3,15 @@
 //
 //   silt_parquet_roundtrip write PATH [--codec C] [--no-dictionary] [--rows N]
 //                                     [--page-bytes N] [--row-group-bytes N]
-//                                     [--nested] [--page-v2]
+//                                     [--nested] [--page-v2] [--repeat K]
 //                                     [--encoding COLUMN=ENCODING]...
 //       Writes a fixed data set covering every primitive type (nullable and
 //       NOT NULL, decimals of each physical width) to PATH on the local disk
 //       and prints the rows it wrote as JSON lines. --nested writes structs,
 //       lists and maps nested three levels deep instead. --encoding picks a
 //       column's encoding (see ParseColumnEncoding); --page-v2 writes data
-//       page v2.
+//       page v2. --repeat K gives K rows in a row the same values (so that
+//       every column's dictionary pays off and is kept).
 //   silt_parquet_roundtrip read PATH
 //       Reads PATH with silt's reader and prints its rows as JSON lines.
 //   silt_parquet_roundtrip schema PATH
@@ -33,6 +34,7 @@
 // "Infinity", "-Infinity" as strings; decimals as strings ("-12.34");
 // strings as JSON strings; binary as lowercase hex strings; structs as
 // objects; arrays as lists; maps as lists of [key, value] pairs.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -358,7 +360,8 @@ int Fail(const Status& s) {
 
 // Parses the write options shared by `write` and `copy`; returns 0, or the
 // exit code on a bad option.
-int ParseWriteOptions(int argc, char** argv, WriterOptions* out, int64_t* rows, bool* nested) {
+int ParseWriteOptions(int argc, char** argv, WriterOptions* out, int64_t* rows, bool* nested,
+                      int64_t* repeat = nullptr) {
   WriterOptions& options = *out;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -381,6 +384,8 @@ int ParseWriteOptions(int argc, char** argv, WriterOptions* out, int64_t* rows, 
       options.page_bytes = std::stoll(next());
     } else if (arg == "--row-group-bytes") {
       options.row_group_bytes = std::stoll(next());
+    } else if (arg == "--repeat" && repeat != nullptr) {
+      *repeat = std::max<int64_t>(1, std::stoll(next()));
     } else if (arg == "--nested" && nested != nullptr) {
       *nested = true;
     } else if (arg == "--page-v2") {
@@ -419,7 +424,10 @@ int Write(const std::string& path, int argc, char** argv) {
   WriterOptions options;
   int64_t rows = 1000;
   bool nested = false;
-  if (int rc = ParseWriteOptions(argc, argv, &options, &rows, &nested); rc != 0) return rc;
+  int64_t repeat = 1;
+  if (int rc = ParseWriteOptions(argc, argv, &options, &rows, &nested, &repeat); rc != 0) {
+    return rc;
+  }
   columnar::SchemaPtr schema = nested ? NestedDataSetSchema() : DataSetSchema();
   auto batch = std::make_shared<RecordBatch>();
   batch->schema = schema;
@@ -432,7 +440,7 @@ int Write(const std::string& path, int argc, char** argv) {
         uint64_t state = static_cast<uint64_t>(row) * 1000003 + col_idx;
         AppendNested(&b, *f.type, f.nullable, row, &state);
       } else {
-        AppendValue(&b, *f.type, f.nullable, row);
+        AppendValue(&b, *f.type, f.nullable, row / repeat);
       }
     }
     batch->columns.push_back(b.Finish());
