@@ -181,6 +181,34 @@ int Cmp(const T& a, const T& b) {
   return a < b ? -1 : (b < a ? 1 : 0);
 }
 
+// The dotted stats path of `name` (a top-level column `field`, or a path
+// through its struct fields after `dot`), with physical names when column
+// mapping is on; nullopt when a field is missing, has no physical name, or
+// had its type widened.
+std::optional<std::string> StatsPath(const columnar::Field& field, std::string_view name,
+                                     size_t dot, bool mapping) {
+  const columnar::Field* current = &field;
+  std::string path;
+  while (true) {
+    if (current->metadata_json.find("delta.typeChanges") != std::string::npos) {
+      return std::nullopt;
+    }
+    std::string segment = mapping ? PhysicalName(*current) : current->name;
+    if (segment.empty()) return std::nullopt;
+    if (!path.empty()) path += '.';
+    path += segment;
+    if (dot == std::string_view::npos) return path;
+    size_t next = name.find('.', dot + 1);
+    std::string_view child = name.substr(
+        dot + 1, next == std::string_view::npos ? std::string_view::npos : next - dot - 1);
+    if (current->type->id() != TypeId::kStruct) return std::nullopt;
+    int idx = current->type->FieldIndex(child);
+    if (idx < 0) return std::nullopt;
+    current = &current->type->field(idx);
+    dot = next;
+  }
+}
+
 }  // namespace
 
 std::optional<PredicateValue> PredicateValueAt(const columnar::Column& column, int64_t row) {
@@ -270,20 +298,18 @@ FileSkipper FileSkipper::Make(const Metadata& metadata, const columnar::Conjunct
     for (const std::string& part : metadata.partition_columns) {
       if (EqualsIgnoreCase(part, field.name)) is_partition = true;
     }
-    std::string physical = field.name;
-    if (mapping) {
-      // Nested stats paths would need the nested fields' physical names.
-      if (dot != std::string_view::npos) continue;
-      physical = PhysicalName(field);
-      if (physical.empty()) continue;
-    }
     if (is_partition) {
       if (dot != std::string_view::npos) continue;
+      std::string physical = mapping ? PhysicalName(field) : field.name;
+      if (physical.empty()) continue;
       out.partition_.push_back(Bound{p, physical});
-    } else {
-      if (dot != std::string_view::npos) physical += std::string(name.substr(dot));
-      out.data_.push_back(Bound{p, physical});
+      continue;
     }
+    // The stats path: physical names at every depth under column mapping.
+    // Stats of files written before a type widening hold the old type, so
+    // widened fields (delta.typeChanges) are not judged by stats.
+    std::optional<std::string> path = StatsPath(field, name, dot, mapping);
+    if (path) out.data_.push_back(Bound{p, std::move(*path)});
   }
   return out;
 }

@@ -78,8 +78,7 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
     return "";
   }
   const columnar::DataType* schema = metadata.schema.get();
-  if (feature == "invariants" || feature == "generatedColumns" ||
-      feature == "identityColumns") {
+  if (feature == "invariants" || feature == "generatedColumns" || feature == "identityColumns") {
     std::string_view key = feature == "invariants"         ? "delta.invariants"
                            : feature == "generatedColumns" ? "delta.generationExpression"
                                                            : "delta.identity.";
@@ -114,7 +113,8 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
   std::vector<std::string> unsupported;
   for (const std::string& feature : ReaderFeatures(protocol)) {
     if (feature == "timestampNtz" || feature == "vacuumProtocolCheck" ||
-        feature == "v2Checkpoint" || feature == "deletionVectors") {
+        feature == "v2Checkpoint" || feature == "deletionVectors" || feature == "typeWidening" ||
+        feature == "typeWidening-preview") {
       continue;
     }
     if (feature == "columnMapping") {

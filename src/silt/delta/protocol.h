@@ -16,11 +16,12 @@ inline constexpr int32_t kMaxWriterVersion = 7;
 
 // OK when silt reads the table correctly. Reader features silt implements:
 // timestampNtz, vacuumProtocolCheck (affects only VACUUM), v2Checkpoint,
-// deletionVectors (applied by TableScan), and
-// columnMapping in modes none, name and id (top-level columns are read by
-// their physical names). Everything else — type widening, variant,
-// catalog-managed tables, unknown features — is NotSupported naming the
-// feature(s).
+// deletionVectors (applied by TableScan), typeWidening and
+// typeWidening-preview (TableScan casts values files hold in the type before
+// a widening), and columnMapping in modes none, name and id (TableScan reads
+// fields at every depth by physical name, or Parquet field id in id mode).
+// Everything else — variant, catalog-managed tables, unknown features — is
+// NotSupported naming the feature(s).
 Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 
 // OK when silt may append to the table (blind appends with txn records):

@@ -1,11 +1,13 @@
 // TableScan: reads a snapshot's live files row group by row group and shapes
 // every batch to the output schema (projection, partition columns from the
-// log, nulls for columns a file does not have).
+// log, nulls for columns a file does not have, column mapping at every
+// depth, and the casts of type widening).
 
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "silt/base/strings.h"
 #include "silt/delta/data_skipping.h"
@@ -18,25 +20,393 @@ namespace silt::delta {
 
 namespace {
 
+using columnar::Column;
+using columnar::ColumnPtr;
+using columnar::DataType;
+using columnar::TypeId;
+using columnar::TypePtr;
+
+enum class MappingMode : uint8_t { kNone, kName, kId };
+
+MappingMode ColumnMappingModeOf(const Metadata& metadata) {
+  auto it = metadata.configuration.find("delta.columnMapping.mode");
+  if (it == metadata.configuration.end()) return MappingMode::kNone;
+  if (EqualsIgnoreCase(it->second, "name")) return MappingMode::kName;
+  if (EqualsIgnoreCase(it->second, "id")) return MappingMode::kId;
+  return MappingMode::kNone;
+}
+
+// An integer under `key` in a field's metadata JSON.
+std::optional<int64_t> MetadataInt(const columnar::Field& field, std::string_view key) {
+  if (field.metadata_json.find(key) == std::string::npos) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  int64_t value = 0;
+  if (parser.parse(field.metadata_json).get(root) != simdjson::SUCCESS ||
+      root.at_key(key).get_int64().get(value) != simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A table field's identity in data files, at every depth: the name data
+// files use (the logical name, or delta.columnMapping.physicalName) and, in
+// id mode, delta.columnMapping.id (matched against Parquet field ids).
+struct FieldMap {
+  std::string physical_name;
+  std::optional<int64_t> id;
+  // struct: one per field; array: the element; map: key, value.
+  std::vector<FieldMap> children;
+};
+
+Status MapChildren(const DataType& type, MappingMode mode, const std::string& path, FieldMap* out);
+
+Result<FieldMap> MapField(const columnar::Field& field, MappingMode mode, const std::string& path) {
+  FieldMap map;
+  map.physical_name = field.name;
+  if (mode != MappingMode::kNone) {
+    map.physical_name = PhysicalName(field);
+    if (map.physical_name.empty()) {
+      return Status::Corruption("the table uses column mapping but column '", path,
+                                "' has no delta.columnMapping.physicalName");
+    }
+    if (mode == MappingMode::kId) map.id = MetadataInt(field, "delta.columnMapping.id");
+  }
+  SILT_RETURN_NOT_OK(MapChildren(*field.type, mode, path, &map));
+  return map;
+}
+
+Status MapChildren(const DataType& type, MappingMode mode, const std::string& path, FieldMap* out) {
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const columnar::Field& child : type.fields()) {
+        SILT_ASSIGN_OR_RETURN(FieldMap map, MapField(child, mode, path + "." + child.name));
+        out->children.push_back(std::move(map));
+      }
+      return Status::OK();
+    case TypeId::kArray: {
+      FieldMap element;
+      SILT_RETURN_NOT_OK(MapChildren(*type.element_type(), mode, path + ".element", &element));
+      out->children.push_back(std::move(element));
+      return Status::OK();
+    }
+    case TypeId::kMap: {
+      FieldMap key;
+      FieldMap value;
+      SILT_RETURN_NOT_OK(MapChildren(*type.key_type(), mode, path + ".key", &key));
+      SILT_RETURN_NOT_OK(MapChildren(*type.value_type(), mode, path + ".value", &value));
+      out->children.push_back(std::move(key));
+      out->children.push_back(std::move(value));
+      return Status::OK();
+    }
+    default: return Status::OK();
+  }
+}
+
+// The Parquet field ids of the fields of file struct `file` (Spark's
+// "parquet.field.id" metadata, parquet_schema.h), one per field.
+std::vector<std::optional<int64_t>> FileFieldIds(const DataType& file) {
+  std::vector<std::optional<int64_t>> ids;
+  ids.reserve(static_cast<size_t>(file.num_fields()));
+  for (const columnar::Field& field : file.fields()) {
+    ids.push_back(MetadataInt(field, "parquet.field.id"));
+  }
+  return ids;
+}
+
+// The index of the field of file struct `file` that holds `map`, or -1: in
+// id mode the field whose Parquet field id is the column-mapping id (as
+// Spark reads with field ids on: a field without a matching id is missing),
+// else the field with the physical name (case-insensitive, as Spark
+// resolves Parquet columns).
+int FindFileField(const DataType& file, const std::vector<std::optional<int64_t>>& file_ids,
+                  const FieldMap& map) {
+  if (map.id) {
+    for (size_t i = 0; i < file_ids.size(); ++i) {
+      if (file_ids[i] == map.id) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  return file.FieldIndex(map.physical_name);
+}
+
+// Digits left of the decimal point an integral type needs.
+int IntegralDigits(TypeId id) {
+  switch (id) {
+    case TypeId::kByte: return 3;
+    case TypeId::kShort: return 5;
+    case TypeId::kInt: return 10;
+    default: return 20;
+  }
+}
+
+int IntegralWidth(TypeId id) {
+  switch (id) {
+    case TypeId::kByte: return 1;
+    case TypeId::kShort: return 2;
+    case TypeId::kInt: return 4;
+    default: return 8;
+  }
+}
+
+// Whether values stored as `have` widen to `want` without loss, as Delta's
+// type widening allows (PROTOCOL.md "Type Widening"): integral to a wider
+// integral, byte/short/int to double, integral to a decimal with room for
+// its digits, float to double, decimal to a decimal with at least the same
+// scale and integer digits, date to timestamp_ntz.
+bool CanWiden(const DataType& have, const DataType& want) {
+  TypeId from = have.id();
+  TypeId to = want.id();
+  if (have.is_integral()) {
+    if (want.is_integral()) return IntegralWidth(to) > IntegralWidth(from);
+    if (to == TypeId::kDouble) return from != TypeId::kLong;
+    if (to == TypeId::kDecimal) return want.precision() - want.scale() >= IntegralDigits(from);
+    return false;
+  }
+  if (from == TypeId::kFloat) return to == TypeId::kDouble;
+  if (from == TypeId::kDecimal && to == TypeId::kDecimal) {
+    return want.scale() >= have.scale() &&
+           want.precision() - want.scale() >= have.precision() - have.scale();
+  }
+  if (from == TypeId::kDate) return to == TypeId::kTimestampNtz;
+  return false;
+}
+
+// How a file column becomes the table column, per nesting level.
+struct ReadStep {
+  enum class Kind : uint8_t { kAsIs, kWiden, kStruct, kArray, kMap };
+  Kind kind = Kind::kAsIs;
+  TypePtr type;  // the table's type
+  // kStruct: per table field, the index of the file's field or -1 (nulls).
+  std::vector<int> source;
+  // kStruct: per table field; kArray: the element; kMap: key, value.
+  std::vector<ReadStep> children;
+};
+
+Status TypeMismatch(const std::string& path, const std::string& file, const DataType& have,
+                    const DataType& want) {
+  return Status::NotSupported("reading column '", path, "' of ", file, " stored as ", have.ToDdl(),
+                              " into the table type ", want.ToDdl(),
+                              " (type conversion other than Delta type widening) is not "
+                              "supported");
+}
+
+// Plans reading the file column typed `have` as the table type `want`
+// described by `map`. Errors: NotSupported naming the column path and the
+// file when the shapes differ or a type does not widen.
+Result<ReadStep> PlanRead(const FieldMap& map, const TypePtr& want, const TypePtr& have,
+                          bool mapped, const std::string& path, const std::string& file) {
+  ReadStep step;
+  step.type = want;
+  if (have->id() == TypeId::kNull && want->id() != TypeId::kNull) {
+    // A void column (Parquet UNKNOWN) is all nulls; one silt cannot decode
+    // also reads as void, and reading it returns the reader's error.
+    step.kind = ReadStep::Kind::kWiden;
+    return step;
+  }
+  switch (want->id()) {
+    case TypeId::kStruct: {
+      if (have->id() != TypeId::kStruct) return TypeMismatch(path, file, *have, *want);
+      step.kind = ReadStep::Kind::kStruct;
+      bool as_is = !mapped && have->Equals(*want);
+      const std::vector<std::optional<int64_t>> file_ids =
+          mapped ? FileFieldIds(*have) : std::vector<std::optional<int64_t>>();
+      for (int i = 0; i < want->num_fields(); ++i) {
+        const columnar::Field& field = want->field(i);
+        const FieldMap& child = map.children[static_cast<size_t>(i)];
+        int src = FindFileField(*have, file_ids, child);
+        step.source.push_back(src);
+        if (src < 0) {
+          as_is = false;
+          step.children.emplace_back();
+          continue;
+        }
+        SILT_ASSIGN_OR_RETURN(ReadStep sub, PlanRead(child, field.type, have->field(src).type,
+                                                     mapped, path + "." + field.name, file));
+        as_is = as_is && src == i && sub.kind == ReadStep::Kind::kAsIs;
+        step.children.push_back(std::move(sub));
+      }
+      if (as_is) step = ReadStep{ReadStep::Kind::kAsIs, want, {}, {}};
+      return step;
+    }
+    case TypeId::kArray: {
+      if (have->id() != TypeId::kArray) return TypeMismatch(path, file, *have, *want);
+      SILT_ASSIGN_OR_RETURN(ReadStep element,
+                            PlanRead(map.children[0], want->element_type(), have->element_type(),
+                                     mapped, path + ".element", file));
+      if (element.kind == ReadStep::Kind::kAsIs && have->Equals(*want)) return step;
+      step.kind = ReadStep::Kind::kArray;
+      step.children.push_back(std::move(element));
+      return step;
+    }
+    case TypeId::kMap: {
+      if (have->id() != TypeId::kMap) return TypeMismatch(path, file, *have, *want);
+      SILT_ASSIGN_OR_RETURN(ReadStep key, PlanRead(map.children[0], want->key_type(),
+                                                   have->key_type(), mapped, path + ".key", file));
+      SILT_ASSIGN_OR_RETURN(
+          ReadStep value, PlanRead(map.children[1], want->value_type(), have->value_type(), mapped,
+                                   path + ".value", file));
+      if (key.kind == ReadStep::Kind::kAsIs && value.kind == ReadStep::Kind::kAsIs &&
+          have->Equals(*want)) {
+        return step;
+      }
+      step.kind = ReadStep::Kind::kMap;
+      step.children.push_back(std::move(key));
+      step.children.push_back(std::move(value));
+      return step;
+    }
+    default:
+      if (have->Equals(*want)) return step;
+      if (!CanWiden(*have, *want)) return TypeMismatch(path, file, *have, *want);
+      step.kind = ReadStep::Kind::kWiden;
+      return step;
+  }
+}
+
+template <typename From, typename To, typename Fn>
+BufferPtr ConvertValues(const Column& in, Fn fn) {
+  auto out = std::make_shared<Buffer>();
+  out->Resize(in.length * static_cast<int64_t>(sizeof(To)));
+  if (in.length == 0) return out;
+  const From* src = in.raw_values<From>();
+  To* dst = out->mutable_data_as<To>();
+  for (int64_t i = 0; i < in.length; ++i) dst[i] = fn(src[i]);
+  return out;
+}
+
+// Applies `fn` (a generic lambda over the stored integer) to every value of
+// an integral column.
+template <typename To, typename Fn>
+BufferPtr ConvertIntegral(const Column& in, Fn fn) {
+  switch (in.type->id()) {
+    case TypeId::kByte: return ConvertValues<int8_t, To>(in, fn);
+    case TypeId::kShort: return ConvertValues<int16_t, To>(in, fn);
+    case TypeId::kInt: return ConvertValues<int32_t, To>(in, fn);
+    default: return ConvertValues<int64_t, To>(in, fn);
+  }
+}
+
+unsigned __int128 Pow10(int n) {
+  unsigned __int128 v = 1;
+  for (int i = 0; i < n; ++i) v *= 10;
+  return v;
+}
+
+// Multiplies with two's-complement wrap-around: values of null slots are
+// unspecified and must not overflow into undefined behaviour; valid values
+// fit by construction (CanWiden).
+__int128 ScaleUp(__int128 v, unsigned __int128 factor) {
+  return static_cast<__int128>(static_cast<unsigned __int128>(v) * factor);
+}
+
+// The column of widened values (REQUIRES: CanWiden(*in.type, *want), or a
+// void column, which becomes nulls of `want`); the validity bitmap is shared.
+ColumnPtr Widen(const Column& in, const TypePtr& want) {
+  if (in.type->id() == TypeId::kNull) return columnar::MakeNullColumn(want, in.length);
+  auto out = std::make_shared<Column>();
+  out->type = want;
+  out->length = in.length;
+  out->null_count = in.null_count;
+  out->validity = in.validity;
+  const TypeId from = in.type->id();
+  switch (want->id()) {
+    case TypeId::kShort:
+      out->values = ConvertIntegral<int16_t>(in, [](auto v) { return static_cast<int16_t>(v); });
+      break;
+    case TypeId::kInt:
+      out->values = ConvertIntegral<int32_t>(in, [](auto v) { return static_cast<int32_t>(v); });
+      break;
+    case TypeId::kLong:
+      out->values = ConvertIntegral<int64_t>(in, [](auto v) { return static_cast<int64_t>(v); });
+      break;
+    case TypeId::kDouble:
+      if (from == TypeId::kFloat) {
+        out->values = ConvertValues<float, double>(in, [](float v) { return double{v}; });
+      } else {
+        out->values = ConvertIntegral<double>(in, [](auto v) { return static_cast<double>(v); });
+      }
+      break;
+    case TypeId::kDecimal: {
+      if (from == TypeId::kDecimal) {
+        const unsigned __int128 factor = Pow10(want->scale() - in.type->scale());
+        out->values = ConvertValues<__int128, __int128>(
+            in, [factor](__int128 v) { return ScaleUp(v, factor); });
+      } else {
+        const unsigned __int128 factor = Pow10(want->scale());
+        out->values = ConvertIntegral<__int128>(
+            in, [factor](auto v) { return ScaleUp(static_cast<__int128>(v), factor); });
+      }
+      break;
+    }
+    case TypeId::kTimestampNtz: {
+      constexpr uint64_t kMicrosPerDay = 86400ULL * 1000 * 1000;
+      out->values = ConvertValues<int32_t, int64_t>(in, [](int32_t days) {
+        return static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(days)) *
+                                    kMicrosPerDay);
+      });
+      break;
+    }
+    default: break;  // unreachable: CanWiden admits nothing else
+  }
+  return out;
+}
+
+// The table column from the file column `in`, per `step`.
+ColumnPtr ApplyRead(const ReadStep& step, const ColumnPtr& in) {
+  switch (step.kind) {
+    case ReadStep::Kind::kAsIs: return in;
+    case ReadStep::Kind::kWiden: return Widen(*in, step.type);
+    case ReadStep::Kind::kStruct: {
+      auto out = std::make_shared<Column>();
+      out->type = step.type;
+      out->length = in->length;
+      out->null_count = in->null_count;
+      out->validity = in->validity;
+      for (size_t i = 0; i < step.source.size(); ++i) {
+        int src = step.source[i];
+        out->children.push_back(
+            src < 0
+                ? columnar::MakeNullColumn(step.type->field(static_cast<int>(i)).type, in->length)
+                : ApplyRead(step.children[i], in->children[static_cast<size_t>(src)]));
+      }
+      return out;
+    }
+    case ReadStep::Kind::kArray: {
+      auto out = std::make_shared<Column>(*in);
+      out->type = step.type;
+      out->children = {ApplyRead(step.children[0], in->children[0])};
+      return out;
+    }
+    case ReadStep::Kind::kMap: {
+      const ColumnPtr& entries_in = in->children[0];
+      auto entries = std::make_shared<Column>(*entries_in);
+      entries->type = step.type->map_entries_type();
+      entries->children = {ApplyRead(step.children[0], entries_in->children[0]),
+                           ApplyRead(step.children[1], entries_in->children[1])};
+      auto out = std::make_shared<Column>(*in);
+      out->type = step.type;
+      out->children = {std::move(entries)};
+      return out;
+    }
+  }
+  return in;
+}
+
 struct OutputColumn {
   columnar::Field field;
   bool is_partition = false;
-  // The column's name in data files and partitionValues: the field name, or
-  // delta.columnMapping.physicalName when column mapping is on.
-  std::string physical_name;
+  // The column's name in data files and partitionValues and, at every
+  // depth, its fields' (column mapping).
+  FieldMap map;
 };
-
-bool ColumnMappingActive(const Metadata& metadata) {
-  auto it = metadata.configuration.find("delta.columnMapping.mode");
-  return it != metadata.configuration.end() && it->second != "none" && it->second != "NONE" &&
-         !it->second.empty();
-}
 
 // What one data file contributes to each output column.
 struct FilePlan {
   std::vector<std::string> read_columns;  // file columns to read, in order
   // Per output column: index into the read batch, or -1 (partition / null).
   std::vector<int> source;
+  // Per output column read from the file: how to shape it to the table type.
+  std::vector<ReadStep> steps;
   // Per output column: the partition value when it is a partition column.
   std::vector<std::optional<std::string>> partition_values;
 };
@@ -46,7 +416,7 @@ class TableScanImpl final : public TableScan {
   TableScanImpl(fs::FileSystemPtr fs, std::string table_path, SnapshotPtr snapshot,
                 std::vector<OutputColumn> columns, columnar::SchemaPtr schema,
                 std::vector<const AddFile*> files, columnar::Conjunction file_predicate,
-                ScanMetrics metrics)
+                ScanMetrics metrics, bool column_mapping)
       : fs_(std::move(fs)),
         table_path_(std::move(table_path)),
         snapshot_(std::move(snapshot)),
@@ -54,7 +424,8 @@ class TableScanImpl final : public TableScan {
         schema_(std::move(schema)),
         files_(std::move(files)),
         file_predicate_(std::move(file_predicate)),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        column_mapping_(column_mapping) {}
 
   const columnar::SchemaPtr& schema() const override { return schema_; }
   const ScanMetrics& metrics() const override { return metrics_; }
@@ -93,7 +464,6 @@ class TableScanImpl final : public TableScan {
               : reader_->ReadRowGroupPruned(index, plan_.read_columns, file_predicate_),
           "reading Delta table ", table_path_, " version ", snapshot_->version());
       if (batch->num_rows == 0) continue;
-      SILT_RETURN_NOT_OK(CheckTypes(*batch));
       SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr out, Assemble(batch.get(), batch->num_rows));
       out = DropDeletedRows(std::move(out));
       if (out->num_rows == 0) continue;
@@ -131,21 +501,37 @@ class TableScanImpl final : public TableScan {
           reader_->num_row_groups() - static_cast<int64_t>(row_groups_.size());
     }
     const columnar::Schema& file_schema = *reader_->schema();
+    const std::vector<std::optional<int64_t>> file_ids =
+        column_mapping_ ? FileFieldIds(file_schema) : std::vector<std::optional<int64_t>>();
     for (const OutputColumn& column : columns_) {
+      plan_.steps.emplace_back();
       if (column.is_partition) {
         plan_.source.push_back(-1);
         plan_.partition_values.push_back(
-            FindPartitionValue(add.partition_values, column.physical_name));
+            FindPartitionValue(add.partition_values, column.map.physical_name));
         continue;
       }
       plan_.partition_values.emplace_back();
-      int file_idx = file_schema.FieldIndex(column.physical_name);
+      if (column.map.id && std::none_of(file_ids.begin(), file_ids.end(),
+                                        [](const auto& id) { return id.has_value(); })) {
+        // Delta writers in id mode store every field id; without any, no
+        // column can be found (Spark refuses such files too).
+        return Status::Corruption("data file ", current_path_, " of Delta table ", table_path_,
+                                  " (column mapping mode id) has no Parquet field ids");
+      }
+      int file_idx = FindFileField(file_schema, file_ids, column.map);
       if (file_idx < 0) {
         plan_.source.push_back(-1);
         continue;
       }
+      const columnar::Field& file_field = file_schema.field(file_idx);
+      SILT_ASSIGN_OR_RETURN_CTX(plan_.steps.back(),
+                                PlanRead(column.map, column.field.type, file_field.type,
+                                         column_mapping_, column.field.name, current_path_),
+                                "reading Delta table ", table_path_, " version ",
+                                snapshot_->version());
       plan_.source.push_back(static_cast<int>(plan_.read_columns.size()));
-      plan_.read_columns.push_back(file_schema.field(file_idx).name);
+      plan_.read_columns.push_back(file_field.name);
     }
     return Status::OK();
   }
@@ -177,24 +563,6 @@ class TableScanImpl final : public TableScan {
     ++file_idx_;
   }
 
-  // Type changes need casts (type widening), which silt does not do yet; a
-  // mismatch is reported rather than producing mistyped columns.
-  Status CheckTypes(const columnar::RecordBatch& batch) const {
-    for (size_t out_idx = 0; out_idx < columns_.size(); ++out_idx) {
-      int src = plan_.source[out_idx];
-      if (src < 0) continue;
-      const columnar::TypePtr& have = batch.column(src)->type;
-      const columnar::TypePtr& want = columns_[out_idx].field.type;
-      if (!have->Equals(*want)) {
-        return Status::NotSupported("reading column '", columns_[out_idx].field.name, "' of ",
-                                    current_path_, " stored as ", have->ToDdl(),
-                                    " into the table type ", want->ToDdl(),
-                                    " (type conversion) is not supported yet");
-      }
-    }
-    return Status::OK();
-  }
-
   Result<columnar::RecordBatchPtr> Assemble(const columnar::RecordBatch* batch, int64_t rows) {
     auto out = std::make_shared<columnar::RecordBatch>();
     out->schema = schema_;
@@ -209,7 +577,8 @@ class TableScanImpl final : public TableScan {
             "partition column '", column.field.name, "' of ", current_path_);
         out->columns.push_back(std::move(col));
       } else if (plan_.source[out_idx] >= 0) {
-        out->columns.push_back(batch->column(plan_.source[out_idx]));
+        out->columns.push_back(
+            ApplyRead(plan_.steps[out_idx], batch->column(plan_.source[out_idx])));
       } else {
         out->columns.push_back(columnar::MakeNullColumn(column.field.type, rows));
       }
@@ -228,6 +597,8 @@ class TableScanImpl final : public TableScan {
   std::vector<const AddFile*> files_;
   columnar::Conjunction file_predicate_;
   ScanMetrics metrics_;
+  // Column mapping is on: nested fields are renamed to their logical names.
+  bool column_mapping_ = false;
 
   size_t file_idx_ = 0;
   std::unique_ptr<parquet::ParquetFileReader> reader_;
@@ -281,28 +652,13 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
   }
   std::vector<OutputColumn> output;
   std::vector<columnar::Field> fields;
-  const bool column_mapping = ColumnMappingActive(snapshot->metadata());
+  const MappingMode mode = ColumnMappingModeOf(snapshot->metadata());
   for (int idx : indices) {
     OutputColumn column;
     column.field = table_schema.field(idx);
     column.is_partition = is_partition(column.field.name);
-    column.physical_name = column.field.name;
-    if (column_mapping) {
-      columnar::TypeId type_id = column.field.type->id();
-      if (type_id == columnar::TypeId::kStruct || type_id == columnar::TypeId::kArray ||
-          type_id == columnar::TypeId::kMap) {
-        return Status::NotSupported("reading the nested column '", column.field.name,
-                                    "' of a table with columnMapping (column mapping of nested "
-                                    "fields) is not supported yet: ",
-                                    table_path);
-      }
-      std::string physical = PhysicalName(column.field);
-      if (physical.empty()) {
-        return Status::Corruption("Delta table ", table_path, " uses column mapping but column '",
-                                  column.field.name, "' has no delta.columnMapping.physicalName");
-      }
-      column.physical_name = std::move(physical);
-    }
+    SILT_ASSIGN_OR_RETURN_CTX(column.map, MapField(column.field, mode, column.field.name),
+                              "Delta table ", table_path, " version ", snapshot->version());
     fields.push_back(column.field);
     output.push_back(std::move(column));
   }
@@ -321,24 +677,27 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
     }
   }
   // Row groups are judged on the files' own (physical) column names; only
-  // top-level data columns take part (partition columns are not stored).
+  // top-level data columns take part (partition columns are not stored), and
+  // not columns whose type was widened (older files hold the old type).
   columnar::Conjunction file_predicate;
   for (const columnar::ColumnPredicate& p : options.predicate) {
     if (p.column.find('.') != std::string::npos || is_partition(p.column)) continue;
     int idx = table_schema.FieldIndex(p.column);
     if (idx < 0) continue;
+    const columnar::Field& field = table_schema.field(idx);
+    if (field.metadata_json.find("delta.typeChanges") != std::string::npos) continue;
     columnar::ColumnPredicate physical = p;
-    physical.column = table_schema.field(idx).name;
-    if (column_mapping) {
-      physical.column = PhysicalName(table_schema.field(idx));
+    physical.column = field.name;
+    if (mode != MappingMode::kNone) {
+      physical.column = PhysicalName(field);
       if (physical.column.empty()) continue;
     }
     file_predicate.push_back(std::move(physical));
   }
-  return std::unique_ptr<TableScan>(
-      new TableScanImpl(std::move(fs), std::move(table_path), std::move(snapshot),
-                        std::move(output), columnar::DataType::Struct(std::move(fields)),
-                        std::move(files), std::move(file_predicate), metrics));
+  return std::unique_ptr<TableScan>(new TableScanImpl(
+      std::move(fs), std::move(table_path), std::move(snapshot), std::move(output),
+      columnar::DataType::Struct(std::move(fields)), std::move(files), std::move(file_predicate),
+      metrics, mode != MappingMode::kNone));
 }
 
 }  // namespace silt::delta

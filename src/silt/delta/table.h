@@ -233,7 +233,15 @@ struct ScanMetrics {
 
 // Scans a snapshot into batches: reads each live data file, projects the
 // requested columns (empty = all, table order), adds partition columns
-// parsed to their types, and fills columns missing from a file with nulls.
+// parsed to their types, and fills columns (and struct fields) missing from
+// a file with nulls. Under column mapping, columns and their nested fields
+// are found by physical name (mode name) or Parquet field id (mode id; a
+// file without any field ids is Corruption) and returned under their
+// logical names. Values a file holds in the type before a type widening
+// (integral to wider integral, to double or decimal; float to double;
+// decimal to wider decimal; date to timestamp_ntz) are cast to the table
+// type, at any depth; any other type difference is NotSupported naming the
+// column path and the file. Batches always carry the table's types.
 class TableScan {
  public:
   static Result<std::unique_ptr<TableScan>> Make(fs::FileSystemPtr fs, std::string table_path,

@@ -144,6 +144,8 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.enableDeletionVectors", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableInCommitTimestamps", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableRowTracking", Support::kOnlyDefault, Kind::kBool, "false"},
+    // Readers need not look at it: TableScan casts any widened column
+    // (delta.typeChanges) whatever it says; silt never widens a type itself.
     {"delta.enableTypeWidening", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableIcebergCompatV1", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableIcebergCompatV2", Support::kOnlyDefault, Kind::kBool, "false"},

@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "silt/columnar/builder.h"
+#include "silt/delta/data_skipping.h"
 #include "silt/delta/protocol.h"
+#include "silt/parquet/file_writer.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"
 
@@ -172,8 +178,7 @@ TEST_F(DeltaTableTest, UnreadableCheckpointWithoutCommitZeroIsCorruption) {
   WriteCommit(11, c);
   auto r = table_->LatestSnapshot();
   ASSERT_RAISES(Corruption, r);
-  EXPECT_NE(r.status().message().find("00000000000000000010.checkpoint.parquet"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("00000000000000000010.checkpoint.parquet"), std::string::npos)
       << r.status().ToString();
 }
 
@@ -203,8 +208,7 @@ TEST_F(DeltaTableTest, UnknownReaderFeatureIsRefusedByName) {
                          std::vector<std::string>{"timestampNtz", "fancyNewThing"}});
   auto r = table_->LatestSnapshot();
   ASSERT_RAISES(NotSupported, r);
-  EXPECT_NE(r.status().message().find("fancyNewThing"), std::string::npos)
-      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("fancyNewThing"), std::string::npos) << r.status().ToString();
   EXPECT_EQ(r.status().message().find("timestampNtz"), std::string::npos)
       << "implemented features are not listed: " << r.status().ToString();
 }
@@ -214,8 +218,7 @@ TEST(ProtocolGateTest, ReaderGate) {
   EXPECT_OK(CheckReadSupported(Protocol{1, 2}, plain));
   EXPECT_OK(CheckReadSupported(Protocol{3, 7, std::vector<std::string>{}, {}}, plain));
   EXPECT_OK(CheckReadSupported(
-      Protocol{3, 7, std::vector<std::string>{"timestampNtz", "vacuumProtocolCheck"}, {}},
-      plain));
+      Protocol{3, 7, std::vector<std::string>{"timestampNtz", "vacuumProtocolCheck"}, {}}, plain));
   // Reader version 2 means column mapping; harmless while the mode is none.
   EXPECT_OK(CheckReadSupported(Protocol{2, 5}, plain));
   Metadata mapped;
@@ -229,10 +232,12 @@ TEST(ProtocolGateTest, ReaderGate) {
   ASSERT_RAISES(NotSupported, st);
   EXPECT_NE(st.message().find("column mapping"), std::string::npos) << st.ToString();
   st = CheckReadSupported(
-      Protocol{3, 7, std::vector<std::string>{"typeWidening", "columnMapping"}, {}}, mapped);
+      Protocol{3, 7, std::vector<std::string>{"variantType", "columnMapping"}, {}}, mapped);
   ASSERT_RAISES(NotSupported, st);
-  EXPECT_NE(st.message().find("typeWidening"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("variantType"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("columnMapping"), std::string::npos) << st.ToString();
+  EXPECT_OK(CheckReadSupported(
+      Protocol{3, 7, std::vector<std::string>{"typeWidening", "typeWidening-preview"}, {}}, plain));
   st = CheckReadSupported(Protocol{99, 7}, plain);
   ASSERT_RAISES(NotSupported, st);
   EXPECT_NE(st.message().find("reader version 99"), std::string::npos) << st.ToString();
@@ -242,10 +247,9 @@ TEST(ProtocolGateTest, WriterGate) {
   Metadata plain;
   EXPECT_OK(CheckWriteSupported(Protocol{1, 2}, plain));
   EXPECT_OK(CheckWriteSupported(Protocol{1, 4}, plain));
-  EXPECT_OK(CheckWriteSupported(
-      Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"appendOnly",
-                                                                          "invariants"}},
-      plain));
+  EXPECT_OK(CheckWriteSupported(Protocol{3, 7, std::vector<std::string>{},
+                                         std::vector<std::string>{"appendOnly", "invariants"}},
+                                plain));
   Status st = CheckWriteSupported(
       Protocol{3, 7, std::vector<std::string>{}, std::vector<std::string>{"rowTracking"}}, plain);
   ASSERT_RAISES(NotSupported, st);
@@ -302,8 +306,8 @@ TEST_F(GoldenTableTest, StartsFromClassicCheckpoints) {
   // from commit 0.
   ASSERT_OK_AND_ASSIGN(SnapshotPtr s, Latest("checkpoint"));
   EXPECT_EQ(s->version(), 14);
-  ASSERT_OK_AND_ASSIGN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(),
-                                                    Dir() + "/checkpoint"));
+  ASSERT_OK_AND_ASSIGN(auto table,
+                       DeltaTable::Open(fs::MakeLocalFileSystem(), Dir() + "/checkpoint"));
   ASSERT_OK_AND_ASSIGN(SnapshotPtr at10, table->SnapshotAt(10));
   EXPECT_EQ(at10->version(), 10);
   EXPECT_FALSE(at10->files().empty());
@@ -413,9 +417,341 @@ TEST_F(GoldenTableTest, BrokenOrUnsupportedTablesFailClearly) {
   ASSERT_RAISES(Corruption, Latest("deltalog-state-reconstruction-without-metadata"));
   ASSERT_RAISES(Corruption, Latest("deltalog-state-reconstruction-without-protocol"));
   ASSERT_RAISES(NotFound, Latest("no-delta-log-folder"));
-  auto widening = Latest("type-widening");
-  ASSERT_RAISES(NotSupported, widening);
-  EXPECT_NE(widening.status().message().find("typeWidening-preview"), std::string::npos);
+}
+
+TEST_F(GoldenTableTest, ScansColumnMappedNestedFields) {
+  // Struct fields inside structs, arrays of structs and map values are
+  // stored under physical names (and field ids); the scan returns logical
+  // names at every depth.
+  for (const char* name : {"table-with-columnmapping-mode-name", "table-with-columnmapping-mode-id",
+                           "table-with-icebegCompatV2Enabled"}) {
+    ASSERT_OK_AND_ASSIGN(auto batches, ScanGolden(name));
+    ASSERT_EQ(CountRows(batches), 6) << name;
+    const columnar::RecordBatch& batch = *batches[0];
+    int nested = batch.schema->FieldIndex("nested_struct");
+    ASSERT_GE(nested, 0) << name;
+    const columnar::Column& column = *batch.column(nested);
+    EXPECT_EQ(column.type->ToDdl(), "STRUCT<aa: STRING, ac: STRUCT<aca: INT>>") << name;
+    EXPECT_EQ(column.null_count, 0) << name;
+    const columnar::Column& aca = *column.children[1]->children[0];
+    EXPECT_EQ(aca.null_count, 0) << name;
+    int structs = batch.schema->FieldIndex("array_of_structs");
+    ASSERT_GE(structs, 0) << name;
+    const columnar::Column& elements = *batch.column(structs)->children[0];
+    EXPECT_EQ(elements.type->ToDdl(), "STRUCT<ab: INT>") << name;
+    EXPECT_EQ(elements.children[0]->null_count, 0) << name;
+  }
+}
+
+TEST_F(GoldenTableTest, IdModeMatchesParquetFieldIdsNotNames) {
+  // Renaming every physical name in the log leaves the field ids: in id
+  // mode the data is still found, at every depth.
+  testing::TempDir dir;
+  std::string copy = dir.path() + "/t";
+  std::filesystem::copy(Dir() + "/table-with-columnmapping-mode-id", copy,
+                        std::filesystem::copy_options::recursive);
+  std::string log = copy + "/_delta_log/" + CommitFileName(0);
+  std::stringstream text;
+  text << std::ifstream(log).rdbuf();
+  std::string commit = text.str();
+  for (size_t pos = commit.find("col-"); pos != std::string::npos; pos = commit.find("col-", pos)) {
+    commit.replace(pos, 4, "renamed-");
+  }
+  std::ofstream(log, std::ios::trunc) << commit;
+  ASSERT_OK_AND_ASSIGN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(), copy));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(table->file_system(), copy, snapshot));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
+  ASSERT_NE(batch, nullptr);
+  int byte_col = batch->schema->FieldIndex("ByteType");
+  int nested = batch->schema->FieldIndex("nested_struct");
+  ASSERT_GE(byte_col, 0);
+  ASSERT_GE(nested, 0);
+  EXPECT_EQ(batch->column(byte_col)->null_count, 0);
+  EXPECT_EQ(batch->column(nested)->children[0]->null_count, 0);
+  EXPECT_EQ(batch->column(nested)->children[1]->children[0]->null_count, 0);
+}
+
+TEST_F(GoldenTableTest, ScansWidenedColumnsInTheTableType) {
+  ASSERT_OK_AND_ASSIGN(auto batches, ScanGolden("type-widening"));
+  ASSERT_EQ(CountRows(batches), 2);
+  for (const char* name : {"type-widening", "type-widening-nested"}) {
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, Latest(name));
+    ASSERT_OK_AND_ASSIGN(auto scanned, ScanGolden(name));
+    for (const auto& batch : scanned) {
+      EXPECT_TRUE(batch->schema->Equals(*snapshot->schema())) << name;
+      for (int i = 0; i < batch->num_columns(); ++i) {
+        EXPECT_TRUE(batch->column(i)->type->Equals(*snapshot->schema()->field(i).type)) << name;
+      }
+    }
+  }
+}
+
+// Writes `batch` as Parquet file `path` on `fs`; returns its AddFile.
+Result<AddFile> WriteDataFile(const fs::FileSystemPtr& fs, const std::string& table,
+                              const std::string& name, const columnar::RecordBatch& batch) {
+  SILT_ASSIGN_OR_RETURN(
+      auto writer, parquet::ParquetFileWriter::Open(fs.get(), table + "/" + name, batch.schema));
+  SILT_RETURN_NOT_OK(writer->WriteBatch(batch));
+  SILT_ASSIGN_OR_RETURN(parquet::WriteResult written, writer->Close());
+  AddFile add;
+  add.path = name;
+  add.size = written.file_size;
+  add.modification_time = 1;
+  return add;
+}
+
+columnar::RecordBatchPtr MakeBatch(columnar::SchemaPtr schema,
+                                   std::vector<columnar::ColumnPtr> columns) {
+  auto batch = std::make_shared<columnar::RecordBatch>();
+  batch->schema = std::move(schema);
+  batch->num_rows = columns.empty() ? 0 : columns[0]->length;
+  batch->columns = std::move(columns);
+  return batch;
+}
+
+Result<columnar::RecordBatchPtr> ScanOnly(const fs::FileSystemPtr& fs, DeltaTable* table) {
+  SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
+  SILT_ASSIGN_OR_RETURN(auto scan, TableScan::Make(fs, table->path(), snapshot));
+  SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
+  if (batch == nullptr) return Status::Internal("the scan returned no rows");
+  return batch;
+}
+
+__int128 DecimalAt(const columnar::Column& column, int64_t row) {
+  __int128 v;
+  std::memcpy(&v, column.values->data() + row * 16, 16);
+  return v;
+}
+
+TEST_F(DeltaTableTest, ScansNestedFieldsByPhysicalNameUnderColumnMapping) {
+  using columnar::ColumnBuilder;
+  // Data file columns and fields carry physical names.
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr file_schema,
+                       columnar::ParseDdlSchema("c1 STRUCT<p_a: INT, p_dropped: INT>, "
+                                                "c2 ARRAY<STRUCT<p_x: STRING>>, "
+                                                "c3 MAP<STRING, STRUCT<p_y: BIGINT>>"));
+  ColumnBuilder c1(file_schema->field(0).type);
+  c1.child(0)->Append<int32_t>(7);
+  c1.child(1)->Append<int32_t>(8);
+  c1.AppendValid();
+  ColumnBuilder c2(file_schema->field(1).type);
+  c2.child(0)->child(0)->AppendString("x0");
+  c2.child(0)->AppendValid();
+  c2.CloseList();
+  ColumnBuilder c3(file_schema->field(2).type);
+  c3.child(0)->child(0)->AppendString("k");
+  c3.child(0)->child(1)->child(0)->Append<int64_t>(42);
+  c3.child(0)->child(1)->AppendValid();
+  c3.child(0)->AppendValid();
+  c3.CloseList();
+  ASSERT_OK_AND_ASSIGN(
+      AddFile add, WriteDataFile(fs_, "/t", "part-0.parquet",
+                                 *MakeBatch(file_schema, {c1.Finish(), c2.Finish(), c3.Finish()})));
+  auto meta = [](const char* physical) {
+    return std::string(R"({"delta.columnMapping.physicalName":")") + physical + "\"}";
+  };
+  std::string schema =
+      R"({"type":"struct","fields":[)"
+      R"({"name":"s","type":{"type":"struct","fields":[)"
+      R"({"name":"a","type":"integer","nullable":true,"metadata":)" +
+      meta("p_a") + "}," + R"({"name":"b","type":"integer","nullable":true,"metadata":)" +
+      meta("p_b") + "}]}," + R"("nullable":true,"metadata":)" + meta("c1") + "}," +
+      R"({"name":"arr","type":{"type":"array","elementType":{"type":"struct","fields":[)"
+      R"({"name":"x","type":"string","nullable":true,"metadata":)" +
+      meta("p_x") + "}]}," + R"("containsNull":true},"nullable":true,"metadata":)" + meta("c2") +
+      "}," +
+      R"({"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"struct",)"
+      R"("fields":[{"name":"y","type":"long","nullable":true,"metadata":)" +
+      meta("p_y") + "}]}," + R"("valueContainsNull":true},"nullable":true,"metadata":)" +
+      meta("c3") + "}]}";
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol{2, 5};
+  v0.metadata = TestMetadata({{"delta.columnMapping.mode", "name"}});
+  v0.metadata->schema_string = schema;
+  v0.metadata->partition_columns.clear();
+  v0.adds = {add};
+  WriteCommit(0, v0);
+
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, ScanOnly(fs_, table_.get()));
+  ASSERT_OK(columnar::ValidateBatch(*batch));
+  ASSERT_EQ(batch->num_rows, 1);
+  const columnar::Column& s = *batch->column(0);
+  EXPECT_EQ(s.type->ToDdl(), "STRUCT<a: INT, b: INT>");
+  EXPECT_EQ(s.children[0]->Value<int32_t>(0), 7);
+  EXPECT_TRUE(s.children[1]->IsNull(0)) << "a field the file lacks reads as null";
+  const columnar::Column& arr = *batch->column(1);
+  EXPECT_EQ(arr.type->ToDdl(), "ARRAY<STRUCT<x: STRING>>");
+  EXPECT_EQ(arr.children[0]->children[0]->StringValue(0), "x0");
+  const columnar::Column& m = *batch->column(2);
+  EXPECT_EQ(m.type->ToDdl(), "MAP<STRING, STRUCT<y: BIGINT>>");
+  EXPECT_EQ(m.children[0]->children[0]->StringValue(0), "k");
+  EXPECT_EQ(m.children[0]->children[1]->children[0]->Value<int64_t>(0), 42);
+}
+
+TEST_F(DeltaTableTest, IdModeRefusesDataFilesWithoutFieldIds) {
+  using columnar::ColumnBuilder;
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr file_schema, columnar::ParseDdlSchema("c1 INT"));
+  ColumnBuilder c1(file_schema->field(0).type);
+  c1.Append<int32_t>(1);
+  ASSERT_OK_AND_ASSIGN(AddFile add, WriteDataFile(fs_, "/t", "part-0.parquet",
+                                                  *MakeBatch(file_schema, {c1.Finish()})));
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol{2, 5};
+  v0.metadata = TestMetadata({{"delta.columnMapping.mode", "id"}});
+  v0.metadata->schema_string =
+      R"({"type":"struct","fields":[{"name":"a","type":"integer","nullable":true,"metadata":)"
+      R"({"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"c1"}}]})";
+  v0.metadata->partition_columns.clear();
+  v0.adds = {add};
+  WriteCommit(0, v0);
+  auto r = ScanOnly(fs_, table_.get());
+  ASSERT_RAISES(Corruption, r);
+  EXPECT_NE(r.status().message().find("field ids"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("part-0.parquet"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST_F(DeltaTableTest, ScansFilesWrittenBeforeATypeWideningInTheNewType) {
+  using columnar::ColumnBuilder;
+  ASSERT_OK_AND_ASSIGN(
+      columnar::SchemaPtr file_schema,
+      columnar::ParseDdlSchema("i INT, f FLOAT, d DATE, dec DECIMAL(5,2), s STRUCT<a: SMALLINT>, "
+                               "arr ARRAY<INT>, m MAP<INT, INT>, b TINYINT"));
+  ColumnBuilder i(file_schema->field(0).type);
+  i.Append<int32_t>(-7);
+  i.AppendNull();
+  ColumnBuilder f(file_schema->field(1).type);
+  f.Append<float>(1.5f);
+  f.Append<float>(-0.25f);
+  ColumnBuilder d(file_schema->field(2).type);
+  d.Append<int32_t>(19000);
+  d.Append<int32_t>(-1);
+  ColumnBuilder dec(file_schema->field(3).type);
+  dec.Append<__int128>(12345);  // 123.45
+  dec.Append<__int128>(-1);     // -0.01
+  ColumnBuilder s(file_schema->field(4).type);
+  for (int16_t v : {int16_t{-3}, int16_t{4}}) {
+    s.child(0)->Append<int16_t>(v);
+    s.AppendValid();
+  }
+  ColumnBuilder arr(file_schema->field(5).type);
+  arr.child(0)->Append<int32_t>(1);
+  arr.child(0)->Append<int32_t>(2);
+  arr.CloseList();
+  arr.CloseList();
+  ColumnBuilder m(file_schema->field(6).type);
+  m.child(0)->child(0)->Append<int32_t>(5);
+  m.child(0)->child(1)->Append<int32_t>(6);
+  m.child(0)->AppendValid();
+  m.CloseList();
+  m.AppendNull();
+  ColumnBuilder b(file_schema->field(7).type);
+  b.Append<int8_t>(-128);
+  b.Append<int8_t>(127);
+  ASSERT_OK_AND_ASSIGN(
+      AddFile add,
+      WriteDataFile(fs_, "/t", "part-0.parquet",
+                    *MakeBatch(file_schema, {i.Finish(), f.Finish(), d.Finish(), dec.Finish(),
+                                             s.Finish(), arr.Finish(), m.Finish(), b.Finish()})));
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr table_schema,
+                       columnar::ParseDdlSchema(
+                           "i BIGINT, f DOUBLE, d TIMESTAMP_NTZ, dec DECIMAL(8,3), "
+                           "s STRUCT<a: BIGINT>, arr ARRAY<DOUBLE>, m MAP<BIGINT, DECIMAL(12,2)>, "
+                           "b DECIMAL(5,1)"));
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol{3, 7, std::vector<std::string>{"typeWidening"},
+                         std::vector<std::string>{"typeWidening"}};
+  v0.metadata = TestMetadata({{"delta.enableTypeWidening", "true"}});
+  v0.metadata->schema_string = columnar::SchemaToJson(*table_schema);
+  v0.metadata->partition_columns.clear();
+  v0.adds = {add};
+  WriteCommit(0, v0);
+
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, ScanOnly(fs_, table_.get()));
+  ASSERT_OK(columnar::ValidateBatch(*batch));
+  ASSERT_EQ(batch->num_rows, 2);
+  for (int c = 0; c < batch->num_columns(); ++c) {
+    EXPECT_TRUE(batch->column(c)->type->Equals(*table_schema->field(c).type))
+        << table_schema->field(c).name << ": " << batch->column(c)->type->ToDdl();
+  }
+  EXPECT_EQ(batch->column(0)->Value<int64_t>(0), -7);
+  EXPECT_TRUE(batch->column(0)->IsNull(1));
+  EXPECT_EQ(batch->column(1)->Value<double>(0), 1.5);
+  EXPECT_EQ(batch->column(1)->Value<double>(1), -0.25);
+  EXPECT_EQ(batch->column(2)->Value<int64_t>(0), 19000LL * 86400 * 1000000);
+  EXPECT_EQ(batch->column(2)->Value<int64_t>(1), -86400LL * 1000000);
+  EXPECT_TRUE(DecimalAt(*batch->column(3), 0) == 123450);
+  EXPECT_TRUE(DecimalAt(*batch->column(3), 1) == -10);
+  EXPECT_EQ(batch->column(4)->children[0]->Value<int64_t>(0), -3);
+  EXPECT_EQ(batch->column(4)->children[0]->Value<int64_t>(1), 4);
+  EXPECT_EQ(batch->column(5)->children[0]->Value<double>(1), 2.0);
+  const columnar::Column& entries = *batch->column(6)->children[0];
+  EXPECT_EQ(entries.children[0]->Value<int64_t>(0), 5);
+  EXPECT_TRUE(DecimalAt(*entries.children[1], 0) == 600);
+  EXPECT_TRUE(batch->column(6)->IsNull(1));
+  EXPECT_TRUE(DecimalAt(*batch->column(7), 0) == -1280);
+  EXPECT_TRUE(DecimalAt(*batch->column(7), 1) == 1270);
+}
+
+TEST_F(DeltaTableTest, NarrowingATypeIsRefusedNamingTheColumn) {
+  using columnar::ColumnBuilder;
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr file_schema,
+                       columnar::ParseDdlSchema("s STRUCT<a: BIGINT>"));
+  ColumnBuilder s(file_schema->field(0).type);
+  s.child(0)->Append<int64_t>(1);
+  s.AppendValid();
+  ASSERT_OK_AND_ASSIGN(AddFile add, WriteDataFile(fs_, "/t", "part-0.parquet",
+                                                  *MakeBatch(file_schema, {s.Finish()})));
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr table_schema,
+                       columnar::ParseDdlSchema("s STRUCT<a: INT>"));
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol();
+  v0.metadata = TestMetadata();
+  v0.metadata->schema_string = columnar::SchemaToJson(*table_schema);
+  v0.metadata->partition_columns.clear();
+  v0.adds = {add};
+  WriteCommit(0, v0);
+  auto r = ScanOnly(fs_, table_.get());
+  ASSERT_RAISES(NotSupported, r);
+  EXPECT_NE(r.status().message().find("'s.a'"), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("part-0.parquet"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST(FileSkipperTest, NestedStatsUsePhysicalNamesAndSkipWidenedFields) {
+  // Stats of a column-mapped table are keyed by physical names at every
+  // depth; stats of a widened field may hold the old type and are not used.
+  Metadata m;
+  m.configuration = {{"delta.columnMapping.mode", "name"}};
+  ASSERT_OK_AND_ASSIGN(
+      m.schema, columnar::SchemaFromJson(
+                    R"({"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[)"
+                    R"({"name":"a","type":"integer","nullable":true,)"
+                    R"("metadata":{"delta.columnMapping.physicalName":"p_a"}},)"
+                    R"({"name":"w","type":"double","nullable":true,"metadata":{)"
+                    R"("delta.columnMapping.physicalName":"p_w","delta.typeChanges":)"
+                    R"([{"fromType":"float","toType":"double","tableVersion":1}]}}]},)"
+                    R"("nullable":true,"metadata":{"delta.columnMapping.physicalName":"c1"}}]})"));
+  AddFile file;
+  file.path = "x.parquet";
+  file.stats = R"({"numRecords":3,"minValues":{"c1":{"p_a":10,"p_w":-3.4}},)"
+               R"("maxValues":{"c1":{"p_a":20,"p_w":-3.4}},"nullCount":{"c1":{"p_a":0,"p_w":0}}})";
+  columnar::PredicateValue five;
+  five.i64 = 5;
+  columnar::ColumnPredicate below{
+      "s.a", columnar::DataType::Int(), columnar::PredicateOp::kLt, {five}};
+  EXPECT_EQ(FileSkipper::Make(m, {below}).Decide(file), SkipDecision::kSkipByStats);
+  columnar::PredicateValue bound;
+  bound.f64 = -3.4;
+  // -3.4f widened is -3.4000000953674316 < -3.4, below the float stats' min.
+  columnar::ColumnPredicate widened{
+      "s.w", columnar::DataType::Double(), columnar::PredicateOp::kLt, {bound}};
+  EXPECT_EQ(FileSkipper::Make(m, {widened}).Decide(file), SkipDecision::kKeep);
 }
 
 }  // namespace

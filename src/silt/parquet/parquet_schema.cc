@@ -409,6 +409,13 @@ Result<TypePtr> PrimitiveType(const SchemaElement& el) {
   return Unsupported(el);
 }
 
+// A field's metadata JSON: its Parquet field id under Spark's key
+// "parquet.field.id" (Delta column mapping in id mode matches on it), or {}.
+std::string FieldIdMetadata(const SchemaElement& el) {
+  if (!el.field_id) return "{}";
+  return "{\"parquet.field.id\":" + std::to_string(*el.field_id) + "}";
+}
+
 // Required fields and repeated ones (lists that are never null) are not
 // nullable.
 bool IsNullable(const Node& node) {
@@ -550,6 +557,7 @@ class Converter {
       f.name = child.el->name;
       f.type = c.type;
       f.nullable = IsNullable(child);
+      f.metadata_json = FieldIdMetadata(*child.el);
       fields.push_back(std::move(f));
       n.children.push_back(std::move(c));
     }
@@ -588,6 +596,7 @@ Result<std::vector<ColumnDescriptor>> BuildColumnDescriptors(
     ColumnDescriptor d;
     d.field.name = child.el->name;
     d.field.nullable = IsNullable(child);
+    d.field.metadata_json = FieldIdMetadata(*child.el);
     d.first_leaf = child.first_leaf;
     d.num_leaves = child.num_leaves;
     d.flat = child.is_leaf() && !child.repeated();

@@ -9,7 +9,9 @@
 // -> binary, INT96 and TIMESTAMP(isAdjustedToUTC=true) or the legacy
 // TIMESTAMP_* annotations -> timestamp, TIMESTAMP(isAdjustedToUTC=false) ->
 // timestamp_ntz, UNKNOWN -> void. Groups become struct/array/map with the
-// LIST/MAP backward-compatibility rules of LogicalTypes.md.
+// LIST/MAP backward-compatibility rules of LogicalTypes.md. A top-level or
+// struct field with a Parquet field_id carries it in its metadata as Spark
+// does: {"parquet.field.id":N}.
 //
 // Thread safety: stateless functions; descriptors are plain values.
 #pragma once
