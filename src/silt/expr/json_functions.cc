@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/ast.h"
 #include "silt/expr/bind_session_internal.h"
@@ -415,7 +416,7 @@ class InferReader {
             if (digit < 0) return false;
             cp = cp * 16 + static_cast<uint32_t>(digit);
           }
-          if (out != nullptr) AppendUtf8(cp, out);
+          if (out != nullptr) silt::AppendUtf8(cp, out);
           continue;
         }
         default: return false;
@@ -423,19 +424,6 @@ class InferReader {
       if (out != nullptr) out->push_back(c);
     }
     return false;
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
   }
 
   bool Number(InferredType* out) {
