@@ -89,17 +89,23 @@ Result<std::unique_ptr<DeltaTable>> DeltaTable::OpenExisting(const std::string& 
   std::string normalized = fs::NormalizePath(path);
   SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr file_system, fs::FileSystemForPath(normalized));
   SILT_ASSIGN_OR_RETURN(auto table, Open(file_system, normalized));
-  SILT_ASSIGN_OR_RETURN(bool exists, table->Exists());
-  if (!exists) {
+  SILT_ASSIGN_OR_RETURN(LogListing listing, table->ListLog());
+  if (listing.commits.empty() && listing.checkpoints.empty()) {
     return Status::NotFound("'", path, "' is not a Delta table (no commits in ",
                             fs::JoinPath(normalized, "_delta_log"), ")");
   }
+  table->opening_listing_ = std::move(listing);
   return table;
 }
 
 std::string DeltaTable::log_path() const { return fs::JoinPath(path_, "_delta_log"); }
 
 Result<DeltaTable::LogListing> DeltaTable::ListLog() {
+  if (opening_listing_) {
+    LogListing listing = std::move(*opening_listing_);
+    opening_listing_.reset();
+    return listing;
+  }
   SILT_ASSIGN_OR_RETURN_CTX(auto entries, fs_->ListDir(log_path()), "listing the Delta log of ",
                             path_);
   LogListing listing;

@@ -135,6 +135,10 @@ class DeltaTable {
   Result<CommitActions> ReadCheckpoint(const CheckpointEntry& checkpoint);
   fs::FileSystemPtr fs_;
   std::string path_;
+  // The listing OpenExisting made to check the table exists, handed to the
+  // next ListLog once so that opening and loading a snapshot list the log
+  // once (a LIST per 1,000 entries on S3).
+  std::optional<LogListing> opening_listing_;
 };
 
 struct TableWriterOptions {
