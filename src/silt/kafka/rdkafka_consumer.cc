@@ -288,6 +288,12 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
   properties["enable.auto.offset.store"] = "false";
   properties["enable.partition.eof"] = "true";
   properties["auto.offset.reset"] = "error";
+  // A batch's first fetch can queue behind a fetch parked at the broker for
+  // the previous assignment; librdkafka's 500 ms default made every small
+  // batch wait that long (bench/results/2026-11-29-vm-notes.md). 100 ms
+  // keeps idle brokers nearly as quiet. The user's kafka.fetch.wait.max.ms
+  // wins.
+  properties.emplace("fetch.wait.max.ms", "100");
   SILT_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::MakeConf(properties));
   char error[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof(error));
