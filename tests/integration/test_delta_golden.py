@@ -215,7 +215,7 @@ def _duckdb_rows(table, version=None):
     con = duckdb_connect("delta")
     try:
         result = con.execute(f"SELECT * FROM delta_scan('{table}')")
-        return to_json_rows(result.fetch_arrow_table()), None
+        return to_json_rows(result.to_arrow_table()), None
     except Exception as exc:  # duckdb.Error subclasses
         return None, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     finally:
