@@ -201,6 +201,11 @@ class RdKafkaConsumer final : public Consumer {
     if (state->done) return;
     state->done = true;
     --remaining_;
+    // Stop fetching once every range is read: a fetch left running at the
+    // log end parks at the broker for fetch.wait.max.ms, and the broker
+    // answers the next batch's offset lookups on that connection only after
+    // it (several waits per batch).
+    if (remaining_ == 0) rd_kafka_assign(rk_, nullptr);
   }
 
   Status Handle(rd_kafka_message_t* message, RecordColumns* out, int64_t* appended) {
@@ -288,12 +293,12 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
   properties["enable.auto.offset.store"] = "false";
   properties["enable.partition.eof"] = "true";
   properties["auto.offset.reset"] = "error";
-  // A batch's first fetch can queue behind a fetch parked at the broker for
-  // the previous assignment; librdkafka's 500 ms default made every small
-  // batch wait that long (bench/results/2026-11-29-vm-notes.md). 100 ms
-  // keeps idle brokers nearly as quiet. The user's kafka.fetch.wait.max.ms
-  // wins.
-  properties.emplace("fetch.wait.max.ms", "100");
+  // A fetch still parked at the broker when a batch's ranges are done delays
+  // the next batch's requests on that connection by up to fetch.wait.max.ms
+  // (librdkafka's 500 ms made every small batch that much slower). Fetches
+  // only run while a batch reads (MarkDone unassigns), so a short wait
+  // costs an idle query nothing. The user's kafka.fetch.wait.max.ms wins.
+  properties.emplace("fetch.wait.max.ms", "10");
   SILT_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::MakeConf(properties));
   char error[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof(error));
