@@ -63,6 +63,8 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+}  // namespace
+
 // Reconciles file actions by logical file: (canonical path, deletion vector
 // id). The state at a checkpoint is kept as the checkpoint's own vectors
 // (a checkpoint holds each logical file at most once), the commits after
@@ -84,6 +86,18 @@ class LogReplay {
     ApplyNonFileActions(&actions);
     base_files_ = std::move(actions.adds);
     base_tombstones_ = std::move(actions.removes);
+  }
+  // Starts from an already reconciled state (a snapshot's): its file lists
+  // are sorted and hold each logical file once, as a checkpoint's do.
+  void ApplyState(Protocol protocol, Metadata metadata, std::map<std::string, Txn> txns,
+                  std::vector<AddFile> files, std::vector<RemoveFile> tombstones,
+                  bool has_unmodelled_actions) {
+    protocol_ = std::move(protocol);
+    metadata_ = std::move(metadata);
+    txns_ = std::move(txns);
+    base_files_ = std::move(files);
+    base_tombstones_ = std::move(tombstones);
+    has_unmodelled_actions_ = has_unmodelled_actions;
   }
 
   Status Apply(CommitActions actions) {
@@ -266,8 +280,6 @@ class LogReplay {
   std::optional<int64_t> commit_timestamp_ms_;
 };
 
-}  // namespace
-
 Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoint) {
   CommitActions merged;
   merged.version = checkpoint.version;
@@ -350,6 +362,13 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
       }
     }
   }
+  return ReplayCommits(&replay, listing, start, version, timestamp_ms);
+}
+
+Result<SnapshotPtr> DeltaTable::ReplayCommits(LogReplay* replay_state, const LogListing& listing,
+                                              int64_t start, int64_t version,
+                                              int64_t timestamp_ms) {
+  LogReplay& replay = *replay_state;
   // Commits are read by name, not taken from the listing: a directory
   // listing that races with concurrent writers may miss a file created
   // during it (readdir order is not creation order) while showing a later
@@ -403,6 +422,35 @@ Result<SnapshotPtr> DeltaTable::Replay(const LogListing& listing, int64_t versio
   snapshot->has_unmodelled_actions_ = replay.has_unmodelled_actions();
   snapshot->txns_ = std::move(replay.txns());
   return SnapshotPtr(std::move(snapshot));
+}
+
+Result<SnapshotPtr> DeltaTable::Update(SnapshotPtr base) {
+  if (base == nullptr) return LatestSnapshot();
+  SILT_ASSIGN_OR_RETURN(LogListing listing, ListLog());
+  const int64_t latest = listing.LatestVersion();
+  if (latest == base->version()) return base;
+  const int64_t start = base->version();
+  // The commits after `base` must still be there (a listing that misses one
+  // of them is caught by ReplayCommits, which reads each by name).
+  if (latest < start || listing.versions.empty() || listing.versions.front() > start + 1) {
+    if (latest < 0) return LatestSnapshot();
+    return Replay(listing, latest);
+  }
+  LogReplay replay(path_);
+  const int64_t timestamp_ms = base->timestamp_ms();
+  if (base.use_count() == 1) {
+    // The only reference: the snapshot was created non-const by Replay, and
+    // nobody else can observe it being emptied.
+    auto* owned = const_cast<Snapshot*>(base.get());
+    replay.ApplyState(std::move(owned->protocol_), std::move(owned->metadata_),
+                      std::move(owned->txns_), std::move(owned->files_),
+                      std::move(owned->tombstones_), owned->has_unmodelled_actions_);
+  } else {
+    replay.ApplyState(base->protocol_, base->metadata_, base->txns_, base->files_,
+                      base->tombstones_, base->has_unmodelled_actions_);
+  }
+  base.reset();
+  return ReplayCommits(&replay, listing, start, latest, timestamp_ms);
 }
 
 }  // namespace silt::delta

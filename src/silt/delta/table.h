@@ -26,6 +26,8 @@
 
 namespace silt::delta {
 
+class LogReplay;  // log_replay.cc
+
 // The state of a table at one version.
 class Snapshot {
  public:
@@ -94,6 +96,15 @@ class DeltaTable {
   // As LatestSnapshot. Errors: NotFound naming the version and the available
   // range.
   Result<SnapshotPtr> SnapshotAt(int64_t version);
+  // The latest snapshot, built from `base` (a snapshot of this table) plus
+  // the commits after it: one listing of the log and one read per new
+  // commit; `base` itself when nothing was committed since. A streaming
+  // sink calls this every batch instead of LatestSnapshot, whose cost grows
+  // with the table (it reads the newest checkpoint). When the caller hands
+  // over the only reference to `base`, its file lists are reused without a
+  // copy. Falls back to LatestSnapshot when a commit after `base` is gone
+  // (log cleanup) or the log no longer reaches `base`'s version.
+  Result<SnapshotPtr> Update(SnapshotPtr base);
   // Time travel by timestamp, as Spark's `timestampAsOf`: the newest version
   // whose commit timestamp (in-commit timestamp when the table enables it,
   // else the commit file's modification time, adjusted to be monotonic as
@@ -131,6 +142,10 @@ class DeltaTable {
   // checkpoint at or before it (else commit 0) plus the JSON commits after
   // it (log_replay.cc), and applies the protocol read gate.
   Result<SnapshotPtr> Replay(const LogListing& listing, int64_t version);
+  // Applies the commits start+1..version to `replay` (which holds the state
+  // at `start`; `timestamp_ms` is that state's time) and builds the snapshot.
+  Result<SnapshotPtr> ReplayCommits(LogReplay* replay, const LogListing& listing, int64_t start,
+                                    int64_t version, int64_t timestamp_ms);
   // The actions of a checkpoint, with V2 sidecars resolved.
   Result<CommitActions> ReadCheckpoint(const CheckpointEntry& checkpoint);
   fs::FileSystemPtr fs_;

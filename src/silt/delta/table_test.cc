@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/checkpoint_writer.h"
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/protocol.h"
 #include "silt/parquet/file_writer.h"
@@ -131,6 +132,82 @@ TEST_F(DeltaTableTest, ReplayReconcilesFilesTxnsAndMetadata) {
   EXPECT_EQ(versions, (std::vector<int64_t>{0, 1, 2, 3}));
   ASSERT_OK_AND_ASSIGN(bool exists, table_->Exists());
   EXPECT_TRUE(exists);
+}
+
+TEST_F(DeltaTableTest, UpdateAppliesOnlyNewCommitsAndEqualsAFullReplay) {
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol();
+  v0.metadata = TestMetadata();
+  v0.adds = {Add("p=x/a.parquet"), Add("p=x/b.parquet")};
+  v0.txns = {Txn{"app1", 0, 1}};
+  WriteCommit(0, v0);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr base, table_->LatestSnapshot());
+  const Snapshot* base_object = base.get();
+
+  // Nothing new: the same snapshot, not a rebuilt one.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr same, table_->Update(base));
+  EXPECT_EQ(same.get(), base_object);
+
+  CommitActions v1;
+  v1.commit_info_json = R"({"timestamp":2000})";
+  v1.removes = {Remove("p=x/a.parquet")};
+  v1.adds = {Add("p=y/c.parquet", "y")};
+  v1.txns = {Txn{"app1", 1, 2}};
+  WriteCommit(1, v1);
+  CommitActions v2;
+  v2.commit_info_json = R"({"timestamp":3000})";
+  v2.metadata = TestMetadata({{"delta.appendOnly", "true"}});
+  v2.adds = {Add("p=x/a.parquet")};
+  WriteCommit(2, v2);
+
+  // A shared base stays intact; a handed-over one is consumed.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr updated, table_->Update(base));
+  EXPECT_EQ(Paths(*base), (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet"}));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr full, table_->LatestSnapshot());
+  for (const SnapshotPtr& s : {updated, full}) {
+    EXPECT_EQ(s->version(), 2);
+    EXPECT_EQ(s->timestamp_ms(), 3000);
+    EXPECT_EQ(Paths(*s),
+              (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet", "p=y/c.parquet"}));
+    ASSERT_EQ(s->tombstones().size(), 0u);  // a.parquet was re-added
+    EXPECT_EQ(s->TxnVersion("app1"), 1);
+    EXPECT_EQ(s->metadata().configuration.at("delta.appendOnly"), "true");
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr moved, table_->Update(std::move(full)));
+  EXPECT_EQ(moved->version(), 2);
+
+  CommitActions v3;
+  v3.removes = {Remove("p=y/c.parquet")};
+  WriteCommit(3, v3);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v3_snapshot, table_->Update(std::move(moved)));
+  EXPECT_EQ(v3_snapshot->version(), 3);
+  EXPECT_EQ(Paths(*v3_snapshot), (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet"}));
+  ASSERT_EQ(v3_snapshot->tombstones().size(), 1u);
+  EXPECT_EQ(v3_snapshot->tombstones()[0].path, "p=y/c.parquet");
+}
+
+TEST_F(DeltaTableTest, UpdateFallsBackToAFullLoadWhenCommitsAfterTheBaseAreGone) {
+  WriteVersion0();
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr base, table_->LatestSnapshot());
+  CommitActions v1;
+  v1.adds = {Add("p=x/a.parquet")};
+  WriteCommit(1, v1);
+  CommitActions v2;
+  v2.adds = {Add("p=x/b.parquet")};
+  WriteCommit(2, v2);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr at2, table_->LatestSnapshot());
+  // Log cleanup after a checkpoint at 2 removed commits 0 and 1.
+  ASSERT_OK(WriteCheckpoint(table_.get(), *at2, 4000).status());
+  ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(0)));
+  ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(1)));
+  CommitActions v3;
+  v3.adds = {Add("p=x/c.parquet")};
+  WriteCommit(3, v3);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr updated, table_->Update(base));
+  EXPECT_EQ(updated->version(), 3);
+  EXPECT_EQ(Paths(*updated),
+            (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet", "p=x/c.parquet"}));
 }
 
 TEST_F(DeltaTableTest, ReadCommitReturnsOneVersionsActions) {

@@ -383,10 +383,18 @@ Result<bool> DeltaSink::BeginBatch(int64_t batch_id) {
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
   }
-  SILT_ASSIGN_OR_RETURN(bool exists, table_->Exists());
-  snapshot_.reset();
+  bool exists = snapshot_ != nullptr;
   if (exists) {
-    SILT_ASSIGN_OR_RETURN(snapshot_, table_->LatestSnapshot());
+    // The table's state moves on only by the commits since the last batch
+    // (ours, or another writer's): read those, not the whole log.
+    SILT_ASSIGN_OR_RETURN(snapshot_, table_->Update(std::move(snapshot_)));
+  } else {
+    SILT_ASSIGN_OR_RETURN(exists, table_->Exists());
+    if (exists) {
+      SILT_ASSIGN_OR_RETURN(snapshot_, table_->LatestSnapshot());
+    }
+  }
+  if (exists) {
     // Checked every batch: another writer may have changed the table.
     SILT_RETURN_NOT_OK(CheckTableSchema(*snapshot_));
     std::optional<int64_t> done = snapshot_->TxnVersion(query_id_);

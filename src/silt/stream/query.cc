@@ -21,7 +21,10 @@ namespace silt::stream {
 
 namespace {
 
-constexpr int64_t kPollMicros = 100'000;      // default trigger: wait for new data
+// Default trigger with nothing new: look again after Spark's
+// spark.sql.streaming.pollingDelay (10 ms), so a record waits at most that long
+// before its batch starts.
+constexpr int64_t kPollMicros = 10'000;
 constexpr int64_t kMaxSleepMicros = 100'000;  // stop flag latency during waits
 
 bool IsLocalPath(const std::string& normalized) {
