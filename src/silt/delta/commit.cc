@@ -199,7 +199,10 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
 // After committing `version`: a checkpoint every delta.checkpointInterval
 // versions, then expired log cleanup. Both are maintenance: a failure is
 // logged and never fails the commit, which is already durable.
-void PostCommit(DeltaTable* table, const Metadata& metadata, int64_t version) {
+// `read_snapshot` (the state the commit was made on, may be null) spares
+// re-reading the previous checkpoint: only the commits after it are read.
+void PostCommit(DeltaTable* table, const SnapshotPtr& read_snapshot, const Metadata& metadata,
+                int64_t version) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (!due.ok()) {
     SILT_LOG_WARN("delta", "not checkpointing ", table->path(), " at version ", version, ": ",
@@ -207,7 +210,13 @@ void PostCommit(DeltaTable* table, const Metadata& metadata, int64_t version) {
     return;
   }
   if (!*due) return;
-  Result<SnapshotPtr> snapshot = table->SnapshotAt(version);
+  Result<SnapshotPtr> snapshot = Status::NotFound("no snapshot yet");
+  if (read_snapshot != nullptr && read_snapshot->version() < version) {
+    snapshot = table->Update(read_snapshot);
+  }
+  // Another writer may have committed after `version`: the checkpoint is
+  // for `version` itself.
+  if (!snapshot.ok() || (*snapshot)->version() != version) snapshot = table->SnapshotAt(version);
   if (!snapshot.ok()) {
     SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
                   " skipped: ", snapshot.status().ToString());
@@ -308,7 +317,7 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     std::string file = fs::JoinPath(table->log_path(), CommitFileName(version));
     Status st = table->file_system()->PutIfAbsent(file, text);
     if (st.ok()) {
-      PostCommit(table, *committed_metadata, version);
+      PostCommit(table, read_snapshot, *committed_metadata, version);
       return CommitResult{version, false};
     }
     if (!st.IsAlreadyExists()) {
@@ -324,7 +333,7 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
       SILT_ASSIGN_OR_RETURN(Outcome outcome,
                             CheckWinner(table_path, winner, actions, txn_id, request, new_table));
       if (outcome == Outcome::kAlreadyCommitted) {
-        PostCommit(table, *committed_metadata, v);
+        PostCommit(table, read_snapshot, *committed_metadata, v);
         return CommitResult{v, false};
       }
       if (outcome == Outcome::kDuplicate) return CommitResult{v, true};
