@@ -2,8 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 namespace silt {
 
@@ -76,7 +74,7 @@ void JsonWriter::Double(double value) {
     String(value > 0 ? "Infinity" : "-Infinity");
   } else {
     BeforeValue();
-    out_ += FormatDoubleJava(value);
+    AppendDoubleJava(&out_, value);
   }
 }
 
@@ -119,57 +117,5 @@ void AppendJsonEscaped(std::string* out, std::string_view s) {
   }
   out->append(s.data() + run_start, s.size() - run_start);
 }
-
-namespace {
-
-// Java's Double.toString: plain notation with at least one fraction digit for
-// 1e-3 <= |v| < 1e7, otherwise computerized scientific notation "d.dddE±n".
-// Digits are the shortest that round-trip (std::to_chars), which matches
-// Java 19+ and, for the values seen in practice, earlier JDKs.
-template <typename T>
-std::string FormatJava(T v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);  // "d.ddde±XX"
-  size_t e_pos = sci.find('e');
-  std::string mantissa = sci.substr(0, e_pos);
-  int exponent = std::atoi(sci.c_str() + e_pos + 1);
-  bool negative = mantissa[0] == '-';
-  if (negative) mantissa.erase(0, 1);
-  std::string digits;
-  for (char c : mantissa) {
-    if (c != '.') digits += c;
-  }
-  std::string out = negative ? "-" : "";
-  T abs = v < 0 ? -v : v;
-  if (abs >= static_cast<T>(1e-3) && abs < static_cast<T>(1e7)) {
-    if (exponent >= 0) {
-      std::string int_part = digits.substr(0, std::min<size_t>(digits.size(), exponent + 1));
-      while (static_cast<int>(int_part.size()) < exponent + 1) int_part += '0';
-      std::string frac =
-          digits.size() > static_cast<size_t>(exponent + 1) ? digits.substr(exponent + 1) : "0";
-      out += int_part + "." + frac;
-    } else {
-      out += "0.";
-      out.append(static_cast<size_t>(-exponent - 1), '0');
-      out += digits;
-    }
-  } else {
-    out += digits.substr(0, 1);
-    out += '.';
-    out += digits.size() > 1 ? digits.substr(1) : "0";
-    out += 'E';
-    out += std::to_string(exponent);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string FormatDoubleJava(double v) { return FormatJava(v); }
-std::string FormatFloatJava(float v) { return FormatJava(v); }
 
 }  // namespace silt

@@ -26,7 +26,7 @@ class JsonWriter {
   void String(std::string_view value);
   void Int(int64_t value);
   void UInt(uint64_t value);
-  // Shortest round-trip form; NaN/Infinity written as strings "NaN",
+  // Java's Double.toString digits; NaN/Infinity written as strings "NaN",
   // "Infinity", "-Infinity" (Jackson's non-numeric form is not JSON).
   void Double(double value);
   void Bool(bool value);
@@ -50,9 +50,13 @@ class JsonWriter {
 
 // Appends `s` JSON-escaped (without quotes) to `out`.
 void AppendJsonEscaped(std::string* out, std::string_view s);
-// Shortest text that round-trips `v` as a double ("1.0" style for integers,
-// as Java prints doubles: "84.3", "1.0E10").
+// Java's Double.toString / Float.toString as JDK 8..18 print them (the JDKs
+// Spark 3.5 runs on): "84.3", "1.0", "1.0E10", "NaN", "-Infinity". These
+// JDKs do not always print the shortest round-trip digits (exp(42) is
+// "1.73927494152050099E18"); see java_number_format.cc. Defined there.
 std::string FormatDoubleJava(double v);
 std::string FormatFloatJava(float v);
+// Appends FormatDoubleJava(v) to `out` without a temporary string.
+void AppendDoubleJava(std::string* out, double v);
 
 }  // namespace silt
