@@ -138,6 +138,40 @@ def test_tumbling_window_drops_rows_without_a_time_as_spark_does(silt, work, spa
     assert got == expected
 
 
+def test_window_inside_expressions_next_to_explode_expands_rows_as_spark_does(silt, work, spark):
+    # window() inside an expression and a generator in the same select: the
+    # rows expand per window first (the NULL time drops its row), then explode.
+    select = ["id", "window(ts, '1 hour', '20 minutes').start AS s", "explode(array(id, id * 10)) AS e"]
+    input_dir, rows = _window_rows_silt(silt, work, select)
+    got = sorted((r["id"], _fmt(r["s"]), r["e"]) for r in rows)
+    expected = sorted(
+        (r["id"], r["s"], r["e"])
+        for r in spark.read.schema("id BIGINT, ts TIMESTAMP").json(str(input_dir))
+        .selectExpr(*select)
+        .selectExpr("id", "CAST(s AS STRING) AS s", "e")
+        .collect()
+    )
+    # Three windows per row with a time, two elements each; none for id 3.
+    assert len(expected) == 18
+    assert {row_id for row_id, _, _ in expected} == {1, 2, 4}
+    assert got == expected
+
+
+def test_two_different_windows_in_one_select_fail_at_start(silt, work):
+    select = ["id", "window(ts, '10 minutes').start AS a", "window(ts, '5 minutes').end AS b"]
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "part-000.json", [json.dumps(r) for r in WINDOW_ROWS])
+    table, checkpoint = work / "table", work / "checkpoint"
+    job = json_file_job("windows", input_dir, table, checkpoint, "id BIGINT, ts TIMESTAMP",
+                        transform=[{"select": select}])
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode != 0
+    assert "transform[0].select" in proc.stderr, proc.stderr
+    assert "window(ts, '5 minutes')" in proc.stderr, proc.stderr
+    assert not (table / "_delta_log").exists() or not any((table / "_delta_log").iterdir())
+
+
 def test_input_file_name_is_the_file_uri_spark_gives(silt, work, spark):
     input_dir = work / "in dir"
     input_dir.mkdir()

@@ -22,6 +22,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/expr/bound.h"
 #include "silt/expr/expression.h"
 #include "silt/json/json_multi_path.h"
 
@@ -50,7 +51,20 @@ class JsonPathGroup {
 
   // Adds `path`; returns its index for Get. Errors: InvalidArgument for a
   // malformed path.
-  Result<int> AddPath(std::string_view path) { return evaluator_->AddPath(path); }
+  // With `capture_scalars`, Get returns json::CapturedType() columns (see
+  // JsonMultiPathEvaluator::AddPath).
+  // Each AddPath is one use of the path.
+  Result<int> AddPath(std::string_view path, bool capture_scalars = false) {
+    SILT_ASSIGN_OR_RETURN(int index, evaluator_->AddPath(path, capture_scalars));
+    if (static_cast<size_t>(index) >= uses_.size()) uses_.resize(static_cast<size_t>(index) + 1);
+    if (uses_[static_cast<size_t>(index)]++ == 0) evaluator_->SetActive(index, true);
+    return index;
+  }
+  // Drops one use of path `path_index`; a path without uses is no longer
+  // evaluated (Get returns NULLs for it).
+  void ReleasePath(int path_index) {
+    if (--uses_[static_cast<size_t>(path_index)] == 0) evaluator_->SetActive(path_index, false);
+  }
 
   // The result of path `path_index` over `input`. The first call for an
   // input evaluates every path of the group (for the scope's active rows
@@ -74,11 +88,38 @@ class JsonPathGroup {
   // The rows of cached_input_ that were evaluated (a bitmap); empty when
   // all were.
   std::vector<uint8_t> cached_rows_;
+  // AddPath calls minus ReleasePath calls, by path index.
+  std::vector<int> uses_;
+};
+
+// A get_json_object call bound with a session, for a CAST over it to fuse
+// with: once `fused`, the call's kernel only hands its input to the cast
+// (through `input`), which reads the numbers of its path directly.
+struct JsonCallLink {
+  std::shared_ptr<JsonPathGroup> group;
+  std::string path;
+  int path_index = -1;  // of `path` (uncaptured) in `group`
+  bool fused = false;
+  columnar::ColumnPtr input;  // set by the call's kernel, taken by the cast
 };
 
 struct BindSession::State {
   std::unordered_map<std::string, std::shared_ptr<JsonPathGroup>> json_path_groups;
   std::shared_ptr<RowScope> row_scope = std::make_shared<RowScope>();
+  // The get_json_object calls bound with the session, by node.
+  std::unordered_map<const BoundNode*, std::shared_ptr<JsonCallLink>> json_calls;
+  // CAST(get_json_object(x, 'path') AS numeric/boolean) reads JSON numbers
+  // without printing and re-parsing them; false binds the plain cast over
+  // the string (the reference the fused path is tested against).
+  bool fuse_json_casts = true;
 };
+
+// The kernel of CAST(child AS to) when `child` is a get_json_object call
+// bound with `session` over a literal path and `to` is a type the fused
+// path handles (BOOLEAN, TINYINT..BIGINT, FLOAT, DOUBLE); null otherwise.
+// The kernel keeps `child` as its argument (see JsonCallLink) and gives the
+// same values and errors as CastColumn over get_json_object's strings.
+std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
+                                           std::string context, BindSession* session);
 
 }  // namespace silt::expr

@@ -212,7 +212,7 @@ Result<BoundNodePtr> Binder::Bind(const Node& node) {
       SILT_ASSIGN_OR_RETURN(BoundNodePtr child, Bind(*cast.child()));
       SILT_ASSIGN_OR_RETURN(BoundNodePtr bound,
                             BindCast(std::move(child), cast.type(), /*user_specified=*/true,
-                                     options_, node.ToString(), cast.try_cast()));
+                                     options_, node.ToString(), cast.try_cast(), session_));
       return Fold(std::move(bound));
     }
     case NodeKind::kCall: {

@@ -10,6 +10,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/ast.h"
+#include "silt/expr/bind_session_internal.h"
 #include "silt/expr/decimal_util.h"
 #include "silt/expr/function_registry.h"
 #include "silt/expr/kernel_util.h"
@@ -1129,7 +1130,8 @@ void AppendValueText(const Column& column, int64_t row, const CastOptions& optio
 }
 
 Result<BoundNodePtr> BindCast(BoundNodePtr child, const TypePtr& to, bool user_specified,
-                              const EvalOptions& options, std::string_view context, bool try_cast) {
+                              const EvalOptions& options, std::string_view context, bool try_cast,
+                              BindSession* session) {
   const DataType& from = *child->type();
   bool ansi = options.ansi && !try_cast;
   if (!CanCast(from, *to, ansi)) {
@@ -1145,11 +1147,15 @@ Result<BoundNodePtr> BindCast(BoundNodePtr child, const TypePtr& to, bool user_s
   info.options = options;
   info.options.ansi = ansi;
   info.sql = std::move(sql);
+  std::unique_ptr<Kernel> kernel;
+  if (from.id() == TypeId::kString) {
+    kernel = MakeJsonCastKernel(*child, to, std::string(context), session);
+  }
+  if (kernel == nullptr) kernel = std::make_unique<CastKernel>(std::string(context));
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(child));
   return BoundNodePtr(
-      std::make_unique<BoundCall>(std::move(info), nullable, std::move(args),
-                                  std::make_unique<CastKernel>(std::string(context))));
+      std::make_unique<BoundCall>(std::move(info), nullable, std::move(args), std::move(kernel)));
 }
 
 Result<BoundNodePtr> ImplicitCast(BoundNodePtr node, const TypePtr& to,
@@ -1178,7 +1184,8 @@ Result<BoundNodePtr> BindTypeFunction(CallSite& site) {
     case TypeId::kBinary: to = DataType::Binary(); break;
     default: to = DataType::String(); break;
   }
-  return BindCast(std::move(site.args[0]), to, /*user_specified=*/true, site.options, site.text);
+  return BindCast(std::move(site.args[0]), to, /*user_specified=*/true, site.options, site.text,
+                  /*try_cast=*/false, site.session);
 }
 
 void RegisterCastFunctions(FunctionRegistry* registry) {

@@ -56,10 +56,12 @@ void AppendValueText(const columnar::Column& column, int64_t row, const CastOpti
 // Binds CAST(child AS to). A user-specified cast shows in generated names
 // ("CAST(x AS INT)"); an implicit one is invisible, as in Spark. A try-cast
 // gives NULL on failure even with ANSI on ("TRY_CAST(x AS INT)").
+// With `session`, a cast over a get_json_object call bound with it may read
+// the JSON numbers directly (same results; see MakeJsonCastKernel).
 // Errors: InvalidArgument when the cast is not allowed, quoting `context`.
 Result<BoundNodePtr> BindCast(BoundNodePtr child, const columnar::TypePtr& to, bool user_specified,
                               const EvalOptions& options, std::string_view context,
-                              bool try_cast = false);
+                              bool try_cast = false, BindSession* session = nullptr);
 
 // Spark's implicit cast to `to`: returns `node` unchanged when it already
 // has that type.

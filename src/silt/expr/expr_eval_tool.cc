@@ -14,8 +14,10 @@
 // A line may start with options, each followed by a tab: "@ansi"
 // (spark.sql.ansi.enabled=true) and "@tz=<zone>" (spark.sql.session.timeZone;
 // the table's cells are then read in that zone too, as Spark's view is).
-// A generator at the top (explode, window) gives its rows: all of them for
-// a table line, the first (or null) otherwise.
+// A generator at the top (explode) gives its rows, and window() anywhere in
+// the expression one row per window (none for a NULL time), as Spark's
+// TimeWindowing: all of them for a table line, the first (or null)
+// otherwise.
 //
 // The value text follows Spark's HiveResult.toHiveString: top-level atomic
 // values as CAST(... AS STRING) prints them; inside arrays, maps and structs
@@ -118,8 +120,11 @@ std::vector<std::string> SplitTabs(const std::string& line) {
 
 Result<columnar::ColumnPtr> EvalConstant(const std::string& text, const EvalOptions& options) {
   SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
+  // Bound in a session, as the job engine binds a select list, so that the
+  // session-only kernels (e.g. CAST over get_json_object) are what is tested.
+  BindSession session;
   SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound,
-                        Bind(*parsed, columnar::DataType::Struct({}), options));
+                        Bind(*parsed, columnar::DataType::Struct({}), options, &session));
   columnar::RecordBatch batch;
   batch.schema = columnar::DataType::Struct({});
   batch.num_rows = 1;
@@ -195,13 +200,28 @@ std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* t
   columnar::RecordBatch empty;
   empty.schema = columnar::DataType::Struct({});
   empty.num_rows = 1;
-  const columnar::RecordBatch& batch = table != nullptr ? *table : empty;
+  const columnar::RecordBatch* batch = table != nullptr ? table : &empty;
   std::optional<GeneratorSpec> generator = AsGenerator(**parsed);
   if (generator && generator->function == "json_tuple") generator.reset();
   const Expression& to_bind = generator ? *generator->argument : **parsed;
-  Result<BoundExpressionPtr> bound = Bind(to_bind, batch.schema, options);
+  // window() anywhere in the item: the rows expand first (Spark's
+  // TimeWindowing), then the item (a generator too) applies.
+  Result<std::unique_ptr<WindowExpansion>> windows =
+      WindowExpansion::Make({parsed->get()}, batch->schema, options);
+  if (!windows.ok()) return ErrorLine(windows.status());
+  columnar::RecordBatchPtr expanded;
+  EvalOptions bind_options = options;
+  if (*windows != nullptr) {
+    Result<columnar::RecordBatchPtr> rows = (*windows)->Expand(*batch, EvalContext{});
+    if (!rows.ok()) return ErrorLine(rows.status());
+    expanded = std::move(*rows);
+    batch = expanded.get();
+    bind_options = (*windows)->options();
+  }
+  BindSession session;
+  Result<BoundExpressionPtr> bound = Bind(to_bind, batch->schema, bind_options, &session);
   if (!bound.ok()) return ErrorLine(bound.status());
-  Result<columnar::ColumnPtr> value = (*bound)->Evaluate(batch, EvalContext{});
+  Result<columnar::ColumnPtr> value = (*bound)->Evaluate(*batch, EvalContext{});
   if (!value.ok()) return ErrorLine(value.status());
   CastOptions cast_options;
   cast_options.zone = options.session_zone.get();

@@ -36,6 +36,48 @@ class BoundExpressionImpl final : public BoundExpression {
   std::string name_;
 };
 
+std::string LowerName(const std::string& name) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// Every window(...) call in the tree, outermost first.
+void CollectWindowCalls(const Node& node, std::vector<const CallNode*>* out) {
+  switch (node.kind()) {
+    case NodeKind::kFieldAccess:
+      CollectWindowCalls(*static_cast<const FieldAccessNode&>(node).child(), out);
+      return;
+    case NodeKind::kCall: {
+      const auto& call = static_cast<const CallNode&>(node);
+      if (LowerName(call.name()) == "window") out->push_back(&call);
+      for (const NodePtr& arg : call.args()) CollectWindowCalls(*arg, out);
+      return;
+    }
+    case NodeKind::kCast:
+      CollectWindowCalls(*static_cast<const CastNode&>(node).child(), out);
+      return;
+    case NodeKind::kUnary:
+      CollectWindowCalls(*static_cast<const UnaryNode&>(node).child(), out);
+      return;
+    case NodeKind::kBinary: {
+      const auto& binary = static_cast<const BinaryNode&>(node);
+      CollectWindowCalls(*binary.left(), out);
+      CollectWindowCalls(*binary.right(), out);
+      return;
+    }
+    case NodeKind::kIsNull:
+      CollectWindowCalls(*static_cast<const IsNullNode&>(node).child(), out);
+      return;
+    case NodeKind::kAlias:
+      CollectWindowCalls(*static_cast<const AliasNode&>(node).child(), out);
+      return;
+    case NodeKind::kLiteral:
+    case NodeKind::kColumnRef:
+    case NodeKind::kStar: return;
+  }
+}
+
 Result<const Node*> AsNode(const Expression& expr) {
   const auto* node = dynamic_cast<const Node*>(&expr);
   if (node == nullptr) {
@@ -66,8 +108,7 @@ std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
   }
   if (node->kind() != NodeKind::kCall) return std::nullopt;
   const auto* call = static_cast<const CallNode*>(node);
-  std::string name = call->name();
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string name = LowerName(call->name());
   if (name == "json_tuple" && call->args().size() >= 2) {
     GeneratorSpec spec;
     spec.function = name;
@@ -98,16 +139,6 @@ std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
       if (!item.ok()) return std::nullopt;
       spec.json_tuple_items.push_back(std::move(*item));
     }
-    return spec;
-  }
-  if (name == "window" && call->args().size() >= 2 && call->args().size() <= 4) {
-    // Spark's TimeWindowing turns the row into one row per window containing
-    // its time (none for a NULL time): an explode of the window list.
-    GeneratorSpec spec;
-    spec.function = name;
-    spec.argument = std::make_shared<CallNode>(std::string(kWindowListFunction), call->args(),
-                                               false, false, call->position());
-    spec.alias = alias.empty() ? "window" : alias;
     return spec;
   }
   if (name != "explode" && name != "explode_outer" && name != "posexplode" &&
@@ -171,6 +202,92 @@ Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
     out.push_back(std::make_unique<BoundExpressionImpl>(std::move(field), type.field(i).name));
   }
   return out;
+}
+
+Result<std::unique_ptr<WindowExpansion>> WindowExpansion::Make(
+    const std::vector<const Expression*>& items, const columnar::SchemaPtr& input_schema,
+    const EvalOptions& options) {
+  std::vector<const CallNode*> calls;
+  for (const Expression* item : items) {
+    SILT_ASSIGN_OR_RETURN(const Node* node, AsNode(*item));
+    CollectWindowCalls(*node, &calls);
+  }
+  if (calls.empty()) return std::unique_ptr<WindowExpansion>();
+  auto out = std::unique_ptr<WindowExpansion>(new WindowExpansion());
+  const CallNode* first = nullptr;
+  for (const CallNode* call : calls) {
+    // The window list of the call's arguments; its name is Spark's canonical
+    // text of the window (time, duration, slide, start in microseconds).
+    CallNode list(std::string(kWindowListFunction), call->args(), false, false, call->position());
+    Binder binder(input_schema, options, call->ToString());
+    SILT_ASSIGN_OR_RETURN(BoundNodePtr bound, binder.Bind(list));
+    if (out->windows_ == nullptr) {
+      std::string name = bound->sql();
+      out->windows_ = std::make_unique<BoundExpressionImpl>(std::move(bound), std::move(name));
+      first = call;
+    } else if (bound->sql() != out->windows_->name()) {
+      return Status::InvalidArgument(
+          "Multiple time window expressions in one projection would give a cartesian product of "
+          "rows, which Spark does not support: '",
+          first->ToString(), "' and '", call->ToString(), "'");
+    }
+  }
+  std::vector<columnar::Field> fields = input_schema->fields();
+  columnar::Field window;
+  // Not a name an item can clash with: items reach the column only through
+  // window() (options_.window_column).
+  window.name = "window()";
+  window.type = out->windows_->type()->element_type();
+  window.nullable = false;
+  fields.push_back(std::move(window));
+  out->schema_ = columnar::DataType::Struct(std::move(fields));
+  out->options_ = options;
+  out->options_.window_column = input_schema->num_fields();
+  return out;
+}
+
+WindowExpansion::~WindowExpansion() = default;
+
+const std::string& WindowExpansion::description() const { return windows_->name(); }
+
+Result<columnar::RecordBatchPtr> WindowExpansion::Expand(const columnar::RecordBatch& batch,
+                                                         const EvalContext& ctx) {
+  SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr lists, windows_->Evaluate(batch, ctx));
+  const columnar::Column& list = *lists;
+  const int32_t* offsets = list.offsets();
+  std::vector<int64_t> rows;
+  std::vector<int64_t> elements;
+  rows.reserve(static_cast<size_t>(batch.num_rows));
+  elements.reserve(static_cast<size_t>(batch.num_rows));
+  // Whether each row keeps its place with window e == row (a tumbling
+  // window over times without NULLs): then no column needs copying.
+  bool identity = true;
+  for (int64_t row = 0; row < batch.num_rows; ++row) {
+    if (list.IsNull(row)) {
+      identity = false;
+      continue;
+    }
+    for (int32_t e = offsets[row]; e < offsets[row + 1]; ++e) {
+      identity = identity && e == row && static_cast<int64_t>(rows.size()) == row;
+      rows.push_back(row);
+      elements.push_back(e);
+    }
+  }
+  auto out = std::make_shared<columnar::RecordBatch>();
+  out->schema = schema_;
+  out->num_rows = static_cast<int64_t>(rows.size());
+  const columnar::ColumnPtr& windows = list.children[0];
+  if (identity && out->num_rows == batch.num_rows && windows->length == batch.num_rows) {
+    out->columns = batch.columns;
+    out->columns.push_back(windows);
+    return columnar::RecordBatchPtr(std::move(out));
+  }
+  out->columns.reserve(batch.columns.size() + 1);
+  for (const columnar::ColumnPtr& column : batch.columns) {
+    out->columns.push_back(columnar::TakeColumn(*column, rows));
+  }
+  out->columns.push_back(columnar::TakeColumn(*windows, elements));
+  return columnar::RecordBatchPtr(std::move(out));
 }
 
 }  // namespace silt::expr

@@ -56,6 +56,10 @@ struct EvalOptions {
   // when null, the fixed offset above. Used by date_format, from_unixtime,
   // unix_timestamp, date_trunc, months_between and from/to_utc_timestamp.
   std::shared_ptr<const TimeZone> session_zone;
+  // Set by WindowExpansion::options(): the input column holding each row's
+  // window, which every window() call then reads. -1 (the default):
+  // window() computes the tumbling window of its time (see WindowExpansion).
+  int window_column = -1;
 };
 
 // Per-batch context: the value of current_timestamp() is fixed per batch, as
@@ -118,10 +122,7 @@ Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPt
 // explode_outer, posexplode or posexplode_outer of one argument, possibly
 // aliased (`explode(items) AS item`). The select step turns each input row
 // into one row per element (per map entry), repeating the other items.
-// window(ts, duration[, slide[, start]]) at the top of an item is one too,
-// as Spark's TimeWindowing expands it: `argument` is the array of the
-// windows (struct<start, end>) containing ts, latest first, NULL for a NULL
-// ts (the row is dropped); the column is named `window` unless aliased.
+// (window() is not a generator: see WindowExpansion.)
 struct GeneratorSpec {
   std::string function;    // lower case
   ExpressionPtr argument;  // the array or map expression
@@ -144,5 +145,52 @@ Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
                                                        const columnar::SchemaPtr& input_schema,
                                                        const EvalOptions& options = {},
                                                        BindSession* session = nullptr);
+
+// Spark's TimeWindowing rule for one projection (the items of a select, or
+// one withColumn entry): when window(time, duration[, slide[, start]])
+// appears anywhere in the items (`window(ts, '1 hour').end`, inside
+// typeof(), next to explode() ...), each input row first becomes one row
+// per window containing its time, latest start first (a tumbling window:
+// one; a NULL time: none, the row is dropped), and every window() call in
+// the items is that row's window, struct<start: timestamp, end: timestamp>
+// (named `window`). A generator in the items then applies to the expanded
+// rows. Outside such a projection (a where predicate) window() is the
+// tumbling window of its time, NULL for a NULL time, and a sliding window is
+// an error.
+//
+//   SILT_ASSIGN_OR_RETURN(auto windows, WindowExpansion::Make(items, schema, options));
+//   if (windows) bind the items against windows->schema() with
+//   windows->options(), and evaluate them over windows->Expand(batch, ctx).
+//
+// Thread safety: one thread (the window list keeps scratch state).
+class WindowExpansion {
+ public:
+  // nullptr when no item calls window(). Errors: InvalidArgument when the
+  // items hold two different windows (Spark: a cartesian product of rows,
+  // not supported), naming both calls; the bind errors of the window()
+  // arguments (e.g. a slide longer than the window).
+  static Result<std::unique_ptr<WindowExpansion>> Make(const std::vector<const Expression*>& items,
+                                                       const columnar::SchemaPtr& input_schema,
+                                                       const EvalOptions& options = {});
+  ~WindowExpansion();
+
+  // The input columns, then the window column: bind the items against it.
+  const columnar::SchemaPtr& schema() const { return schema_; }
+  // The options to bind the items with (window() reads the window column).
+  const EvalOptions& options() const { return options_; }
+  // Spark's text of the window, e.g. "window(ts, 600000000, 300000000, 0)".
+  const std::string& description() const;
+
+  // Each row of `batch` (of the input schema) once per window containing its
+  // time, with the window column appended.
+  Result<columnar::RecordBatchPtr> Expand(const columnar::RecordBatch& batch,
+                                          const EvalContext& ctx);
+
+ private:
+  WindowExpansion() = default;
+  BoundExpressionPtr windows_;  // the array of the windows of each row
+  columnar::SchemaPtr schema_;
+  EvalOptions options_;
+};
 
 }  // namespace silt::expr

@@ -56,8 +56,8 @@ class FunctionRegistry {
   std::unordered_map<std::string, FunctionBinder> binders_;
 };
 
-// The internal function a top-level select item window(ts, ...) becomes
-// (expr::AsGenerator): the array of the windows containing ts. Its name has
+// The internal function expr::WindowExpansion binds a projection's
+// window(ts, ...) as: the array of the windows containing ts. Its name has
 // a space, so no expression can call it and no suggestion names it.
 inline constexpr std::string_view kWindowListFunction = "window list";
 

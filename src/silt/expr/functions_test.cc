@@ -218,21 +218,26 @@ TEST(SchemaOfJsonTest, InfersSparkDdl) {
             std::string::npos);
 }
 
-TEST(WindowTest, SlidingWindowIsAGeneratorOfTheWindowsContainingTheTime) {
-  Result<ExpressionPtr> parsed = ParseExpression("window(ts, '10 minutes', '5 minutes') AS w");
+TEST(WindowTest, SlidingWindowExpandsTheRowsOfItsProjection) {
+  Result<ExpressionPtr> parsed = ParseExpression("window(ts, '10 minutes', '5 minutes').end AS e");
   ASSERT_TRUE(parsed.ok());
-  std::optional<GeneratorSpec> spec = AsGenerator(**parsed);
-  ASSERT_TRUE(spec.has_value());
-  EXPECT_EQ(spec->alias, "w");
+  EXPECT_FALSE(AsGenerator(**parsed).has_value());
   auto batch = MakeBatch({{"ts", StringColumn({"2024-01-01 10:07:00", std::nullopt})}});
-  Result<BoundExpressionPtr> bound = Bind(*spec->argument, batch->schema);
+  Result<std::unique_ptr<WindowExpansion>> windows =
+      WindowExpansion::Make({parsed->get()}, batch->schema);
+  ASSERT_TRUE(windows.ok()) << windows.status().ToString();
+  ASSERT_NE(*windows, nullptr);
+  EXPECT_EQ((*windows)->description(), "window(ts, 600000000, 300000000, 0)");
+  Result<columnar::RecordBatchPtr> expanded = (*windows)->Expand(*batch, {});
+  ASSERT_TRUE(expanded.ok());
+  Result<BoundExpressionPtr> bound = Bind(**parsed, (*windows)->schema(), (*windows)->options());
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
-  Result<columnar::ColumnPtr> out = (*bound)->Evaluate(*batch, {});
+  Result<columnar::ColumnPtr> out = (*bound)->Evaluate(**expanded, {});
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(testing::Render(**out), Rows({"[{2024-01-01 10:05:00, 2024-01-01 10:15:00}, "
-                                          "{2024-01-01 10:00:00, 2024-01-01 10:10:00}]",
-                                          "NULL"}));
-  // Inside an expression a sliding window has no single value.
+  // Two windows for the time (latest first), none for the NULL time.
+  EXPECT_EQ(testing::Render(**out), Rows({"2024-01-01 10:15:00", "2024-01-01 10:10:00"}));
+  // Outside such a projection (a where predicate) a sliding window has no
+  // single value.
   EXPECT_NE(
       EvalRender("window(ts, '10 minutes', '5 minutes').start", *batch)[0].find("select item"),
       std::string::npos);

@@ -9,9 +9,19 @@
 // columnNameOfCorruptRecord field when the schema has one, or an error
 // (mode FAILFAST). As in Spark, a value that does not fit its field's type
 // also makes the record bad: the other fields are kept and the corrupt-record
-// field gets the text.
+// field gets the text. A MAP or ARRAY schema gives NULL for a bad record, or
+// with FAILFAST an error naming the row (FromJsonValueKernel).
+//
+// CAST(get_json_object(x, 'path') AS BOOLEAN/TINYINT..BIGINT/FLOAT/DOUBLE)
+// bound with a BindSession reads JSON numbers straight from the shared parse
+// instead of printing and re-parsing them (JsonCastKernel); any value it
+// cannot convert exactly as the text would be cast goes through the text.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
@@ -100,17 +110,232 @@ class FromJsonKernel final : public Kernel {
 
 // get_json_object through its input's JsonPathGroup: the first path of the
 // group evaluated for a batch parses each document for all paths.
+// Once a CAST over the call fused with it (link->fused), the call only hands
+// its input to the cast.
 class JsonPathKernel final : public Kernel {
  public:
-  JsonPathKernel(std::shared_ptr<JsonPathGroup> group, int path_index)
-      : group_(std::move(group)), path_index_(path_index) {}
-  Result<ColumnPtr> Exec(const KernelInfo&, const ExecArgs& args) override {
+  JsonPathKernel(std::shared_ptr<JsonPathGroup> group, int path_index,
+                 std::shared_ptr<JsonCallLink> link)
+      : group_(std::move(group)), path_index_(path_index), link_(std::move(link)) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    if (link_ != nullptr && link_->fused) {
+      link_->input = args.args[0].column;
+      return NullColumn(info.type, args.num_rows);
+    }
     return group_->Get(path_index_, args.args[0].column);
   }
 
  private:
   std::shared_ptr<JsonPathGroup> group_;
   int path_index_;
+  std::shared_ptr<JsonCallLink> link_;
+};
+
+// ---- CAST(get_json_object(x, 'path') AS type), fused: a JSON number (or
+// boolean) at the path is converted directly instead of being printed the
+// way get_json_object prints it and parsed back by the cast. Every value the
+// direct conversion cannot give exactly as CastColumn would over that text
+// (and every non-number result) goes through the text and CastColumn, so
+// values, NULLs and ANSI errors are those of the unfused cast.
+
+// What the direct conversion decided for a row.
+enum class Fused : uint8_t { kNull, kValue, kText };
+
+// Java's Double.toString prints magnitudes in [1e-3, 1e7) without an
+// exponent (JsonGen::Double); only those texts parse as integers.
+bool PrintsPlain(double d) {
+  const double magnitude = std::fabs(d);
+  return magnitude >= 1e-3 && magnitude < 1e7;
+}
+
+// CAST(text AS Out) for the text get_json_object prints for a captured
+// scalar, when that is certain without the text; kText otherwise.
+template <typename Out>
+Fused ConvertCaptured(json::CapturedKind kind, int64_t bits, bool ansi, Out* out) {
+  if (kind == json::CapturedKind::kUint64) {
+    const uint64_t u = std::bit_cast<uint64_t>(bits);
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      if constexpr (std::is_floating_point_v<Out>) {
+        *out = static_cast<Out>(u);  // one correctly rounded conversion, as strtod/strtof
+        return Fused::kValue;
+      }
+      return Fused::kText;
+    }
+    kind = json::CapturedKind::kInt64;
+  }
+  if constexpr (std::is_same_v<Out, bool>) {
+    if (kind == json::CapturedKind::kBool ||
+        (kind == json::CapturedKind::kInt64 && (bits == 0 || bits == 1))) {
+      *out = bits != 0;  // "true"/"false"/"1"/"0"
+      return Fused::kValue;
+    }
+    return Fused::kText;
+  } else {
+    switch (kind) {
+      case json::CapturedKind::kInt64:
+        if constexpr (std::is_floating_point_v<Out>) {
+          *out = static_cast<Out>(bits);
+          return Fused::kValue;
+        } else {
+          if (bits < std::numeric_limits<Out>::min() || bits > std::numeric_limits<Out>::max()) {
+            return Fused::kText;
+          }
+          *out = static_cast<Out>(bits);
+          return Fused::kValue;
+        }
+      case json::CapturedKind::kDouble: {
+        const double d = std::bit_cast<double>(bits);
+        if constexpr (std::is_same_v<Out, double>) {
+          // Double.toString round-trips.
+          *out = d;
+          return Fused::kValue;
+        } else if constexpr (std::is_same_v<Out, float>) {
+          // The text is within half a double ulp of d, so strtof(text) and
+          // (float)d agree unless d lies exactly on a rounding boundary
+          // between two floats (or beyond the largest float).
+          if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+            return Fused::kText;
+          }
+          const float f = static_cast<float>(d);
+          if (static_cast<double>(f) != d) {
+            const float next = std::nextafter(f, d > static_cast<double>(f)
+                                                     ? std::numeric_limits<float>::infinity()
+                                                     : -std::numeric_limits<float>::infinity());
+            if ((static_cast<double>(f) + static_cast<double>(next)) / 2 == d) return Fused::kText;
+          }
+          *out = f;
+          return Fused::kValue;
+        } else {
+          // Non-ANSI reads "21.5" as 21 (UTF8String.toInt); ANSI rejects
+          // the fraction, and no integer type reads an exponent.
+          if (ansi) return Fused::kText;
+          if (d == 0) {
+            *out = 0;
+            return Fused::kValue;
+          }
+          if (!PrintsPlain(d)) return Fused::kText;
+          const double whole = std::trunc(d);  // |whole| < 1e7: exact
+          if (whole < static_cast<double>(std::numeric_limits<Out>::min()) ||
+              whole > static_cast<double>(std::numeric_limits<Out>::max())) {
+            return Fused::kText;
+          }
+          *out = static_cast<Out>(whole);
+          return Fused::kValue;
+        }
+      }
+      default: return Fused::kText;
+    }
+  }
+}
+
+class JsonCastKernel final : public Kernel {
+ public:
+  JsonCastKernel(std::shared_ptr<JsonCallLink> link, int capture_index, std::string context)
+      : link_(std::move(link)), capture_index_(capture_index), context_(std::move(context)) {}
+
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs&) override {
+    ColumnPtr input = std::move(link_->input);
+    link_->input = nullptr;
+    if (input == nullptr) {
+      return Status::Internal("fused JSON cast without input in '", info.sql, "'");
+    }
+    SILT_ASSIGN_OR_RETURN(ColumnPtr captured, link_->group->Get(capture_index_, input));
+    if (captured->type->id() != TypeId::kStruct) {
+      return Status::Internal("fused JSON cast over an uncaptured path in '", info.sql, "'");
+    }
+    switch (info.type->id()) {
+      case TypeId::kBoolean: return Convert<bool>(info, *captured);
+      case TypeId::kByte: return Convert<int8_t>(info, *captured);
+      case TypeId::kShort: return Convert<int16_t>(info, *captured);
+      case TypeId::kInt: return Convert<int32_t>(info, *captured);
+      case TypeId::kLong: return Convert<int64_t>(info, *captured);
+      case TypeId::kFloat: return Convert<float>(info, *captured);
+      case TypeId::kDouble: return Convert<double>(info, *captured);
+      default: return Status::Internal("fused JSON cast to ", info.type->ToDdl());
+    }
+  }
+
+ private:
+  template <typename Out>
+  Result<ColumnPtr> Convert(const KernelInfo& info, const Column& captured) {
+    const Column& text = *captured.children[0];
+    const Column& kind = *captured.children[1];
+    const Column& bits = *captured.children[2];
+    const int64_t length = captured.length;
+    const bool ansi = info.options.ansi;
+    states_.assign(static_cast<size_t>(length), Fused::kNull);
+    values_.resize(static_cast<size_t>(length));
+    bool any_text = false;
+    for (int64_t row = 0; row < length; ++row) {
+      Fused& state = states_[static_cast<size_t>(row)];
+      if (kind.IsValid(row)) {
+        Out value{};
+        state = ConvertCaptured<Out>(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
+                                     bits.Value<int64_t>(row), ansi, &value);
+        std::memcpy(&values_[static_cast<size_t>(row)], &value, sizeof(Out));
+      } else if (text.IsValid(row)) {
+        state = Fused::kText;
+      }
+      any_text |= state == Fused::kText;
+    }
+    ColumnPtr cast;
+    if (any_text) {
+      // The rows left to the text: get_json_object's text, cast as usual.
+      columnar::ColumnBuilder texts(DataType::String());
+      texts.Reserve(length);
+      for (int64_t row = 0; row < length; ++row) {
+        if (states_[static_cast<size_t>(row)] != Fused::kText) {
+          texts.AppendNull();
+        } else if (text.IsValid(row)) {
+          texts.AppendString(text.StringValue(row));
+        } else {
+          scratch_.clear();
+          json::AppendCapturedText(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
+                                   bits.Value<int64_t>(row), &scratch_);
+          texts.AppendString(scratch_);
+        }
+      }
+      CastOptions options;
+      options.ansi = ansi;
+      options.zone_offset_micros = info.options.session_zone_offset_micros;
+      options.zone = info.options.session_zone.get();
+      options.context = context_;
+      SILT_ASSIGN_OR_RETURN(cast, CastColumn(*texts.Finish(), info.type, options));
+    }
+    columnar::ColumnBuilder out(info.type);
+    out.Reserve(length);
+    for (int64_t row = 0; row < length; ++row) {
+      Fused state = states_[static_cast<size_t>(row)];
+      bool valid = state == Fused::kValue;
+      Out value{};
+      if (valid) {
+        std::memcpy(&value, &values_[static_cast<size_t>(row)], sizeof(Out));
+      } else if (state == Fused::kText && cast->IsValid(row)) {
+        valid = true;
+        if constexpr (std::is_same_v<Out, bool>) {
+          value = cast->BoolValue(row);
+        } else {
+          value = cast->Value<Out>(row);
+        }
+      }
+      if (!valid) {
+        out.AppendNull();
+      } else if constexpr (std::is_same_v<Out, bool>) {
+        out.AppendBool(value);
+      } else {
+        out.Append<Out>(value);
+      }
+    }
+    return out.Finish();
+  }
+
+  std::shared_ptr<JsonCallLink> link_;
+  int capture_index_;
+  std::string context_;
+  // Per-batch scratch, reused.
+  std::vector<Fused> states_;
+  std::vector<uint64_t> values_;  // each holds an Out
+  std::string scratch_;
 };
 
 // A STRING argument: other atomic types are cast, as Spark's implicit casts
@@ -149,13 +374,19 @@ Result<TypePtr> ParseSchemaText(const CallSite& site, std::string_view text) {
 
 // from_json with a MAP or ARRAY schema: each text is decoded as the field
 // "v" of {"v": <text>}, so a text that is not a JSON object (array) of the
-// schema, or not JSON at all, gives NULL.
+// schema, or not JSON at all, gives NULL. As Spark's parser, only the
+// text's first JSON value is read (what follows it is ignored), and for an
+// ARRAY<STRUCT> schema a single object reads as a one-element array.
+// Mode FAILFAST: a row that gives NULL although its text is neither NULL
+// nor empty (all whitespace) is an error naming the row — that is exactly
+// Spark's bad record for these schemas (a top-level JSON null included).
 class FromJsonValueKernel final : public Kernel {
  public:
-  explicit FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder)
-      : decoder_(std::move(decoder)) {}
+  FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder, bool object_as_array,
+                      bool fail_fast)
+      : decoder_(std::move(decoder)), object_as_array_(object_as_array), fail_fast_(fail_fast) {}
 
-  Result<ColumnPtr> Exec(const KernelInfo&, const ExecArgs& args) override {
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     const Column& input = *args.args[0].column;
     columnar::ColumnBuilder wrapped(DataType::String());
     wrapped.Reserve(input.length);
@@ -165,9 +396,11 @@ class FromJsonValueKernel final : public Kernel {
         wrapped.AppendNull();
         continue;
       }
-      text.assign("{\"v\":");
-      text.append(input.StringValue(row));
-      text.append("\n}");
+      std::string_view value = FirstValue(input.StringValue(row));
+      const bool wrap = object_as_array_ && !value.empty() && value.front() == '{';
+      text.assign(wrap ? "{\"v\":[" : "{\"v\":");
+      text.append(value);
+      text.append(wrap ? "\n]}" : "\n}");
       wrapped.AppendString(text);
     }
     ColumnPtr texts = wrapped.Finish();
@@ -176,11 +409,55 @@ class FromJsonValueKernel final : public Kernel {
     auto out = std::make_shared<Column>(*decoded->children[0]);
     out->validity = AndBitmaps(decoded->validity.get(), out->validity.get(), out->length, &nulls);
     out->null_count = nulls;
+    if (fail_fast_ && nulls > input.null_count) {
+      for (int64_t row = 0; row < input.length; ++row) {
+        if (out->IsNull(row) && input.IsValid(row) && !IsBlank(input.StringValue(row))) {
+          return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
+                                         row, "): ", input.StringValue(row), " in '", info.sql,
+                                         "'");
+        }
+      }
+    }
     return ColumnPtr(std::move(out));
   }
 
  private:
+  static bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+  static bool IsBlank(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), IsJsonSpace);
+  }
+
+  // The text's first value when it is an object or array (up to its closing
+  // bracket, leading whitespace dropped); otherwise the whole text.
+  static std::string_view FirstValue(std::string_view text) {
+    size_t begin = 0;
+    while (begin < text.size() && IsJsonSpace(text[begin])) ++begin;
+    if (begin == text.size() || (text[begin] != '{' && text[begin] != '[')) return text;
+    int64_t depth = 0;
+    bool in_string = false;
+    for (size_t pos = begin; pos < text.size(); ++pos) {
+      const char c = text[pos];
+      if (in_string) {
+        if (c == '\\') {
+          ++pos;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return text.substr(begin, pos + 1 - begin);
+      }
+    }
+    return text.substr(begin);
+  }
+
   std::unique_ptr<json::JsonDecoder> decoder_;
+  bool object_as_array_;
+  bool fail_fast_;
 };
 
 // Zone-less timestamp texts are read in the session time zone.
@@ -241,10 +518,8 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
 
   TypePtr result_type = AsNullable(schema);
   if (result_type->id() != TypeId::kStruct) {
-    if (fail_fast) {
-      return Status::NotSupported("from_json mode FAILFAST with a ", TypeName(*result_type),
-                                  " schema in '", site.text, "'");
-    }
+    const bool object_as_array =
+        result_type->id() == TypeId::kArray && result_type->element_type()->id() == TypeId::kStruct;
     Result<std::unique_ptr<json::JsonDecoder>> decoder =
         json::JsonDecoder::Make(DataType::Struct({columnar::Field{"v", result_type, true}}),
                                 DecodeOptionsFor(site.options));
@@ -252,10 +527,10 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
     std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
     std::vector<BoundNodePtr> args;
     args.push_back(std::move(site.args[0]));
-    return MakeBoundCall(
-        site, result_type, /*nullable=*/true, std::move(args),
-        std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe()),
-        std::move(sql));
+    return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
+                         std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe(),
+                                                               object_as_array, fail_fast),
+                         std::move(sql));
   }
   // The corrupt-record field is filled by silt, not decoded.
   std::vector<columnar::Field> decode_fields;
@@ -320,9 +595,20 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
   }
   Result<int> path_index = group->AddPath(path->StringValue(0));
   if (!path_index.ok()) return path_index.status().WithContextParts("in '", site.text, "'");
-  return MakeBoundCall(site, DataType::String(), /*nullable=*/true, std::move(args),
-                       std::make_unique<JsonPathKernel>(std::move(group), *path_index),
-                       std::move(sql));
+  std::shared_ptr<JsonCallLink> link;
+  if (site.session != nullptr) {
+    link = std::make_shared<JsonCallLink>();
+    link->group = group;
+    link->path = std::string(path->StringValue(0));
+  }
+  BoundNodePtr node = MakeBoundCall(
+      site, DataType::String(), /*nullable=*/true, std::move(args),
+      std::make_unique<JsonPathKernel>(std::move(group), *path_index, link), std::move(sql));
+  if (link != nullptr) {
+    link->path_index = *path_index;
+    site.session->state().json_calls[node.get()] = std::move(link);
+  }
+  return node;
 }
 
 // ---- schema_of_json: Spark's JsonInferSchema over one constant document
@@ -767,6 +1053,37 @@ Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
 }
 
 }  // namespace
+
+std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
+                                           std::string context, BindSession* session) {
+  if (session == nullptr || !session->state().fuse_json_casts) return nullptr;
+  switch (to->id()) {
+    case TypeId::kBoolean:
+    case TypeId::kByte:
+    case TypeId::kShort:
+    case TypeId::kInt:
+    case TypeId::kLong:
+    case TypeId::kFloat:
+    case TypeId::kDouble: break;
+    default: return nullptr;
+  }
+  auto& calls = session->state().json_calls;
+  auto found = calls.find(&child);
+  // The map is keyed by address: check that this is still that call.
+  if (found == calls.end() || dynamic_cast<const BoundCall*>(&child) == nullptr ||
+      found->second->fused) {
+    return nullptr;
+  }
+  std::shared_ptr<JsonCallLink> link = found->second;
+  // A wildcard's result is built from several matches: never captured.
+  if (link->path.find('*') != std::string::npos) return nullptr;
+  Result<int> capture_index = link->group->AddPath(link->path, /*capture_scalars=*/true);
+  if (!capture_index.ok()) return nullptr;
+  link->group->ReleasePath(link->path_index);
+  link->fused = true;
+  calls.erase(found);
+  return std::make_unique<JsonCastKernel>(std::move(link), *capture_index, std::move(context));
+}
 
 void RegisterJsonFunctions(FunctionRegistry* registry) {
   registry->Register("from_json", &BindFromJson);

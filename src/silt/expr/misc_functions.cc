@@ -376,9 +376,10 @@ void AppendWindow(ColumnBuilder* builder, int64_t start, int64_t duration) {
   builder->AppendValid();
 }
 
-// window(ts, duration[, slide[, start]]) inside an expression: the tumbling
-// window containing ts as struct<start: timestamp, end: timestamp> (NULL for
-// a NULL ts).
+// window(ts, duration[, slide[, start]]) outside a projection that
+// WindowExpansion expands (e.g. in a where predicate): the tumbling window
+// containing ts as struct<start: timestamp, end: timestamp> (NULL for a NULL
+// ts).
 class WindowKernel final : public Kernel {
  public:
   explicit WindowKernel(WindowSpec spec) : spec_(spec) {}
@@ -401,7 +402,7 @@ class WindowKernel final : public Kernel {
   WindowSpec spec_;
 };
 
-// The select-list form of window() (see AsGenerator): every window that
+// The window list WindowExpansion expands a projection's rows by: every window that
 // contains ts, latest start first, as Spark's TimeWindowing expands a row
 // (ceil(duration / slide) candidates; those not containing ts are filtered
 // out); NULL for a NULL ts, which Spark's filter drops.
@@ -486,10 +487,18 @@ Result<WindowSpec> BindWindowSpec(CallSite& site) {
 
 Result<BoundNodePtr> BindWindow(CallSite& site) {
   SILT_ASSIGN_OR_RETURN(WindowSpec spec, BindWindowSpec(site));
+  if (site.options.window_column >= 0) {
+    // In a projection that WindowExpansion expanded: the row's window.
+    columnar::Field field;
+    field.name = "window";
+    field.type = WindowStructType();
+    field.nullable = false;
+    return BoundNodePtr(std::make_unique<BoundColumn>(site.options.window_column, field));
+  }
   if (spec.slide != spec.duration) {
     return Status::NotSupported(
         "A sliding window (a slide shorter than the window) gives several rows per input row: "
-        "use window() as a select item of its own, not inside an expression, in '",
+        "window() expands rows only in a select item or a withColumn entry, not in '",
         site.text, "'");
   }
   std::vector<BoundNodePtr> args;
@@ -498,12 +507,21 @@ Result<BoundNodePtr> BindWindow(CallSite& site) {
                        std::make_unique<WindowKernel>(spec), "window");
 }
 
+// The window list's name is Spark's canonical TimeWindow text,
+// "window(<time>, <duration>, <slide>, <start>)" in microseconds: two
+// window() calls are the same window exactly when these are equal.
 Result<BoundNodePtr> BindWindowList(CallSite& site) {
+  // Messages quote the call as written: window(...).
+  if (site.text.starts_with(kWindowListFunction)) {
+    site.text = "window" + site.text.substr(kWindowListFunction.size());
+  }
   SILT_ASSIGN_OR_RETURN(WindowSpec spec, BindWindowSpec(site));
+  std::string sql = "window(" + site.args[0]->sql() + ", " + std::to_string(spec.duration) + ", " +
+                    std::to_string(spec.slide) + ", " + std::to_string(spec.start) + ")";
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
   return MakeBoundCall(site, DataType::Array(WindowStructType(), /*contains_null=*/true), true,
-                       std::move(args), std::make_unique<WindowListKernel>(spec), "window");
+                       std::move(args), std::make_unique<WindowListKernel>(spec), std::move(sql));
 }
 
 // to_json(struct | map | array): Spark's JacksonGenerator with default
@@ -644,7 +662,7 @@ void RegisterMiscFunctions(FunctionRegistry* registry) {
   registry->Register("monotonically_increasing_id", &BindIncreasingId);
   registry->Register("input_file_name", &BindInputFile);
   registry->Register("window", &BindWindow);
-  // Not callable by name (the space): AsGenerator's form of window().
+  // Not callable by name (the space): WindowExpansion's form of window().
   registry->Register(std::string(kWindowListFunction), &BindWindowList);
   registry->Register("to_json", &BindToJson);
 }

@@ -6,6 +6,8 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <string>
 #include <utility>
@@ -44,6 +46,65 @@ struct PathProgram {
   std::vector<Level> levels;
   std::unique_ptr<columnar::ColumnBuilder> builder;
   bool markers = false;
+  // AddPath's capture_scalars (only for paths without wildcards, whose
+  // single match is the result): builder is a CapturedType() builder.
+  bool capture = false;
+  bool active = true;
+  // The scalar captured for the current row (0: none).
+  int8_t captured_kind = 0;
+  int64_t captured_bits = 0;
+
+  // Records a number or boolean result of a capturing path.
+  bool Capture(dom::element value, ValueKind kind) {
+    switch (kind) {
+      case ValueKind::kInt64:
+        captured_kind = static_cast<int8_t>(CapturedKind::kInt64);
+        captured_bits = value.get_int64().value_unsafe();
+        return true;
+      case ValueKind::kUint64:
+        captured_kind = static_cast<int8_t>(CapturedKind::kUint64);
+        captured_bits = std::bit_cast<int64_t>(value.get_uint64().value_unsafe());
+        return true;
+      case ValueKind::kDouble:
+        captured_kind = static_cast<int8_t>(CapturedKind::kDouble);
+        captured_bits = std::bit_cast<int64_t>(value.get_double().value_unsafe());
+        return true;
+      case ValueKind::kBool:
+        captured_kind = static_cast<int8_t>(CapturedKind::kBool);
+        captured_bits = value.get_bool().value_unsafe() ? 1 : 0;
+        return true;
+      default: return false;
+    }
+  }
+
+  // Appends this row's result (`matched`: Eval's result) to the builder.
+  void AppendResult(bool matched, const std::string& text) {
+    if (!capture) {
+      if (matched) {
+        builder->AppendString(text);
+      } else {
+        builder->AppendNull();
+      }
+      return;
+    }
+    columnar::ColumnBuilder* text_builder = builder->child(0);
+    columnar::ColumnBuilder* kind_builder = builder->child(1);
+    columnar::ColumnBuilder* bits_builder = builder->child(2);
+    if (matched && captured_kind != 0) {
+      text_builder->AppendNull();
+      kind_builder->Append<int8_t>(captured_kind);
+      bits_builder->Append<int64_t>(captured_bits);
+    } else {
+      if (matched) {
+        text_builder->AppendString(text);
+      } else {
+        text_builder->AppendNull();
+      }
+      kind_builder->AppendNull();
+      bits_builder->AppendNull();
+    }
+    builder->AppendValid();
+  }
 
   bool IsSubscriptWildcardAt(size_t pc) const {
     return pc + 1 < instrs.size() && instrs[pc].op == Op::kSubscript &&
@@ -56,6 +117,7 @@ struct PathProgram {
     internal::JsonGen& gen = levels[level].gen;
     const ValueKind kind = internal::KindOf(value, markers);
     if (pc == instrs.size()) {
+      if (capture && Capture(value, kind)) return true;
       if (kind == ValueKind::kString && style == Style::kRaw) {
         gen.Raw(internal::StringOf(value));
         return true;
@@ -145,17 +207,48 @@ std::unique_ptr<JsonMultiPathEvaluator> JsonMultiPathEvaluator::Make() {
 
 int JsonMultiPathEvaluator::num_paths() const { return static_cast<int>(impl_->paths.size()); }
 
-Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path) {
-  for (size_t path_idx = 0; path_idx < impl_->paths.size(); ++path_idx) {
-    if (impl_->paths[path_idx]->text == path) return static_cast<int>(path_idx);
+void JsonMultiPathEvaluator::SetActive(int path_index, bool active) {
+  impl_->paths[static_cast<size_t>(path_index)]->active = active;
+}
+
+const columnar::TypePtr& CapturedType() {
+  static const columnar::TypePtr type = columnar::DataType::Struct({
+      columnar::Field{"text", columnar::DataType::String(), true},
+      columnar::Field{"kind", columnar::DataType::Byte(), true},
+      columnar::Field{"bits", columnar::DataType::Long(), true},
+  });
+  return type;
+}
+
+void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out) {
+  internal::JsonGen gen;
+  gen.Reset(out);
+  switch (kind) {
+    case CapturedKind::kInt64: gen.Int64(bits); break;
+    case CapturedKind::kUint64: gen.Uint64(std::bit_cast<uint64_t>(bits)); break;
+    case CapturedKind::kDouble: gen.Double(std::bit_cast<double>(bits)); break;
+    case CapturedKind::kBool: gen.Bool(bits != 0); break;
   }
+}
+
+Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_scalars) {
   SILT_ASSIGN_OR_RETURN(std::vector<Instr> instrs, PathParser(path).Parse());
+  // Wildcard results are built from several matches: never captured.
+  const bool capture =
+      capture_scalars && std::none_of(instrs.begin(), instrs.end(),
+                                      [](const Instr& instr) { return instr.op == Op::kWildcard; });
+  for (size_t path_idx = 0; path_idx < impl_->paths.size(); ++path_idx) {
+    const PathProgram& existing = *impl_->paths[path_idx];
+    if (existing.text == path && existing.capture == capture) return static_cast<int>(path_idx);
+  }
   auto program = std::make_unique<PathProgram>();
   program->text = std::string(path);
   program->instrs = std::move(instrs);
+  program->capture = capture;
   // Each nested level consumes at least two instructions.
   program->levels.resize(program->instrs.size() / 2 + 2);
-  program->builder = std::make_unique<columnar::ColumnBuilder>(columnar::DataType::String());
+  program->builder = std::make_unique<columnar::ColumnBuilder>(
+      capture ? CapturedType() : columnar::DataType::String());
   impl_->paths.push_back(std::move(program));
   return static_cast<int>(impl_->paths.size() - 1);
 }
@@ -169,33 +262,36 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
         json_strings.type == nullptr ? std::string("null") : json_strings.type->ToDdl());
   }
   Impl& impl = *impl_;
+  std::vector<PathProgram*> active;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
+    if (!program->active) continue;
     program->builder->Reserve(json_strings.length);
+    active.push_back(program.get());
   }
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     dom::element root;
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
         !impl.reader.Parse(json_strings.StringValue(row_idx), &root)) {
-      for (const std::unique_ptr<PathProgram>& program : impl.paths) program->builder->AppendNull();
+      for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
       continue;
     }
     const bool markers = impl.reader.has_markers();
-    for (const std::unique_ptr<PathProgram>& program : impl.paths) {
+    for (PathProgram* program : active) {
       PathProgram::Level& top = program->levels[0];
       program->markers = markers;
       top.buffer.clear();
       top.gen.Reset(&top.buffer);
-      if (program->Eval(root, 0, Style::kRaw, 0)) {
-        program->builder->AppendString(top.buffer);
-      } else {
-        program->builder->AppendNull();
-      }
+      program->captured_kind = 0;
+      const bool matched = program->Eval(root, 0, Style::kRaw, 0);
+      program->AppendResult(matched, top.buffer);
     }
   }
   std::vector<ColumnPtr> out;
   out.reserve(impl.paths.size());
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
-    out.push_back(program->builder->Finish());
+    out.push_back(program->active
+                      ? program->builder->Finish()
+                      : columnar::MakeNullColumn(program->builder->type(), json_strings.length));
   }
   return out;
 }

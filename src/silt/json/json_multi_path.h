@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,16 @@
 #include "silt/columnar/column.h"
 
 namespace silt::json {
+
+// The kinds of a captured scalar (the `kind` field of CapturedType()).
+enum class CapturedKind : int8_t { kInt64 = 1, kUint64 = 2, kDouble = 3, kBool = 4 };
+
+// STRUCT<text: STRING, kind: TINYINT, bits: BIGINT>.
+const columnar::TypePtr& CapturedType();
+
+// Appends the text get_json_object gives for a captured scalar (Jackson's
+// re-printing: integers verbatim, doubles as Java's Double.toString).
+void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out);
 
 class JsonMultiPathEvaluator {
  public:
@@ -29,10 +40,21 @@ class JsonMultiPathEvaluator {
 
   // Compiles `path` and returns its index among this evaluator's paths (a
   // path added twice gets the index of its first addition).
+  //
+  // With `capture_scalars`, the path's result column is a struct column
+  // (CapturedType()): when the path (without wildcards) selects a JSON
+  // number or boolean, `kind` and `bits` hold it (a CapturedKind and the
+  // int64 value, the uint64 or double bit pattern, or 0/1) and `text` is
+  // NULL, so a consumer that wants a number reads it without the text round
+  // trip; any other result is in `text` exactly as without capture (kind
+  // NULL). AppendCapturedText() gives a captured value's text.
   // Errors: InvalidArgument for a malformed path, naming the path and the
   // position, as JsonPathEvaluator::Make.
-  Result<int> AddPath(std::string_view path);
+  Result<int> AddPath(std::string_view path, bool capture_scalars = false);
   int num_paths() const;
+  // An inactive path is not evaluated: its result is an all-NULL column.
+  // Paths start active.
+  void SetActive(int path_index, bool active);
 
   // `json_strings`: a string or binary column. Returns one string column per
   // path (in AddPath order), each of json_strings.length rows. `rows`, when

@@ -62,26 +62,48 @@ class SelectStep final : public TransformStepImpl {
   // the items reuse the JSON parses of the rows it kept.
   static Result<std::unique_ptr<TransformStepImpl>> Make(const TransformStep& step,
                                                          const SchemaPtr& input,
-                                                         const expr::EvalOptions& options,
+                                                         const expr::EvalOptions& base_options,
                                                          expr::BindSession* shared) {
     auto out = std::unique_ptr<SelectStep>(new SelectStep());
     out->key_path_ = step.key_path + ".select";
+    std::vector<expr::ExpressionPtr> items;
+    std::vector<const expr::Expression*> item_ptrs;
+    for (size_t item_idx = 0; item_idx < step.exprs.size(); ++item_idx) {
+      Result<expr::ExpressionPtr> parsed = expr::ParseExpression(step.exprs[item_idx]);
+      if (!parsed.ok()) {
+        return Status::InvalidArgument(out->key_path_, "[", item_idx,
+                                       "]: ", parsed.status().message());
+      }
+      item_ptrs.push_back(parsed->get());
+      items.push_back(std::move(*parsed));
+    }
+    // window() anywhere in the items: the rows expand to one per window
+    // first (Spark's TimeWindowing); the items bind against the input plus
+    // the window column, which `*` leaves out.
+    Result<std::unique_ptr<expr::WindowExpansion>> windows =
+        expr::WindowExpansion::Make(item_ptrs, input, base_options);
+    if (!windows.ok()) {
+      return Status::InvalidArgument(out->key_path_, ": ", windows.status().message());
+    }
+    out->windows_ = std::move(*windows);
+    const SchemaPtr& schema = out->windows_ ? out->windows_->schema() : input;
+    const expr::EvalOptions& options = out->windows_ ? out->windows_->options() : base_options;
     // The items share common work (one JSON parse per row for all
-    // get_json_object calls on the same input).
+    // get_json_object calls on the same input). The where step's session
+    // saw the rows before any window expansion, so it is not shared then.
     expr::BindSession own_session;
-    expr::BindSession& session = shared != nullptr ? *shared : own_session;
+    expr::BindSession& session =
+        shared != nullptr && out->windows_ == nullptr ? *shared : own_session;
     std::vector<Field> fields;
     for (size_t item_idx = 0; item_idx < step.exprs.size(); ++item_idx) {
       const std::string& text = step.exprs[item_idx];
       std::string item_path = out->key_path_ + "[" + std::to_string(item_idx) + "]";
-      Result<expr::ExpressionPtr> parsed = expr::ParseExpression(text);
-      if (!parsed.ok()) return Status::InvalidArgument(item_path, ": ", parsed.status().message());
-      const expr::Expression& expression = **parsed;
+      const expr::Expression& expression = *items[item_idx];
       if (std::optional<expr::GeneratorSpec> gen = expr::AsGenerator(expression)) {
         if (gen->function == "json_tuple") {
           // One row per input row: the fields as plain columns c0, c1, ...
           for (const expr::ExpressionPtr& part : gen->json_tuple_items) {
-            Result<expr::BoundExpressionPtr> bound = expr::Bind(*part, input, options, &session);
+            Result<expr::BoundExpressionPtr> bound = expr::Bind(*part, schema, options, &session);
             if (!bound.ok()) {
               return Status::InvalidArgument(item_path, ": ", bound.status().message());
             }
@@ -92,7 +114,7 @@ class SelectStep final : public TransformStepImpl {
           }
           continue;
         }
-        SILT_RETURN_NOT_OK(out->AddGenerator(*gen, input, options, item_path, text, &fields));
+        SILT_RETURN_NOT_OK(out->AddGenerator(*gen, schema, options, item_path, text, &fields));
         continue;
       }
       if (expression.IsStar() && expression.StarQualifier().empty()) {
@@ -106,7 +128,7 @@ class SelectStep final : public TransformStepImpl {
         // `x.*`: evaluate x once per batch and hand out its fields.
         std::string qualifier = expression.StarQualifier();
         SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr bound,
-                              ParseAndBind(qualifier, input, options, item_path));
+                              ParseAndBind(qualifier, schema, options, item_path));
         if (bound->type()->id() != columnar::TypeId::kStruct) {
           return Status::InvalidArgument(item_path, ": '", text, "' needs a struct, but ",
                                          qualifier, " is ", bound->type()->ToDdl());
@@ -121,7 +143,7 @@ class SelectStep final : public TransformStepImpl {
         out->exprs_.push_back(std::move(bound));
         continue;
       }
-      Result<expr::BoundExpressionPtr> bound = expr::Bind(expression, input, options, &session);
+      Result<expr::BoundExpressionPtr> bound = expr::Bind(expression, schema, options, &session);
       if (!bound.ok()) return Status::InvalidArgument(item_path, ": ", bound.status().message());
       fields.push_back({(*bound)->name(), (*bound)->type(), (*bound)->nullable()});
       out->outputs_.push_back({Output::kExpression, static_cast<int>(out->exprs_.size()), -1});
@@ -131,7 +153,13 @@ class SelectStep final : public TransformStepImpl {
     return std::unique_ptr<TransformStepImpl>(std::move(out));
   }
 
-  Result<RecordBatchPtr> Apply(const RecordBatchPtr& batch, const expr::EvalContext& ctx) override {
+  Result<RecordBatchPtr> Apply(const RecordBatchPtr& input, const expr::EvalContext& ctx) override {
+    RecordBatchPtr batch = input;
+    if (windows_ != nullptr) {
+      Result<RecordBatchPtr> expanded = windows_->Expand(*input, ctx);
+      if (!expanded.ok()) return expanded.status().WithContextParts(key_path_);
+      batch = std::move(*expanded);
+    }
     evaluated_.clear();
     for (size_t expr_idx = 0; expr_idx < exprs_.size(); ++expr_idx) {
       Result<ColumnPtr> column = exprs_[expr_idx]->Evaluate(*batch, ctx);
@@ -284,6 +312,8 @@ class SelectStep final : public TransformStepImpl {
     return MakeBatch(output_schema_, static_cast<int64_t>(rows.size()), std::move(columns));
   }
 
+  // window() in the items (else null): expands the rows first.
+  std::unique_ptr<expr::WindowExpansion> windows_;
   expr::BoundExpressionPtr generator_;
   bool gen_outer_ = false;
   bool gen_is_map_ = false;
@@ -340,11 +370,22 @@ class WithColumnStep final : public TransformStepImpl {
     SchemaPtr schema = input;
     for (const auto& [name, text] : step.named) {
       std::string entry_path = out->key_path_ + "." + name;
-      SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr bound,
-                            ParseAndBind(text, schema, options, entry_path));
+      Result<expr::ExpressionPtr> parsed = expr::ParseExpression(text);
+      if (!parsed.ok()) return Status::InvalidArgument(entry_path, ": ", parsed.status().message());
+      // A withColumn entry is a projection too: window() in it expands the
+      // rows first (Spark's TimeWindowing).
+      Result<std::unique_ptr<expr::WindowExpansion>> windows =
+          expr::WindowExpansion::Make({parsed->get()}, schema, options);
+      if (!windows.ok()) {
+        return Status::InvalidArgument(entry_path, ": ", windows.status().message());
+      }
+      Result<expr::BoundExpressionPtr> bound =
+          *windows ? expr::Bind(**parsed, (*windows)->schema(), (*windows)->options())
+                   : expr::Bind(**parsed, schema, options);
+      if (!bound.ok()) return Status::InvalidArgument(entry_path, ": ", bound.status().message());
       std::vector<Field> fields = schema->fields();
       int target = schema->FieldIndex(name);
-      Field field{name, bound->type(), bound->nullable()};
+      Field field{name, (*bound)->type(), (*bound)->nullable()};
       if (target >= 0) {
         fields[static_cast<size_t>(target)] = std::move(field);
       } else {
@@ -352,7 +393,7 @@ class WithColumnStep final : public TransformStepImpl {
         fields.push_back(std::move(field));
       }
       schema = columnar::DataType::Struct(std::move(fields));
-      out->entries_.push_back({std::move(bound), target, schema});
+      out->entries_.push_back({std::move(*bound), std::move(*windows), target, schema});
     }
     out->output_schema_ = schema;
     return std::unique_ptr<TransformStepImpl>(std::move(out));
@@ -361,9 +402,15 @@ class WithColumnStep final : public TransformStepImpl {
   Result<RecordBatchPtr> Apply(const RecordBatchPtr& batch, const expr::EvalContext& ctx) override {
     RecordBatchPtr current = batch;
     for (Entry& entry : entries_) {
+      if (entry.windows != nullptr) {
+        Result<RecordBatchPtr> expanded = entry.windows->Expand(*current, ctx);
+        if (!expanded.ok()) return expanded.status().WithContextParts(key_path_);
+        current = std::move(*expanded);
+      }
       Result<ColumnPtr> column = entry.expr->Evaluate(*current, ctx);
       if (!column.ok()) return column.status().WithContextParts(key_path_);
       std::vector<ColumnPtr> columns = current->columns;
+      if (entry.windows != nullptr) columns.pop_back();  // the window column
       if (entry.target < static_cast<int>(columns.size())) {
         columns[static_cast<size_t>(entry.target)] = std::move(*column);
       } else {
@@ -377,6 +424,7 @@ class WithColumnStep final : public TransformStepImpl {
  private:
   struct Entry {
     expr::BoundExpressionPtr expr;
+    std::unique_ptr<expr::WindowExpansion> windows;  // window() in expr, else null
     int target;
     SchemaPtr schema;  // after this entry
   };

@@ -13,6 +13,11 @@
 //   explode(x) / explode_outer / posexplode / posexplode_outer as a select
 //                     item: one output row per array element (map entry),
 //                     other items repeated
+//   window(ts, dur[, slide[, start]]) anywhere in a select (or withColumn
+//                     entry): Spark's TimeWindowing, one row per window
+//                     containing ts (none for a NULL ts) before the items
+//                     (and a generator) apply; two different windows in one
+//                     select are an error (expr::WindowExpansion)
 //   drop              column names (missing ones are ignored, as in Spark)
 //   withWatermark     eventTime column (timestamp) and delayThreshold: rows
 //                     pass unchanged; the step records the event-time

@@ -143,6 +143,85 @@ TEST(TransformTest, JsonTupleGivesOneColumnPerKey) {
   EXPECT_TRUE(out->column(1)->IsNull(1));
 }
 
+// Times as text in `name` ('' casts to a NULL time).
+int64_t At(const char* text) { return *columnar::ParseTimestamp(text); }
+
+TEST(TransformTest, WindowAnywhereInASelectExpandsRowsBeforeTheGenerator) {
+  auto input =
+      MakeInput({1, 2, 3}, {"2026-06-22 08:07:00", "", "2026-06-22 08:13:00"}, {kT0, kT0, kT0});
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      Transform::Make({Step("select", {"window(CAST(name AS TIMESTAMP), '10 minutes', "
+                                       "'5 minutes').start AS s",
+                                       "explode(array(id, id + 100)) AS e", "*"})},
+                      input->schema));
+  // `*` is the input's columns only.
+  EXPECT_EQ(Names(*transform->output_schema()), "s,e,id,name,ts");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, {}));
+  // Two windows per row with a time (latest first), none for the NULL
+  // time; each window row then explodes into two.
+  ASSERT_EQ(out->num_rows, 8);
+  const std::vector<int32_t> ids = {1, 1, 1, 1, 3, 3, 3, 3};
+  const std::vector<int64_t> starts = {At("2026-06-22T08:05:00Z"), At("2026-06-22T08:05:00Z"),
+                                       At("2026-06-22T08:00:00Z"), At("2026-06-22T08:00:00Z"),
+                                       At("2026-06-22T08:10:00Z"), At("2026-06-22T08:10:00Z"),
+                                       At("2026-06-22T08:05:00Z"), At("2026-06-22T08:05:00Z")};
+  for (int64_t row = 0; row < 8; ++row) {
+    const size_t k = static_cast<size_t>(row);
+    EXPECT_EQ(out->column(0)->Value<int64_t>(row), starts[k]) << row;
+    EXPECT_EQ(out->column(1)->Value<int32_t>(row), row % 2 == 0 ? ids[k] : ids[k] + 100) << row;
+    EXPECT_EQ(out->column(2)->Value<int32_t>(row), ids[k]) << row;
+  }
+}
+
+TEST(TransformTest, TumblingWindowDropsRowsWithoutATimeInSelectSqlAndWithColumn) {
+  auto input =
+      MakeInput({1, 2, 3}, {"2026-06-22 08:07:00", "", "2026-06-22 09:13:00"}, {kT0, kT0, kT0});
+  const int64_t ends[] = {At("2026-06-22T09:00:00Z"), At("2026-06-22T10:00:00Z")};
+  ASSERT_OK_AND_ASSIGN(auto sql,
+                       Transform::Make({Step("sql", {"SELECT id, window(CAST(name AS TIMESTAMP), "
+                                                     "'1 hour').end FROM input WHERE id > 0"})},
+                                       input->schema));
+  EXPECT_EQ(Names(*sql->output_schema()), "id,window.end");
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, sql->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(1), 3);
+  EXPECT_EQ(out->column(1)->Value<int64_t>(0), ends[0]);
+  EXPECT_EQ(out->column(1)->Value<int64_t>(1), ends[1]);
+
+  ASSERT_OK_AND_ASSIGN(
+      auto with_column,
+      Transform::Make({Named("withColumn", {{"e", "window(CAST(name AS TIMESTAMP), '1 hour').end"},
+                                            {"twice", "id * 2"}})},
+                      input->schema));
+  EXPECT_EQ(Names(*with_column->output_schema()), "id,name,ts,e,twice");
+  ASSERT_OK_AND_ASSIGN(out, with_column->Process(input, {}));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->column(0)->Value<int32_t>(1), 3);
+  EXPECT_EQ(out->column(3)->Value<int64_t>(1), ends[1]);
+  EXPECT_EQ(out->column(4)->Value<int32_t>(1), 6);
+}
+
+TEST(TransformTest, TwoDifferentWindowsInOneSelectAreRejected) {
+  auto input = MakeInput({1}, {"2026-06-22 08:07:00"}, {kT0});
+  // The same window written twice is one window.
+  ASSERT_OK_AND_ASSIGN(
+      auto same, Transform::Make({Step("select", {"window(ts, '10 minutes').start",
+                                                  "window(ts, '600 seconds', '10 minutes').end"})},
+                                 input->schema));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, same->Process(input, {}));
+  EXPECT_EQ(out->num_rows, 1);
+
+  Result<std::unique_ptr<Transform>> two = Transform::Make(
+      {Step("select", {"id", "window(ts, '10 minutes')", "window(ts, '5 minutes').end"}, 2)},
+      input->schema);
+  ASSERT_FALSE(two.ok());
+  const std::string& message = two.status().message();
+  EXPECT_NE(message.find("transform[2].select"), std::string::npos) << message;
+  EXPECT_NE(message.find("window(ts, '5 minutes')"), std::string::npos) << message;
+  EXPECT_NE(message.find("cartesian product"), std::string::npos) << message;
+}
+
 TEST(TransformTest, SqlStepFiltersThenSelects) {
   auto input = MakeInput({1, 2, 3}, {"a", "b", "c"}, {kT0, kT0, kT0});
   TransformStep sql = Step(
