@@ -426,15 +426,37 @@ Result<SnapshotPtr> DeltaTable::ReplayCommits(LogReplay* replay_state, const Log
 
 Result<SnapshotPtr> DeltaTable::Update(SnapshotPtr base) {
   if (base == nullptr) return LatestSnapshot();
-  SILT_ASSIGN_OR_RETURN(LogListing listing, ListLog());
-  const int64_t latest = listing.LatestVersion();
-  if (latest == base->version()) return base;
   const int64_t start = base->version();
-  // The commits after `base` must still be there (a listing that misses one
-  // of them is caught by ReplayCommits, which reads each by name).
-  if (latest < start || listing.versions.empty() || listing.versions.front() > start + 1) {
-    if (latest < 0) return LatestSnapshot();
-    return Replay(listing, latest);
+  auto commit_exists = [&](int64_t version) {
+    return fs_->Exists(fs::JoinPath(log_path(), CommitFileName(version)));
+  };
+  // Probe for the next commit by name instead of listing a log that grows
+  // with every batch (as Spark's listFrom(version + 1)). No next commit
+  // while base's own commit is still there means nothing is newer: log
+  // cleanup deletes oldest first and never the latest commit.
+  SILT_ASSIGN_OR_RETURN(bool has_next, commit_exists(start + 1));
+  LogListing listing;
+  int64_t latest = start + 1;
+  if (has_next) {
+    while (true) {
+      SILT_ASSIGN_OR_RETURN(bool more, commit_exists(latest + 1));
+      if (!more) break;
+      ++latest;
+    }
+  } else {
+    SILT_ASSIGN_OR_RETURN(bool has_base, commit_exists(start));
+    if (has_base) return base;
+    // base's commit is gone (cleaned up, or base came from a checkpoint
+    // alone): decide from a full listing.
+    SILT_ASSIGN_OR_RETURN(listing, ListLog());
+    latest = listing.LatestVersion();
+    if (latest == start) return base;
+    // The commits after `base` must still be there (a listing that misses
+    // one of them is caught by ReplayCommits, which reads each by name).
+    if (latest < start || listing.versions.empty() || listing.versions.front() > start + 1) {
+      if (latest < 0) return LatestSnapshot();
+      return Replay(listing, latest);
+    }
   }
   LogReplay replay(path_);
   const int64_t timestamp_ms = base->timestamp_ms();

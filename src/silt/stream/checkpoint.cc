@@ -305,15 +305,22 @@ Result<std::vector<BatchInfo>> CheckpointDir::ListBatches() {
 }
 
 Status CheckpointDir::Purge(int64_t threshold) {
+  if (threshold <= purged_below_) return Status::OK();
   for (std::string_view sub : {kOffsetsDir, kCommitsDir}) {
     std::string dir = fs::JoinPath(path_, sub);
-    SILT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ListBatchIds(fs_.get(), dir));
+    std::vector<int64_t> ids;
+    if (purged_below_ < 0) {
+      SILT_ASSIGN_OR_RETURN(ids, ListBatchIds(fs_.get(), dir));
+    } else {
+      for (int64_t id = purged_below_; id < threshold; ++id) ids.push_back(id);
+    }
     for (int64_t id : ids) {
       if (id >= threshold) break;
       Status st = fs_->DeleteFile(fs::JoinPath(dir, std::to_string(id)));
       if (!st.ok() && !st.IsNotFound()) return st.WithContextParts("purging ", dir);
     }
   }
+  purged_below_ = threshold;
   return Status::OK();
 }
 

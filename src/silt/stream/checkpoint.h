@@ -80,7 +80,10 @@ class CheckpointDir {
 
   // Deletes offsets/<id> and commits/<id> for every id < `threshold`, as
   // Spark's purge does after writing offsets/N with threshold
-  // N - kMinBatchesToRetain. Files already gone are not an error.
+  // N - kMinBatchesToRetain. Files already gone are not an error. The first
+  // call lists both directories; later calls delete only the ids between
+  // the previous threshold and this one, so a running query does not list
+  // its checkpoint every batch.
   Status Purge(int64_t threshold);
 
   // `<checkpoint>/sources/<index>`: the source's private metadata directory.
@@ -92,6 +95,8 @@ class CheckpointDir {
       : fs_(std::move(fs)), path_(std::move(path)) {}
   fs::FileSystemPtr fs_;
   std::string path_;
+  // Every id below this was purged by this object (-1: not yet listed).
+  int64_t purged_below_ = -1;
 };
 
 std::string SerializeOffsetSeq(const OffsetSeq& seq);

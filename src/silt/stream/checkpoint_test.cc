@@ -162,6 +162,21 @@ TEST_F(CheckpointDirTest, PurgeKeepsBatchesAtOrAboveTheThreshold) {
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[0].batch_id, 3);
   EXPECT_EQ(batches[1].batch_id, 4);
+
+  // Later purges delete exactly the ids that fell below the new threshold.
+  for (int64_t batch = 5; batch < 8; ++batch) {
+    OffsetSeq seq;
+    seq.batch_id = batch;
+    seq.source_offsets = {"-"};
+    ASSERT_OK(dir_->WriteOffsets(seq));
+    ASSERT_OK(dir_->WriteCommit({batch, 0}));
+  }
+  ASSERT_OK(dir_->Purge(6));
+  ASSERT_OK(dir_->Purge(5));  // a lower threshold changes nothing
+  ASSERT_OK_AND_ASSIGN(batches, dir_->ListBatches());
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].batch_id, 6);
+  EXPECT_EQ(batches[1].batch_id, 7);
 }
 
 }  // namespace
