@@ -112,10 +112,10 @@ def render(results: dict, out_dir: Path, stem: str) -> Path:
       f"{env['kafka_broker']} on loopback, started by the harness.")
     w("")
     w(f"Machine: {env['cpus']} CPUs ({env['cpu']}), {env['memory']} RAM, Linux {env['kernel']}. "
-      "**The machine was shared with other build/test jobs while this ran**; the load "
-      "averages are below. Wall-clock numbers (events/s, latency) suffer from that; the CPU "
-      "time of each engine's process tree (psutil samples + wait4 rusage) does much less, so "
-      "the CPU-based ratios are the meaningful ones.")
+      "The load averages while it ran are below (the engines themselves load the 2 CPUs: "
+      "Spark uses both); anything else running on the machine raises the wall-clock numbers "
+      "(events/s, latency) much more than the CPU time of each engine's process tree (psutil "
+      "samples + wait4 rusage), so the CPU-based ratios are the ones to compare across runs.")
     w("")
     w("| workload | load avg before (1/5/15 min) | after | CPU pressure after (PSI some avg60) "
       "| minutes |")
