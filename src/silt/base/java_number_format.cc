@@ -480,6 +480,13 @@ size_t WriteJavaLayout(bool negative, const JavaDigits& d, char* buf) {
   return static_cast<size_t>(p - buf);
 }
 
+size_t WriteNonFinite(bool nan, bool negative, char* buf) {
+  const char* text = nan ? "NaN" : (negative ? "-Infinity" : "Infinity");
+  size_t len = std::strlen(text);
+  std::memcpy(buf, text, len);
+  return len;
+}
+
 size_t WriteZero(bool negative, char* buf) {
   const char* text = negative ? "-0.0" : "0.0";
   size_t len = negative ? 4 : 3;
@@ -493,10 +500,7 @@ size_t JavaDoubleChars(uint64_t bits, char* buf) {
   const int biased = static_cast<int>((bits >> 52) & 0x7FF);
   uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
   if (biased == 0x7FF) {
-    const char* text = fraction != 0 ? "NaN" : (negative ? "-Infinity" : "Infinity");
-    size_t len = std::strlen(text);
-    std::memcpy(buf, text, len);
-    return len;
+    return WriteNonFinite(fraction != 0, negative, buf);
   }
   int bin_exp;
   int significant_bits;
@@ -521,10 +525,7 @@ size_t JavaFloatChars(uint32_t bits, char* buf) {
   const int biased = static_cast<int>((bits >> 23) & 0xFF);
   uint32_t fraction = bits & ((uint32_t{1} << 23) - 1);
   if (biased == 0xFF) {
-    const char* text = fraction != 0 ? "NaN" : (negative ? "-Infinity" : "Infinity");
-    size_t len = std::strlen(text);
-    std::memcpy(buf, text, len);
-    return len;
+    return WriteNonFinite(fraction != 0, negative, buf);
   }
   int bin_exp;
   int significant_bits;
