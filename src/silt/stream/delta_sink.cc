@@ -150,24 +150,20 @@ Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptio
       out.erase(name);
     }
   }
-  for (const auto& [name, n] : ndv) {
-    auto it = out.find(name);
-    if (it == out.end()) {
-      SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
-                    "'");
-    } else {
-      it->second.ndv = n;
+  // Tuning for a column without a filter is ignored, with a warning.
+  auto tune = [&](const auto& values, auto member) {
+    for (const auto& [name, value] : values) {
+      auto it = out.find(name);
+      if (it == out.end()) {
+        SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
+                      "'");
+      } else {
+        it->second.*member = value;
+      }
     }
-  }
-  for (const auto& [name, p] : fpp) {
-    auto it = out.find(name);
-    if (it == out.end()) {
-      SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
-                    "'");
-    } else {
-      it->second.fpp = p;
-    }
-  }
+  };
+  tune(ndv, &parquet::BloomFilterOptions::ndv);
+  tune(fpp, &parquet::BloomFilterOptions::fpp);
   // The columns named explicitly must be able to carry a filter: checked
   // against the Parquet writer itself (nested leaves, booleans).
   for (const auto& [name, bloom] : out) {
