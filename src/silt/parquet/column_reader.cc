@@ -10,7 +10,6 @@
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_decoder.h"
-#include "silt/parquet/rle_encoder.h"
 
 namespace silt::parquet {
 
@@ -84,28 +83,8 @@ Status PlainTooShort(const std::string& column, int64_t size, int64_t values, in
 // arrays (`width` > 0) from [data, data + size) into `views`.
 Status ParseByteArrays(const std::string& column, const uint8_t* data, int64_t size, int64_t n,
                        int width, std::string_view* views) {
-  const char* base = reinterpret_cast<const char*>(data);
-  if (width > 0) {
-    if (size / width < n) return PlainTooShort(column, size, n, width);
-    for (int64_t i = 0; i < n; ++i) views[i] = std::string_view(base + i * width, width);
-    return Status::OK();
-  }
-  int64_t pos = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (size - pos < 4) {
-      return Status::Corruption("column '", column, "': byte array ", i, " of ", n,
-                                " runs past the end of its page");
-    }
-    uint32_t len;
-    std::memcpy(&len, base + pos, 4);
-    pos += 4;
-    if (static_cast<uint64_t>(size - pos) < len) {
-      return Status::Corruption("column '", column, "': byte array ", i, " of ", n, " claims ", len,
-                                " bytes, past the end of its page");
-    }
-    views[i] = std::string_view(base + pos, len);
-    pos += len;
-  }
+  SILT_RETURN_NOT_OK_CTX(ParsePlainByteArrays(data, size, n, width, views), "column '", column,
+                         "'");
   return Status::OK();
 }
 
@@ -116,11 +95,12 @@ Status GatherDictionary(const std::string& column, const uint8_t* data, int64_t 
                         const D* dict, int64_t dict_size, D* dst, std::vector<uint32_t>* idx) {
   if (n == 0) return Status::OK();
   if (size < 1) return Status::Corruption("column '", column, "': empty dictionary-encoded page");
-  const int bit_width = data[0];
-  if (bit_width > 32) {
-    return Status::Corruption("column '", column, "': dictionary index bit width ", bit_width);
-  }
-  RleDecoder decoder(data + 1, size - 1, bit_width);
+  RleDecoder decoder;
+  SILT_RETURN_NOT_OK_CTX(
+      StartDictionaryIndices(
+          std::string_view(reinterpret_cast<const char*>(data), static_cast<size_t>(size)),
+          &decoder),
+      "column '", column, "'");
   idx->resize(static_cast<size_t>(kIndexBatch));
   uint32_t* ids = idx->data();
   int64_t done = 0;
@@ -683,25 +663,6 @@ Result<std::unique_ptr<ColumnChunkReader>> ColumnChunkReader::Make(const ColumnD
                               PhysicalTypeName(physical), " as ", d.field.type->ToDdl());
 }
 
-Result<std::string_view> ColumnChunkReader::Uncompress(std::string_view page,
-                                                       int64_t uncompressed_size,
-                                                       std::string* buffer) {
-  if (decompressor_->codec() == CompressionCodec::kUncompressed) {
-    if (static_cast<int64_t>(page.size()) != uncompressed_size) {
-      return Status::Corruption("column '", name_, "': uncompressed page of ", page.size(),
-                                " bytes, header says ", uncompressed_size);
-    }
-    return page;
-  }
-  SILT_RETURN_NOT_OK_CTX(decompressor_->CheckUncompressedSize(page, uncompressed_size), "column '",
-                         name_, "'");
-  buffer->resize(static_cast<size_t>(uncompressed_size));
-  SILT_RETURN_NOT_OK_CTX(decompressor_->Decompress(page, reinterpret_cast<uint8_t*>(buffer->data()),
-                                                   uncompressed_size),
-                         "column '", name_, "'");
-  return std::string_view(*buffer);
-}
-
 Result<int64_t> ColumnChunkReader::DecodeLevels(const uint8_t* data, int64_t size,
                                                 int64_t row_offset, int64_t num_values) {
   RleDecoder decoder(data, size, 1);
@@ -712,173 +673,121 @@ Result<int64_t> ColumnChunkReader::DecodeLevels(const uint8_t* data, int64_t siz
   return ones;
 }
 
-Status ColumnChunkReader::ReadDataPageV1(const PageHeader& header, std::string_view page,
-                                         int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+Status ColumnChunkReader::ReadDataPageV1(int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+  const PageHeader& header = pages_.header();
   if (!header.data_page_header) {
     return Status::Corruption("column '", name_, "': data page without its header");
   }
-  const DataPageHeader& dph = *header.data_page_header;
-  const int64_t n = dph.num_values;
+  const int64_t n = header.data_page_header->num_values;
   if (n < 0 || n > num_rows - row_offset) {
     return Status::Corruption("column '", name_, "': data page of ", n, " values overflows the ",
                               num_rows, " rows of its row group");
   }
-  SILT_ASSIGN_OR_RETURN(std::string_view body,
-                        Uncompress(page, header.uncompressed_page_size, &page_buffer_));
-  const uint8_t* data = reinterpret_cast<const uint8_t*>(body.data());
-  int64_t size = static_cast<int64_t>(body.size());
+  SILT_ASSIGN_OR_RETURN_CTX(DataPage page, pages_.ReadDataPage(), "column '", name_, "'");
+  const uint8_t* values = reinterpret_cast<const uint8_t*>(page.values.data());
+  const int64_t values_size = static_cast<int64_t>(page.values.size());
   if (nested_) {
-    // Levels: repetition then definition, each an RLE run with a 4-byte
-    // length prefix.
-    const uint8_t* sections[2] = {nullptr, nullptr};
-    int64_t lengths[2] = {0, 0};
-    const bool present[2] = {max_repetition_level_ > 0, max_definition_level_ > 0};
-    const Encoding encodings[2] = {dph.repetition_level_encoding, dph.definition_level_encoding};
-    for (int s = 0; s < 2; ++s) {
-      if (!present[s]) continue;
-      if (encodings[s] != Encoding::kRle) return UnsupportedEncoding(name_, encodings[s]);
-      if (size < 4) return Status::Corruption("column '", name_, "': truncated levels");
-      uint32_t len;
-      std::memcpy(&len, data, 4);
-      if (len > static_cast<uint64_t>(size - 4)) {
-        return Status::Corruption("column '", name_, "': levels claim ", len,
-                                  " bytes, the page has ", size - 4);
-      }
-      sections[s] = data + 4;
-      lengths[s] = len;
-      data += 4 + len;
-      size -= 4 + len;
+    if (max_definition_level_ > 0 && page.definition_level_encoding != Encoding::kRle) {
+      return UnsupportedEncoding(name_, page.definition_level_encoding);
     }
     int64_t slots = 0;
     int64_t defined = 0;
-    SILT_RETURN_NOT_OK(
-        DecodeNestedLevels(sections[0], lengths[0], sections[1], lengths[1], n, &slots, &defined));
+    SILT_RETURN_NOT_OK(DecodeNestedLevels(page, n, &slots, &defined));
     const uint8_t* validity = defined < slots ? validity_->data() : nullptr;
-    SILT_RETURN_NOT_OK(DecodePage(dph.encoding, data, size, slots, defined, slot_pos_, validity));
+    SILT_RETURN_NOT_OK(
+        DecodePage(page.encoding, values, values_size, slots, defined, slot_pos_, validity));
     slot_pos_ += slots;
     *rows_read = n;
     return Status::OK();
   }
   int64_t non_null = n;
   if (max_definition_level_ > 0) {
-    if (dph.definition_level_encoding == Encoding::kRle) {
-      if (size < 4) return Status::Corruption("column '", name_, "': truncated levels");
-      uint32_t len;
-      std::memcpy(&len, data, 4);
-      if (len > static_cast<uint64_t>(size - 4)) {
-        return Status::Corruption("column '", name_, "': definition levels claim ", len,
-                                  " bytes, the page has ", size - 4);
-      }
-      SILT_ASSIGN_OR_RETURN(non_null, DecodeLevels(data + 4, len, row_offset, n));
-      data += 4 + len;
-      size -= 4 + len;
-    } else if (dph.definition_level_encoding == Encoding::kBitPacked) {
+    const uint8_t* levels = reinterpret_cast<const uint8_t*>(page.definition_levels.data());
+    if (page.definition_level_encoding == Encoding::kRle) {
+      SILT_ASSIGN_OR_RETURN(
+          non_null,
+          DecodeLevels(levels, static_cast<int64_t>(page.definition_levels.size()), row_offset, n));
+    } else {
       // Deprecated BIT_PACKED levels: one bit per value, most significant
       // bit first.
-      const int64_t bytes = (n + 7) / 8;
-      if (size < bytes) return Status::Corruption("column '", name_, "': truncated levels");
       uint8_t* bits = validity_->mutable_data();
       non_null = 0;
       for (int64_t i = 0; i < n; ++i) {
-        if ((data[i / 8] >> (7 - (i & 7))) & 1) {
+        if ((levels[i / 8] >> (7 - (i & 7))) & 1) {
           columnar::SetBit(bits, row_offset + i);
           ++non_null;
         } else {
           columnar::ClearBit(bits, row_offset + i);
         }
       }
-      data += bytes;
-      size -= bytes;
-    } else {
-      return UnsupportedEncoding(name_, dph.definition_level_encoding);
     }
   }
   const uint8_t* validity = non_null < n ? validity_->data() : nullptr;
-  SILT_RETURN_NOT_OK(DecodePage(dph.encoding, data, size, n, non_null, row_offset, validity));
+  SILT_RETURN_NOT_OK(
+      DecodePage(page.encoding, values, values_size, n, non_null, row_offset, validity));
   *rows_read = n;
   return Status::OK();
 }
 
-Status ColumnChunkReader::ReadDataPageV2(const PageHeader& header, std::string_view page,
-                                         int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+Status ColumnChunkReader::ReadDataPageV2(int64_t row_offset, int64_t num_rows, int64_t* rows_read) {
+  const PageHeader& header = pages_.header();
   if (!header.data_page_header_v2) {
     return Status::Corruption("column '", name_, "': data page v2 without its header");
   }
-  const DataPageHeaderV2& h = *header.data_page_header_v2;
-  const int64_t n = h.num_values;
+  const int64_t n = header.data_page_header_v2->num_values;
   if (n < 0 || n > num_rows - row_offset) {
     return Status::Corruption("column '", name_, "': data page of ", n, " values overflows the ",
                               num_rows, " rows of its row group");
   }
-  const int64_t rep_len = h.repetition_levels_byte_length;
-  const int64_t def_len = h.definition_levels_byte_length;
-  const int64_t levels_len = rep_len + def_len;
-  if (rep_len < 0 || def_len < 0 || levels_len > static_cast<int64_t>(page.size()) ||
-      levels_len > header.uncompressed_page_size) {
-    return Status::Corruption("column '", name_, "': data page v2 level lengths (", rep_len, ", ",
-                              def_len, ") exceed the page");
-  }
-  const uint8_t* levels = reinterpret_cast<const uint8_t*>(page.data()) + rep_len;
-  std::string_view values = page.substr(static_cast<size_t>(levels_len));
-  const int64_t values_size = header.uncompressed_page_size - levels_len;
-  std::string_view body;
-  if (h.is_compressed) {
-    SILT_ASSIGN_OR_RETURN(body, Uncompress(values, values_size, &page_buffer_));
-  } else {
-    if (static_cast<int64_t>(values.size()) != values_size) {
-      return Status::Corruption("column '", name_, "': uncompressed v2 page sizes disagree");
-    }
-    body = values;
-  }
+  SILT_ASSIGN_OR_RETURN_CTX(DataPage page, pages_.ReadDataPage(), "column '", name_, "'");
+  const int64_t num_nulls = page.num_nulls.value_or(0);
+  const uint8_t* values = reinterpret_cast<const uint8_t*>(page.values.data());
+  const int64_t values_size = static_cast<int64_t>(page.values.size());
   if (nested_) {
     int64_t slots = 0;
     int64_t defined = 0;
-    SILT_RETURN_NOT_OK(
-        DecodeNestedLevels(levels - rep_len, rep_len, levels, def_len, n, &slots, &defined));
-    if (defined != n - h.num_nulls) {
-      return Status::Corruption("column '", name_, "': data page v2 says ", h.num_nulls,
+    SILT_RETURN_NOT_OK(DecodeNestedLevels(page, n, &slots, &defined));
+    if (defined != n - num_nulls) {
+      return Status::Corruption("column '", name_, "': data page v2 says ", num_nulls,
                                 " nulls, its levels say ", n - defined);
     }
     const uint8_t* validity = defined < slots ? validity_->data() : nullptr;
-    SILT_RETURN_NOT_OK(DecodePage(h.encoding, reinterpret_cast<const uint8_t*>(body.data()),
-                                  static_cast<int64_t>(body.size()), slots, defined, slot_pos_,
-                                  validity));
+    SILT_RETURN_NOT_OK(
+        DecodePage(page.encoding, values, values_size, slots, defined, slot_pos_, validity));
     slot_pos_ += slots;
     *rows_read = n;
     return Status::OK();
   }
   int64_t non_null = n;
   if (max_definition_level_ > 0) {
-    SILT_ASSIGN_OR_RETURN(non_null, DecodeLevels(levels, def_len, row_offset, n));
-    if (non_null != n - h.num_nulls) {
-      return Status::Corruption("column '", name_, "': data page v2 says ", h.num_nulls,
+    SILT_ASSIGN_OR_RETURN(
+        non_null, DecodeLevels(reinterpret_cast<const uint8_t*>(page.definition_levels.data()),
+                               static_cast<int64_t>(page.definition_levels.size()), row_offset, n));
+    if (non_null != n - num_nulls) {
+      return Status::Corruption("column '", name_, "': data page v2 says ", num_nulls,
                                 " nulls, its levels say ", n - non_null);
     }
   }
   const uint8_t* validity = non_null < n ? validity_->data() : nullptr;
-  SILT_RETURN_NOT_OK(DecodePage(h.encoding, reinterpret_cast<const uint8_t*>(body.data()),
-                                static_cast<int64_t>(body.size()), n, non_null, row_offset,
-                                validity));
+  SILT_RETURN_NOT_OK(
+      DecodePage(page.encoding, values, values_size, n, non_null, row_offset, validity));
   *rows_read = n;
   return Status::OK();
 }
 
-Status ColumnChunkReader::CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) const {
+Status ColumnChunkReader::CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) {
   // The footer's row count sizes the output buffers, and a corrupt footer
   // may claim any count: the page headers (cheap to parse again) must
   // account for the rows before anything is allocated for them.
   int64_t values = 0;
-  size_t pos = 0;
-  while (values < num_rows && pos < chunk.size()) {
-    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
-                              "column '", name_, "'");
-    const PageHeader& header = parsed.header;
-    pos += static_cast<size_t>(parsed.header_size);
-    if (header.compressed_page_size < 0 ||
-        static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
-      break;  // ReadPages names the page
+  pages_.Reset(chunk);
+  while (values < num_rows && !pages_.at_end()) {
+    Status st = pages_.Next();
+    if (!st.ok()) {
+      if (pages_.has_header()) break;  // ReadPages names the page
+      return st.WithContextParts("column '", name_, "'");
     }
-    pos += static_cast<size_t>(header.compressed_page_size);
+    const PageHeader& header = pages_.header();
     if (header.type == PageType::kDataPage && header.data_page_header) {
       values += std::max<int64_t>(0, header.data_page_header->num_values);
     } else if (header.type == PageType::kDataPageV2 && header.data_page_header_v2) {
@@ -929,34 +838,14 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
   return FinishChunk(num_rows, std::move(validity), null_count);
 }
 
-namespace {
-
-// Decodes `n` levels onto the end of `levels` in steps of at most
-// kLevelStep entries, so that the vector only grows as far as the encoded
-// runs actually reach: a page header may claim any count. Returns false when
-// the levels end early.
-bool DecodeLevelsInSteps(RleDecoder* decoder, int64_t n, std::vector<int16_t>* levels) {
-  constexpr int64_t kLevelStep = int64_t{1} << 16;
-  int64_t done = 0;
-  while (done < n) {
-    const int64_t step = std::min(kLevelStep, n - done);
-    const size_t at = levels->size();
-    levels->resize(at + static_cast<size_t>(step));
-    if (decoder->GetBatch(levels->data() + at, step) != step) return false;
-    done += step;
-  }
-  return true;
-}
-
-}  // namespace
-
-Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_size,
-                                             const uint8_t* def, int64_t def_size, int64_t n,
-                                             int64_t* slots, int64_t* defined) {
+Status ColumnChunkReader::DecodeNestedLevels(const DataPage& page, int64_t n, int64_t* slots,
+                                             int64_t* defined) {
   // The vectors hold exactly the levels decoded so far.
   if (max_repetition_level_ > 0) {
-    RleDecoder decoder(rep, rep_size, BitWidthFor(static_cast<uint64_t>(max_repetition_level_)));
-    if (!DecodeLevelsInSteps(&decoder, n, &rep_levels_)) {
+    RleDecoder decoder(reinterpret_cast<const uint8_t*>(page.repetition_levels.data()),
+                       static_cast<int64_t>(page.repetition_levels.size()),
+                       LevelBitWidth(max_repetition_level_));
+    if (!AppendLevels(&decoder, n, &rep_levels_)) {
       return Status::Corruption("column '", name_, "': repetition levels end before the ", n,
                                 " values the page header claims");
     }
@@ -964,8 +853,10 @@ Status ColumnChunkReader::DecodeNestedLevels(const uint8_t* rep, int64_t rep_siz
     rep_levels_.resize(rep_levels_.size() + static_cast<size_t>(n), 0);
   }
   if (max_definition_level_ > 0) {
-    RleDecoder decoder(def, def_size, BitWidthFor(static_cast<uint64_t>(max_definition_level_)));
-    if (!DecodeLevelsInSteps(&decoder, n, &def_levels_)) {
+    RleDecoder decoder(reinterpret_cast<const uint8_t*>(page.definition_levels.data()),
+                       static_cast<int64_t>(page.definition_levels.size()),
+                       LevelBitWidth(max_definition_level_));
+    if (!AppendLevels(&decoder, n, &def_levels_)) {
       return Status::Corruption("column '", name_, "': definition levels end before the ", n,
                                 " values the page header claims");
     }
@@ -1023,19 +914,19 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
   // claims: the buffers grow page by page as the levels decode
   // (DecodeNestedLevels), never by the claimed total up front.
   int64_t total = 0;
-  for (size_t pos = 0; pos < chunk.size();) {
-    const size_t page_start = pos;
-    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
-                              "column '", name_, "': page header", AtOffset(page_start));
-    const PageHeader& header = parsed.header;
-    pos += static_cast<size_t>(parsed.header_size);
-    if (header.compressed_page_size < 0 ||
-        static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
+  pages_.Reset(chunk);
+  while (!pages_.at_end()) {
+    const size_t page_start = static_cast<size_t>(pages_.page_offset());
+    Status st = pages_.Next();
+    if (!st.ok()) {
+      if (!pages_.has_header()) {
+        return st.WithContextParts("column '", name_, "': page header", AtOffset(page_start));
+      }
       return Status::Corruption("column '", name_, "': page", AtOffset(page_start), " of ",
-                                header.compressed_page_size,
+                                pages_.header().compressed_page_size,
                                 " bytes runs past the end of the column chunk");
     }
-    pos += static_cast<size_t>(header.compressed_page_size);
+    const PageHeader& header = pages_.header();
     int64_t n = 0;
     if (header.type == PageType::kDataPage && header.data_page_header) {
       n = header.data_page_header->num_values;
@@ -1077,45 +968,31 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
 
 Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
   has_dictionary_ = false;
+  pages_.Reset(chunk);
   int64_t rows = 0;
-  size_t pos = 0;
   int page_index = 0;
   while (rows < num_rows) {
-    if (pos >= chunk.size()) {
+    if (pages_.at_end()) {
       return Status::Corruption("column '", name_, "': column chunk ends after ", rows, " of ",
                                 num_rows, " rows");
     }
-    const size_t page_start = pos;
-    SILT_ASSIGN_OR_RETURN_CTX(ParsedPageHeader parsed, ParsePageHeader(chunk.substr(pos)),
-                              "column '", name_, "', page ", page_index, AtOffset(page_start));
-    const PageHeader& header = parsed.header;
-    pos += static_cast<size_t>(parsed.header_size);
-    if (static_cast<size_t>(header.compressed_page_size) > chunk.size() - pos) {
-      return Status::Corruption("column '", name_, "', page ", page_index, AtOffset(page_start),
-                                ": page of ", header.compressed_page_size,
-                                " bytes runs past the end of the column chunk");
-    }
-    std::string_view page = chunk.substr(pos, static_cast<size_t>(header.compressed_page_size));
-    pos += static_cast<size_t>(header.compressed_page_size);
+    const size_t page_start = static_cast<size_t>(pages_.page_offset());
+    SILT_RETURN_NOT_OK_CTX(pages_.Next(), "column '", name_, "', page ", page_index,
+                           AtOffset(page_start));
+    const PageHeader& header = pages_.header();
     int64_t page_rows = 0;
     switch (header.type) {
       case PageType::kDictionaryPage: {
-        if (!header.dictionary_page_header) {
-          return Status::Corruption("column '", name_, "': dictionary page without its header");
+        Result<DictionaryPage> dict = pages_.ReadDictionary();
+        if (!dict.ok()) {
+          return dict.status()
+              .WithContextParts("column '", name_, "'")
+              .WithContextParts("dictionary page", AtOffset(page_start));
         }
-        const DictionaryPageHeader& dh = *header.dictionary_page_header;
-        if (dh.encoding != Encoding::kPlain && dh.encoding != Encoding::kPlainDictionary) {
-          return UnsupportedEncoding(name_, dh.encoding);
-        }
-        if (dh.num_values < 0) {
-          return Status::Corruption("column '", name_, "': negative dictionary size");
-        }
-        SILT_ASSIGN_OR_RETURN_CTX(std::string_view body,
-                                  Uncompress(page, header.uncompressed_page_size, &dict_buffer_),
-                                  "dictionary page", AtOffset(page_start));
-        SILT_RETURN_NOT_OK_CTX(SetDictionary(reinterpret_cast<const uint8_t*>(body.data()),
-                                             static_cast<int64_t>(body.size()), dh.num_values),
-                               "dictionary page", AtOffset(page_start));
+        SILT_RETURN_NOT_OK_CTX(
+            SetDictionary(reinterpret_cast<const uint8_t*>(dict->values.data()),
+                          static_cast<int64_t>(dict->values.size()), dict->num_values),
+            "dictionary page", AtOffset(page_start));
         has_dictionary_ = true;
         break;
       }
@@ -1132,11 +1009,11 @@ Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
                                     ": dictionary-encoded page before any dictionary page");
         }
         if (header.type == PageType::kDataPage) {
-          SILT_RETURN_NOT_OK_CTX(ReadDataPageV1(header, page, rows, num_rows, &page_rows), "page ",
-                                 page_index, AtOffset(page_start));
+          SILT_RETURN_NOT_OK_CTX(ReadDataPageV1(rows, num_rows, &page_rows), "page ", page_index,
+                                 AtOffset(page_start));
         } else {
-          SILT_RETURN_NOT_OK_CTX(ReadDataPageV2(header, page, rows, num_rows, &page_rows), "page ",
-                                 page_index, AtOffset(page_start));
+          SILT_RETURN_NOT_OK_CTX(ReadDataPageV2(rows, num_rows, &page_rows), "page ", page_index,
+                                 AtOffset(page_start));
         }
         break;
       }

@@ -10,7 +10,8 @@
 // file reader assembles the nested column from these (see nested_reader.h).
 //
 // The chunk's bytes arrive whole (one ranged read by the file reader). Pages
-// are walked in order: a dictionary page is decoded once and converted to
+// are walked in order by a PageReader (page_reader.h: headers,
+// decompression, level sections): a dictionary page is decoded once and converted to
 // the output type; each data page (v1 or v2) has its definition levels
 // decoded straight into the validity bitmap, then one virtual call hands the
 // values to a typed decoder that writes them at their rows: a memcpy for
@@ -33,6 +34,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/parquet/compression.h"
+#include "silt/parquet/page_reader.h"
 #include "silt/parquet/parquet_metadata.h"
 #include "silt/parquet/parquet_schema.h"
 
@@ -47,7 +49,7 @@ class ColumnChunkReader {
                                                          CompressionCodec codec);
   virtual ~ColumnChunkReader() = default;
 
-  CompressionCodec codec() const { return decompressor_->codec(); }
+  CompressionCodec codec() const { return pages_.codec(); }
 
   // Decodes `chunk`, the bytes of a column chunk holding `num_rows` rows,
   // which start at `file_offset` in the file (-1: not one contiguous range;
@@ -79,7 +81,7 @@ class ColumnChunkReader {
         max_repetition_level_(descriptor.max_repetition_level),
         slot_definition_level_(descriptor.slot_definition_level),
         nested_(descriptor.max_repetition_level > 0 || descriptor.max_definition_level > 1),
-        decompressor_(std::move(d)) {}
+        pages_(std::move(d), descriptor.max_repetition_level, descriptor.max_definition_level) {}
 
   // Typed hooks, called once per chunk / page.
   virtual void BeginChunk(int64_t num_rows) = 0;
@@ -102,14 +104,9 @@ class ColumnChunkReader {
   const columnar::TypePtr type_;
 
  private:
-  // Returns the page body uncompressed: `page` itself when the codec is
-  // none, else a view of page_buffer_ / dict_buffer_.
-  Result<std::string_view> Uncompress(std::string_view page, int64_t uncompressed_size,
-                                      std::string* buffer);
-  Status ReadDataPageV1(const PageHeader& header, std::string_view page, int64_t row_offset,
-                        int64_t num_rows, int64_t* rows_read);
-  Status ReadDataPageV2(const PageHeader& header, std::string_view page, int64_t row_offset,
-                        int64_t num_rows, int64_t* rows_read);
+  // The current page of pages_, a data page v1 / v2.
+  Status ReadDataPageV1(int64_t row_offset, int64_t num_rows, int64_t* rows_read);
+  Status ReadDataPageV2(int64_t row_offset, int64_t num_rows, int64_t* rows_read);
   // Decodes `num_values` definition levels (bit width 1) into validity_ at
   // `row_offset`; returns how many were defined.
   Result<int64_t> DecodeLevels(const uint8_t* data, int64_t size, int64_t row_offset,
@@ -118,8 +115,7 @@ class ColumnChunkReader {
   // Nested leaves: decodes the page's levels at level_pos_, marks the leaf
   // slots they open in validity_ from slot_pos_, and returns the slot count
   // and the number of defined values.
-  Status DecodeNestedLevels(const uint8_t* rep, int64_t rep_size, const uint8_t* def,
-                            int64_t def_size, int64_t n, int64_t* slots, int64_t* defined);
+  Status DecodeNestedLevels(const DataPage& page, int64_t n, int64_t* slots, int64_t* defined);
   Result<columnar::ColumnPtr> ReadNested(std::string_view chunk, int64_t num_rows);
   Status ReadPages(std::string_view chunk, int64_t num_rows);
   // " at file offset N" for the byte at `pos` of the chunk, or "" when the
@@ -127,7 +123,7 @@ class ColumnChunkReader {
   std::string AtOffset(size_t pos) const;
   // Corruption unless the chunk's data pages declare at least `num_rows`
   // values (checked before output buffers are sized by num_rows).
-  Status CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows) const;
+  Status CheckChunkHoldsRows(std::string_view chunk, int64_t num_rows);
 
   const int max_definition_level_;
   const int max_repetition_level_;
@@ -138,9 +134,7 @@ class ColumnChunkReader {
   int64_t level_pos_ = 0;     // nested: level entries decoded so far
   int64_t slot_pos_ = 0;      // nested: leaf slots filled so far
   int64_t file_offset_ = -1;  // of the chunk being read
-  std::unique_ptr<Decompressor> decompressor_;
-  std::string page_buffer_;
-  std::string dict_buffer_;
+  PageReader pages_;
   std::shared_ptr<Buffer> validity_;
   bool has_dictionary_ = false;
 };
