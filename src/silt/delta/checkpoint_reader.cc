@@ -3,13 +3,13 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <memory>
 #include <string_view>
 
 #include "silt/base/json_writer.h"
 #include "silt/parquet/compression.h"
+#include "silt/parquet/page_reader.h"
 #include "silt/parquet/parquet_metadata.h"
 #include "silt/parquet/rle_decoder.h"
 
@@ -78,17 +78,14 @@ struct LeafData {
   PhysicalType type = PhysicalType::kInt64;
   int max_def = 0;
   int max_rep = 0;
-  int64_t next_page = 0;   // file offset of the next page of the chunk
-  int64_t chunk_end = 0;   // file offset where the chunk ends
   int64_t num_values = 0;  // level entries in the chunk (column metadata)
   int64_t values_left = 0;
-  std::unique_ptr<parquet::Decompressor> decompressor;
-  std::string dictionary_buffer;  // the dictionary page, uncompressed
-  // Dictionary values; strings point into dictionary_buffer.
+  // The chunk's pages, read from the file one at a time; it owns the
+  // buffers the views below point into.
+  std::unique_ptr<parquet::PageReader> pages;
+  // Dictionary values; strings point into the reader's dictionary page.
   std::vector<std::string_view> dictionary_strings;
   std::vector<int64_t> dictionary_ints;
-  std::string page_buffer;   // the current page, uncompressed
-  std::string level_buffer;  // data page v2: the page as stored (levels are never compressed)
   // The current page, decoded as the cursor reaches it: levels in batches,
   // values one defined entry at a time.
   int64_t page_levels_left = 0;  // level entries of the page not decoded yet
@@ -138,10 +135,6 @@ struct FileActionLayout {
   int dv_cardinality = -1;
   int dv_max_row_index = -1;
 };
-
-int BitWidth(int max_level) {
-  return max_level == 0 ? 0 : std::bit_width(static_cast<unsigned>(max_level));
-}
 
 class CheckpointFile {
  public:
@@ -809,52 +802,13 @@ class CheckpointFile {
         start > file_size_ - meta.total_compressed_size) {
       return Status::Corruption("invalid column chunk offsets");
     }
-    SILT_ASSIGN_OR_RETURN(leaf->decompressor, parquet::Decompressor::Make(meta.codec));
-    leaf->next_page = start;
-    leaf->chunk_end = start + meta.total_compressed_size;
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::Decompressor> decompressor,
+                          parquet::Decompressor::Make(meta.codec));
+    leaf->pages = std::make_unique<parquet::PageReader>(std::move(decompressor), leaf->max_rep,
+                                                        leaf->max_def);
+    leaf->pages->Reset(file_.get(), start, meta.total_compressed_size);
     leaf->num_values = meta.num_values;
     leaf->values_left = meta.num_values;
-    return Status::OK();
-  }
-
-  // Reads the next page of `leaf`'s chunk: its header, and its body into
-  // *body (a view of *buffer).
-  Status ReadPage(LeafData* leaf, parquet::PageHeader* header, std::string* buffer,
-                  std::string_view* body) {
-    int64_t left = leaf->chunk_end - leaf->next_page;
-    if (left <= 0) {
-      return Status::Corruption("column chunk holds ", leaf->num_values - leaf->values_left,
-                                " values, metadata says ", leaf->num_values);
-    }
-    // Page headers are small, but may carry min/max statistics: read a
-    // prefix that usually holds the header (and small pages whole), and
-    // more when it does not.
-    int64_t guess = std::min<int64_t>(left, 16 * 1024);
-    SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page, guess));
-    Result<parquet::ParsedPageHeader> parsed = parquet::ParsePageHeader(*buffer);
-    while (!parsed.ok() && guess < left) {
-      guess = std::min<int64_t>(left, guess * 8);
-      SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page, guess));
-      parsed = parquet::ParsePageHeader(*buffer);
-    }
-    SILT_RETURN_NOT_OK(parsed.status());
-    *header = parsed->header;
-    int64_t header_size = parsed->header_size;
-    int64_t body_size = header->compressed_page_size;
-    if (body_size < 0 || body_size > left - header_size) {
-      return Status::Corruption("page runs past the end of the column chunk");
-    }
-    if (header_size + body_size <= static_cast<int64_t>(buffer->size())) {
-      buffer->resize(static_cast<size_t>(header_size + body_size));
-      *body = std::string_view(*buffer).substr(static_cast<size_t>(header_size));
-    } else {
-      SILT_ASSIGN_OR_RETURN(*buffer, file_->ReadAt(leaf->next_page + header_size, body_size));
-      if (static_cast<int64_t>(buffer->size()) != body_size) {
-        return Status::Corruption("column chunk is truncated");
-      }
-      *body = *buffer;
-    }
-    leaf->next_page += header_size + body_size;
     return Status::OK();
   }
 
@@ -865,81 +819,56 @@ class CheckpointFile {
     leaf->def.clear();
     leaf->pos = 0;
     leaf->page_levels_left = 0;
+    parquet::PageReader& pages = *leaf->pages;
     while (true) {
-      parquet::PageHeader header;
-      std::string raw;
-      std::string_view body;
-      SILT_RETURN_NOT_OK(ReadPage(leaf, &header, &raw, &body));
-      int64_t body_size = static_cast<int64_t>(body.size());
-      int64_t num_values = 0;
-      if (header.type == PageType::kDictionaryPage) {
-        if (!header.dictionary_page_header) return Status::Corruption("dictionary page header");
-        SILT_ASSIGN_OR_RETURN(std::string_view plain,
-                              Uncompress(leaf->decompressor.get(), body,
-                                         header.uncompressed_page_size, &leaf->dictionary_buffer));
-        if (plain.data() != leaf->dictionary_buffer.data()) {  // uncompressed: keep the bytes
-          leaf->dictionary_buffer.assign(plain);
-          plain = leaf->dictionary_buffer;
-        }
+      if (pages.at_end()) {
+        return Status::Corruption("column chunk holds ", leaf->num_values - leaf->values_left,
+                                  " values, metadata says ", leaf->num_values);
+      }
+      SILT_RETURN_NOT_OK(pages.Next());
+      const PageType type = pages.header().type;
+      if (type == PageType::kDictionaryPage) {
+        SILT_ASSIGN_OR_RETURN(parquet::DictionaryPage dict, pages.ReadDictionary());
         leaf->dictionary_strings.clear();
         leaf->dictionary_ints.clear();
-        SILT_RETURN_NOT_OK(DecodePlain(leaf->type, plain, header.dictionary_page_header->num_values,
+        SILT_RETURN_NOT_OK(DecodePlain(leaf->type, dict.values, dict.num_values,
                                        &leaf->dictionary_strings, &leaf->dictionary_ints));
         continue;
-      } else if (header.type == PageType::kDataPage) {
-        if (!header.data_page_header) return Status::Corruption("data page header");
-        SILT_ASSIGN_OR_RETURN(std::string_view data,
-                              Uncompress(leaf->decompressor.get(), body,
-                                         header.uncompressed_page_size, &leaf->page_buffer));
-        if (data.data() != leaf->page_buffer.data()) data = KeepPage(leaf, &raw, body);
-        const auto& dp = *header.data_page_header;
-        num_values = dp.num_values;
-        if (leaf->max_rep > 0) {
-          SILT_RETURN_NOT_OK(StartLevelsV1(&data, leaf->max_rep, &leaf->rep_decoder));
-        }
-        if (leaf->max_def > 0) {
-          SILT_RETURN_NOT_OK(StartLevelsV1(&data, leaf->max_def, &leaf->def_decoder));
-        }
-        SILT_RETURN_NOT_OK(StartValues(dp.encoding, data, leaf));
-      } else if (header.type == PageType::kDataPageV2) {
-        if (!header.data_page_header_v2) return Status::Corruption("data page v2 header");
-        const auto& dp = *header.data_page_header_v2;
-        int64_t rep_size = dp.repetition_levels_byte_length;
-        int64_t def_size = dp.definition_levels_byte_length;
-        if (rep_size < 0 || def_size < 0 || rep_size + def_size > body_size) {
-          return Status::Corruption("data page v2 level lengths exceed the page");
-        }
-        // The decoders read the levels where they are stored.
-        size_t body_offset = static_cast<size_t>(body.data() - raw.data());
-        leaf->level_buffer.swap(raw);
-        body = std::string_view(leaf->level_buffer).substr(body_offset, body.size());
-        auto bytes = reinterpret_cast<const uint8_t*>(body.data());
-        if (leaf->max_rep > 0) {
-          leaf->rep_decoder.Reset(bytes, rep_size, BitWidth(leaf->max_rep));
-        }
-        if (leaf->max_def > 0) {
-          leaf->def_decoder.Reset(bytes + rep_size, def_size, BitWidth(leaf->max_def));
-        }
-        num_values = dp.num_values;
-        std::string_view values = body.substr(static_cast<size_t>(rep_size + def_size));
-        if (dp.is_compressed) {
-          SILT_ASSIGN_OR_RETURN(
-              values,
-              Uncompress(leaf->decompressor.get(), values,
-                         header.uncompressed_page_size - rep_size - def_size, &leaf->page_buffer));
-        }
-        SILT_RETURN_NOT_OK(StartValues(dp.encoding, values, leaf));
-      } else {
+      }
+      if (type != PageType::kDataPage && type != PageType::kDataPageV2) {
         continue;  // index pages carry nothing a reader needs
       }
-      if (num_values < 0 || num_values > leaf->values_left) {
+      SILT_ASSIGN_OR_RETURN(parquet::DataPage page, pages.ReadDataPage());
+      if (leaf->max_rep > 0) {
+        SILT_RETURN_NOT_OK(StartLevels(page.repetition_level_encoding, page.repetition_levels,
+                                       leaf->max_rep, &leaf->rep_decoder));
+      }
+      if (leaf->max_def > 0) {
+        SILT_RETURN_NOT_OK(StartLevels(page.definition_level_encoding, page.definition_levels,
+                                       leaf->max_def, &leaf->def_decoder));
+      }
+      SILT_RETURN_NOT_OK(StartValues(page.encoding, page.values, leaf));
+      if (page.num_values > leaf->values_left) {
         return Status::Corruption("column chunk holds more values than its metadata's ",
                                   leaf->num_values);
       }
-      leaf->values_left -= num_values;
-      leaf->page_levels_left = num_values;
+      leaf->values_left -= page.num_values;
+      leaf->page_levels_left = page.num_values;
       return Status::OK();
     }
+  }
+
+  // Levels arrive as RLE hybrid runs (BIT_PACKED is deprecated, and no
+  // Delta writer uses it).
+  static Status StartLevels(parquet::Encoding encoding, std::string_view section, int max_level,
+                            parquet::RleDecoder* decoder) {
+    if (encoding != Encoding::kRle) {
+      return Status::NotSupported("Parquet level encoding ", parquet::EncodingName(encoding),
+                                  " in a Delta checkpoint");
+    }
+    decoder->Reset(reinterpret_cast<const uint8_t*>(section.data()),
+                   static_cast<int64_t>(section.size()), parquet::LevelBitWidth(max_level));
+    return Status::OK();
   }
 
   static constexpr int64_t kLevelBatch = 4096;
@@ -970,17 +899,6 @@ class CheckpointFile {
     return Status::OK();
   }
 
-  // Data page v1 levels: a 4-byte length, then the RLE hybrid runs.
-  static Status StartLevelsV1(std::string_view* data, int max_level, parquet::RleDecoder* decoder) {
-    if (data->size() < 4) return Status::Corruption("truncated levels");
-    uint32_t len = 0;
-    std::memcpy(&len, data->data(), 4);
-    if (len > data->size() - 4) return Status::Corruption("levels run past the page");
-    decoder->Reset(reinterpret_cast<const uint8_t*>(data->data()) + 4, len, BitWidth(max_level));
-    data->remove_prefix(4 + len);
-    return Status::OK();
-  }
-
   static bool IsDictionaryEncoding(Encoding encoding) {
     return encoding == Encoding::kRleDictionary || encoding == Encoding::kPlainDictionary;
   }
@@ -998,13 +916,7 @@ class CheckpointFile {
       leaf->values = data;
     } else if (IsDictionaryEncoding(encoding)) {
       // An empty page has no defined values (reading one is an error).
-      int bit_width = data.empty() ? 1 : static_cast<uint8_t>(data[0]);
-      if (bit_width > 32) return Status::Corruption("dictionary index bit width ", bit_width);
-      if (data.empty()) {
-        leaf->value_decoder.Reset(bytes, 0, bit_width);
-      } else {
-        leaf->value_decoder.Reset(bytes + 1, static_cast<int64_t>(data.size()) - 1, bit_width);
-      }
+      SILT_RETURN_NOT_OK(parquet::StartDictionaryIndices(data, &leaf->value_decoder));
     } else if (encoding == Encoding::kRle && leaf->type == PhysicalType::kBoolean) {
       if (data.size() < 4) return Status::Corruption("truncated RLE booleans");
       leaf->value_decoder.Reset(bytes + 4, static_cast<int64_t>(data.size()) - 4, 1);
@@ -1044,14 +956,7 @@ class CheckpointFile {
       *out = leaf->dictionary_strings[index];
       return Status::OK();
     }
-    std::string_view& values = leaf->values;
-    if (values.size() < 4) return Status::Corruption("truncated PLAIN byte array");
-    uint32_t len = 0;
-    std::memcpy(&len, values.data(), 4);
-    if (values.size() - 4 < len) return Status::Corruption("PLAIN byte array runs past the page");
-    *out = values.substr(4, len);
-    values.remove_prefix(4 + static_cast<size_t>(len));
-    return Status::OK();
+    return parquet::NextPlainByteArray(&leaf->values, out);
   }
 
   // The value of the next defined entry of an INT32, INT64 or BOOLEAN leaf.
@@ -1098,28 +1003,6 @@ class CheckpointFile {
     }
   }
 
-  // Makes `raw` (holding `part`) the current page buffer; returns `part`
-  // in it.
-  static std::string_view KeepPage(LeafData* leaf, std::string* raw, std::string_view part) {
-    size_t offset = static_cast<size_t>(part.data() - raw->data());
-    leaf->page_buffer.swap(*raw);
-    return std::string_view(leaf->page_buffer).substr(offset, part.size());
-  }
-
-  // The page body uncompressed: `input` itself for uncompressed chunks,
-  // else decompressed into *buffer.
-  static Result<std::string_view> Uncompress(parquet::Decompressor* decompressor,
-                                             std::string_view input, int64_t size,
-                                             std::string* buffer) {
-    if (size < 0) return Status::Corruption("negative uncompressed page size");
-    if (decompressor->codec() == parquet::CompressionCodec::kUncompressed) return input;
-    SILT_RETURN_NOT_OK(decompressor->CheckUncompressedSize(input, size));
-    buffer->resize(static_cast<size_t>(size));
-    SILT_RETURN_NOT_OK(
-        decompressor->Decompress(input, reinterpret_cast<uint8_t*>(buffer->data()), size));
-    return std::string_view(*buffer);
-  }
-
   // PLAIN dictionary values; strings point into `data`.
   static Status DecodePlain(PhysicalType type, std::string_view data, int64_t n,
                             std::vector<std::string_view>* strings, std::vector<int64_t>* ints) {
@@ -1127,19 +1010,12 @@ class CheckpointFile {
     const char* end = data.data() + data.size();
     switch (type) {
       case PhysicalType::kByteArray:
-        strings->reserve(strings->size() + static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-          if (end - p < 4) return Status::Corruption("truncated PLAIN byte array");
-          uint32_t len = 0;
-          std::memcpy(&len, p, 4);
-          p += 4;
-          if (static_cast<uint64_t>(end - p) < len) {
-            return Status::Corruption("PLAIN byte array runs past the page");
-          }
-          strings->emplace_back(p, len);
-          p += len;
-        }
-        return Status::OK();
+        // Every entry takes at least its 4-byte length: an impossible count
+        // fails before anything is allocated for it.
+        if (end - p < 4 * n) return Status::Corruption("truncated PLAIN byte array");
+        strings->resize(static_cast<size_t>(n));
+        return parquet::ParsePlainByteArrays(reinterpret_cast<const uint8_t*>(p), end - p, n, 0,
+                                             strings->data());
       case PhysicalType::kInt32:
         if (end - p < 4 * n) return Status::Corruption("truncated PLAIN int32 values");
         for (int64_t i = 0; i < n; ++i) {

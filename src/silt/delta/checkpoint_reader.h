@@ -6,11 +6,11 @@
 // A checkpoint Parquet file has one nullable struct column per action kind
 // (add, remove, metaData, protocol, txn, domainMetadata, sidecar,
 // checkpointMetadata), with nested maps (partitionValues, configuration,
-// tags) and lists (partitionColumns, readerFeatures). The flat Parquet
-// reader cannot read those, so this module decodes the leaf column chunks it
-// needs itself (repetition and definition levels, PLAIN and dictionary
-// pages) on top of silt::parquet's page, metadata and codec internals, one
-// page per column at a time. Rows of the add and remove columns (nearly all
+// tags) and lists (partitionColumns, readerFeatures). The leaf column chunks
+// it needs are read with parquet::PageReader (page_reader.h: headers,
+// decompression, level sections), one page per column at a time, and their
+// levels and PLAIN / dictionary values are walked row by row: no column of a
+// whole chunk is built. Rows of the add and remove columns (nearly all
 // rows) are assembled straight into AddFile / RemoveFile, with the same
 // rules as ParseCommit; the few other rows are assembled back into their
 // JSON lines and go through ParseCommit. Fields snapshot reconstruction

@@ -916,8 +916,8 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
   int64_t total = 0;
   pages_.Reset(chunk);
   while (!pages_.at_end()) {
-    const size_t page_start = static_cast<size_t>(pages_.page_offset());
     Status st = pages_.Next();
+    const size_t page_start = static_cast<size_t>(pages_.page_offset());
     if (!st.ok()) {
       if (!pages_.has_header()) {
         return st.WithContextParts("column '", name_, "': page header", AtOffset(page_start));
@@ -976,9 +976,9 @@ Status ColumnChunkReader::ReadPages(std::string_view chunk, int64_t num_rows) {
       return Status::Corruption("column '", name_, "': column chunk ends after ", rows, " of ",
                                 num_rows, " rows");
     }
+    Status st = pages_.Next();
     const size_t page_start = static_cast<size_t>(pages_.page_offset());
-    SILT_RETURN_NOT_OK_CTX(pages_.Next(), "column '", name_, "', page ", page_index,
-                           AtOffset(page_start));
+    SILT_RETURN_NOT_OK_CTX(st, "column '", name_, "', page ", page_index, AtOffset(page_start));
     const PageHeader& header = pages_.header();
     int64_t page_rows = 0;
     switch (header.type) {

@@ -134,6 +134,7 @@ Result<DictionaryPage> PageReader::ReadDictionary() {
     dict_buffer_.assign(values);
     values = dict_buffer_;
   }
+  ReleaseRaw();
   return DictionaryPage{dh.num_values, values};
 }
 
@@ -181,7 +182,17 @@ Result<DataPage> PageReader::SplitV1() {
     }
   }
   page.values = body;
+  if (body.data() == page_buffer_.data()) ReleaseRaw();
   return page;
+}
+
+void PageReader::ReleaseRaw() {
+  // A file-source page as read is not needed once decompressed: holding
+  // it would keep two copies of a page per column alive.
+  if (file_ != nullptr) {
+    std::string().swap(raw_);
+    body_ = {};
+  }
 }
 
 Result<DataPage> PageReader::SplitV2() {

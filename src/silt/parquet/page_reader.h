@@ -13,7 +13,8 @@
 // Buffers. The reader owns every buffer it fills; the caller owns the chunk
 // (memory source) or the file (file source), which must outlive the reader
 // or its next Reset. Views into the current page (DataPage, the header) are
-// valid until the next call of Next or Reset; the DictionaryPage view stays
+// valid until the next call of Next or Reset (read each page's body once:
+// ReadDictionary / ReadDataPage); the DictionaryPage view stays
 // valid until the next dictionary page is read or Reset (the reader copies
 // an uncompressed dictionary out of a file-source page for that).
 //
@@ -84,8 +85,8 @@ class PageReader {
 
   // True when no page is left in the chunk.
   bool at_end() const { return next_ >= size_; }
-  // Offset in the chunk of the current page's header (of the next one
-  // before the first Next).
+  // Offset in the chunk of the current page's header (set by Next, also
+  // when it fails).
   int64_t page_offset() const { return page_offset_; }
 
   // Moves to the next page: parses its header and locates its body (a
@@ -110,6 +111,8 @@ class PageReader {
   Result<std::string_view> Uncompress(std::string_view page, int64_t uncompressed_size,
                                       std::string* buffer);
   Status ReadFilePage();
+  // Frees raw_ once nothing points into it (file source).
+  void ReleaseRaw();
   Result<DataPage> SplitV1();
   Result<DataPage> SplitV2();
 
