@@ -15,7 +15,7 @@
 #include "silt/cli/json_view.h"
 #include "silt/cli/table_util.h"
 #include "silt/fs/file_system.h"
-#include "silt/stream/checkpoint.h"
+#include "silt/stream/checkpoint/checkpoint.h"
 
 namespace silt::cli {
 

@@ -19,7 +19,7 @@
 
 #include "silt/cli/command.h"
 #include "silt/kafka/producer.h"
-#include "silt/stream/generator_source.h"
+#include "silt/stream/source/generator_source.h"
 
 namespace silt::cli {
 

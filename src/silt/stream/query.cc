@@ -9,13 +9,13 @@
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/fs/s3_file_system.h"
-#include "silt/stream/checkpoint.h"
-#include "silt/stream/checkpoint_lock.h"
-#include "silt/stream/delta_sink.h"
-#include "silt/stream/failing_record.h"
-#include "silt/stream/kafka_sink.h"
-#include "silt/stream/source.h"
-#include "silt/stream/transform.h"
+#include "silt/stream/checkpoint/checkpoint.h"
+#include "silt/stream/checkpoint/checkpoint_lock.h"
+#include "silt/stream/ops/failing_record.h"
+#include "silt/stream/ops/transform.h"
+#include "silt/stream/sink/delta_sink.h"
+#include "silt/stream/sink/kafka_sink.h"
+#include "silt/stream/source/source_factory.h"
 
 namespace silt::stream {
 

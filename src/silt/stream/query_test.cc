@@ -7,8 +7,8 @@
 #include <set>
 
 #include "silt/delta/table.h"
-#include "silt/stream/checkpoint.h"
-#include "silt/stream/checkpoint_lock.h"
+#include "silt/stream/checkpoint/checkpoint.h"
+#include "silt/stream/checkpoint/checkpoint_lock.h"
 #include "silt/testing/fault_injection_fs.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "silt/kafka/consumer.h"
-#include "silt/stream/source.h"
+#include "silt/stream/source/source.h"
 
 namespace silt::stream {
 

@@ -1,4 +1,4 @@
-#include "silt/stream/generator_source.h"
+#include "silt/stream/source/generator_source.h"
 
 #include <algorithm>
 #include <cmath>

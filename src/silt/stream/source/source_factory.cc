@@ -1,9 +1,9 @@
-#include "silt/stream/source.h"
+#include "silt/stream/source/source_factory.h"
 
 #include "silt/kafka/rdkafka_consumer.h"
-#include "silt/stream/file_source.h"
-#include "silt/stream/generator_source.h"
-#include "silt/stream/kafka_source.h"
+#include "silt/stream/source/file_source.h"
+#include "silt/stream/source/generator_source.h"
+#include "silt/stream/source/kafka_source.h"
 
 namespace silt::stream {
 

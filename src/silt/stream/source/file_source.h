@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "silt/json/json_decoder.h"
-#include "silt/stream/source.h"
+#include "silt/stream/source/source.h"
 
 namespace silt::stream {
 

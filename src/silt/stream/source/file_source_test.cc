@@ -1,4 +1,4 @@
-#include "silt/stream/file_source.h"
+#include "silt/stream/source/file_source.h"
 
 #include <gtest/gtest.h>
 

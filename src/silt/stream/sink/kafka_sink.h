@@ -34,8 +34,8 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/kafka/producer.h"
-#include "silt/stream/delta_sink.h"
 #include "silt/stream/job.h"
+#include "silt/stream/sink/delta_sink.h"
 
 namespace silt::stream {
 

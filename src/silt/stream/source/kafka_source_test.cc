@@ -1,4 +1,4 @@
-#include "silt/stream/kafka_source.h"
+#include "silt/stream/source/kafka_source.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "silt/stream/checkpoint_lock.h"
+#include "silt/stream/checkpoint/checkpoint_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

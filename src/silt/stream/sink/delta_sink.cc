@@ -1,4 +1,4 @@
-#include "silt/stream/delta_sink.h"
+#include "silt/stream/sink/delta_sink.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "silt/stream/transform.h"
+#include "silt/stream/ops/transform.h"
 
 #include <algorithm>
 #include <cctype>

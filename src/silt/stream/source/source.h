@@ -108,8 +108,4 @@ struct SourceContext {
   std::string session_time_zone = "UTC";
 };
 
-// Builds the source for `spec` (formats: generator, json, text, kafka).
-// Errors: InvalidArgument naming the option ("source.options.maxFilesPerTrigger: ...").
-Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceContext& context);
-
 }  // namespace silt::stream

@@ -1,4 +1,4 @@
-#include "silt/stream/checkpoint.h"
+#include "silt/stream/checkpoint/checkpoint.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "silt/stream/kafka_sink.h"
+#include "silt/stream/sink/kafka_sink.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,10 +1,10 @@
-#include "silt/stream/failing_record.h"
+#include "silt/stream/ops/failing_record.h"
 
 #include <optional>
 #include <string>
 
-#include "silt/stream/source.h"
-#include "silt/stream/transform.h"
+#include "silt/stream/ops/transform.h"
+#include "silt/stream/source/source.h"
 
 namespace silt::stream {
 

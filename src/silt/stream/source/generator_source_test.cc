@@ -1,4 +1,4 @@
-#include "silt/stream/generator_source.h"
+#include "silt/stream/source/generator_source.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "silt/stream/source.h"
+#include "silt/stream/source/source.h"
 
 namespace silt::stream {
 
