@@ -13,8 +13,7 @@
 #include "silt/stream/checkpoint/checkpoint_lock.h"
 #include "silt/stream/ops/failing_record.h"
 #include "silt/stream/ops/transform.h"
-#include "silt/stream/sink/delta_sink.h"
-#include "silt/stream/sink/kafka_sink.h"
+#include "silt/stream/sink/sink.h"
 #include "silt/stream/source/source_factory.h"
 
 namespace silt::stream {
@@ -48,47 +47,6 @@ void WriteOffset(JsonWriter* w, std::string_view key, const std::optional<std::s
     w->Raw(*offset);
   }
 }
-
-// The sinks' common shape (DeltaSink, KafkaSink), so the loop holds either.
-class BatchSink {
- public:
-  virtual ~BatchSink() = default;
-  virtual std::string Description() const = 0;
-  // Where the rows go, for messages (the table path, the Kafka topic).
-  virtual const std::string& target() const = 0;
-  virtual Result<bool> BeginBatch(int64_t batch_id) = 0;
-  virtual Status Write(const columnar::RecordBatch& batch) = 0;
-  virtual Result<SinkBatchResult> CommitBatch() = 0;
-  virtual void AbortBatch() = 0;
-};
-
-class DeltaBatchSink final : public BatchSink {
- public:
-  explicit DeltaBatchSink(std::unique_ptr<DeltaSink> sink) : sink_(std::move(sink)) {}
-  std::string Description() const override { return sink_->Description(); }
-  const std::string& target() const override { return sink_->table_path(); }
-  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
-  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
-  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
-  void AbortBatch() override { sink_->AbortBatch(); }
-
- private:
-  std::unique_ptr<DeltaSink> sink_;
-};
-
-class KafkaBatchSink final : public BatchSink {
- public:
-  explicit KafkaBatchSink(std::unique_ptr<KafkaSink> sink) : sink_(std::move(sink)) {}
-  std::string Description() const override { return sink_->Description(); }
-  const std::string& target() const override { return sink_->target(); }
-  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
-  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
-  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
-  void AbortBatch() override { sink_->AbortBatch(); }
-
- private:
-  std::unique_ptr<KafkaSink> sink_;
-};
 
 struct Durations {
   std::optional<int64_t> latest_offset;
@@ -230,16 +188,12 @@ class QueryRunner {
     if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
     query_id_ = *id;
     run_id_ = NewUuid();
-    if (job_.sink.format == "kafka") {
-      SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSink> kafka,
-                            KafkaSink::Make(job_.sink, transform_->output_schema()));
-      sink_ = std::make_unique<KafkaBatchSink>(std::move(kafka));
-    } else {
-      SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSink> delta,
-                            DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
-                                            options_.file_system, clock_));
-      sink_ = std::make_unique<DeltaBatchSink>(std::move(delta));
-    }
+    SinkContext sink_context;
+    sink_context.schema = transform_->output_schema();
+    sink_context.query_id = query_id_;
+    sink_context.file_system = options_.file_system;
+    sink_context.clock = clock_;
+    SILT_ASSIGN_OR_RETURN(sink_, MakeSink(job_.sink, sink_context));
     return Status::OK();
   }
 
@@ -321,7 +275,7 @@ class QueryRunner {
     durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
     t0 = clock_->MonotonicMicros();
-    Result<bool> write = sink_->BeginBatch(batch_id);
+    Result<bool> write = sink_->Begin(batch_id);
     if (!write.ok()) {
       return write.status().WithContextParts("batch ", batch_id, ": opening table ", table);
     }
@@ -356,12 +310,12 @@ class QueryRunner {
       }
     }
     if (!st.ok()) {
-      sink_->AbortBatch();
+      sink_->Abort();
       return st;
     }
-    Result<SinkBatchResult> committed = sink_->CommitBatch();
+    Result<SinkBatchResult> committed = sink_->Commit();
     if (!committed.ok()) {
-      sink_->AbortBatch();
+      sink_->Abort();
       return committed.status().WithContextParts("batch ", batch_id, ": committing to ", table);
     }
     durations->add_batch = (clock_->MonotonicMicros() - t0) / 1000;
@@ -505,7 +459,7 @@ class QueryRunner {
   std::string run_id_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<Transform> transform_;
-  std::unique_ptr<BatchSink> sink_;
+  std::unique_ptr<Sink> sink_;
 
   std::string conf_json_;
   int64_t next_batch_id_ = 0;
