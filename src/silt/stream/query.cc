@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
-#include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/fs/s3_file_system.h"
@@ -13,8 +11,8 @@
 #include "silt/stream/checkpoint/checkpoint_lock.h"
 #include "silt/stream/ops/failing_record.h"
 #include "silt/stream/ops/transform.h"
-#include "silt/stream/sink/delta_sink.h"
-#include "silt/stream/sink/kafka_sink.h"
+#include "silt/stream/progress.h"
+#include "silt/stream/sink/sink.h"
 #include "silt/stream/source/source_factory.h"
 
 namespace silt::stream {
@@ -30,74 +28,6 @@ constexpr int64_t kMaxSleepMicros = 100'000;  // stop flag latency during waits
 bool IsLocalPath(const std::string& normalized) {
   return normalized.find("://") == std::string::npos;
 }
-
-// Spark's progress numbers: one decimal, omitted when NaN or infinite.
-void WriteRate(JsonWriter* w, std::string_view key, double value) {
-  if (!std::isfinite(value)) return;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.1f", value);
-  w->Key(key);
-  w->Raw(buf);
-}
-
-void WriteOffset(JsonWriter* w, std::string_view key, const std::optional<std::string>& offset) {
-  w->Key(key);
-  if (!offset || offset->empty() || *offset == "-") {
-    w->Null();
-  } else {
-    w->Raw(*offset);
-  }
-}
-
-// The sinks' common shape (DeltaSink, KafkaSink), so the loop holds either.
-class BatchSink {
- public:
-  virtual ~BatchSink() = default;
-  virtual std::string Description() const = 0;
-  // Where the rows go, for messages (the table path, the Kafka topic).
-  virtual const std::string& target() const = 0;
-  virtual Result<bool> BeginBatch(int64_t batch_id) = 0;
-  virtual Status Write(const columnar::RecordBatch& batch) = 0;
-  virtual Result<SinkBatchResult> CommitBatch() = 0;
-  virtual void AbortBatch() = 0;
-};
-
-class DeltaBatchSink final : public BatchSink {
- public:
-  explicit DeltaBatchSink(std::unique_ptr<DeltaSink> sink) : sink_(std::move(sink)) {}
-  std::string Description() const override { return sink_->Description(); }
-  const std::string& target() const override { return sink_->table_path(); }
-  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
-  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
-  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
-  void AbortBatch() override { sink_->AbortBatch(); }
-
- private:
-  std::unique_ptr<DeltaSink> sink_;
-};
-
-class KafkaBatchSink final : public BatchSink {
- public:
-  explicit KafkaBatchSink(std::unique_ptr<KafkaSink> sink) : sink_(std::move(sink)) {}
-  std::string Description() const override { return sink_->Description(); }
-  const std::string& target() const override { return sink_->target(); }
-  Result<bool> BeginBatch(int64_t batch_id) override { return sink_->BeginBatch(batch_id); }
-  Status Write(const columnar::RecordBatch& batch) override { return sink_->Write(batch); }
-  Result<SinkBatchResult> CommitBatch() override { return sink_->CommitBatch(); }
-  void AbortBatch() override { sink_->AbortBatch(); }
-
- private:
-  std::unique_ptr<KafkaSink> sink_;
-};
-
-struct Durations {
-  std::optional<int64_t> latest_offset;
-  std::optional<int64_t> wal_commit;
-  int64_t get_batch = 0;
-  int64_t add_batch = 0;
-  int64_t commit_offsets = 0;
-  int64_t trigger_execution = 0;
-};
 
 class QueryRunner {
  public:
@@ -120,7 +50,7 @@ class QueryRunner {
       if (job_.max_batches && result.batches_run >= *job_.max_batches) break;
       const int64_t trigger_wall = clock_->NowMicros();
       const int64_t trigger_mono = clock_->MonotonicMicros();
-      Durations durations;
+      ProgressDurations durations;
       OffsetSeq seq;
       if (pending_) {
         seq = std::move(*pending_);
@@ -230,16 +160,12 @@ class QueryRunner {
     if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
     query_id_ = *id;
     run_id_ = NewUuid();
-    if (job_.sink.format == "kafka") {
-      SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSink> kafka,
-                            KafkaSink::Make(job_.sink, transform_->output_schema()));
-      sink_ = std::make_unique<KafkaBatchSink>(std::move(kafka));
-    } else {
-      SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSink> delta,
-                            DeltaSink::Make(job_.sink, transform_->output_schema(), query_id_,
-                                            options_.file_system, clock_));
-      sink_ = std::make_unique<DeltaBatchSink>(std::move(delta));
-    }
+    SinkContext sink_context;
+    sink_context.schema = transform_->output_schema();
+    sink_context.query_id = query_id_;
+    sink_context.file_system = options_.file_system;
+    sink_context.clock = clock_;
+    SILT_ASSIGN_OR_RETURN(sink_, MakeSink(job_.sink, sink_context));
     return Status::OK();
   }
 
@@ -308,7 +234,7 @@ class QueryRunner {
   }
 
   Status RunBatch(const OffsetSeq& seq, int64_t trigger_wall, int64_t trigger_mono,
-                  Durations* durations, BatchProgress* progress) {
+                  ProgressDurations* durations, BatchProgress* progress) {
     const int64_t batch_id = seq.batch_id;
     const std::string& end = seq.source_offsets[0];
     std::string table = sink_->target();
@@ -321,7 +247,7 @@ class QueryRunner {
     durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
     t0 = clock_->MonotonicMicros();
-    Result<bool> write = sink_->BeginBatch(batch_id);
+    Result<bool> write = sink_->Begin(batch_id);
     if (!write.ok()) {
       return write.status().WithContextParts("batch ", batch_id, ": opening table ", table);
     }
@@ -356,12 +282,12 @@ class QueryRunner {
       }
     }
     if (!st.ok()) {
-      sink_->AbortBatch();
+      sink_->Abort();
       return st;
     }
-    Result<SinkBatchResult> committed = sink_->CommitBatch();
+    Result<SinkBatchResult> committed = sink_->Commit();
     if (!committed.ok()) {
-      sink_->AbortBatch();
+      sink_->Abort();
       return committed.status().WithContextParts("batch ", batch_id, ": committing to ", table);
     }
     durations->add_batch = (clock_->MonotonicMicros() - t0) / 1000;
@@ -386,7 +312,8 @@ class QueryRunner {
     progress->skipped_duplicate = committed->skipped_duplicate;
     progress->start_offset_json = start_offset_.value_or("");
     progress->end_offset_json = end;
-    progress->json = ProgressJson(seq, trigger_wall, trigger_mono, *durations, *progress);
+    progress->json =
+        ProgressToJson(MakeProgress(seq, trigger_wall, trigger_mono, *durations, *progress));
 
     start_offset_ = end;
     watermark_ms_ = next_watermark;
@@ -395,10 +322,10 @@ class QueryRunner {
     return Status::OK();
   }
 
-  // Spark's StreamingQueryProgress, in its key order.
-  std::string ProgressJson(const OffsetSeq& seq, int64_t trigger_wall, int64_t trigger_mono,
-                           const Durations& durations, const BatchProgress& progress) const {
-    const double rows = static_cast<double>(progress.num_input_rows);
+  // Spark's StreamingQueryProgress of the batch just finished.
+  QueryProgress MakeProgress(const OffsetSeq& seq, int64_t trigger_wall, int64_t trigger_mono,
+                             const ProgressDurations& durations, const BatchProgress& batch) const {
+    const double rows = static_cast<double>(batch.num_input_rows);
     // The first trigger has no previous one: Spark divides by infinity.
     const double input_seconds =
         !last_trigger_mono_ ? std::numeric_limits<double>::infinity()
@@ -407,92 +334,39 @@ class QueryRunner {
     const double processed_rate =
         rows / (static_cast<double>(durations.trigger_execution) / 1000.0);
 
-    JsonWriter w;
-    w.BeginObject();
-    w.Key("id");
-    w.String(query_id_);
-    w.Key("runId");
-    w.String(run_id_);
-    w.Key("name");
-    if (job_.name.empty()) {
-      w.Null();
-    } else {
-      w.String(job_.name);
-    }
-    w.Key("timestamp");
-    w.String(FormatTimestampMillisUtc(trigger_wall));
-    w.Key("batchId");
-    w.Int(seq.batch_id);
-    w.Key("batchDuration");
-    w.Int(durations.trigger_execution);
-    w.Key("numInputRows");
-    w.Int(progress.num_input_rows);
-    WriteRate(&w, "inputRowsPerSecond", input_rate);
-    WriteRate(&w, "processedRowsPerSecond", processed_rate);
-    w.Key("durationMs");
-    w.BeginObject();
-    w.Key("addBatch");
-    w.Int(durations.add_batch);
-    w.Key("commitOffsets");
-    w.Int(durations.commit_offsets);
-    w.Key("getBatch");
-    w.Int(durations.get_batch);
-    if (durations.latest_offset) {
-      w.Key("latestOffset");
-      w.Int(*durations.latest_offset);
-    }
-    w.Key("queryPlanning");
-    w.Int(0);
-    w.Key("triggerExecution");
-    w.Int(durations.trigger_execution);
-    if (durations.wal_commit) {
-      w.Key("walCommit");
-      w.Int(*durations.wal_commit);
-    }
-    w.EndObject();
+    QueryProgress progress;
+    progress.id = query_id_;
+    progress.run_id = run_id_;
+    if (!job_.name.empty()) progress.name = job_.name;
+    progress.timestamp_micros = trigger_wall;
+    progress.batch_id = seq.batch_id;
+    progress.batch_duration = durations.trigger_execution;
+    progress.num_input_rows = batch.num_input_rows;
+    progress.input_rows_per_second = input_rate;
+    progress.processed_rows_per_second = processed_rate;
+    progress.duration_ms = durations;
     if (transform_->has_watermark()) {
-      w.Key("eventTime");
-      w.BeginObject();
+      EventTimeProgress event_time;
       if (std::optional<EventTimeStats> stats = transform_->batch_event_time_stats()) {
-        w.Key("avg");
-        w.String(FormatTimestampMillisUtc(
-            static_cast<int64_t>(std::llround(stats->sum_ms / static_cast<double>(stats->count))) *
-            1000));
-        w.Key("max");
-        w.String(FormatTimestampMillisUtc(stats->max_ms * 1000));
-        w.Key("min");
-        w.String(FormatTimestampMillisUtc(stats->min_ms * 1000));
+        event_time.stats = EventTimeStatsMs{
+            static_cast<int64_t>(std::llround(stats->sum_ms / static_cast<double>(stats->count))),
+            stats->max_ms, stats->min_ms};
       }
-      w.Key("watermark");
-      w.String(FormatTimestampMillisUtc(seq.batch_watermark_ms * 1000));
-      w.EndObject();
+      event_time.watermark_ms = seq.batch_watermark_ms;
+      progress.event_time = event_time;
     }
-    w.Key("stateOperators");
-    w.BeginArray();
-    w.EndArray();
-    w.Key("sources");
-    w.BeginArray();
-    w.BeginObject();
-    w.Key("description");
-    w.String(source_->Description());
-    WriteOffset(&w, "startOffset", start_offset_);
-    WriteOffset(&w, "endOffset", seq.source_offsets[0]);
-    WriteOffset(&w, "latestOffset", source_->ReportLatestOffset());
-    w.Key("numInputRows");
-    w.Int(progress.num_input_rows);
-    WriteRate(&w, "inputRowsPerSecond", input_rate);
-    WriteRate(&w, "processedRowsPerSecond", processed_rate);
-    w.EndObject();
-    w.EndArray();
-    w.Key("sink");
-    w.BeginObject();
-    w.Key("description");
-    w.String(sink_->Description());
-    w.Key("numOutputRows");
-    w.Int(progress.num_output_rows);
-    w.EndObject();
-    w.EndObject();
-    return w.Take();
+    SourceProgress source;
+    source.description = source_->Description();
+    source.start_offset = start_offset_;
+    source.end_offset = seq.source_offsets[0];
+    source.latest_offset = source_->ReportLatestOffset();
+    source.num_input_rows = batch.num_input_rows;
+    source.input_rows_per_second = input_rate;
+    source.processed_rows_per_second = processed_rate;
+    progress.sources.push_back(std::move(source));
+    progress.sink.description = sink_->Description();
+    progress.sink.num_output_rows = batch.num_output_rows;
+    return progress;
   }
 
   const JobSpec& job_;
@@ -505,7 +379,7 @@ class QueryRunner {
   std::string run_id_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<Transform> transform_;
-  std::unique_ptr<BatchSink> sink_;
+  std::unique_ptr<Sink> sink_;
 
   std::string conf_json_;
   int64_t next_batch_id_ = 0;

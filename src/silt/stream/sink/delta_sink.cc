@@ -204,10 +204,6 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
                                                    columnar::SchemaPtr output_schema,
                                                    std::string query_id, fs::FileSystemPtr fs,
                                                    Clock* clock) {
-  if (spec.format != "delta") {
-    return Status::NotSupported("sink.format: '", spec.format,
-                                "' (silt writes Delta tables; use format delta)");
-  }
   if (spec.output_mode == "complete") {
     return Status::NotSupported(
         "sink.outputMode: complete (rewriting the whole table every batch comes with "
@@ -371,7 +367,7 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
   return Status::OK();
 }
 
-Result<bool> DeltaSink::BeginBatch(int64_t batch_id) {
+Result<bool> DeltaSink::Begin(int64_t batch_id) {
   batch_id_ = batch_id;
   skip_ = false;
   rows_ = 0;
@@ -449,7 +445,7 @@ Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   return writer_->Write(table_batch);
 }
 
-Result<SinkBatchResult> DeltaSink::CommitBatch() {
+Result<SinkBatchResult> DeltaSink::Commit() {
   SinkBatchResult result;
   if (skip_) {
     result.skipped_duplicate = true;
@@ -512,7 +508,7 @@ Result<SinkBatchResult> DeltaSink::CommitBatch() {
   return result;
 }
 
-void DeltaSink::AbortBatch() {
+void DeltaSink::Abort() {
   if (writer_ != nullptr) {
     writer_->Abort().IgnoreError("data files of a failed batch are never committed");
     writer_.reset();

@@ -1,13 +1,13 @@
 // DeltaSink (format: delta): writes each micro-batch into a Delta table
 // exactly once, as delta-spark's DeltaSink does.
 //
-// Per batch N of query Q:
-//   BeginBatch(N): reads the latest snapshot; if the table already records
+// Per batch N of query Q (the Sink contract, sink.h):
+//   Begin(N): reads the latest snapshot; if the table already records
 //     txn{appId = Q, version >= N}, the batch was committed before a crash
 //     and is skipped (nothing is written; an INFO line says so).
 //   Write(chunk)...: Parquet data files under the table, split by
 //     partitionBy (invisible until committed).
-//   CommitBatch(): one commit with the files, txn{Q, N}, and commitInfo
+//   Commit(): one commit with the files, txn{Q, N}, and commitInfo
 //     operation "STREAMING UPDATE" {outputMode, queryId, epochId}. A batch
 //     without rows still commits its txn (delta-spark does the same), so the
 //     table records that N is done.
@@ -39,43 +39,38 @@
 #include "silt/columnar/column.h"
 #include "silt/delta/table.h"
 #include "silt/stream/job.h"
+#include "silt/stream/sink/sink.h"
 
 namespace silt::stream {
 
-struct SinkBatchResult {
-  int64_t table_version = -1;  // version committed; -1 when skipped
-  bool skipped_duplicate = false;
-  int64_t rows_written = 0;
-  int64_t files_written = 0;
-};
-
 class AutoCompactor;
 
-class DeltaSink {
+class DeltaSink final : public Sink {
  public:
   // Validates the sink spec against the query's output schema (partition
-  // columns must exist; compression must be known). No I/O.
+  // columns must exist; compression must be known). No I/O. The format is
+  // MakeSink's to check.
   // `fs` overrides fs::FileSystemForPath(spec.path) when non-null.
   static Result<std::unique_ptr<DeltaSink>> Make(const SinkSpec& spec,
                                                  columnar::SchemaPtr output_schema,
                                                  std::string query_id, fs::FileSystemPtr fs,
                                                  Clock* clock);
-  ~DeltaSink();
+  ~DeltaSink() override;
 
   // "DeltaSink[<path>]", as delta-spark prints it.
-  std::string Description() const;
-  const std::string& table_path() const { return path_; }
+  std::string Description() const override;
+  // The table path.
+  const std::string& target() const override { return path_; }
 
-  // Starts batch `batch_id`. Returns false when the table already holds it
-  // (Write then ignores its input and CommitBatch reports the skip).
+  // Returns false when the table already holds the batch.
   // Errors: the existing table's schema or partitioning differs from the
   // query's; IOError.
-  Result<bool> BeginBatch(int64_t batch_id);
+  Result<bool> Begin(int64_t batch_id) override;
   // REQUIRES: batch.schema equals the output schema given to Make.
-  Status Write(const columnar::RecordBatch& batch);
-  Result<SinkBatchResult> CommitBatch();
+  Status Write(const columnar::RecordBatch& batch) override;
+  Result<SinkBatchResult> Commit() override;
   // Discards the current batch's files (best effort) after a failure.
-  void AbortBatch();
+  void Abort() override;
 
  private:
   DeltaSink() = default;

@@ -133,7 +133,7 @@ std::string KafkaSink::Description() const {
   return "KafkaSink[" + (topic_ ? *topic_ : std::string("topic column")) + "]";
 }
 
-Result<bool> KafkaSink::BeginBatch(int64_t batch_id) {
+Result<bool> KafkaSink::Begin(int64_t batch_id) {
   batch_id_ = batch_id;
   rows_ = 0;
   return true;
@@ -196,7 +196,7 @@ Status KafkaSink::Write(const columnar::RecordBatch& batch) {
   return Status::OK();
 }
 
-Result<SinkBatchResult> KafkaSink::CommitBatch() {
+Result<SinkBatchResult> KafkaSink::Commit() {
   SILT_RETURN_NOT_OK_CTX(producer_->Flush(flush_timeout_ms_), "flushing batch ", batch_id_, " to ",
                          servers_);
   SinkBatchResult result;
@@ -204,6 +204,6 @@ Result<SinkBatchResult> KafkaSink::CommitBatch() {
   return result;
 }
 
-void KafkaSink::AbortBatch() { rows_ = 0; }
+void KafkaSink::Abort() { rows_ = 0; }
 
 }  // namespace silt::stream

@@ -16,7 +16,7 @@
 //
 // Delivery is at least once, as in Spark: the producer is idempotent
 // (enable.idempotence=true, so its own retries neither duplicate nor reorder
-// records), and CommitBatch returns only when every record of the batch is
+// records), and Commit returns only when every record of the batch is
 // acknowledged (flushed), before the query writes commits/N. A crash after
 // some records were delivered but before commits/N re-runs the batch with the
 // same offsets, so those records are sent again; consumers that need exactly
@@ -35,36 +35,36 @@
 #include "silt/columnar/column.h"
 #include "silt/kafka/producer.h"
 #include "silt/stream/job.h"
-#include "silt/stream/sink/delta_sink.h"
+#include "silt/stream/sink/sink.h"
 
 namespace silt::stream {
 
-class KafkaSink {
+class KafkaSink final : public Sink {
  public:
   // Validates the options and the output schema's topic/key/value/headers/
   // partition columns, and creates the producer (connecting lazily).
   // Errors: InvalidArgument naming the job-file key or column.
   static Result<std::unique_ptr<KafkaSink>> Make(const SinkSpec& spec,
                                                  columnar::SchemaPtr output_schema);
-  ~KafkaSink();
+  ~KafkaSink() override;
 
   // "KafkaSink[topic]" ("KafkaSink[<topic column>]" without the option).
-  std::string Description() const;
+  std::string Description() const override;
   // Where records go, for messages: "kafka topic <t>" or "kafka topics from
   // column topic".
-  const std::string& target() const { return target_; }
+  const std::string& target() const override { return target_; }
 
   // Always true: Kafka has no record of earlier batches to skip by.
-  Result<bool> BeginBatch(int64_t batch_id);
+  Result<bool> Begin(int64_t batch_id) override;
   // Queues the rows as records. Errors: IOError naming topic and row for a
   // record the producer refuses (too large, unknown topic, ...);
   // InvalidArgument for a null topic.
-  Status Write(const columnar::RecordBatch& batch);
+  Status Write(const columnar::RecordBatch& batch) override;
   // Waits until every record of the batch is acknowledged. Errors: IOError
   // with the first delivery error.
-  Result<SinkBatchResult> CommitBatch();
+  Result<SinkBatchResult> Commit() override;
   // Nothing to undo: records already delivered stay (at least once).
-  void AbortBatch();
+  void Abort() override;
 
  private:
   KafkaSink() = default;

@@ -61,10 +61,10 @@ TEST_F(KafkaSinkTest, WritesKeysValuesHeadersAndPartitionsFromColumns) {
 
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSink> sink, KafkaSink::Make(Spec({}), batch->schema));
   EXPECT_EQ(sink->Description(), "KafkaSink[topic column]");
-  ASSERT_OK_AND_ASSIGN(bool write, sink->BeginBatch(0));
+  ASSERT_OK_AND_ASSIGN(bool write, sink->Begin(0));
   EXPECT_TRUE(write);
   ASSERT_OK(sink->Write(*batch));
-  ASSERT_OK_AND_ASSIGN(SinkBatchResult result, sink->CommitBatch());
+  ASSERT_OK_AND_ASSIGN(SinkBatchResult result, sink->Commit());
   EXPECT_EQ(result.rows_written, 3);
 
   columnar::RecordBatchPtr p1 = ReadBack("out", 1);
@@ -97,9 +97,9 @@ TEST_F(KafkaSinkTest, TopicOptionWinsOverTheColumn) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSink> sink,
                        KafkaSink::Make(Spec({{"topic", "out"}}), batch->schema));
   EXPECT_EQ(sink->Description(), "KafkaSink[out]");
-  ASSERT_OK(sink->BeginBatch(0).status());
+  ASSERT_OK(sink->Begin(0).status());
   ASSERT_OK(sink->Write(*batch));
-  ASSERT_OK(sink->CommitBatch().status());
+  ASSERT_OK(sink->Commit().status());
   EXPECT_EQ(ReadBack("out", 0)->num_rows, 1);
   EXPECT_EQ(ReadBack("other", 0)->num_rows, 0);
 }
@@ -139,7 +139,7 @@ TEST_F(KafkaSinkTest, NullTopicIsAnErrorNamingTheRow) {
   batch->num_rows = 2;
   batch->columns = {topic.Finish(), value.Finish()};
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSink> sink, KafkaSink::Make(Spec({}), schema));
-  ASSERT_OK(sink->BeginBatch(0).status());
+  ASSERT_OK(sink->Begin(0).status());
   Status st = sink->Write(*batch);
   ASSERT_RAISES(InvalidArgument, st);
   EXPECT_NE(st.ToString().find("row 1"), std::string::npos) << st.ToString();

@@ -1,0 +1,87 @@
+// Sink: the output side of a streaming query. The query loop drives one
+// batch at a time, always in this order:
+//
+//   offsets/N written -> Begin(N) -> Write(chunk)... -> Commit() ->
+//   commits/N written
+//
+// or Begin(N) -> Write(chunk)... -> Abort() when reading, transforming or
+// writing failed (the query then stops with the error; nothing of batch N is
+// marked done in the checkpoint).
+//
+// Contract relative to the checkpoint:
+// - Begin(N) may be called for a batch whose offsets/N exists but whose
+//   commits/N does not, after a crash anywhere between the two; the rows are
+//   the same as in the first run (the source re-reads the recorded range).
+// - Commit() returns only when the batch is durable in the target. The query
+//   writes commits/N after it returns and never before, so a batch is either
+//   committed to the target and re-run (the sink must tolerate that), or not
+//   committed and re-run.
+// - Exactly once (Delta): the commit carries txn{appId = query id,
+//   version = N}; Begin(N) returns false when the table already records
+//   version >= N for the query, and Commit() then writes nothing. A
+//   concurrent duplicate found at commit time is reported the same way.
+// - At least once (Kafka): there is nothing in Kafka to recognise an earlier
+//   run by, so a re-run sends the batch's records again.
+// - Abort() is best effort and never fails: files it leaves behind are not
+//   referenced by any commit.
+//
+// Thread safety: one query thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "silt/base/clock.h"
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/fs/file_system.h"
+#include "silt/stream/job.h"
+
+namespace silt::stream {
+
+struct SinkBatchResult {
+  int64_t table_version = -1;  // version committed; -1 when skipped
+  bool skipped_duplicate = false;
+  int64_t rows_written = 0;
+  int64_t files_written = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  // Spark-style description for progress records ("DeltaSink[<path>]").
+  virtual std::string Description() const = 0;
+  // Where the rows go, for messages (the table path, the Kafka topic).
+  virtual const std::string& target() const = 0;
+
+  // Starts batch `batch_id`. false: the target already holds the batch;
+  // Write then ignores its input and Commit reports skipped_duplicate.
+  virtual Result<bool> Begin(int64_t batch_id) = 0;
+  // REQUIRES: batch.schema equals the schema the sink was made for.
+  virtual Status Write(const columnar::RecordBatch& batch) = 0;
+  // Makes the batch durable in the target (see the contract above).
+  virtual Result<SinkBatchResult> Commit() = 0;
+  // Discards what the current batch wrote, as far as the target allows.
+  virtual void Abort() = 0;
+};
+
+struct SinkContext {
+  // The query's output schema: the rows Write receives.
+  columnar::SchemaPtr schema;
+  // The checkpoint's query id (the Delta txn appId).
+  std::string query_id;
+  // When set, used for the sink's table instead of fs::FileSystemForPath
+  // (tests inject faults through it).
+  fs::FileSystemPtr file_system;
+  Clock* clock = &SystemClock();
+};
+
+// Builds the sink for `spec` (formats: delta, kafka). Validates the options
+// against the schema; no I/O on the target yet.
+// Errors: InvalidArgument naming the job-file key ("sink.partitionBy[0]: ...");
+// NotSupported for other formats.
+Result<std::unique_ptr<Sink>> MakeSink(const SinkSpec& spec, const SinkContext& context);
+
+}  // namespace silt::stream
