@@ -17,7 +17,7 @@
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
 #include "silt/delta/table.h"
-#include "silt/expr/parser.h"
+#include "silt/expr/parse/parser.h"
 #include "silt/query/predicate_extractor.h"
 #include "silt/query/query.h"
 #include "silt/query/statement.h"

@@ -33,10 +33,10 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/cast.h"
+#include "silt/expr/bind/type_util.h"
+#include "silt/expr/cast/cast.h"
 #include "silt/expr/expression.h"
-#include "silt/expr/time_zone.h"
-#include "silt/expr/type_util.h"
+#include "silt/expr/value/time_zone.h"
 
 namespace silt::expr {
 namespace {

@@ -2,12 +2,12 @@
 
 #include <cctype>
 
-#include "silt/expr/ast.h"
-#include "silt/expr/bind_session_internal.h"
-#include "silt/expr/binder.h"
-#include "silt/expr/bound.h"
-#include "silt/expr/function_registry.h"
-#include "silt/expr/parser.h"
+#include "silt/expr/bind/bind_session_internal.h"
+#include "silt/expr/bind/binder.h"
+#include "silt/expr/bind/bound.h"
+#include "silt/expr/bind/function_registry.h"
+#include "silt/expr/parse/ast.h"
+#include "silt/expr/parse/parser.h"
 
 namespace silt::expr {
 

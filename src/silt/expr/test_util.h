@@ -12,7 +12,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/cast.h"
+#include "silt/expr/cast/cast.h"
 #include "silt/expr/expression.h"
 
 namespace silt::expr::testing {

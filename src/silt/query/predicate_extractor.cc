@@ -8,8 +8,8 @@
 #include "silt/columnar/temporal.h"
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/partition_utils.h"
-#include "silt/expr/binder.h"
-#include "silt/expr/bound.h"
+#include "silt/expr/bind/binder.h"
+#include "silt/expr/bind/bound.h"
 
 namespace silt::query {
 

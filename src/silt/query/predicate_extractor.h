@@ -20,8 +20,8 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/predicate.h"
-#include "silt/expr/ast.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/parse/ast.h"
 
 namespace silt::query {
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "silt/expr/parser.h"
+#include "silt/expr/parse/parser.h"
 
 namespace silt::query {
 namespace {

@@ -21,7 +21,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/delta/table.h"
-#include "silt/expr/ast.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/query/statement.h"
 
 namespace silt::query {

@@ -6,8 +6,8 @@
 
 #include <charconv>
 
-#include "silt/expr/lexer.h"
-#include "silt/expr/parser.h"
+#include "silt/expr/parse/lexer.h"
+#include "silt/expr/parse/parser.h"
 
 namespace silt::query {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "silt/base/result.h"
-#include "silt/expr/ast.h"
+#include "silt/expr/parse/ast.h"
 
 namespace silt::query {
 

@@ -9,9 +9,9 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
 #include "silt/delta/vacuum.h"
-#include "silt/expr/ast.h"
 #include "silt/expr/expression.h"
-#include "silt/expr/parser.h"
+#include "silt/expr/parse/ast.h"
+#include "silt/expr/parse/parser.h"
 #include "silt/fs/s3_file_system.h"
 #include "silt/stream/options_internal.h"
 

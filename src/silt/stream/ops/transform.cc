@@ -9,7 +9,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/expr/filter.h"
-#include "silt/expr/time_zone.h"
+#include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/options_internal.h"
 

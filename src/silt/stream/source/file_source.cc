@@ -6,7 +6,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/columnar/builder.h"
-#include "silt/expr/time_zone.h"
+#include "silt/expr/value/time_zone.h"
 #include "silt/json/json_decoder.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/json_internal.h"

@@ -1,0 +1,1094 @@
+// JSON functions: from_json(text, schema [, options]) and
+// get_json_object(text, path), over json::JsonDecoder and
+// json::JsonPathEvaluator.
+//
+// from_json follows Spark 3.5: the schema is a constant DDL string ("a INT,
+// b STRING") or schema JSON; the result type is the schema made nullable
+// throughout; NULL input gives a NULL struct, malformed input a struct of
+// NULL fields (mode PERMISSIVE, the default) plus the raw text in the
+// columnNameOfCorruptRecord field when the schema has one, or an error
+// (mode FAILFAST). As in Spark, a value that does not fit its field's type
+// also makes the record bad: the other fields are kept and the corrupt-record
+// field gets the text. A MAP or ARRAY schema gives NULL for a bad record, or
+// with FAILFAST an error naming the row (FromJsonValueKernel).
+//
+// CAST(get_json_object(x, 'path') AS BOOLEAN/TINYINT..BIGINT/FLOAT/DOUBLE)
+// bound with a BindSession reads JSON numbers straight from the shared parse
+// instead of printing and re-parsing them (JsonCastKernel); any value it
+// cannot convert exactly as the text would be cast goes through the text.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "silt/base/utf8.h"
+#include "silt/columnar/builder.h"
+#include "silt/expr/bind/bind_session_internal.h"
+#include "silt/expr/bind/function_registry.h"
+#include "silt/expr/bind/type_util.h"
+#include "silt/expr/cast/cast.h"
+#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/parse/ast.h"
+#include "silt/expr/value/time_zone.h"
+#include "silt/json/json_decoder.h"
+
+namespace silt::expr {
+
+namespace {
+
+using columnar::Column;
+using columnar::ColumnPtr;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+class FromJsonKernel final : public Kernel {
+ public:
+  // `decoder` decodes the schema without the corrupt-record field, which
+  // (when `corrupt_index` >= 0) is inserted at that position.
+  FromJsonKernel(std::unique_ptr<json::JsonDecoder> decoder, int corrupt_index, bool fail_fast)
+      : decoder_(std::move(decoder)), corrupt_index_(corrupt_index), fail_fast_(fail_fast) {}
+
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    const Column& input = *args.args[0].column;
+    json::DecodeStats stats;
+    ColumnPtr corrupt;
+    bool want_corrupt = corrupt_index_ >= 0 || fail_fast_;
+    SILT_ASSIGN_OR_RETURN(ColumnPtr decoded,
+                          decoder_->DecodeColumn(input, want_corrupt ? &corrupt : nullptr, &stats));
+    if (fail_fast_ && (stats.malformed_rows > 0 || stats.mismatched_fields > 0)) {
+      for (int64_t row = 0; row < input.length; ++row) {
+        if (corrupt != nullptr && corrupt->IsValid(row)) {
+          return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
+                                         row, "): ", corrupt->StringValue(row), " in '", info.sql,
+                                         "'");
+        }
+      }
+      return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST in '",
+                                     info.sql, "'");
+    }
+    auto out = std::make_shared<Column>();
+    out->type = info.type;
+    out->length = input.length;
+    // Spark 3 keeps a (field-wise NULL) struct for malformed text; only a
+    // NULL input is a NULL struct.
+    out->validity = input.validity;
+    out->null_count = input.null_count;
+    std::vector<ColumnPtr> children = decoded->children;
+    if (stats.malformed_rows > 0 && decoded->validity != nullptr) {
+      // The decoder nulls malformed rows at the struct level; make sure the
+      // fields read NULL there now that the struct itself is valid.
+      for (ColumnPtr& child : children) {
+        int64_t nulls = 0;
+        auto fixed = std::make_shared<Column>(*child);
+        fixed->validity =
+            AndBitmaps(decoded->validity.get(), child->validity.get(), child->length, &nulls);
+        fixed->null_count = nulls;
+        child = std::move(fixed);
+      }
+    }
+    if (corrupt_index_ >= 0) {
+      ColumnPtr text = corrupt != nullptr ? corrupt : NullColumn(DataType::String(), input.length);
+      children.insert(children.begin() + corrupt_index_, std::move(text));
+    }
+    out->children = std::move(children);
+    return ColumnPtr(std::move(out));
+  }
+
+ private:
+  std::unique_ptr<json::JsonDecoder> decoder_;
+  int corrupt_index_;
+  bool fail_fast_;
+};
+
+// get_json_object through its input's JsonPathGroup: the first path of the
+// group evaluated for a batch parses each document for all paths.
+// Once a CAST over the call fused with it (link->fused), the call only hands
+// its input to the cast.
+class JsonPathKernel final : public Kernel {
+ public:
+  JsonPathKernel(std::shared_ptr<JsonPathGroup> group, int path_index,
+                 std::shared_ptr<JsonCallLink> link)
+      : group_(std::move(group)), path_index_(path_index), link_(std::move(link)) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    if (link_ != nullptr && link_->fused) {
+      link_->input = args.args[0].column;
+      return NullColumn(info.type, args.num_rows);
+    }
+    return group_->Get(path_index_, args.args[0].column);
+  }
+
+ private:
+  std::shared_ptr<JsonPathGroup> group_;
+  int path_index_;
+  std::shared_ptr<JsonCallLink> link_;
+};
+
+// ---- CAST(get_json_object(x, 'path') AS type), fused: a JSON number (or
+// boolean) at the path is converted directly instead of being printed the
+// way get_json_object prints it and parsed back by the cast. Every value the
+// direct conversion cannot give exactly as CastColumn would over that text
+// (and every non-number result) goes through the text and CastColumn, so
+// values, NULLs and ANSI errors are those of the unfused cast.
+
+// What the direct conversion decided for a row.
+enum class Fused : uint8_t { kNull, kValue, kText };
+
+// Java's Double.toString prints magnitudes in [1e-3, 1e7) without an
+// exponent (JsonGen::Double); only those texts parse as integers.
+bool PrintsPlain(double d) {
+  const double magnitude = std::fabs(d);
+  return magnitude >= 1e-3 && magnitude < 1e7;
+}
+
+// CAST(text AS Out) for the text get_json_object prints for a captured
+// scalar, when that is certain without the text; kText otherwise.
+template <typename Out>
+Fused ConvertCaptured(json::CapturedKind kind, int64_t bits, bool ansi, Out* out) {
+  if (kind == json::CapturedKind::kUint64) {
+    const uint64_t u = std::bit_cast<uint64_t>(bits);
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      if constexpr (std::is_floating_point_v<Out>) {
+        *out = static_cast<Out>(u);  // one correctly rounded conversion, as strtod/strtof
+        return Fused::kValue;
+      }
+      return Fused::kText;
+    }
+    kind = json::CapturedKind::kInt64;
+  }
+  if constexpr (std::is_same_v<Out, bool>) {
+    if (kind == json::CapturedKind::kBool ||
+        (kind == json::CapturedKind::kInt64 && (bits == 0 || bits == 1))) {
+      *out = bits != 0;  // "true"/"false"/"1"/"0"
+      return Fused::kValue;
+    }
+    return Fused::kText;
+  } else {
+    switch (kind) {
+      case json::CapturedKind::kInt64:
+        if constexpr (std::is_floating_point_v<Out>) {
+          *out = static_cast<Out>(bits);
+          return Fused::kValue;
+        } else {
+          if (bits < std::numeric_limits<Out>::min() || bits > std::numeric_limits<Out>::max()) {
+            return Fused::kText;
+          }
+          *out = static_cast<Out>(bits);
+          return Fused::kValue;
+        }
+      case json::CapturedKind::kDouble: {
+        const double d = std::bit_cast<double>(bits);
+        if constexpr (std::is_same_v<Out, double>) {
+          // Double.toString round-trips.
+          *out = d;
+          return Fused::kValue;
+        } else if constexpr (std::is_same_v<Out, float>) {
+          // The text is within half a double ulp of d, so strtof(text) and
+          // (float)d agree unless d lies exactly on a rounding boundary
+          // between two floats (or beyond the largest float).
+          if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+            return Fused::kText;
+          }
+          const float f = static_cast<float>(d);
+          if (static_cast<double>(f) != d) {
+            const float next = std::nextafter(f, d > static_cast<double>(f)
+                                                     ? std::numeric_limits<float>::infinity()
+                                                     : -std::numeric_limits<float>::infinity());
+            if ((static_cast<double>(f) + static_cast<double>(next)) / 2 == d) return Fused::kText;
+          }
+          *out = f;
+          return Fused::kValue;
+        } else {
+          // Non-ANSI reads "21.5" as 21 (UTF8String.toInt); ANSI rejects
+          // the fraction, and no integer type reads an exponent.
+          if (ansi) return Fused::kText;
+          if (d == 0) {
+            *out = 0;
+            return Fused::kValue;
+          }
+          if (!PrintsPlain(d)) return Fused::kText;
+          const double whole = std::trunc(d);  // |whole| < 1e7: exact
+          if (whole < static_cast<double>(std::numeric_limits<Out>::min()) ||
+              whole > static_cast<double>(std::numeric_limits<Out>::max())) {
+            return Fused::kText;
+          }
+          *out = static_cast<Out>(whole);
+          return Fused::kValue;
+        }
+      }
+      default: return Fused::kText;
+    }
+  }
+}
+
+class JsonCastKernel final : public Kernel {
+ public:
+  JsonCastKernel(std::shared_ptr<JsonCallLink> link, int capture_index, std::string context)
+      : link_(std::move(link)), capture_index_(capture_index), context_(std::move(context)) {}
+
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs&) override {
+    ColumnPtr input = std::move(link_->input);
+    link_->input = nullptr;
+    if (input == nullptr) {
+      return Status::Internal("fused JSON cast without input in '", info.sql, "'");
+    }
+    SILT_ASSIGN_OR_RETURN(ColumnPtr captured, link_->group->Get(capture_index_, input));
+    if (captured->type->id() != TypeId::kStruct) {
+      return Status::Internal("fused JSON cast over an uncaptured path in '", info.sql, "'");
+    }
+    switch (info.type->id()) {
+      case TypeId::kBoolean: return Convert<bool>(info, *captured);
+      case TypeId::kByte: return Convert<int8_t>(info, *captured);
+      case TypeId::kShort: return Convert<int16_t>(info, *captured);
+      case TypeId::kInt: return Convert<int32_t>(info, *captured);
+      case TypeId::kLong: return Convert<int64_t>(info, *captured);
+      case TypeId::kFloat: return Convert<float>(info, *captured);
+      case TypeId::kDouble: return Convert<double>(info, *captured);
+      default: return Status::Internal("fused JSON cast to ", info.type->ToDdl());
+    }
+  }
+
+ private:
+  template <typename Out>
+  Result<ColumnPtr> Convert(const KernelInfo& info, const Column& captured) {
+    const Column& text = *captured.children[0];
+    const Column& kind = *captured.children[1];
+    const Column& bits = *captured.children[2];
+    const int64_t length = captured.length;
+    const bool ansi = info.options.ansi;
+    states_.assign(static_cast<size_t>(length), Fused::kNull);
+    values_.resize(static_cast<size_t>(length));
+    bool any_text = false;
+    for (int64_t row = 0; row < length; ++row) {
+      Fused& state = states_[static_cast<size_t>(row)];
+      if (kind.IsValid(row)) {
+        Out value{};
+        state = ConvertCaptured<Out>(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
+                                     bits.Value<int64_t>(row), ansi, &value);
+        std::memcpy(&values_[static_cast<size_t>(row)], &value, sizeof(Out));
+      } else if (text.IsValid(row)) {
+        state = Fused::kText;
+      }
+      any_text |= state == Fused::kText;
+    }
+    ColumnPtr cast;
+    if (any_text) {
+      // The rows left to the text: get_json_object's text, cast as usual.
+      columnar::ColumnBuilder texts(DataType::String());
+      texts.Reserve(length);
+      for (int64_t row = 0; row < length; ++row) {
+        if (states_[static_cast<size_t>(row)] != Fused::kText) {
+          texts.AppendNull();
+        } else if (text.IsValid(row)) {
+          texts.AppendString(text.StringValue(row));
+        } else {
+          scratch_.clear();
+          json::AppendCapturedText(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
+                                   bits.Value<int64_t>(row), &scratch_);
+          texts.AppendString(scratch_);
+        }
+      }
+      CastOptions options;
+      options.ansi = ansi;
+      options.zone_offset_micros = info.options.session_zone_offset_micros;
+      options.zone = info.options.session_zone.get();
+      options.context = context_;
+      SILT_ASSIGN_OR_RETURN(cast, CastColumn(*texts.Finish(), info.type, options));
+    }
+    columnar::ColumnBuilder out(info.type);
+    out.Reserve(length);
+    for (int64_t row = 0; row < length; ++row) {
+      Fused state = states_[static_cast<size_t>(row)];
+      bool valid = state == Fused::kValue;
+      Out value{};
+      if (valid) {
+        std::memcpy(&value, &values_[static_cast<size_t>(row)], sizeof(Out));
+      } else if (state == Fused::kText && cast->IsValid(row)) {
+        valid = true;
+        if constexpr (std::is_same_v<Out, bool>) {
+          value = cast->BoolValue(row);
+        } else {
+          value = cast->Value<Out>(row);
+        }
+      }
+      if (!valid) {
+        out.AppendNull();
+      } else if constexpr (std::is_same_v<Out, bool>) {
+        out.AppendBool(value);
+      } else {
+        out.Append<Out>(value);
+      }
+    }
+    return out.Finish();
+  }
+
+  std::shared_ptr<JsonCallLink> link_;
+  int capture_index_;
+  std::string context_;
+  // Per-batch scratch, reused.
+  std::vector<Fused> states_;
+  std::vector<uint64_t> values_;  // each holds an Out
+  std::string scratch_;
+};
+
+// A STRING argument: other atomic types are cast, as Spark's implicit casts
+// do for functions expecting strings.
+Status CoerceString(CallSite& site, size_t index) {
+  const DataType& t = *site.args[index]->type();
+  if (IsString(t)) return Status::OK();
+  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
+  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
+                                                       DataType::String(), site.options));
+  return Status::OK();
+}
+
+Result<TypePtr> ParseSchemaText(const CallSite& site, std::string_view text) {
+  std::string_view trimmed = text;
+  while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\n')) {
+    trimmed.remove_prefix(1);
+  }
+  if (!trimmed.empty() && trimmed.front() == '{') {
+    Result<TypePtr> from_json = columnar::SchemaFromJson(trimmed);
+    if (from_json.ok()) return from_json;
+  }
+  Result<TypePtr> schema = columnar::ParseDdlSchema(text);
+  if (schema.ok()) return schema;
+  Result<TypePtr> single = columnar::ParseDdlType(text);
+  if (single.ok()) {
+    const TypeId id = (*single)->id();
+    if (id == TypeId::kStruct || id == TypeId::kMap || id == TypeId::kArray) return single;
+    return Status::NotSupported("from_json with a ", TypeName(**single),
+                                " schema (STRUCT, MAP and ARRAY schemas are decoded) in '",
+                                site.text, "'");
+  }
+  return Status::InvalidArgument("Cannot parse the from_json schema '", text,
+                                 "': ", schema.status().message(), " in '", site.text, "'");
+}
+
+// from_json with a MAP or ARRAY schema: each text is decoded as the field
+// "v" of {"v": <text>}, so a text that is not a JSON object (array) of the
+// schema, or not JSON at all, gives NULL. As Spark's parser, only the
+// text's first JSON value is read (what follows it is ignored), and for an
+// ARRAY<STRUCT> schema a single object reads as a one-element array.
+// Mode FAILFAST: a row that gives NULL although its text is neither NULL
+// nor empty (all whitespace) is an error naming the row — that is exactly
+// Spark's bad record for these schemas (a top-level JSON null included).
+class FromJsonValueKernel final : public Kernel {
+ public:
+  FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder, bool object_as_array,
+                      bool fail_fast)
+      : decoder_(std::move(decoder)), object_as_array_(object_as_array), fail_fast_(fail_fast) {}
+
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    const Column& input = *args.args[0].column;
+    columnar::ColumnBuilder wrapped(DataType::String());
+    wrapped.Reserve(input.length);
+    std::string text;
+    for (int64_t row = 0; row < input.length; ++row) {
+      if (input.IsNull(row)) {
+        wrapped.AppendNull();
+        continue;
+      }
+      std::string_view value = FirstValue(input.StringValue(row));
+      const bool wrap = object_as_array_ && !value.empty() && value.front() == '{';
+      text.assign(wrap ? "{\"v\":[" : "{\"v\":");
+      text.append(value);
+      text.append(wrap ? "\n]}" : "\n}");
+      wrapped.AppendString(text);
+    }
+    ColumnPtr texts = wrapped.Finish();
+    SILT_ASSIGN_OR_RETURN(ColumnPtr decoded, decoder_->DecodeColumn(*texts, nullptr, nullptr));
+    int64_t nulls = 0;
+    auto out = std::make_shared<Column>(*decoded->children[0]);
+    out->validity = AndBitmaps(decoded->validity.get(), out->validity.get(), out->length, &nulls);
+    out->null_count = nulls;
+    if (fail_fast_ && nulls > input.null_count) {
+      for (int64_t row = 0; row < input.length; ++row) {
+        if (out->IsNull(row) && input.IsValid(row) && !IsBlank(input.StringValue(row))) {
+          return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
+                                         row, "): ", input.StringValue(row), " in '", info.sql,
+                                         "'");
+        }
+      }
+    }
+    return ColumnPtr(std::move(out));
+  }
+
+ private:
+  static bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+  static bool IsBlank(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), IsJsonSpace);
+  }
+
+  // The text's first value when it is an object or array (up to its closing
+  // bracket, leading whitespace dropped); otherwise the whole text.
+  static std::string_view FirstValue(std::string_view text) {
+    size_t begin = 0;
+    while (begin < text.size() && IsJsonSpace(text[begin])) ++begin;
+    if (begin == text.size() || (text[begin] != '{' && text[begin] != '[')) return text;
+    int64_t depth = 0;
+    bool in_string = false;
+    for (size_t pos = begin; pos < text.size(); ++pos) {
+      const char c = text[pos];
+      if (in_string) {
+        if (c == '\\') {
+          ++pos;
+        } else if (c == '"') {
+          in_string = false;
+        }
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return text.substr(begin, pos + 1 - begin);
+      }
+    }
+    return text.substr(begin);
+  }
+
+  std::unique_ptr<json::JsonDecoder> decoder_;
+  bool object_as_array_;
+  bool fail_fast_;
+};
+
+// Zone-less timestamp texts are read in the session time zone.
+json::JsonDecodeOptions DecodeOptionsFor(const EvalOptions& options) {
+  json::JsonDecodeOptions out;
+  TimeZonePtr zone = SessionTimeZone(options);
+  if (zone->is_fixed()) {
+    out.default_zone_offset_micros = int64_t{zone->fixed_offset_seconds()} * 1000000;
+  } else {
+    out.local_to_utc = [zone](int64_t local_micros) { return zone->LocalToUtc(local_micros); };
+  }
+  return out;
+}
+
+Result<BoundNodePtr> BindFromJson(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 3));
+  SILT_RETURN_NOT_OK(CoerceString(site, 0));
+  if (!IsString(*site.args[1]->type())) return ArgTypeError(site, 1, "a STRING schema");
+  SILT_ASSIGN_OR_RETURN(ColumnPtr schema_value, ConstantArg(site, 1, "the schema"));
+  if (schema_value->IsNull(0)) {
+    return Status::InvalidArgument("The from_json schema must not be NULL in '", site.text, "'");
+  }
+  SILT_ASSIGN_OR_RETURN(TypePtr schema, ParseSchemaText(site, schema_value->StringValue(0)));
+
+  bool fail_fast = false;
+  std::string corrupt_name = "_corrupt_record";
+  if (site.args.size() == 3) {
+    if (site.args[2]->type()->id() != TypeId::kMap) {
+      return ArgTypeError(site, 2, "a map of options, e.g. map('mode', 'FAILFAST')");
+    }
+    SILT_ASSIGN_OR_RETURN(ColumnPtr options, ConstantArg(site, 2, "the options"));
+    const Column& entries = *options->children[0];
+    const Column& keys = *entries.children[0];
+    const Column& values = *entries.children[1];
+    if (keys.type->id() != TypeId::kString || values.type->id() != TypeId::kString) {
+      return ArgTypeError(site, 2, "a MAP<STRING, STRING> of options");
+    }
+    for (int32_t i = options->offsets()[0]; i < options->offsets()[1]; ++i) {
+      std::string key = Lower(keys.StringValue(i));
+      std::string value = values.IsNull(i) ? "" : std::string(values.StringValue(i));
+      if (key == "mode") {
+        std::string mode = Lower(value);
+        if (mode == "failfast") {
+          fail_fast = true;
+        } else if (mode != "permissive") {
+          return Status::InvalidArgument("from_json supports modes PERMISSIVE and FAILFAST, not '",
+                                         value, "', in '", site.text, "'");
+        }
+      } else if (key == "columnnameofcorruptrecord") {
+        corrupt_name = value;
+      } else {
+        return Status::NotSupported("from_json option '", keys.StringValue(i),
+                                    "' (silt reads mode and columnNameOfCorruptRecord) in '",
+                                    site.text, "'");
+      }
+    }
+  }
+
+  TypePtr result_type = AsNullable(schema);
+  if (result_type->id() != TypeId::kStruct) {
+    const bool object_as_array =
+        result_type->id() == TypeId::kArray && result_type->element_type()->id() == TypeId::kStruct;
+    Result<std::unique_ptr<json::JsonDecoder>> decoder =
+        json::JsonDecoder::Make(DataType::Struct({columnar::Field{"v", result_type, true}}),
+                                DecodeOptionsFor(site.options));
+    if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
+    std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
+    std::vector<BoundNodePtr> args;
+    args.push_back(std::move(site.args[0]));
+    return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
+                         std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe(),
+                                                               object_as_array, fail_fast),
+                         std::move(sql));
+  }
+  // The corrupt-record field is filled by silt, not decoded.
+  std::vector<columnar::Field> decode_fields;
+  int corrupt_index = -1;
+  for (int i = 0; i < result_type->num_fields(); ++i) {
+    const columnar::Field& f = result_type->field(i);
+    if (f.name == corrupt_name) {
+      if (f.type->id() != TypeId::kString) {
+        return Status::InvalidArgument("The corrupt record field ", f.name,
+                                       " must be of type STRING in '", site.text, "'");
+      }
+      corrupt_index = i;
+      continue;
+    }
+    decode_fields.push_back(f);
+  }
+  Result<std::unique_ptr<json::JsonDecoder>> decoder = json::JsonDecoder::Make(
+      DataType::Struct(std::move(decode_fields)), DecodeOptionsFor(site.options));
+  if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
+
+  // Spark's JsonToStructs names itself by its input only.
+  std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
+  std::vector<BoundNodePtr> args;
+  args.push_back(std::move(site.args[0]));
+  return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
+                       std::make_unique<FromJsonKernel>(std::move(decoder).MoveValueUnsafe(),
+                                                        corrupt_index, fail_fast),
+                       std::move(sql));
+}
+
+Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 2));
+  SILT_RETURN_NOT_OK(CoerceString(site, 0));
+  SILT_RETURN_NOT_OK(CoerceString(site, 1));
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  if (!site.args[1]->foldable()) {
+    return Status::NotSupported("get_json_object with a path that varies per row (",
+                                site.args[1]->sql(), ") in '", site.text, "'");
+  }
+  SILT_ASSIGN_OR_RETURN(ColumnPtr path, ConstantArg(site, 1, "the JSON path"));
+  std::vector<BoundNodePtr> args;
+  args.push_back(std::move(site.args[0]));
+  // A NULL path, or one that is not a JSON path (Spark's parser gives up on
+  // it), makes every row NULL, as in Spark.
+  if (path->IsNull(0) || !json::JsonPathEvaluator::Make(path->StringValue(0)).ok()) {
+    KernelFn all_null = [](const KernelInfo& info, const ExecArgs& a) -> Result<ColumnPtr> {
+      return NullColumn(info.type, a.num_rows);
+    };
+    return MakeBoundCall(site, DataType::String(), true, std::move(args), all_null, std::move(sql));
+  }
+  // Calls over the same input (by bound SQL and type) share one group.
+  std::shared_ptr<JsonPathGroup> group;
+  if (site.session != nullptr) {
+    std::string key = args[0]->sql() + '\x1f' + args[0]->type()->ToDdl();
+    std::shared_ptr<JsonPathGroup>& shared = site.session->state().json_path_groups[key];
+    if (shared == nullptr) {
+      shared = std::make_shared<JsonPathGroup>(site.session->state().row_scope);
+    }
+    group = shared;
+  } else {
+    group = std::make_shared<JsonPathGroup>();
+  }
+  Result<int> path_index = group->AddPath(path->StringValue(0));
+  if (!path_index.ok()) return path_index.status().WithContextParts("in '", site.text, "'");
+  std::shared_ptr<JsonCallLink> link;
+  if (site.session != nullptr) {
+    link = std::make_shared<JsonCallLink>();
+    link->group = group;
+    link->path = std::string(path->StringValue(0));
+  }
+  BoundNodePtr node = MakeBoundCall(
+      site, DataType::String(), /*nullable=*/true, std::move(args),
+      std::make_unique<JsonPathKernel>(std::move(group), *path_index, link), std::move(sql));
+  if (link != nullptr) {
+    link->path_index = *path_index;
+    site.session->state().json_calls[node.get()] = std::move(link);
+  }
+  return node;
+}
+
+// ---- schema_of_json: Spark's JsonInferSchema over one constant document
+// (default options: numbers without a fraction or exponent are BIGINT, or
+// DECIMAL(p,0) beyond a long, DOUBLE past 38 digits; others DOUBLE; strings
+// STRING; objects STRUCTs with their fields sorted by name; arrays the
+// common type of their elements; NULL and empty arrays' elements STRING).
+
+struct InferredType {
+  enum Kind { kNull, kBoolean, kLong, kDecimal, kDouble, kString, kArray, kStruct } kind = kNull;
+  int precision = 0;  // kDecimal
+  int scale = 0;
+  std::vector<InferredType> children;  // kArray: the element; kStruct: fields
+  std::vector<std::string> names;      // kStruct
+};
+
+// A minimal JSON reader for inference: classifies numbers as Jackson does
+// (INT/LONG, BIG_INTEGER, FLOAT) and accepts what Spark's parser accepts by
+// default (single-quoted strings, NaN / Infinity).
+class InferReader {
+ public:
+  explicit InferReader(std::string_view text) : text_(text) {}
+
+  // False when the text does not start with a JSON value.
+  bool Value(InferredType* out, int depth = 0) {
+    if (depth > 1000) return false;
+    SkipSpace();
+    if (pos_ >= text_.size()) return false;
+    char c = text_[pos_];
+    if (c == '{') return Object(out, depth);
+    if (c == '[') return Array(out, depth);
+    if (c == '"' || c == '\'') {
+      out->kind = InferredType::kString;
+      return String(nullptr);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return Number(out);
+    for (auto [word, kind] :
+         {std::pair{"true", InferredType::kBoolean}, std::pair{"false", InferredType::kBoolean},
+          std::pair{"null", InferredType::kNull}, std::pair{"NaN", InferredType::kDouble},
+          std::pair{"Infinity", InferredType::kDouble},
+          std::pair{"+Infinity", InferredType::kDouble}}) {
+      std::string_view w(word);
+      if (text_.substr(pos_, w.size()) == w) {
+        pos_ += w.size();
+        out->kind = kind;
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+
+  bool String(std::string* out) {
+    const char quote = text_[pos_++];
+    while (pos_ < text_.size()) {
+      char c = text_[pos_++];
+      if (c == quote) return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        if (out != nullptr) out->push_back(c);
+        continue;
+      }
+      if (pos_ >= text_.size()) return false;
+      char e = text_[pos_++];
+      switch (e) {
+        case 'n': c = '\n'; break;
+        case 't': c = '\t'; break;
+        case 'r': c = '\r'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case '"':
+        case '\'':
+        case '\\':
+        case '/': c = e; break;
+        case 'u': {
+          if (pos_ + 4 > text_.size()) return false;
+          uint32_t cp = 0;
+          for (int i = 0; i < 4; ++i) {
+            char h = text_[pos_++];
+            int digit = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+            if (digit < 0) return false;
+            cp = cp * 16 + static_cast<uint32_t>(digit);
+          }
+          if (out != nullptr) silt::AppendUtf8(cp, out);
+          continue;
+        }
+        default: return false;
+      }
+      if (out != nullptr) out->push_back(c);
+    }
+    return false;
+  }
+
+  bool Number(InferredType* out) {
+    size_t start = pos_;
+    if (text_[pos_] == '-') ++pos_;
+    if (pos_ < text_.size() && text_.substr(pos_, 8) == "Infinity") {
+      pos_ += 8;
+      out->kind = InferredType::kDouble;
+      return true;
+    }
+    size_t int_start = pos_;
+    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+    size_t int_digits = pos_ - int_start;
+    if (int_digits == 0) return false;
+    // Leading zeros are not allowed ("01").
+    if (int_digits > 1 && text_[int_start] == '0') return false;
+    bool is_float = false;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      is_float = true;
+      ++pos_;
+      size_t frac = pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+      if (pos_ == frac) return false;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      is_float = true;
+      ++pos_;
+      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+      size_t exp = pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
+      if (pos_ == exp) return false;
+    }
+    if (is_float) {
+      out->kind = InferredType::kDouble;
+      return true;
+    }
+    // Jackson: INT or LONG when it fits a long, else BIG_INTEGER, which
+    // Spark types DECIMAL(digits, 0) (DOUBLE past 38 digits).
+    std::string_view digits = text_.substr(start, pos_ - start);
+    bool negative = digits[0] == '-';
+    std::string_view magnitude = digits.substr(negative ? 1 : 0);
+    std::string_view limit = negative ? "9223372036854775808" : "9223372036854775807";
+    bool fits =
+        magnitude.size() < limit.size() || (magnitude.size() == limit.size() && magnitude <= limit);
+    if (fits) {
+      out->kind = InferredType::kLong;
+    } else if (magnitude.size() <= 38) {
+      out->kind = InferredType::kDecimal;
+      out->precision = static_cast<int>(magnitude.size());
+      out->scale = 0;
+    } else {
+      out->kind = InferredType::kDouble;
+    }
+    return true;
+  }
+
+  bool Object(InferredType* out, int depth) {
+    ++pos_;
+    out->kind = InferredType::kStruct;
+    std::vector<std::pair<std::string, InferredType>> fields;
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == '}') {
+      ++pos_;
+      return true;
+    }
+    while (true) {
+      SkipSpace();
+      if (pos_ >= text_.size() || (text_[pos_] != '"' && text_[pos_] != '\'')) return false;
+      std::string name;
+      if (!String(&name)) return false;
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] != ':') return false;
+      ++pos_;
+      InferredType value;
+      if (!Value(&value, depth + 1)) return false;
+      fields.emplace_back(std::move(name), std::move(value));
+      SkipSpace();
+      if (pos_ >= text_.size()) return false;
+      if (text_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      if (text_[pos_] != '}') return false;
+      ++pos_;
+      break;
+    }
+    std::stable_sort(fields.begin(), fields.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [name, type] : fields) {
+      out->names.push_back(std::move(name));
+      out->children.push_back(std::move(type));
+    }
+    return true;
+  }
+
+  bool Array(InferredType* out, int depth);
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+bool IsNumeric(const InferredType& t) {
+  return t.kind == InferredType::kLong || t.kind == InferredType::kDecimal ||
+         t.kind == InferredType::kDouble;
+}
+
+// JsonInferSchema.compatibleType.
+InferredType Compatible(const InferredType& a, const InferredType& b) {
+  using K = InferredType::Kind;
+  if (a.kind == K::kNull) return b;
+  if (b.kind == K::kNull) return a;
+  if (IsNumeric(a) && IsNumeric(b)) {
+    if (a.kind == K::kDouble || b.kind == K::kDouble) {
+      InferredType out;
+      out.kind = K::kDouble;
+      return out;
+    }
+    if (a.kind == K::kLong && b.kind == K::kLong) return a;
+    // A long widens to DECIMAL(20,0).
+    auto as_decimal = [](const InferredType& t) {
+      InferredType d = t;
+      if (t.kind == K::kLong) {
+        d.kind = K::kDecimal;
+        d.precision = 20;
+        d.scale = 0;
+      }
+      return d;
+    };
+    InferredType x = as_decimal(a);
+    InferredType y = as_decimal(b);
+    int scale = std::max(x.scale, y.scale);
+    int range = std::max(x.precision - x.scale, y.precision - y.scale);
+    InferredType out;
+    if (range + scale > 38) {
+      out.kind = K::kDouble;
+    } else {
+      out.kind = K::kDecimal;
+      out.precision = range + scale;
+      out.scale = scale;
+    }
+    return out;
+  }
+  if (a.kind == K::kStruct && b.kind == K::kStruct) {
+    InferredType out;
+    out.kind = K::kStruct;
+    size_t i = 0;
+    size_t j = 0;
+    while (i < a.names.size() || j < b.names.size()) {
+      if (j >= b.names.size() || (i < a.names.size() && a.names[i] < b.names[j])) {
+        out.names.push_back(a.names[i]);
+        out.children.push_back(a.children[i++]);
+      } else if (i >= a.names.size() || b.names[j] < a.names[i]) {
+        out.names.push_back(b.names[j]);
+        out.children.push_back(b.children[j++]);
+      } else {
+        out.names.push_back(a.names[i]);
+        out.children.push_back(Compatible(a.children[i++], b.children[j++]));
+      }
+    }
+    return out;
+  }
+  if (a.kind == K::kArray && b.kind == K::kArray) {
+    InferredType out;
+    out.kind = K::kArray;
+    out.children.push_back(Compatible(a.children[0], b.children[0]));
+    return out;
+  }
+  if (a.kind == b.kind && a.kind != K::kDecimal) return a;
+  InferredType out;
+  out.kind = K::kString;
+  return out;
+}
+
+bool InferReader::Array(InferredType* out, int depth) {
+  ++pos_;
+  out->kind = InferredType::kArray;
+  InferredType element;
+  SkipSpace();
+  if (pos_ < text_.size() && text_[pos_] == ']') {
+    ++pos_;
+    out->children.push_back(std::move(element));
+    return true;
+  }
+  while (true) {
+    InferredType value;
+    if (!Value(&value, depth + 1)) return false;
+    element = Compatible(element, value);
+    SkipSpace();
+    if (pos_ >= text_.size()) return false;
+    if (text_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
+    if (text_[pos_] != ']') return false;
+    ++pos_;
+    break;
+  }
+  out->children.push_back(std::move(element));
+  return true;
+}
+
+// StructField.sql's name: as is when [a-zA-Z0-9_]+ and not all digits,
+// else in backquotes (doubled inside).
+void AppendFieldName(const std::string& name, std::string* out) {
+  bool plain = !name.empty();
+  bool all_digits = true;
+  for (char c : name) {
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '_') plain = false;
+    if (c < '0' || c > '9') all_digits = false;
+  }
+  if (plain && !all_digits) {
+    out->append(name);
+    return;
+  }
+  out->push_back('`');
+  for (char c : name) {
+    if (c == '`') out->push_back('`');
+    out->push_back(c);
+  }
+  out->push_back('`');
+}
+
+// JsonInferSchema.canonicalizeType: NULL becomes STRING; fields with an
+// empty name are dropped, and so are fields (and array elements) whose
+// type canonicalizes to nothing: a struct left without fields. False when
+// nothing is left of `t`.
+bool Canonicalize(InferredType* t) {
+  switch (t->kind) {
+    case InferredType::kNull: t->kind = InferredType::kString; return true;
+    case InferredType::kArray: return Canonicalize(&t->children[0]);
+    case InferredType::kStruct: {
+      std::vector<std::string> names;
+      std::vector<InferredType> children;
+      for (size_t i = 0; i < t->names.size(); ++i) {
+        if (t->names[i].empty() || !Canonicalize(&t->children[i])) continue;
+        names.push_back(std::move(t->names[i]));
+        children.push_back(std::move(t->children[i]));
+      }
+      t->names = std::move(names);
+      t->children = std::move(children);
+      return !t->names.empty();
+    }
+    default: return true;
+  }
+}
+
+// DataType.sql of a canonical type.
+void AppendSql(const InferredType& t, std::string* out) {
+  switch (t.kind) {
+    case InferredType::kNull:
+    case InferredType::kString: out->append("STRING"); return;
+    case InferredType::kBoolean: out->append("BOOLEAN"); return;
+    case InferredType::kLong: out->append("BIGINT"); return;
+    case InferredType::kDouble: out->append("DOUBLE"); return;
+    case InferredType::kDecimal:
+      out->append("DECIMAL(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")");
+      return;
+    case InferredType::kArray:
+      out->append("ARRAY<");
+      AppendSql(t.children[0], out);
+      out->push_back('>');
+      return;
+    case InferredType::kStruct: {
+      out->append("STRUCT<");
+      for (size_t i = 0; i < t.names.size(); ++i) {
+        if (i > 0) out->append(", ");
+        AppendFieldName(t.names[i], out);
+        out->append(": ");
+        AppendSql(t.children[i], out);
+      }
+      out->push_back('>');
+      return;
+    }
+  }
+}
+
+// SchemaOfJson.eval: the canonical type's SQL; an object with nothing left
+// is STRUCT<>, an array of such objects ARRAY<STRUCT<>>, anything else with
+// nothing left (or no document at all) STRING.
+std::string SchemaDdl(InferredType type) {
+  const bool is_struct = type.kind == InferredType::kStruct;
+  const bool is_struct_array =
+      type.kind == InferredType::kArray && type.children[0].kind == InferredType::kStruct;
+  if (Canonicalize(&type)) {
+    std::string ddl;
+    AppendSql(type, &ddl);
+    return ddl;
+  }
+  if (is_struct) return "STRUCT<>";
+  if (is_struct_array) return "ARRAY<STRUCT<>>";
+  return "STRING";
+}
+
+class ConstantStringKernel final : public Kernel {
+ public:
+  explicit ConstantStringKernel(std::string value) : value_(std::move(value)) {}
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    columnar::ColumnBuilder builder(info.type);
+    builder.Reserve(args.num_rows);
+    for (int64_t row = 0; row < args.num_rows; ++row) builder.AppendString(value_);
+    return builder.Finish();
+  }
+
+ private:
+  std::string value_;
+};
+
+Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 2));
+  if (site.args.size() == 2) {
+    return Status::NotSupported("schema_of_json options (silt infers with the defaults) in '",
+                                site.text, "'");
+  }
+  if (!IsString(*site.args[0]->type()) && site.args[0]->type()->id() != TypeId::kNull) {
+    return ArgTypeError(site, 0, "a STRING");
+  }
+  if (!site.args[0]->foldable()) {
+    return Status::InvalidArgument(
+        "schema_of_json needs a constant JSON string (Spark: NON_FOLDABLE_INPUT), not ",
+        site.args[0]->sql(), ", in '", site.text, "'");
+  }
+  SILT_ASSIGN_OR_RETURN(ColumnPtr json, ConstantArg(site, 0, "the JSON"));
+  if (json->IsNull(0)) {
+    return Status::InvalidArgument("schema_of_json needs a non-NULL JSON string in '", site.text,
+                                   "'");
+  }
+  std::string_view text = json->StringValue(0);
+  InferReader reader(text);
+  InferredType type;
+  const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+  // No document at all is Spark's STRING (its parser sees no token).
+  if (!blank && !reader.Value(&type)) {
+    return Status::InvalidArgument("Cannot infer a schema from the malformed JSON '", text,
+                                   "' in '", site.text, "'");
+  }
+  std::string ddl = SchemaDdl(std::move(type));
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  return MakeBoundCall(site, DataType::String(), /*nullable=*/false, {},
+                       std::make_unique<ConstantStringKernel>(std::move(ddl)), std::move(sql));
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
+                                           std::string context, BindSession* session) {
+  if (session == nullptr || !session->state().fuse_json_casts) return nullptr;
+  switch (to->id()) {
+    case TypeId::kBoolean:
+    case TypeId::kByte:
+    case TypeId::kShort:
+    case TypeId::kInt:
+    case TypeId::kLong:
+    case TypeId::kFloat:
+    case TypeId::kDouble: break;
+    default: return nullptr;
+  }
+  auto& calls = session->state().json_calls;
+  auto found = calls.find(&child);
+  // The map is keyed by address: check that this is still that call.
+  if (found == calls.end() || dynamic_cast<const BoundCall*>(&child) == nullptr ||
+      found->second->fused) {
+    return nullptr;
+  }
+  std::shared_ptr<JsonCallLink> link = found->second;
+  // A wildcard's result is built from several matches: never captured.
+  if (link->path.find('*') != std::string::npos) return nullptr;
+  Result<int> capture_index = link->group->AddPath(link->path, /*capture_scalars=*/true);
+  if (!capture_index.ok()) return nullptr;
+  link->group->ReleasePath(link->path_index);
+  link->fused = true;
+  calls.erase(found);
+  return std::make_unique<JsonCastKernel>(std::move(link), *capture_index, std::move(context));
+}
+
+void RegisterJsonFunctions(FunctionRegistry* registry) {
+  registry->Register("from_json", &BindFromJson);
+  registry->Register("get_json_object", &BindGetJsonObject);
+  registry->Register("schema_of_json", &BindSchemaOfJson);
+}
+
+}  // namespace silt::expr
