@@ -128,8 +128,7 @@ TEST(ParseCommitTest, InvalidJsonNamesSourceAndLine) {
       "{\"txn\":{\"appId\":\"a\",\"version\":1}}\n{\"add\":{\"path\"\n";
   auto result = ParseCommit(kText, "/t/_delta_log/00000000000000000003.json");
   ASSERT_RAISES(Corruption, result);
-  EXPECT_NE(result.status().message().find("00000000000000000003.json line 2"),
-            std::string::npos)
+  EXPECT_NE(result.status().message().find("00000000000000000003.json line 2"), std::string::npos)
       << result.status().ToString();
 }
 
@@ -245,11 +244,10 @@ TEST_F(GoldenCommitTest, SparkCommitsParseAndReserializeToTheSameLines) {
     const char* table;
     int64_t versions;
   };
-  for (const Case& tc : {Case{"snapshot-data2-deleted", 5},
-                         Case{"log-replay-special-characters-a", 2},
-                         Case{"delete-re-add-same-file-different-transactions", 4},
-                         Case{"data-reader-partition-values", 1},
-                         Case{"data-reader-escaped-chars", 3}}) {
+  for (const Case& tc :
+       {Case{"snapshot-data2-deleted", 5}, Case{"log-replay-special-characters-a", 2},
+        Case{"delete-re-add-same-file-different-transactions", 4},
+        Case{"data-reader-partition-values", 1}, Case{"data-reader-escaped-chars", 3}}) {
     for (int64_t v = 0; v < tc.versions; ++v) {
       std::string text = Read(tc.table, v);
       ASSERT_FALSE(text.empty()) << tc.table << " v" << v;

@@ -63,8 +63,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   for (size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
-      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1,
-                           at(i - 1, j - 1) + (same(i - 1, j - 1) ? 0 : 1)});
+      at(i, j) = std::min(
+          {at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (same(i - 1, j - 1) ? 0 : 1)});
       if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1)) {
         at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
       }

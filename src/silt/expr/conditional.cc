@@ -203,8 +203,7 @@ Result<BoundNodePtr> BindCaseWhen(CallSite& site) {
   bool nullable = !has_else;
   for (size_t i : values) nullable = nullable || site.args[i]->nullable();
   std::string sql = PrettyCaseWhen(ArgSqls(site.args));
-  return MakeBoundCall(site, type, nullable, std::move(site.args), &CaseWhenKernel,
-                       std::move(sql));
+  return MakeBoundCall(site, type, nullable, std::move(site.args), &CaseWhenKernel, std::move(sql));
 }
 
 Result<BoundNodePtr> BindCoalesce(CallSite& site) {

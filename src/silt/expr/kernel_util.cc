@@ -89,7 +89,7 @@ columnar::ColumnPtr NullColumn(const columnar::TypePtr& type, int64_t length) {
 }
 
 Result<columnar::ColumnPtr> GatherChoice(const columnar::TypePtr& type, std::span<const Datum> args,
-                               const std::vector<int16_t>& choice, int64_t n) {
+                                         const std::vector<int16_t>& choice, int64_t n) {
   ValidityOut validity(n);
   auto source = [&](int64_t row, const Datum** d) -> int64_t {
     int c = choice[static_cast<size_t>(row)];
