@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "silt/testing/conformance.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::delta {
@@ -226,10 +227,10 @@ std::vector<std::string> SortedLines(const std::string& text) {
 // Commits of Delta's golden tables (written by Spark), read at test time.
 class GoldenCommitTest : public ::testing::Test {
  protected:
-  static std::string Dir() { return std::string(SILT_CONFORMANCE_DIR) + "/delta-golden"; }
-  void SetUp() override {
-    if (!std::filesystem::exists(Dir())) GTEST_SKIP() << "no conformance data at " << Dir();
+  static std::string Dir() {
+    return silt::testing::ConformanceDir(SILT_CONFORMANCE_DIR) + "/delta-golden";
   }
+  void SetUp() override { SILT_REQUIRE_CONFORMANCE_DATA(Dir()); }
   static std::string Read(const std::string& table, int64_t version) {
     std::ifstream in(Dir() + "/" + table + "/_delta_log/" + CommitFileName(version),
                      std::ios::binary);
