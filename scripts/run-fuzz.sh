@@ -6,10 +6,10 @@
 #   FUZZ_SECONDS=600          time per target
 #   FUZZ_TARGETS="a b"        subset (default: every target below)
 #   FUZZ_NICE=10              niceness of the fuzzing processes
-#   FUZZ_UPDATE_CORPUS=1      replace tests/fuzz/corpus/<target>/ by the
-#                             minimized union of seeds and new inputs
-#                             (libFuzzer -merge=1); check its size before
-#                             committing
+#   FUZZ_UPDATE_CORPUS=1      add to tests/fuzz/corpus/<target>/ the inputs
+#                             of a -merge=1 minimization of seeds + findings
+#                             that the seeds lack, smallest first, up to
+#                             FUZZ_CORPUS_KB (32) per target
 #   FUZZ_RESULTS=path         results file (default tests/fuzz/results/<UTC date>.md)
 #   FUZZ_APPEND=1             add rows to an existing results file
 #   FUZZ_NO_BUILD=1           use the targets already built in build-fuzz/
@@ -108,14 +108,19 @@ for t in $TARGETS; do
     rm -rf "$min" && mkdir -p "$min"
     nice -n "$NICE" "$bin" -merge=1 -max_len="$(max_len "$t")" "$min" "$seeds" "$work" \
       >"$BUILD/merge-$t.log" 2>&1
-    # New inputs keep libFuzzer's content-hash names; the named seeds stay.
-    for f in "$min"/*; do
-      if ! ls "$seeds" | grep -qx "$(basename "$f")"; then
-        dup=0
-        for s in "$seeds"/*; do cmp -s "$f" "$s" && dup=1 && break; done
-        [ "$dup" = 1 ] || cp "$f" "$seeds/"
-      fi
-    done
+    # New inputs keep libFuzzer's content-hash names (a seed's copy in the
+    # merged set has its hash for a name, so it is recognised and skipped);
+    # the smallest are added first, up to FUZZ_CORPUS_KB per target.
+    declare -A have=()
+    for s in "$seeds"/*; do have[$(sha1sum <"$s" | cut -c1-40)]=1; done
+    budget=$((${FUZZ_CORPUS_KB:-32} * 1024))
+    while read -r bytes f; do
+      [ -n "${have[$(basename "$f")]:-}" ] && continue
+      [ "$bytes" -le "$budget" ] || break
+      cp "$f" "$seeds/"
+      budget=$((budget - bytes))
+    done < <(find "$min" -type f -printf '%s %p\n' | sort -n)
+    unset have
   fi
 done
 echo "results: $RESULTS"
