@@ -1,7 +1,8 @@
 # silt — the two commands a new user needs:
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
-# Other targets: build, unit, integration, asan, format, clean, bench.
+# Other targets: build, unit, integration, check, format-check, format, asan,
+# tsan, fuzz, clean, bench.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -10,7 +11,10 @@ VENV       ?= .venv
 DEMO_DIR   ?= silt-demo
 SILT       := $(BUILD_DIR)/src/silt/cli/silt
 
-.PHONY: all deps build demo test test-deps unit integration asan format clean bench
+FUZZ_SECONDS ?= 600
+
+.PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz \
+        format clean bench
 
 all: build
 
@@ -27,6 +31,7 @@ demo: build
 # The Python reference readers, and the services the integration tests start
 # on loopback (each script is idempotent and caches under ./.cache).
 test-deps: deps
+	@scripts/install-build-deps.sh --check
 	@scripts/setup-test-env.sh
 	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
@@ -39,7 +44,16 @@ integration: build test-deps
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(VENV)/bin/pytest tests/integration -q -ra
 
-test: build test-deps
+# Static checks `make test` runs before the tests: every #include of a silt
+# module is declared in the including target's CMake deps (and follows the
+# LAYERS files inside modules), and the C++ sources are clang-formatted.
+check:
+	@python3 scripts/check-includes.py
+
+format-check:
+	@scripts/check-format.sh
+
+test: build test-deps check format-check
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(VENV)/bin/pytest tests/integration -q -ra
@@ -50,6 +64,31 @@ asan: deps
 	@cmake --build build-asan -j$(JOBS)
 	@ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L unit
 
+# ThreadSanitizer build (clang) of the threaded parts: the unit tests of the
+# modules with threads (S3 parallel part uploads over the fake transport,
+# Kafka against librdkafka's mock cluster, delta and stream), then, with the
+# TSan-built binaries, the integration tests of S3 uploads against MinIO and
+# of background auto-compaction. Any data race report fails (TSan exits 66).
+TSAN_TESTS   ?= base fs kafka delta stream
+TSAN_PYTESTS ?= tests/integration/test_s3.py::test_fs_conformance_cases_pass_against_minio \
+                tests/integration/test_delta_tools.py::test_auto_compact_in_the_background
+TSAN_ENV      = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPTIONS"
+tsan: test-deps
+	@scripts/install-build-deps.sh --clang
+	@CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSILT_TSAN=ON >/dev/null
+	@cmake --build build-tsan -j$(JOBS) --target silt $(foreach t,$(TSAN_TESTS),silt_$(t)_test)
+	@$(TSAN_ENV) ctest --test-dir build-tsan --output-on-failure -j$(JOBS) -L unit \
+	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$'
+	@$(TSAN_ENV) SILT_BIN=$(abspath build-tsan/src/silt/cli/silt) SILT_BUILD_DIR=$(abspath build-tsan) \
+	  $(VENV)/bin/pytest $(TSAN_PYTESTS) -q -ra
+
+# libFuzzer targets (tests/fuzz/README.md), FUZZ_SECONDS each, one at a time;
+# writes tests/fuzz/results/<date>.md.
+fuzz: deps
+	@scripts/install-build-deps.sh --clang
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/run-fuzz.sh
+
 # End-to-end benchmark against Spark and delta-rs (bench/e2e/README.md);
 # writes bench/results/<date>-<machine>.md and plots. Takes about an hour.
 bench: build
@@ -57,7 +96,7 @@ bench: build
 	@$(VENV)/bin/python bench/e2e/run.py --silt $(SILT)
 
 format:
-	@find src -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	@scripts/check-format.sh --fix
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan build-tsan build-fuzz

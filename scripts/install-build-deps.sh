@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages silt needs to build. Idempotent; quiet when
 # everything is already there. Run as root (or with sudo available).
+#   --check   also the tools of `make check format-check` (clang-format 14,
+#             python3), which `make test` runs
+#   --clang   also clang and its sanitizer runtimes (`make tsan`, `make fuzz`)
 set -euo pipefail
 
 PKGS=(
@@ -11,6 +14,13 @@ PKGS=(
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
   libre2-dev libcctz-dev tzdata
 )
+for arg in "$@"; do
+  case "$arg" in
+    --check) PKGS+=(clang-format python3) ;;
+    --clang) PKGS+=(clang libclang-rt-14-dev) ;;
+    *) echo "usage: $0 [--check] [--clang]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -31,6 +31,32 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
+
+# --------------------------------------------------------------------------
+# Delta's golden tables
+
+
+def golden_dir() -> Path:
+    """<conformance>/delta-golden: $SILT_CONFORMANCE_DIR, else ../shared/conformance
+    beside the repo (the unit tests use the same rule)."""
+    repo = Path(__file__).resolve().parents[2]
+    base = os.environ.get("SILT_CONFORMANCE_DIR") or repo.parent / "shared" / "conformance"
+    return Path(base) / "delta-golden"
+
+
+def require_golden():
+    """Fails the calling test when the golden tables are missing (a skip hid
+    that a checkout ran none of them); SILT_ALLOW_MISSING_CONFORMANCE=1 skips
+    instead."""
+    golden = golden_dir()
+    if golden.is_dir():
+        return
+    if os.environ.get("SILT_ALLOW_MISSING_CONFORMANCE") == "1":
+        pytest.skip(f"golden tables not found at {golden} (SILT_ALLOW_MISSING_CONFORMANCE=1)")
+    pytest.fail(f"golden tables not found at {golden}: check out the shared folder beside the "
+                "repo, set SILT_CONFORMANCE_DIR, or SILT_ALLOW_MISSING_CONFORMANCE=1 to skip")
+
 
 # --------------------------------------------------------------------------
 # Running silt

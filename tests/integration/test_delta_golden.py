@@ -35,11 +35,12 @@ import pytest
 
 from urllib.parse import unquote
 
-from helpers import (_checkpoint_actions, duckdb_connect, normalize_silt_rows, read_commit,
+from helpers import (_checkpoint_actions, duckdb_connect, golden_dir, normalize_silt_rows,
+                     read_commit, require_golden,
                      read_with_deltalake, read_with_spark, to_json_rows)
 
 REPO = Path(__file__).resolve().parents[2]
-GOLDEN = REPO.parent / "shared" / "conformance" / "delta-golden"
+GOLDEN = golden_dir()
 
 # Tables whose earlier versions are compared with delta-rs too (time
 # travel). The Spark comparison reads every earlier version of every table
@@ -310,18 +311,18 @@ def _run_golden(silt_bin, reference=None, ref_name="delta-rs", every_version=Fal
     return results
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
 def test_golden_tables_read_like_delta_rs(silt_bin):
+    require_golden()
     results = _run_golden(silt_bin)
     bad = [(n, o, d) for n, o, d in results if o in ("mismatch", "crash", "silt-fails")]
     assert not bad, "golden tables silt gets wrong:\n" + "\n".join(
         f"  {n}: {o}: {d}" for n, o, d in bad)
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
 def test_golden_tables_read_like_spark(silt_bin, spark):
     """The acceptance check: every golden table through `silt read` yields
     the rows pyspark + delta-spark read, or both fail."""
+    require_golden()
     results = _run_golden(silt_bin, _spark_reference(spark), "spark", every_version=True,
                           fallback=_duckdb_rows)
     bad = [(n, o, d) for n, o, d in results

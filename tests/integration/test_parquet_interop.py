@@ -33,6 +33,8 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from helpers import golden_dir, require_golden  # noqa: E402 - after the importorskips
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_DIR = Path(os.environ.get("SILT_BUILD_DIR", REPO / "build"))
 TOOL = BUILD_DIR / "src" / "silt" / "parquet" / "silt_parquet_roundtrip"
@@ -549,7 +551,7 @@ def test_nested_round_trip_through_both(tool, tmp_path):
 # --------------------------------------------------------------------------
 # Every Parquet file of Delta's golden tables
 
-GOLDEN = REPO.parent / "shared" / "conformance" / "delta-golden"
+GOLDEN = golden_dir()
 
 
 def _table_as_json(table: pa.Table) -> dict:
@@ -564,8 +566,8 @@ def _table_as_json(table: pa.Table) -> dict:
     return out
 
 
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason=f"golden tables not found at {GOLDEN}")
 def test_every_golden_parquet_file_reads_like_pyarrow(tool):
+    require_golden()
     files = sorted(GOLDEN.rglob("*.parquet"))
     assert files, f"no Parquet files under {GOLDEN}"
     ok, not_supported, pyarrow_fails, wrong = [], [], [], []

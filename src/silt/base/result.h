@@ -77,7 +77,7 @@ class [[nodiscard]] Result {
 #define SILT_ASSIGN_OR_RETURN_CTX(lhs, rexpr, ...) \
   SILT_ASSIGN_OR_RETURN_CTX_IMPL(SILT_CONCAT(_silt_result_, __LINE__), lhs, rexpr, __VA_ARGS__)
 
-#define SILT_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, rexpr, ...)              \
-  auto tmp = (rexpr);                                                     \
-  if (!tmp.ok()) return tmp.status().WithContextParts(__VA_ARGS__);       \
+#define SILT_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, rexpr, ...)        \
+  auto tmp = (rexpr);                                               \
+  if (!tmp.ok()) return tmp.status().WithContextParts(__VA_ARGS__); \
   lhs = std::move(tmp).MoveValueUnsafe();

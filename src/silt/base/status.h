@@ -165,10 +165,10 @@ std::string Status::Concat(Args&&... args) {
 }  // namespace silt
 
 // Returns early from the enclosing function if `expr` is an error Status.
-#define SILT_RETURN_NOT_OK(expr)                  \
-  do {                                            \
-    ::silt::Status _silt_st = (expr);             \
-    if (!_silt_st.ok()) return _silt_st;          \
+#define SILT_RETURN_NOT_OK(expr)         \
+  do {                                   \
+    ::silt::Status _silt_st = (expr);    \
+    if (!_silt_st.ok()) return _silt_st; \
   } while (false)
 
 // As SILT_RETURN_NOT_OK, adding context ("committing version ", v) in front

@@ -280,13 +280,14 @@ TEST(SchemaJsonTest, RejectsMalformedSchemas) {
   EXPECT_NE(unknown.status().message().find("unknown type 'uuid' at schema.a"), std::string::npos)
       << unknown.status().message();
   EXPECT_RAISES(Corruption,
-              SchemaFromJson(R"j({"type":"struct","fields":[{"name":"a","type":"decimal(40,2)",)j"
-                             R"("nullable":true,"metadata":{}}]})"));
-  EXPECT_RAISES(Corruption, SchemaFromJson(R"({"type":"struct","fields":[{"name":"a","type":"long"},)"
-                                         R"({"name":"A","type":"long"}]})"));
+                SchemaFromJson(R"j({"type":"struct","fields":[{"name":"a","type":"decimal(40,2)",)j"
+                               R"("nullable":true,"metadata":{}}]})"));
+  EXPECT_RAISES(Corruption,
+                SchemaFromJson(R"({"type":"struct","fields":[{"name":"a","type":"long"},)"
+                               R"({"name":"A","type":"long"}]})"));
   EXPECT_RAISES(NotSupported,
-              SchemaFromJson(R"({"type":"struct","fields":[{"name":"v","type":"variant",)"
-                             R"("nullable":true,"metadata":{}}]})"));
+                SchemaFromJson(R"({"type":"struct","fields":[{"name":"v","type":"variant",)"
+                               R"("nullable":true,"metadata":{}}]})"));
 }
 
 TEST(SchemaJsonTest, MissingNullableAndMetadataDefaultAsSparkDoes) {

@@ -44,8 +44,8 @@ std::optional<element> Field(const object& obj, std::string_view key) {
   return value;
 }
 
-Result<std::string> RequiredString(const object& obj, std::string_view key,
-                                   std::string_view action, const LineContext& ctx) {
+Result<std::string> RequiredString(const object& obj, std::string_view key, std::string_view action,
+                                   const LineContext& ctx) {
   auto value = Field(obj, key);
   std::string_view s;
   if (!value || value->get_string().get(s) != simdjson::SUCCESS) {
@@ -55,8 +55,7 @@ Result<std::string> RequiredString(const object& obj, std::string_view key,
 }
 
 Result<std::optional<std::string>> OptionalString(const object& obj, std::string_view key,
-                                                  std::string_view action,
-                                                  const LineContext& ctx) {
+                                                  std::string_view action, const LineContext& ctx) {
   auto value = Field(obj, key);
   if (!value) return std::optional<std::string>();
   std::string_view s;
@@ -251,8 +250,7 @@ Result<RemoveFile> ParseRemove(const object& obj, const LineContext& ctx) {
   constexpr std::string_view kAction = "remove";
   RemoveFile r;
   SILT_ASSIGN_OR_RETURN(r.path, RequiredString(obj, "path", kAction, ctx));
-  SILT_ASSIGN_OR_RETURN(r.deletion_timestamp,
-                        OptionalInt(obj, "deletionTimestamp", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(r.deletion_timestamp, OptionalInt(obj, "deletionTimestamp", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(auto data_change, OptionalBool(obj, "dataChange", kAction, ctx));
   r.data_change = data_change.value_or(true);
   SILT_ASSIGN_OR_RETURN(auto extended, OptionalBool(obj, "extendedFileMetadata", kAction, ctx));
@@ -319,8 +317,8 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
       SILT_RETURN_NOT_OK(ParseCommitInfo(line, value, out, ctx));
       continue;
     }
-    bool known = key == "add" || key == "remove" || key == "metaData" || key == "protocol" ||
-                 key == "txn";
+    bool known =
+        key == "add" || key == "remove" || key == "metaData" || key == "protocol" || key == "txn";
     if (!known) {
       out->other_action_keys.emplace_back(key);
       continue;
@@ -414,8 +412,8 @@ Result<CommitActions> ParseCommit(std::string_view text, std::string_view source
     element root;
     auto error = parser.parse(line.data(), line.size(), false).get(root);
     if (error != simdjson::SUCCESS) {
-      return ctx.Error("line", Status::Concat("invalid JSON (", simdjson::error_message(error),
-                                              ")"));
+      return ctx.Error("line",
+                       Status::Concat("invalid JSON (", simdjson::error_message(error), ")"));
     }
     out.raw_lines.emplace_back(line);
     SILT_RETURN_NOT_OK(ParseLine(line, root, &out, ctx));

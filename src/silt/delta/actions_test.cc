@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "silt/testing/conformance.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::delta {
@@ -128,8 +129,7 @@ TEST(ParseCommitTest, InvalidJsonNamesSourceAndLine) {
       "{\"txn\":{\"appId\":\"a\",\"version\":1}}\n{\"add\":{\"path\"\n";
   auto result = ParseCommit(kText, "/t/_delta_log/00000000000000000003.json");
   ASSERT_RAISES(Corruption, result);
-  EXPECT_NE(result.status().message().find("00000000000000000003.json line 2"),
-            std::string::npos)
+  EXPECT_NE(result.status().message().find("00000000000000000003.json line 2"), std::string::npos)
       << result.status().ToString();
 }
 
@@ -227,10 +227,10 @@ std::vector<std::string> SortedLines(const std::string& text) {
 // Commits of Delta's golden tables (written by Spark), read at test time.
 class GoldenCommitTest : public ::testing::Test {
  protected:
-  static std::string Dir() { return std::string(SILT_CONFORMANCE_DIR) + "/delta-golden"; }
-  void SetUp() override {
-    if (!std::filesystem::exists(Dir())) GTEST_SKIP() << "no conformance data at " << Dir();
+  static std::string Dir() {
+    return silt::testing::ConformanceDir(SILT_CONFORMANCE_DIR) + "/delta-golden";
   }
+  void SetUp() override { SILT_REQUIRE_CONFORMANCE_DATA(Dir()); }
   static std::string Read(const std::string& table, int64_t version) {
     std::ifstream in(Dir() + "/" + table + "/_delta_log/" + CommitFileName(version),
                      std::ios::binary);
@@ -245,11 +245,10 @@ TEST_F(GoldenCommitTest, SparkCommitsParseAndReserializeToTheSameLines) {
     const char* table;
     int64_t versions;
   };
-  for (const Case& tc : {Case{"snapshot-data2-deleted", 5},
-                         Case{"log-replay-special-characters-a", 2},
-                         Case{"delete-re-add-same-file-different-transactions", 4},
-                         Case{"data-reader-partition-values", 1},
-                         Case{"data-reader-escaped-chars", 3}}) {
+  for (const Case& tc :
+       {Case{"snapshot-data2-deleted", 5}, Case{"log-replay-special-characters-a", 2},
+        Case{"delete-re-add-same-file-different-transactions", 4},
+        Case{"data-reader-partition-values", 1}, Case{"data-reader-escaped-chars", 3}}) {
     for (int64_t v = 0; v < tc.versions; ++v) {
       std::string text = Read(tc.table, v);
       ASSERT_FALSE(text.empty()) << tc.table << " v" << v;

@@ -9,6 +9,7 @@
 
 #include "silt/delta/checkpoint_writer.h"
 #include "silt/delta/table.h"
+#include "silt/testing/conformance.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"
 
@@ -158,8 +159,8 @@ TEST(CheckpointReaderTest, SiltCheckpointHoldsEveryFieldTheCommitsHold) {
 // checkpoint version and at the latest, the snapshot read from the
 // checkpoint equals a replay of the JSON commits alone.
 TEST(CheckpointReaderTest, GoldenCheckpointsMatchJsonReplay) {
-  std::string golden = std::string(SILT_CONFORMANCE_DIR) + "/delta-golden";
-  if (!std::filesystem::exists(golden)) GTEST_SKIP() << "no conformance data at " << golden;
+  std::string golden = silt::testing::ConformanceDir(SILT_CONFORMANCE_DIR) + "/delta-golden";
+  SILT_REQUIRE_CONFORMANCE_DATA(golden);
   fs::FileSystemPtr fs = fs::MakeLocalFileSystem();
   int compared = 0;
   for (const auto& entry : std::filesystem::directory_iterator(golden)) {

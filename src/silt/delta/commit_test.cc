@@ -165,8 +165,7 @@ TEST_F(CommitTest, SameAppIdRaceWithANewerBatchIsAConflict) {
   ASSERT_OK(Commit(table_.get(), v0, Append("p=x/a.parquet", Txn{"q", 5, {}})));
   auto second = Commit(table_.get(), v0, Append("p=x/b.parquet", Txn{"q", 6, {}}));
   ASSERT_RAISES(Conflict, second);
-  EXPECT_NE(second.status().message().find("'q'"), std::string::npos)
-      << second.status().ToString();
+  EXPECT_NE(second.status().message().find("'q'"), std::string::npos) << second.status().ToString();
   // A different application id commutes.
   ASSERT_OK_AND_ASSIGN(CommitResult other,
                        Commit(table_.get(), v0, Append("p=x/c.parquet", Txn{"other", 6, {}})));
@@ -181,8 +180,7 @@ TEST_F(CommitTest, BatchAlreadyInTheSnapshotIsSkippedWithoutWriting) {
   fs_->ResetCounters();
   for (int64_t batch : {3, 2}) {
     ASSERT_OK_AND_ASSIGN(
-        CommitResult r,
-        Commit(table_.get(), v1, Append("p=x/again.parquet", Txn{"q", batch, {}})));
+        CommitResult r, Commit(table_.get(), v1, Append("p=x/again.parquet", Txn{"q", batch, {}})));
     EXPECT_TRUE(r.skipped_duplicate);
     EXPECT_EQ(r.version, 1);
   }

@@ -130,12 +130,12 @@ TEST(SerializePartitionValueTest, UsesDeltaStringForms) {
   EXPECT_EQ(ser(OneValue(DataType::Float(), [](auto& b) { b.template Append<float>(0.5f); })),
             "0.5");
   EXPECT_EQ(ser(OneValue(DataType::Boolean(), [](auto& b) { b.AppendBool(true); })), "true");
-  EXPECT_EQ(ser(OneValue(DataType::Decimal(10, 2),
-                         [](auto& b) { b.template Append<__int128>(-12345); })),
-            "-123.45");
-  EXPECT_EQ(ser(OneValue(DataType::Date(), [](auto& b) {
-              b.template Append<int32_t>(columnar::DaysFromCivil(2026, 6, 22));
-            })),
+  EXPECT_EQ(
+      ser(OneValue(DataType::Decimal(10, 2), [](auto& b) { b.template Append<__int128>(-12345); })),
+      "-123.45");
+  EXPECT_EQ(ser(OneValue(
+                DataType::Date(),
+                [](auto& b) { b.template Append<int32_t>(columnar::DaysFromCivil(2026, 6, 22)); })),
             "2026-06-22");
   int64_t noon = int64_t{columnar::DaysFromCivil(2000, 1, 1)} * columnar::kMicrosPerDay +
                  12 * 3600 * columnar::kMicrosPerSecond;

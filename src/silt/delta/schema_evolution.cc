@@ -36,9 +36,9 @@ Result<columnar::TypePtr> MergeStruct(const columnar::TypePtr& table,
     if (table_field.type->id() == columnar::TypeId::kStruct &&
         in_field.type->id() == columnar::TypeId::kStruct) {
       bool nested_changed = false;
-      SILT_ASSIGN_OR_RETURN(columnar::TypePtr merged,
-                            MergeStruct(table_field.type, *in_field.type, merge_schema, path,
-                                        &nested_changed));
+      SILT_ASSIGN_OR_RETURN(
+          columnar::TypePtr merged,
+          MergeStruct(table_field.type, *in_field.type, merge_schema, path, &nested_changed));
       if (nested_changed) {
         table_field.type = std::move(merged);
         *changed = true;

@@ -15,8 +15,8 @@ columnar::SchemaPtr Ddl(std::string_view ddl) {
 
 TEST(SchemaEvolutionTest, SameOrFewerColumnsKeepTheTableSchema) {
   auto table = Ddl("id BIGINT NOT NULL, name STRING");
-  ASSERT_OK_AND_ASSIGN(auto same, MergeSchemaForAppend(table, *Ddl("ID BIGINT, name STRING"),
-                                                       false));
+  ASSERT_OK_AND_ASSIGN(auto same,
+                       MergeSchemaForAppend(table, *Ddl("ID BIGINT, name STRING"), false));
   EXPECT_EQ(same, table);
   ASSERT_OK_AND_ASSIGN(auto fewer, MergeSchemaForAppend(table, *Ddl("name STRING"), false));
   EXPECT_EQ(fewer, table);
@@ -26,8 +26,7 @@ TEST(SchemaEvolutionTest, TypeMismatchNamesTheColumnAndBothTypes) {
   auto table = Ddl("id BIGINT, s STRUCT<a: INT, b: STRING>");
   auto r = MergeSchemaForAppend(table, *Ddl("id STRING"), true);
   ASSERT_RAISES(InvalidArgument, r);
-  EXPECT_NE(r.status().message().find("'id' is BIGINT in the table but STRING"),
-            std::string::npos)
+  EXPECT_NE(r.status().message().find("'id' is BIGINT in the table but STRING"), std::string::npos)
       << r.status().ToString();
   r = MergeSchemaForAppend(table, *Ddl("s STRUCT<a: DOUBLE>"), true);
   ASSERT_RAISES(InvalidArgument, r);

@@ -85,10 +85,8 @@ bool IsStatsEligible(TypeId id) {
     case TypeId::kDate:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz:
-    case TypeId::kString:
-      return true;
-    default:
-      return false;
+    case TypeId::kString: return true;
+    default: return false;
   }
 }
 
@@ -173,8 +171,7 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
       }
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 

@@ -37,14 +37,11 @@ int64_t Micros(int y, int mo, int d, int h, int mi, int s, int64_t frac_micros) 
 }
 
 TEST(EncodeStatsTest, ExactTextForASmallFile) {
-  auto schema = DataType::Struct({Field{"device_id", DataType::String()},
-                                  Field{"battery", DataType::Int()},
-                                  Field{"power", DataType::Double()},
-                                  Field{"contact", DataType::Boolean()},
-                                  Field{"event_time", DataType::Timestamp()},
-                                  Field{"day", DataType::Date()},
-                                  Field{"amount", DataType::Decimal(10, 2)},
-                                  Field{"raw", DataType::Binary()}});
+  auto schema = DataType::Struct(
+      {Field{"device_id", DataType::String()}, Field{"battery", DataType::Int()},
+       Field{"power", DataType::Double()}, Field{"contact", DataType::Boolean()},
+       Field{"event_time", DataType::Timestamp()}, Field{"day", DataType::Date()},
+       Field{"amount", DataType::Decimal(10, 2)}, Field{"raw", DataType::Binary()}});
   parquet::WriteResult result;
   result.num_rows = 3;
   result.file_size = 1000;
@@ -76,13 +73,13 @@ TEST(EncodeStatsTest, ExactTextForASmallFile) {
 }
 
 TEST(EncodeStatsTest, OnlyTheFirstIndexedColumnsAreCovered) {
-  auto schema = DataType::Struct({Field{"a", DataType::Long()}, Field{"b", DataType::Long()},
-                                  Field{"c", DataType::Long()}});
+  auto schema = DataType::Struct(
+      {Field{"a", DataType::Long()}, Field{"b", DataType::Long()}, Field{"c", DataType::Long()}});
   parquet::WriteResult result;
   result.num_rows = 1;
   for (const char* name : {"a", "b", "c"}) {
-    result.column_stats.push_back(Stats(name, 0, Scalar<int64_t>(DataType::Long(), 1),
-                                        Scalar<int64_t>(DataType::Long(), 2)));
+    result.column_stats.push_back(
+        Stats(name, 0, Scalar<int64_t>(DataType::Long(), 1), Scalar<int64_t>(DataType::Long(), 2)));
   }
   EXPECT_EQ(EncodeStats(result, *schema, 2),
             R"({"numRecords":1,"minValues":{"a":1,"b":1},"maxValues":{"a":2,"b":2},)"
@@ -113,8 +110,8 @@ TEST(EncodeStatsTest, NonFiniteBoundsAreOmitted) {
   result.column_stats = {
       Stats("d", 0, Scalar<double>(DataType::Double(), std::nan("")),
             Scalar<double>(DataType::Double(), std::numeric_limits<double>::infinity())),
-      Stats("f", 0, Scalar<float>(DataType::Float(), -0.25f), Scalar<float>(DataType::Float(),
-                                                                            1e10f))};
+      Stats("f", 0, Scalar<float>(DataType::Float(), -0.25f),
+            Scalar<float>(DataType::Float(), 1e10f))};
   EXPECT_EQ(EncodeStats(result, *schema),
             R"({"numRecords":2,"minValues":{"f":-0.25},"maxValues":{"f":1.0E10},)"
             R"("nullCount":{"d":0,"f":0}})");
@@ -141,9 +138,9 @@ TEST(EncodeStatsTest, LongStringsAreTruncated) {
   result.column_stats = {Stats("s", 0, Scalar<std::string_view>(DataType::String(), min),
                                Scalar<std::string_view>(DataType::String(), max))};
   std::string expected_max = std::string(32, 'z') + "\x7f";
-  EXPECT_EQ(EncodeStats(result, *schema),
-            R"({"numRecords":2,"minValues":{"s":")" + std::string(32, 'a') +
-                R"("},"maxValues":{"s":")" + expected_max + R"("},"nullCount":{"s":0}})");
+  EXPECT_EQ(EncodeStats(result, *schema), R"({"numRecords":2,"minValues":{"s":")" +
+                                              std::string(32, 'a') + R"("},"maxValues":{"s":")" +
+                                              expected_max + R"("},"nullCount":{"s":0}})");
 }
 
 TEST(StringTruncationTest, MinCutsAtPrefixWithoutSplittingSurrogatePairs) {

@@ -12,6 +12,7 @@
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/protocol.h"
 #include "silt/parquet/file_writer.h"
+#include "silt/testing/conformance.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"
 
@@ -342,10 +343,10 @@ TEST(ProtocolGateTest, WriterGate) {
 // Delta's golden tables (written by Spark), read from the shared folder.
 class GoldenTableTest : public ::testing::Test {
  protected:
-  static std::string Dir() { return std::string(SILT_CONFORMANCE_DIR) + "/delta-golden"; }
-  void SetUp() override {
-    if (!std::filesystem::exists(Dir())) GTEST_SKIP() << "no conformance data at " << Dir();
+  static std::string Dir() {
+    return silt::testing::ConformanceDir(SILT_CONFORMANCE_DIR) + "/delta-golden";
   }
+  void SetUp() override { SILT_REQUIRE_CONFORMANCE_DATA(Dir()); }
   static Result<SnapshotPtr> Latest(const std::string& name) {
     SILT_ASSIGN_OR_RETURN(auto table,
                           DeltaTable::Open(fs::MakeLocalFileSystem(), Dir() + "/" + name));
@@ -443,7 +444,7 @@ TEST_F(GoldenTableTest, CorruptCheckpointFallsBackToCommits) {
 
 // All rows of the latest snapshot of golden table `name`.
 Result<std::vector<columnar::RecordBatchPtr>> ScanGolden(const std::string& name) {
-  std::string path = std::string(SILT_CONFORMANCE_DIR) + "/delta-golden/" + name;
+  std::string path = silt::testing::ConformanceDir(SILT_CONFORMANCE_DIR) + "/delta-golden/" + name;
   SILT_ASSIGN_OR_RETURN(auto table, DeltaTable::Open(fs::MakeLocalFileSystem(), path));
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
   SILT_ASSIGN_OR_RETURN(auto scan, TableScan::Make(table->file_system(), path, snapshot));

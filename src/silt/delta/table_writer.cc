@@ -35,10 +35,9 @@ void PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* codes
   const char* fixed = column.values ? reinterpret_cast<const char*>(column.values->data()) : "";
   for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
     if (!column.IsValid(row_idx)) continue;
-    std::string_view key = var_width ? column.StringValue(row_idx)
-                                     : std::string_view(fixed + row_idx * width, width);
-    auto [it, inserted] =
-        dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
+    std::string_view key =
+        var_width ? column.StringValue(row_idx) : std::string_view(fixed + row_idx * width, width);
+    auto [it, inserted] = dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
     (*codes)[row_idx] = it->second;
   }
 }
@@ -66,17 +65,15 @@ class TableWriterImpl final : public TableWriter {
 
   Status Write(const columnar::RecordBatch& batch) override {
     if (batch.num_columns() != schema_->num_fields()) {
-      return Status::InvalidArgument("batch has ", batch.num_columns(),
-                                     " columns but Delta table ", table_path_, " has ",
-                                     schema_->num_fields());
+      return Status::InvalidArgument("batch has ", batch.num_columns(), " columns but Delta table ",
+                                     table_path_, " has ", schema_->num_fields());
     }
     for (int col_idx = 0; col_idx < batch.num_columns(); ++col_idx) {
       const columnar::Field& field = schema_->field(col_idx);
       if (!batch.column(col_idx)->type->Equals(*field.type)) {
         return Status::InvalidArgument("column '", field.name, "' has type ",
-                                       batch.column(col_idx)->type->ToDdl(),
-                                       " in the batch but ", field.type->ToDdl(),
-                                       " in Delta table ", table_path_);
+                                       batch.column(col_idx)->type->ToDdl(), " in the batch but ",
+                                       field.type->ToDdl(), " in Delta table ", table_path_);
       }
     }
     if (batch.num_rows == 0) return Status::OK();
@@ -98,8 +95,7 @@ class TableWriterImpl final : public TableWriter {
       std::unordered_map<uint64_t, uint32_t> combined;
       for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
         uint64_t key = (static_cast<uint64_t>(group[row_idx]) << 32) | codes[row_idx];
-        auto [it, inserted] =
-            combined.try_emplace(key, static_cast<uint32_t>(combined.size()));
+        auto [it, inserted] = combined.try_emplace(key, static_cast<uint32_t>(combined.size()));
         group[row_idx] = it->second;
       }
       num_groups = static_cast<uint32_t>(combined.size());
@@ -185,11 +181,10 @@ class TableWriterImpl final : public TableWriter {
       file.relative_path = dir.empty() ? name : dir + "/" + name;
       file.physical_path = fs::JoinPath(table_path_, file.relative_path);
       file.partition_values = std::move(values);
-      SILT_ASSIGN_OR_RETURN_CTX(
-          file.writer,
-          parquet::ParquetFileWriter::Open(fs_.get(), file.physical_path, data_schema_,
-                                           options_.parquet),
-          "writing a data file of Delta table ", table_path_);
+      SILT_ASSIGN_OR_RETURN_CTX(file.writer,
+                                parquet::ParquetFileWriter::Open(fs_.get(), file.physical_path,
+                                                                 data_schema_, options_.parquet),
+                                "writing a data file of Delta table ", table_path_);
       it = open_.emplace(dir, std::move(file)).first;
     }
     OpenFile& file = it->second;
@@ -234,8 +229,7 @@ class TableWriterImpl final : public TableWriter {
 
 }  // namespace
 
-Result<std::unique_ptr<TableWriter>> TableWriter::Make(fs::FileSystemPtr fs,
-                                                       std::string table_path,
+Result<std::unique_ptr<TableWriter>> TableWriter::Make(fs::FileSystemPtr fs, std::string table_path,
                                                        columnar::SchemaPtr schema,
                                                        std::vector<std::string> partition_columns,
                                                        TableWriterOptions options) {

@@ -18,10 +18,9 @@ using columnar::DataType;
 using columnar::Field;
 
 columnar::SchemaPtr EventSchema() {
-  return DataType::Struct({Field{"device_id", DataType::String()},
-                           Field{"device_type", DataType::String()},
-                           Field{"power", DataType::Double()},
-                           Field{"event_date", DataType::Date()}});
+  return DataType::Struct(
+      {Field{"device_id", DataType::String()}, Field{"device_type", DataType::String()},
+       Field{"power", DataType::Double()}, Field{"event_date", DataType::Date()}});
 }
 
 struct Row {
@@ -88,9 +87,8 @@ class TableWriterTest : public ::testing::Test {
 
   Result<std::vector<AddFile>> WriteAll(const std::vector<columnar::RecordBatchPtr>& batches,
                                         TableWriterOptions options = {}) {
-    SILT_ASSIGN_OR_RETURN(auto writer,
-                          TableWriter::Make(fs_, table_->path(), EventSchema(),
-                                            {"device_type", "event_date"}, options));
+    SILT_ASSIGN_OR_RETURN(auto writer, TableWriter::Make(fs_, table_->path(), EventSchema(),
+                                                         {"device_type", "event_date"}, options));
     for (const auto& b : batches) SILT_RETURN_NOT_OK(writer->Write(*b));
     return writer->Finish();
   }
@@ -135,10 +133,9 @@ TEST_F(TableWriterTest, WritesOneFilePerPartitionWithHiveDirectories) {
     if (add.path.find("smart_plug") != std::string::npos) {
       EXPECT_EQ(add.partition_values,
                 (PartitionValues{{"device_type", "smart_plug"}, {"event_date", "2026-06-22"}}));
-      EXPECT_EQ(*add.stats,
-                R"({"numRecords":2,"minValues":{"device_id":"plug-1","power":1.5},)"
-                R"("maxValues":{"device_id":"plug-2","power":84.3},)"
-                R"("nullCount":{"device_id":0,"power":0}})");
+      EXPECT_EQ(*add.stats, R"({"numRecords":2,"minValues":{"device_id":"plug-1","power":1.5},)"
+                            R"("maxValues":{"device_id":"plug-2","power":84.3},)"
+                            R"("nullCount":{"device_id":0,"power":0}})");
     }
     if (add.path.find("HIVE") != std::string::npos) {
       EXPECT_FALSE(add.partition_values[0].second.has_value());
@@ -195,8 +192,8 @@ TEST_F(TableWriterTest, ScanProjectsRequestedColumnsInRequestedOrder) {
   ASSERT_OK(Commit(table_.get(), nullptr, create));
   ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
 
-  ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot,
-                                                  {"event_date", "POWER"}));
+  ASSERT_OK_AND_ASSIGN(auto scan,
+                       TableScan::Make(fs_, table_->path(), snapshot, {"event_date", "POWER"}));
   ASSERT_EQ(scan->schema()->num_fields(), 2);
   EXPECT_EQ(scan->schema()->field(0).name, "event_date");
   EXPECT_EQ(scan->schema()->field(1).name, "power");
@@ -254,8 +251,8 @@ TEST_F(TableWriterTest, RollsToANewFilePastTheTargetSize) {
 TEST_F(TableWriterTest, AbortDeletesWrittenFiles) {
   TableWriterOptions options;
   options.target_file_bytes = 1;  // each write closes its file
-  ASSERT_OK_AND_ASSIGN(auto writer, TableWriter::Make(fs_, table_->path(), EventSchema(),
-                                                      {"device_type"}, options));
+  ASSERT_OK_AND_ASSIGN(
+      auto writer, TableWriter::Make(fs_, table_->path(), EventSchema(), {"device_type"}, options));
   ASSERT_OK(writer->Write(*MakeBatch({{"plug-1", "smart_plug", 1.0, kDay1}})));
   ASSERT_OK(writer->Write(*MakeBatch({{"door-1", "contact", 2.0, kDay1}})));
   ASSERT_OK_AND_ASSIGN(std::vector<fs::FileInfo> before, fs_->ListRecursive(table_->path()));

@@ -130,8 +130,8 @@ std::string TempPathFor(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   constexpr size_t kMaxBaseChars = 100;  // keeps the temp name below NAME_MAX
   std::string_view base = BaseName(path).substr(0, kMaxBaseChars);
-  std::string name = Status::Concat(".", base, ".", static_cast<long long>(::getpid()), "-",
-                                    nonce, "-", counter.fetch_add(1), ".tmp");
+  std::string name = Status::Concat(".", base, ".", static_cast<long long>(::getpid()), "-", nonce,
+                                    "-", counter.fetch_add(1), ".tmp");
   return JoinPath(DirName(path), name);
 }
 

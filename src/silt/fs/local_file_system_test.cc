@@ -1,13 +1,12 @@
 // Behaviour specific to the local file system: POSIX error messages, temp
 // files, "file://" paths, and put-if-absent across processes.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "silt/fs/file_system.h"
 #include "silt/testing/gtest_util.h"

@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "silt/fs/file_system.h"
 #include "silt/fs/s3_file_system.h"

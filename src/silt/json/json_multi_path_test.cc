@@ -54,8 +54,8 @@ const Rows kDocuments = {
 };
 
 const std::vector<std::string> kPaths = {
-    "$.power", "$.state", "$.linkquality", "$.a.b[2].c", "$.a.b[*].c", "$[*].x",
-    "$.a.b[*][*]", "$['contact']", "$.big", "$", "$.missing", "$.a.b[0]",
+    "$.power",     "$.state",      "$.linkquality", "$.a.b[2].c", "$.a.b[*].c", "$[*].x",
+    "$.a.b[*][*]", "$['contact']", "$.big",         "$",          "$.missing",  "$.a.b[0]",
 };
 
 TEST(JsonMultiPathEvaluatorTest, EveryPathMatchesTheSinglePathEvaluator) {

@@ -227,8 +227,9 @@ TEST(JobTest, LoadJobFileNamesTheFileInErrors) {
   testing::TempDir dir;
   std::string path = dir.path() + "/job.yaml";
   fs::FileSystemPtr local = fs::MakeLocalFileSystem();
-  ASSERT_OK(local->WriteFile(path, "source: {format: generator}\nsink: {path: /t}\n"
-                                   "checkpointLocation: /c\nmaxBatches: 0\n"));
+  ASSERT_OK(local->WriteFile(path,
+                             "source: {format: generator}\nsink: {path: /t}\n"
+                             "checkpointLocation: /c\nmaxBatches: 0\n"));
   Result<JobSpec> job = LoadJobFile(path);
   ASSERT_RAISES(InvalidArgument, job);
   EXPECT_EQ(job.status().message(), path + ":4: maxBatches: must be at least 1");

@@ -70,8 +70,8 @@ class FaultInjectionFileSystem::Injector {
     Decision decision;
     if (down_) {
       ++injected_;
-      decision.before = Status::IOError("file system is down after a simulated crash: ",
-                                        FsOpName(op), " '", path, "'");
+      decision.before = Status::IOError(
+          "file system is down after a simulated crash: ", FsOpName(op), " '", path, "'");
       return decision;
     }
     ++counts_[static_cast<size_t>(op)];
@@ -118,10 +118,10 @@ class FaultInjectionFileSystem::Injector {
     if (rng_ && probability > 0 &&
         std::uniform_real_distribution<double>(0, 1)(*rng_) < probability) {
       ++injected_;
-      decision.before = Status(StatusCode::kIOError,
-                               Status::Concat("injected random failure: ", FsOpName(op), " '",
-                                              path, "'"),
-                               /*retryable=*/true);
+      decision.before =
+          Status(StatusCode::kIOError,
+                 Status::Concat("injected random failure: ", FsOpName(op), " '", path, "'"),
+                 /*retryable=*/true);
     }
     return decision;
   }
@@ -233,8 +233,7 @@ using Injector = FaultInjectionFileSystem::Injector;
 // Runs `fn` (returning Status or Result<T>) under the injector's decision for
 // `op` on `path`.
 template <typename Fn>
-auto RunWithFaults(Injector& injector, FsOp op, std::string_view path, Fn&& fn)
-    -> decltype(fn()) {
+auto RunWithFaults(Injector& injector, FsOp op, std::string_view path, Fn&& fn) -> decltype(fn()) {
   Injector::Decision decision = injector.Decide(op, path);
   if (!decision.before.ok()) return decision.before;
   auto result = fn();
@@ -336,8 +335,7 @@ void FaultInjectionFileSystem::ResetCounters() { injector_->ResetCounters(); }
 Result<std::unique_ptr<fs::RandomAccessFile>> FaultInjectionFileSystem::OpenForRead(
     const std::string& path) {
   return RunWithFaults(
-      *injector_, FsOp::kOpenForRead, path,
-      [&]() -> Result<std::unique_ptr<fs::RandomAccessFile>> {
+      *injector_, FsOp::kOpenForRead, path, [&]() -> Result<std::unique_ptr<fs::RandomAccessFile>> {
         SILT_ASSIGN_OR_RETURN(std::unique_ptr<fs::RandomAccessFile> file,
                               target()->OpenForRead(path));
         return std::unique_ptr<fs::RandomAccessFile>(
@@ -346,8 +344,7 @@ Result<std::unique_ptr<fs::RandomAccessFile>> FaultInjectionFileSystem::OpenForR
 }
 
 Result<std::string> FaultInjectionFileSystem::ReadFile(const std::string& path) {
-  return RunWithFaults(*injector_, FsOp::kReadFile, path,
-                       [&] { return target()->ReadFile(path); });
+  return RunWithFaults(*injector_, FsOp::kReadFile, path, [&] { return target()->ReadFile(path); });
 }
 
 Status FaultInjectionFileSystem::WriteFile(const std::string& path, std::string_view data) {
@@ -394,8 +391,7 @@ Result<std::vector<fs::FileInfo>> FaultInjectionFileSystem::ListDir(const std::s
   return RunWithFaults(*injector_, FsOp::kListDir, dir, [&] { return target()->ListDir(dir); });
 }
 
-Result<std::vector<fs::FileInfo>> FaultInjectionFileSystem::ListRecursive(
-    const std::string& dir) {
+Result<std::vector<fs::FileInfo>> FaultInjectionFileSystem::ListRecursive(const std::string& dir) {
   return RunWithFaults(*injector_, FsOp::kListRecursive, dir,
                        [&] { return target()->ListRecursive(dir); });
 }

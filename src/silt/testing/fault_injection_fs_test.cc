@@ -1,8 +1,8 @@
 #include "silt/testing/fault_injection_fs.h"
 
-#include <filesystem>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"
