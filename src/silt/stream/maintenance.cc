@@ -254,12 +254,12 @@ Result<MaintenanceResult> RunMaintenance(const JobSpec& job, const MaintenanceOp
   return result;
 }
 
-Result<std::optional<AutoCompactOptions>> ParseAutoCompactOptions(
+Result<std::optional<delta::AutoCompactOptions>> ParseAutoCompactOptions(
     const std::map<std::string, std::string>& sink_options) {
   internal::OptionReader reader(sink_options, "sink.options");
   SILT_ASSIGN_OR_RETURN(std::optional<bool> enabled, reader.GetBool("autoCompact"));
-  if (!enabled.value_or(false)) return std::optional<AutoCompactOptions>();
-  AutoCompactOptions options;
+  if (!enabled.value_or(false)) return std::optional<delta::AutoCompactOptions>();
+  delta::AutoCompactOptions options;
   SILT_ASSIGN_OR_RETURN(std::optional<int64_t> every,
                         reader.GetInt("autoCompact.everyNCommits", 1));
   if (every) options.every_n_commits = *every;
@@ -274,44 +274,7 @@ Result<std::optional<AutoCompactOptions>> ParseAutoCompactOptions(
     }
     options.max_file_bytes = *bytes;
   }
-  return std::optional<AutoCompactOptions>(options);
-}
-
-AutoCompactor::AutoCompactor(fs::FileSystemPtr fs, std::string table_path,
-                             AutoCompactOptions options)
-    : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
-
-AutoCompactor::~AutoCompactor() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void AutoCompactor::OnCommit() {
-  ++commits_since_last_;
-  if (commits_since_last_ < options_.every_n_commits || running_.load()) return;
-  if (thread_.joinable()) thread_.join();  // the previous one has finished
-  commits_since_last_ = 0;
-  running_.store(true);
-  thread_ = std::thread([this] { Run(); });
-}
-
-void AutoCompactor::Run() {
-  Result<std::unique_ptr<delta::DeltaTable>> table = delta::DeltaTable::Open(fs_, table_path_);
-  if (table.ok()) {
-    delta::OptimizeOptions optimize;
-    optimize.target_file_bytes = options_.max_file_bytes;
-    optimize.min_input_files = options_.min_num_files;
-    optimize.auto_compact = true;
-    Result<delta::OptimizeResult> result = delta::Optimize(table->get(), optimize);
-    if (!result.ok()) {
-      SILT_LOG_WARN("autoCompact", "compaction of ", table_path_,
-                    " failed (the stream continues): ", result.status().message());
-    } else if (result->version >= 0) {
-      compactions_.fetch_add(1);
-    }
-  } else {
-    SILT_LOG_WARN("autoCompact", "cannot open ", table_path_, ": ", table.status().message());
-  }
-  running_.store(false);
+  return std::optional<delta::AutoCompactOptions>(options);
 }
 
 }  // namespace silt::stream

@@ -1,15 +1,14 @@
 // Table maintenance beside the streams: the `type: maintenance` job that
 // `silt run` executes (OPTIMIZE, then VACUUM, for each table, once or every
 // schedule.interval — the seed's jobs/optimize.py as a job file), and the
-// Delta sink's opt-in autoCompact, which compacts the table in a background
-// thread every N commits without holding up the stream.
+// Delta sink's autoCompact options (the compaction itself is
+// delta/auto_compact.h).
 //
 // Both rely on OPTIMIZE committing with dataChange = false, which commutes
 // with the stream's blind appends (delta/optimize.h).
 //
 // Thread safety: RunMaintenance blocks the calling thread; the stop flag may
-// be set from any thread or a signal handler. An AutoCompactor is driven by
-// one (the query's) thread and owns one background thread.
+// be set from any thread or a signal handler.
 #pragma once
 
 #include <atomic>
@@ -19,10 +18,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "silt/base/clock.h"
 #include "silt/base/result.h"
+#include "silt/delta/auto_compact.h"
 #include "silt/delta/optimize.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/job.h"
@@ -73,44 +72,9 @@ Result<MaintenanceResult> RunMaintenance(const JobSpec& job, const MaintenanceOp
 //                                        this many small files (Databricks'
 //                                        autoCompact.minNumFiles)
 //   autoCompact.maxFileSize: 128MB       target size of compacted files
-struct AutoCompactOptions {
-  int64_t every_n_commits = 10;
-  int64_t min_num_files = 50;
-  int64_t max_file_bytes = 128LL * 1024 * 1024;
-};
-
 // nullopt when autoCompact is off. Errors: InvalidArgument naming the
 // sink.options key with a bad value.
-Result<std::optional<AutoCompactOptions>> ParseAutoCompactOptions(
+Result<std::optional<delta::AutoCompactOptions>> ParseAutoCompactOptions(
     const std::map<std::string, std::string>& sink_options);
-
-// Starts a background OPTIMIZE of a table every N commits. At most one
-// compaction runs at a time; commits that arrive meanwhile only count
-// towards the next one. Failures (a Conflict with another compaction, I/O
-// errors) are logged as warnings: the stream is never stopped by them.
-class AutoCompactor {
- public:
-  AutoCompactor(fs::FileSystemPtr fs, std::string table_path, AutoCompactOptions options);
-  // Waits for a running compaction to finish.
-  ~AutoCompactor();
-  AutoCompactor(const AutoCompactor&) = delete;
-  AutoCompactor& operator=(const AutoCompactor&) = delete;
-
-  // Called after each committed batch; may start a compaction.
-  void OnCommit();
-  // Compactions that committed a version so far.
-  int64_t compactions() const { return compactions_.load(); }
-
- private:
-  void Run();
-
-  fs::FileSystemPtr fs_;
-  std::string table_path_;
-  AutoCompactOptions options_;
-  int64_t commits_since_last_ = 0;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
-  std::atomic<int64_t> compactions_{0};
-};
 
 }  // namespace silt::stream

@@ -8,7 +8,6 @@
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
 #include "silt/fs/file_system.h"
-#include "silt/parquet/file_writer.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
 
@@ -16,77 +15,26 @@ namespace silt::stream {
 
 namespace {
 
-std::string SchemaDdl(const columnar::Schema& schema) {
-  std::string out;
-  for (const columnar::Field& field : schema.fields()) {
-    if (!out.empty()) out += ", ";
-    out += field.name + " " + field.type->ToDdl();
-  }
-  return out;
-}
-
 bool IsTablePropertyKey(std::string_view key) {
   return key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "delta.");
 }
 
-// `column` shaped as `target`: struct fields matched by name (case-
-// insensitive), fields the data lacks filled with nulls, at any struct depth
-// (mergeSchema may have added nested fields the data does not have).
-Result<columnar::ColumnPtr> ConformColumn(const columnar::ColumnPtr& column,
-                                          const columnar::TypePtr& target,
-                                          const std::string& name) {
-  if (column->type->Equals(*target)) return column;
-  if (column->type->id() != columnar::TypeId::kStruct ||
-      target->id() != columnar::TypeId::kStruct) {
-    return Status::InvalidArgument("column '", name, "' is ", column->type->ToDdl(),
-                                   " in the query but ", target->ToDdl(), " in the table");
-  }
-  auto out = std::make_shared<columnar::Column>();
-  out->type = target;
-  out->length = column->length;
-  out->null_count = column->null_count;
-  out->validity = column->validity;
-  for (const columnar::Field& field : target->fields()) {
-    int idx = column->type->FieldIndex(field.name);
-    if (idx < 0) {
-      out->children.push_back(columnar::MakeNullColumn(field.type, column->length));
-      continue;
-    }
-    SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr child,
-                          ConformColumn(column->children[static_cast<size_t>(idx)], field.type,
-                                        name + "." + field.name));
-    out->children.push_back(std::move(child));
-  }
-  return columnar::ColumnPtr(std::move(out));
-}
-
-// parquet-mr's bloom filter options, which Spark hands to the Parquet
-// writer from the write options: "parquet.bloom.filter.enabled" (every
-// column), "parquet.bloom.filter.enabled#<column>",
-// "parquet.bloom.filter.expected.ndv#<column>" and
-// "parquet.bloom.filter.fpp#<column>".
-constexpr std::string_view kBloomPrefix = "parquet.bloom.filter.";
-
 bool IsBloomFilterKey(std::string_view key) {
+  constexpr std::string_view kBloomPrefix = delta::kBloomFilterOptionPrefix;
   return key.size() > kBloomPrefix.size() &&
          internal::EqualsIgnoreCase(key.substr(0, kBloomPrefix.size()), kBloomPrefix);
 }
 
-// The bloom filters the sink's options ask for, keyed as
-// parquet::WriterOptions::bloom_filters wants them: a top-level column of
-// the data files (`data_schema`, spelled as there) or a nested leaf's dotted
-// Parquet path. Errors: InvalidArgument naming the job-file key, for a
-// column that is not in the files (or is a partition column), a boolean or
-// nested column, or a malformed value.
+// The bloom filters the sink's options ask for (delta/append_writer.h's
+// BloomFilterRequest, read from the option texts). Errors: InvalidArgument
+// naming the job-file key, for a malformed value or a column that cannot
+// have a filter.
 Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptions(
     const std::map<std::string, std::string>& options, const columnar::SchemaPtr& data_schema,
     const std::vector<std::string>& partition_by) {
+  constexpr std::string_view kBloomPrefix = delta::kBloomFilterOptionPrefix;
   internal::OptionReader reader(options, "sink.options");
-  std::optional<bool> all;
-  std::map<std::string, bool> enabled;
-  std::map<std::string, int64_t> ndv;
-  std::map<std::string, double> fpp;
-  std::map<std::string, std::string> key_of;  // column -> the key that named it
+  delta::BloomFilterRequest request;
   for (const auto& [key, value] : options) {
     if (!IsBloomFilterKey(key)) continue;
     const std::string_view rest = std::string_view(key).substr(kBloomPrefix.size());
@@ -94,106 +42,35 @@ Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptio
     const std::string_view option = rest.substr(0, hash);
     if (hash == std::string_view::npos) {
       if (internal::EqualsIgnoreCase(option, "enabled")) {
-        SILT_ASSIGN_OR_RETURN(all, reader.GetBool(key));
+        SILT_ASSIGN_OR_RETURN(request.all, reader.GetBool(key));
       } else {
         SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
       }
       continue;
     }
-    const std::string column(rest.substr(hash + 1));
-    const std::string top = column.substr(0, column.find('.'));
-    for (const std::string& p : partition_by) {
-      if (internal::EqualsIgnoreCase(p, top)) {
-        return Status::InvalidArgument(reader.KeyPath(key), ": '", top,
-                                       "' is a partition column; its values are not stored in "
-                                       "the data files");
-      }
-    }
-    const int idx = data_schema->FieldIndex(top);
-    if (top.empty() || idx < 0) {
-      return Status::InvalidArgument(reader.KeyPath(key), ": no column '", column,
-                                     "' in the query's output (", SchemaDdl(*data_schema), ")");
-    }
-    const columnar::Field& field = data_schema->field(idx);
-    const std::string name = field.name + column.substr(top.size());
+    SILT_ASSIGN_OR_RETURN(const std::string name,
+                          delta::BloomFilterColumn(std::string(rest.substr(hash + 1)), data_schema,
+                                                   partition_by, reader.KeyPath(key)));
     if (internal::EqualsIgnoreCase(option, "enabled")) {
       SILT_ASSIGN_OR_RETURN(std::optional<bool> on, reader.GetBool(key));
-      enabled[name] = *on;
-      key_of[name] = reader.KeyPath(key);
+      request.enabled[name] = *on;
+      request.key_of[name] = reader.KeyPath(key);
     } else if (internal::EqualsIgnoreCase(option, "expected.ndv")) {
       SILT_ASSIGN_OR_RETURN(std::optional<int64_t> n, reader.GetInt(key, 1));
-      ndv[name] = *n;
-      key_of.emplace(name, reader.KeyPath(key));
+      request.ndv[name] = *n;
+      request.key_of.emplace(name, reader.KeyPath(key));
     } else if (internal::EqualsIgnoreCase(option, "fpp")) {
       SILT_ASSIGN_OR_RETURN(std::optional<double> p, reader.GetDouble(key));
       if (!(*p > 0 && *p < 1)) {
         return Status::InvalidArgument(reader.KeyPath(key), ": must be in (0, 1), got ", *p);
       }
-      fpp[name] = *p;
-      key_of.emplace(name, reader.KeyPath(key));
+      request.fpp[name] = *p;
+      request.key_of.emplace(name, reader.KeyPath(key));
     } else {
       SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
     }
   }
-  std::map<std::string, parquet::BloomFilterOptions> out;
-  if (all.value_or(false)) {
-    // Every column that can have one: primitive, not boolean.
-    for (const columnar::Field& field : data_schema->fields()) {
-      if (field.type->is_nested() || field.type->id() == columnar::TypeId::kBoolean) continue;
-      out[field.name] = parquet::BloomFilterOptions();
-    }
-  }
-  for (const auto& [name, on] : enabled) {
-    if (on) {
-      out[name] = parquet::BloomFilterOptions();
-    } else {
-      out.erase(name);
-    }
-  }
-  // Tuning for a column without a filter is ignored, with a warning.
-  auto tune = [&](const auto& values, auto member) {
-    for (const auto& [name, value] : values) {
-      auto it = out.find(name);
-      if (it == out.end()) {
-        SILT_LOG_WARN("stream", key_of[name], ": no effect, no bloom filter is enabled for '", name,
-                      "'");
-      } else {
-        it->second.*member = value;
-      }
-    }
-  };
-  tune(ndv, &parquet::BloomFilterOptions::ndv);
-  tune(fpp, &parquet::BloomFilterOptions::fpp);
-  // The columns named explicitly must be able to carry a filter: checked
-  // against the Parquet writer itself (nested leaves, booleans).
-  for (const auto& [name, bloom] : out) {
-    auto key = key_of.find(name);
-    if (key == key_of.end()) continue;  // chosen by "enabled: true"
-    const int idx = data_schema->FieldIndex(name.substr(0, name.find('.')));
-    const columnar::Field& field = data_schema->field(idx);
-    if (field.type->id() == columnar::TypeId::kBoolean) {
-      return Status::InvalidArgument(key->second, ": '", name,
-                                     "' is boolean; Parquet has no bloom filters for booleans");
-    }
-    if (name.find('.') == std::string::npos && field.type->is_nested()) {
-      return Status::InvalidArgument(key->second, ": '", name, "' is ", field.type->ToDdl(),
-                                     "; name one of its leaves by its Parquet path (for example ",
-                                     "'a.b', 'l.list.element', 'm.key_value.key')");
-    }
-    if (name.find('.') != std::string::npos) {
-      parquet::WriterOptions trial;
-      trial.bloom_filters[name] = bloom;
-      auto mem = fs::MakeMemoryFileSystem();
-      Result<std::unique_ptr<parquet::ParquetFileWriter>> writer =
-          parquet::ParquetFileWriter::Open(mem.get(), "/bloom-check.parquet", data_schema, trial);
-      if (!writer.ok()) {
-        return Status::InvalidArgument(key->second, ": no Parquet leaf column '", name,
-                                       "' that can have a bloom filter");
-      }
-      SILT_RETURN_NOT_OK((*writer)->Abort());
-    }
-  }
-  return out;
+  return delta::ResolveBloomFilters(request, data_schema);
 }
 
 }  // namespace
@@ -230,7 +107,7 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     if (index < 0) {
       return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
                                      "' is not a column of the query output (",
-                                     SchemaDdl(*sink->output_schema_), ")");
+                                     delta::SchemaDdl(*sink->output_schema_), ")");
     }
     const columnar::Field& field = sink->output_schema_->field(index);
     if (field.type->is_nested()) {
@@ -265,19 +142,11 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     }
     sink->writer_options_.parquet.compression = *compression;
   }
-  {
-    std::vector<columnar::Field> data_fields;
-    for (const columnar::Field& field : sink->output_schema_->fields()) {
-      if (std::find(sink->partition_by_.begin(), sink->partition_by_.end(), field.name) ==
-          sink->partition_by_.end()) {
-        data_fields.push_back(field);
-      }
-    }
-    SILT_ASSIGN_OR_RETURN(
-        sink->writer_options_.parquet.bloom_filters,
-        ParseBloomFilterOptions(spec.options, columnar::DataType::Struct(std::move(data_fields)),
-                                sink->partition_by_));
-  }
+  SILT_ASSIGN_OR_RETURN(
+      sink->writer_options_.parquet.bloom_filters,
+      ParseBloomFilterOptions(spec.options,
+                              delta::DataFileSchema(*sink->output_schema_, sink->partition_by_),
+                              sink->partition_by_));
   SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
   sink->merge_schema_ = merge_schema.value_or(false);
   SILT_ASSIGN_OR_RETURN(std::optional<bool> overwrite_schema, reader.GetBool("overwriteSchema"));
@@ -300,10 +169,11 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   sink->table_properties_ = std::move(*validated);
   SILT_ASSIGN_OR_RETURN(sink->writer_options_.num_indexed_cols,
                         delta::DataSkippingNumIndexedCols(sink->table_properties_));
-  SILT_ASSIGN_OR_RETURN(std::optional<AutoCompactOptions> auto_compact,
+  SILT_ASSIGN_OR_RETURN(std::optional<delta::AutoCompactOptions> auto_compact,
                         ParseAutoCompactOptions(spec.options));
   if (auto_compact) {
-    sink->auto_compactor_ = std::make_unique<AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
+    sink->auto_compactor_ =
+        std::make_unique<delta::AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
   }
   return sink;
 }
@@ -311,46 +181,8 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
 std::string DeltaSink::Description() const { return "DeltaSink[" + path_ + "]"; }
 
 Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
-  const columnar::SchemaPtr& table = snapshot.schema();
-  const columnar::Schema& output = *output_schema_;
-  // Spark's schema enforcement on append: columns match by name; table
-  // columns the query lacks are written as nulls; new columns (also nested
-  // struct fields) need mergeSchema; a type change is an error.
-  Result<columnar::SchemaPtr> merged = delta::MergeSchemaForAppend(table, output, merge_schema_);
-  if (!merged.ok()) {
-    return Status::InvalidArgument("the Delta table at ", path_, " has schema (", SchemaDdl(*table),
-                                   ") but the query writes (", SchemaDdl(output),
-                                   "): ", merged.status().message());
-  }
-  table_schema_ = *merged;
-  schema_changed_ = table_schema_.get() != table.get();
-  std::vector<std::string> problems;
-  column_order_.clear();
-  not_null_columns_.clear();
-  reorder_ = false;
-  for (int table_idx = 0; table_idx < table_schema_->num_fields(); ++table_idx) {
-    const columnar::Field& field = table_schema_->field(table_idx);
-    int out_idx = output.FieldIndex(field.name);
-    if (out_idx < 0) {
-      if (!field.nullable) {
-        problems.push_back("column '" + field.name +
-                           "' is NOT NULL in the table but missing from the query output");
-      }
-      column_order_.push_back(-1);
-      reorder_ = true;
-      continue;
-    }
-    const columnar::Field& out_field = output.field(out_idx);
-    if (!field.nullable && out_field.nullable) not_null_columns_.push_back(table_idx);
-    if (out_idx != table_idx || !field.type->Equals(*out_field.type)) reorder_ = true;
-    column_order_.push_back(out_idx);
-  }
-  if (!problems.empty()) {
-    std::string detail;
-    for (const std::string& p : problems) detail += "; " + p;
-    return Status::InvalidArgument("the Delta table at ", path_, " has schema (", SchemaDdl(*table),
-                                   ") but the query writes (", SchemaDdl(output), ")", detail);
-  }
+  SILT_ASSIGN_OR_RETURN(
+      layout_, delta::PlanAppend(snapshot.schema(), *output_schema_, merge_schema_, path_));
   if (!partition_by_.empty()) {
     const std::vector<std::string>& existing = snapshot.partition_columns();
     bool same = existing.size() == partition_by_.size();
@@ -400,49 +232,20 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
     SILT_ASSIGN_OR_RETURN(writer_options_.num_indexed_cols,
                           delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
   } else {
-    table_schema_ = output_schema_;
     partition_columns_ = partition_by_;
-    column_order_.clear();
-    for (int i = 0; i < output_schema_->num_fields(); ++i) column_order_.push_back(i);
-    reorder_ = false;
-    schema_changed_ = false;
-    not_null_columns_.clear();
+    layout_ = delta::NewTableLayout(output_schema_);
   }
-  SILT_ASSIGN_OR_RETURN(writer_, delta::TableWriter::Make(fs_, path_, table_schema_,
-                                                          partition_columns_, writer_options_));
+  SILT_ASSIGN_OR_RETURN(writer_, delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
+                                                           writer_options_, batch_id));
   return true;
 }
 
 Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   if (skip_ || batch.num_rows == 0) return Status::OK();
   if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");
-  for (int table_idx : not_null_columns_) {
-    const columnar::Column& column = *batch.column(column_order_[static_cast<size_t>(table_idx)]);
-    if (column.null_count > 0) {
-      return Status::InvalidArgument("NOT NULL constraint violated for column '",
-                                     table_schema_->field(table_idx).name, "' of ", path_, ": ",
-                                     column.null_count, " null value(s) in batch ", batch_id_);
-    }
-  }
-  columnar::RecordBatch table_batch;
-  table_batch.schema = table_schema_;
-  table_batch.num_rows = batch.num_rows;
-  table_batch.columns.reserve(column_order_.size());
-  for (size_t table_idx = 0; table_idx < column_order_.size(); ++table_idx) {
-    int out_idx = column_order_[table_idx];
-    const columnar::Field& field = table_schema_->field(static_cast<int>(table_idx));
-    if (out_idx < 0) {
-      table_batch.columns.push_back(columnar::MakeNullColumn(field.type, batch.num_rows));
-    } else if (!reorder_) {
-      table_batch.columns.push_back(batch.column(out_idx));
-    } else {
-      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column,
-                            ConformColumn(batch.column(out_idx), field.type, field.name));
-      table_batch.columns.push_back(std::move(column));
-    }
-  }
+  SILT_RETURN_NOT_OK(writer_->Write(batch));
   rows_ += batch.num_rows;
-  return writer_->Write(table_batch);
+  return Status::OK();
 }
 
 Result<SinkBatchResult> DeltaSink::Commit() {
@@ -468,11 +271,11 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
     request.new_protocol = delta::Protocol();
-  } else if (schema_changed_) {
+  } else if (layout_.schema_changed) {
     // mergeSchema grew the schema: this commit carries the new metaData.
     delta::Metadata metadata = snapshot_->metadata();
-    metadata.schema = table_schema_;
-    metadata.schema_string = columnar::SchemaToJson(*table_schema_);
+    metadata.schema = layout_.table_schema;
+    metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
     request.new_metadata = std::move(metadata);
   }
   int64_t bytes = 0;

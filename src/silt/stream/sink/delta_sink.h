@@ -13,12 +13,13 @@
 //     table records that N is done.
 // The table is created by the first commit when absent (schema = the
 // query's output schema, partition columns = partitionBy); an existing
-// table's schema must match the output schema (mergeSchema is a later
-// issue).
+// table's schema must match the output schema, by delta/append_writer.h's
+// rules (schema enforcement, NOT NULL, column order).
 //
 // Options: compression (snappy default; zstd, gzip, lz4, none);
 // autoCompact (opt-in background compaction every N commits, see
-// maintenance.h); mergeSchema (Spark's: new columns and struct fields are
+// delta/auto_compact.h; its options in maintenance.h); parquet-mr's
+// parquet.bloom.filter.* options; mergeSchema (Spark's: new columns and struct fields are
 // added to the table schema), overwriteSchema (ignored by appends, as in
 // delta-spark); `delta.*` keys are table properties applied when the sink
 // creates the table (validated by delta/table_properties.h).
@@ -37,13 +38,13 @@
 #include "silt/base/clock.h"
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/delta/append_writer.h"
+#include "silt/delta/auto_compact.h"
 #include "silt/delta/table.h"
 #include "silt/stream/job.h"
 #include "silt/stream/sink/sink.h"
 
 namespace silt::stream {
-
-class AutoCompactor;
 
 class DeltaSink final : public Sink {
  public:
@@ -90,22 +91,15 @@ class DeltaSink final : public Sink {
   std::unique_ptr<delta::DeltaTable> table_;
   bool table_checked_ = false;
   // sink.options.autoCompact (maintenance.h); null when off.
-  std::unique_ptr<AutoCompactor> auto_compactor_;
+  std::unique_ptr<delta::AutoCompactor> auto_compactor_;
 
   // Current batch.
   int64_t batch_id_ = -1;
   bool skip_ = false;
   delta::SnapshotPtr snapshot_;
-  columnar::SchemaPtr table_schema_;
   std::vector<std::string> partition_columns_;
-  // For each table column, the output column that feeds it.
-  // (-1: the output lacks the column; it is written as nulls.)
-  std::vector<int> column_order_;
-  bool reorder_ = false;
-  // The table schema grew by mergeSchema: this batch commits a metaData.
-  bool schema_changed_ = false;
-  std::vector<int> not_null_columns_;
-  std::unique_ptr<delta::TableWriter> writer_;
+  delta::AppendLayout layout_;
+  std::unique_ptr<delta::AppendWriter> writer_;
   int64_t rows_ = 0;
 };
 
