@@ -22,91 +22,16 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/expr/bind/bind_session.h"
+#include "silt/expr/bind/bound_expression.h"
+#include "silt/expr/eval_options.h"
+#include "silt/expr/parse/parsed_expression.h"
 
 namespace silt::expr {
-
-// A parsed (unbound) expression tree. Opaque to callers beyond these.
-class Expression {
- public:
-  virtual ~Expression() = default;
-  // The output name Spark would give the column: the alias if any, the
-  // last field name for a column/field reference ("e.device_id" ->
-  // "device_id"), else Spark's generated name for the expression text.
-  virtual std::string OutputName() const = 0;
-  // The expression re-printed in Spark SQL form (for messages).
-  virtual std::string ToString() const = 0;
-  // True when the top of the tree is `*` or `x.*` (select-list expansion).
-  virtual bool IsStar() const { return false; }
-  // For `x.*`: the qualifier ("x"); empty for plain `*`.
-  virtual std::string StarQualifier() const { return {}; }
-};
-using ExpressionPtr = std::shared_ptr<const Expression>;
 
 // Parses one expression, optionally followed by `AS alias` (or a bare alias).
 // Errors: InvalidArgument: "<message> at position <n> in '<text>'".
 Result<ExpressionPtr> ParseExpression(std::string_view text);
-
-class TimeZone;
-
-struct EvalOptions {
-  bool ansi = false;
-  // Session time zone offset for zone-less timestamp strings (UTC = 0).
-  int64_t session_zone_offset_micros = 0;
-  // The session time zone by name (spark.sql.session.timeZone), with DST;
-  // when null, the fixed offset above. Used by date_format, from_unixtime,
-  // unix_timestamp, date_trunc, months_between and from/to_utc_timestamp.
-  std::shared_ptr<const TimeZone> session_zone;
-  // Set by WindowExpansion::options(): the input column holding each row's
-  // window, which every window() call then reads. -1 (the default):
-  // window() computes the tumbling window of its time (see WindowExpansion).
-  int window_column = -1;
-};
-
-// Per-batch context: the value of current_timestamp() is fixed per batch, as
-// in Spark (the batch's trigger time).
-struct EvalContext {
-  int64_t current_timestamp_micros = 0;
-  // input_file_name(): the file the rows came from (file sources), else "".
-  std::string input_file_name;
-};
-
-// Work shared between the expressions of one select list (or one job step).
-// Expressions bound with the same session share the results of common
-// subexpressions within a batch: every get_json_object call over the same
-// input value (the seed's get_json_object(e.payload, '$.x') list) parses each
-// document once per row for all of their paths, not once per call.
-//
-// Thread safety: all expressions bound with one session must be evaluated
-// on the same thread. Ownership: the bound expressions keep what they share
-// alive, so the session may be destroyed once binding is done.
-class BindSession {
- public:
-  BindSession();
-  ~BindSession();
-  BindSession(const BindSession&) = delete;
-  BindSession& operator=(const BindSession&) = delete;
-
-  // Internal to the expression module (bind_session_internal.h).
-  struct State;
-  State& state() { return *state_; }
-
- private:
-  std::unique_ptr<State> state_;
-};
-
-class BoundExpression {
- public:
-  virtual ~BoundExpression() = default;
-  virtual const columnar::TypePtr& type() const = 0;
-  virtual bool nullable() const = 0;
-  virtual const std::string& name() const = 0;  // output column name
-  // Evaluates over every row of `batch` (whose schema is the bound schema).
-  // Returns a column of batch.num_rows rows. Errors only for ANSI failures or
-  // internal errors, one Status per batch.
-  virtual Result<columnar::ColumnPtr> Evaluate(const columnar::RecordBatch& batch,
-                                               const EvalContext& ctx) = 0;
-};
-using BoundExpressionPtr = std::unique_ptr<BoundExpression>;
 
 // Resolves column references and functions against `input_schema` and picks
 // kernels. Errors: InvalidArgument naming the unknown column (with the

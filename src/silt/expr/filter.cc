@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "silt/expr/bind/bind_session_internal.h"
+#include "silt/expr/expression.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::expr {

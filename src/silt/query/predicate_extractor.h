@@ -20,7 +20,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/predicate.h"
-#include "silt/expr/expression.h"
+#include "silt/expr/eval_options.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::query {

@@ -13,6 +13,7 @@
 #include "silt/columnar/temporal.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
+#include "silt/expr/expression.h"
 #include "silt/query/aggregate.h"
 #include "silt/query/predicate_extractor.h"
 #include "silt/query/value_access_internal.h"

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "silt/base/result.h"
+#include "silt/expr/bind/bind_session.h"
 #include "silt/expr/bind/bound.h"
 #include "silt/expr/parse/ast.h"
 

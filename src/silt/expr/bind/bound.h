@@ -20,7 +20,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/expression.h"
+#include "silt/expr/eval_options.h"
 
 namespace silt::expr {
 

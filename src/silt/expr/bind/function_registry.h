@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "silt/base/result.h"
+#include "silt/expr/bind/bind_session.h"
 #include "silt/expr/bind/bound.h"
 #include "silt/expr/bind/type_util.h"
 

@@ -21,6 +21,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/expr/bind/bind_session.h"
 #include "silt/expr/bind/bound.h"
 #include "silt/expr/value/time_zone.h"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "silt/columnar/types.h"
-#include "silt/expr/expression.h"
+#include "silt/expr/parse/parsed_expression.h"
 
 namespace silt::expr {
 

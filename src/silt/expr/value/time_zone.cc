@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "silt/columnar/temporal.h"
-#include "silt/expr/expression.h"
+#include "silt/expr/eval_options.h"
 
 namespace silt::expr {
 

@@ -13,7 +13,7 @@
 
 #include "silt/base/status.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/expression.h"
+#include "silt/expr/eval_options.h"
 
 namespace silt::stream {
 
