@@ -13,10 +13,10 @@
 #include "silt/columnar/temporal.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
+#include "silt/exec/aggregate.h"
+#include "silt/exec/value_access.h"
 #include "silt/expr/expression.h"
-#include "silt/query/aggregate.h"
 #include "silt/query/predicate_extractor.h"
-#include "silt/query/value_access_internal.h"
 
 namespace silt::query {
 
@@ -28,6 +28,9 @@ using columnar::RecordBatch;
 using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
 using columnar::TypeId;
+using exec::AggKind;
+using exec::AggregateSpec;
+using exec::HashAggregator;
 using expr::Node;
 using expr::NodeKind;
 using expr::NodePtr;
@@ -279,7 +282,7 @@ int CompareRows(const Column& c, int64_t i, int64_t j) {
       int r = c.StringValue(i).compare(c.StringValue(j));
       return r < 0 ? -1 : (r > 0 ? 1 : 0);
     }
-    default: return Cmp(internal::IntAt(c, i), internal::IntAt(c, j));
+    default: return Cmp(exec::IntAt(c, i), exec::IntAt(c, j));
   }
 }
 
@@ -608,7 +611,7 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
     if (call.arg != nullptr) {
       SILT_ASSIGN_OR_RETURN(arg, BindScanned(*call.arg, scan_schema, table_schema));
       agg.arg_type = arg->type();
-      Result<columnar::TypePtr> type = AggregateResultType(agg);
+      Result<columnar::TypePtr> type = exec::AggregateResultType(agg);
       if (!type.ok()) return type.status().WithContextParts("in '", call.text, "'");
     }
     arg_exprs.push_back(std::move(arg));

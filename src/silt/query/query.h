@@ -1,7 +1,7 @@
 // Batch queries over one Delta table snapshot, for `silt read` and
 // `silt sql`: scan (with partition, file-statistics and row-group pruning
 // from the WHERE clause), filter with the full expression, then either
-// project, or group and aggregate (aggregate.h) and filter with HAVING;
+// project, or group and aggregate (exec/aggregate.h) and filter with HAVING;
 // then ORDER BY and LIMIT.
 //
 // Name resolution follows Spark: columns case-insensitively; ORDER BY names

@@ -1,4 +1,4 @@
-#include "silt/query/aggregate.h"
+#include "silt/exec/aggregate.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "silt/columnar/builder.h"
 
-namespace silt::query {
+namespace silt::exec {
 namespace {
 
 using columnar::ColumnBuilder;
@@ -129,4 +129,4 @@ TEST(AggregateTest, NaNGroupsTogetherAndIsLargest) {
 }
 
 }  // namespace
-}  // namespace silt::query
+}  // namespace silt::exec

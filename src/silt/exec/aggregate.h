@@ -16,6 +16,20 @@
 // aggregates update typed arrays indexed by group id, one loop per column
 // and batch.
 //
+// Contract for callers (the batch query runner today, streaming stateful
+// operators later):
+//   - consumes: key columns and aggregate argument columns that the caller
+//     has already evaluated (this operator evaluates no expressions), any
+//     number of batches, each through one Consume call;
+//   - produces: one RecordBatch from Finish, one row per group.
+// The state after any sequence of Consume calls depends only on the rows
+// consumed (not on how they were split into batches, except for the order of
+// floating-point additions), so input can arrive incrementally. The running
+// state per group is a partial aggregate (count; sum and count for avg;
+// running min/max; the distinct set), which is what a streaming operator
+// would keep in a state store and merge: such an Update/Merge of partial
+// states belongs beside this class, in exec/.
+//
 // Thread safety: one aggregator per thread.
 #pragma once
 
@@ -26,7 +40,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 
-namespace silt::query {
+namespace silt::exec {
 
 enum class AggKind : uint8_t { kCountStar, kCount, kCountDistinct, kSum, kAvg, kMin, kMax };
 
@@ -48,13 +62,15 @@ class HashAggregator {
                                                       std::vector<AggregateSpec> aggregates);
   virtual ~HashAggregator() = default;
 
-  // `keys` and `args` (one per aggregate, null for count(*)) have `rows`
-  // rows each.
+  // Adds one batch: `keys` (one per key type) and `args` (one per
+  // aggregate, null for count(*)) have `rows` rows each and the types given
+  // to Make. May be called any number of times before Finish.
   virtual Status Consume(const std::vector<columnar::ColumnPtr>& keys,
                          const std::vector<columnar::ColumnPtr>& args, int64_t rows) = 0;
   // One row per group in order of first appearance: the key columns, then
-  // one column per aggregate, named by `names` (keys first).
+  // one column per aggregate, named by `names` (keys first). Ends the
+  // aggregator: call it once, after the last Consume.
   virtual Result<columnar::RecordBatchPtr> Finish(const std::vector<std::string>& names) = 0;
 };
 
-}  // namespace silt::query
+}  // namespace silt::exec

@@ -2,7 +2,7 @@
 // into one byte string per row, each row is mapped to a group id through a
 // hash map, and every aggregate runs one typed loop over (value, group id).
 
-#include "silt/query/aggregate.h"
+#include "silt/exec/aggregate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +13,9 @@
 #include <unordered_set>
 
 #include "silt/columnar/builder.h"
-#include "silt/query/value_access_internal.h"
+#include "silt/exec/value_access.h"
 
-namespace silt::query {
+namespace silt::exec {
 
 namespace {
 
@@ -24,9 +24,6 @@ using columnar::ColumnPtr;
 using columnar::DataType;
 using columnar::TypeId;
 using columnar::TypePtr;
-using internal::DecimalAt;
-using internal::DoubleAt;
-using internal::IntAt;
 
 __int128 Pow10(int n) {
   __int128 v = 1;
@@ -440,4 +437,4 @@ Result<std::unique_ptr<HashAggregator>> HashAggregator::Make(
       new HashAggregatorImpl(std::move(key_types), std::move(key_domains), std::move(states)));
 }
 
-}  // namespace silt::query
+}  // namespace silt::exec

@@ -1,6 +1,8 @@
 // Reading one value of a column as the widest C++ type of its family, for the
-// row-at-a-time parts of the query path (group keys, aggregate updates,
-// ORDER BY comparisons). Private to src/silt/query/*.cc.
+// row-at-a-time parts of operators (group keys, aggregate updates, ORDER BY
+// comparisons). For operator code in exec/ and its users (query/, stream/);
+// the column's type decides the physical width, so callers only pick the
+// family (integral, floating, decimal).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +10,7 @@
 
 #include "silt/columnar/column.h"
 
-namespace silt::query::internal {
+namespace silt::exec {
 
 // Integral-like values (boolean, byte, short, int, long, date, timestamps) as
 // int64. REQUIRES: row i is not null.
@@ -36,4 +38,4 @@ inline __int128 DecimalAt(const columnar::Column& c, int64_t i) {
   return v;
 }
 
-}  // namespace silt::query::internal
+}  // namespace silt::exec
