@@ -18,9 +18,9 @@
 #include "silt/cli/table_util.h"
 #include "silt/delta/table.h"
 #include "silt/expr/parse/parser.h"
+#include "silt/expr/parse/select_statement.h"
 #include "silt/query/predicate_extractor.h"
 #include "silt/query/query.h"
-#include "silt/query/statement.h"
 
 namespace silt::cli {
 
@@ -135,7 +135,7 @@ class ReadCommand final : public Command {
           std::make_shared<expr::ColumnRefNode>(std::vector<std::string>{name}, 0));
     }
     if (!select_.empty()) {
-      SILT_ASSIGN_OR_RETURN_CTX(spec.select, query::ParseExpressionList(select_), "--select");
+      SILT_ASSIGN_OR_RETURN_CTX(spec.select, expr::ParseExpressionList(select_), "--select");
     }
     if (!where_.empty()) {
       SILT_ASSIGN_OR_RETURN_CTX(spec.where, expr::ParseNode(where_), "--where");
@@ -174,7 +174,7 @@ class ReadCommand final : public Command {
       if (explain_) fmt::print("(answered from the Delta log statistics; no file was read)\n");
       return Status::OK();
     }
-    SILT_ASSIGN_OR_RETURN(spec.select, query::ParseExpressionList("count(*)"));
+    SILT_ASSIGN_OR_RETURN(spec.select, expr::ParseExpressionList("count(*)"));
     int64_t count = 0;
     query::QueryOutput out{[](const columnar::SchemaPtr&) { return Status::OK(); },
                            [&count](const columnar::RecordBatch& batch) {

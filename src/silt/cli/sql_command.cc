@@ -1,5 +1,5 @@
 // silt sql "SELECT ... FROM delta.`PATH` ...": one SELECT statement over one
-// Delta table snapshot (query/statement.h for the grammar), printed in the
+// Delta table snapshot (expr/parse/select_statement.h for the grammar), printed in the
 // formats of `silt read`.
 
 #include <fmt/format.h>
@@ -7,8 +7,8 @@
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
+#include "silt/expr/parse/select_statement.h"
 #include "silt/query/query.h"
-#include "silt/query/statement.h"
 
 namespace silt::cli {
 
@@ -38,8 +38,7 @@ class SqlCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
-    SILT_ASSIGN_OR_RETURN(query::SelectStatement statement,
-                          query::ParseSelectStatement(statement_));
+    SILT_ASSIGN_OR_RETURN(expr::SelectStatement statement, expr::ParseSelectStatement(statement_));
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.table_path));
     SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot,
                           TimeTravelSnapshot(table.get(), statement.version.value_or(-1),

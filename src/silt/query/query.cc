@@ -34,6 +34,7 @@ using exec::HashAggregator;
 using expr::Node;
 using expr::NodeKind;
 using expr::NodePtr;
+using expr::OrderItem;
 
 std::string Lower(std::string_view s) {
   std::string out(s);

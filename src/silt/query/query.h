@@ -22,7 +22,7 @@
 #include "silt/columnar/column.h"
 #include "silt/delta/table.h"
 #include "silt/expr/parse/ast.h"
-#include "silt/query/statement.h"
+#include "silt/expr/parse/select_statement.h"
 
 namespace silt::query {
 
@@ -31,7 +31,7 @@ struct QuerySpec {
   expr::NodePtr where;                // may be null
   std::vector<expr::NodePtr> group_by;
   expr::NodePtr having;
-  std::vector<OrderItem> order_by;
+  std::vector<expr::OrderItem> order_by;
   int64_t limit = -1;  // < 0: no limit
 };
 

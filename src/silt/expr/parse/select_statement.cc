@@ -2,21 +2,18 @@
 // parenthesis depth 0 split it into segments, and each expression segment is
 // handed to the expr parser as text.
 
-#include "silt/query/statement.h"
+#include "silt/expr/parse/select_statement.h"
 
 #include <charconv>
 
 #include "silt/expr/parse/lexer.h"
 #include "silt/expr/parse/parser.h"
 
-namespace silt::query {
+namespace silt::expr {
 
 namespace {
 
-using expr::Token;
-using expr::TokenKind;
-
-enum class Clause { kSelect, kFrom, kWhere, kGroupBy, kHaving, kOrderBy, kLimit };
+using Clause = SelectClause;
 
 const char* ClauseName(Clause c) {
   switch (c) {
@@ -40,17 +37,35 @@ struct Segment {
 
 class StatementParser {
  public:
-  StatementParser(std::string_view sql, std::vector<Token> tokens)
-      : sql_(sql), tokens_(std::move(tokens)) {}
+  StatementParser(std::string_view sql, std::vector<Token> tokens, std::string_view user)
+      : sql_(sql), tokens_(std::move(tokens)), user_(user) {}
+
+  Result<SelectClauses> Clauses() {
+    SILT_ASSIGN_OR_RETURN(std::vector<Segment> segments, Split());
+    SelectClauses out;
+    for (const Segment& seg : segments) {
+      out.clauses.push_back(SelectClauseSpan{seg.clause, Offset(seg.keyword),
+                                             TextSpan{Offset(seg.begin), Offset(seg.end)}});
+      if (seg.clause != Clause::kSelect) continue;
+      for (auto [b, e] : SplitCommas(seg.begin, seg.end)) {
+        // An item's span reaches the comma (or the next keyword) after it.
+        out.select_items.push_back(
+            TextSpan{b == seg.begin ? Offset(seg.keyword) + 6 : Offset(b - 1) + 1, Offset(e)});
+      }
+    }
+    return out;
+  }
 
   Result<SelectStatement> Parse() {
     SILT_ASSIGN_OR_RETURN(std::vector<Segment> segments, Split());
+    if (segments.size() < 2 || segments[1].clause != Clause::kFrom) {
+      return SyntaxError("Expected FROM delta.`path`", tokens_.back().position, sql_);
+    }
     SelectStatement out;
     for (const Segment& seg : segments) {
       if (seg.begin >= seg.end) {
-        return expr::SyntaxError(
-            std::string("Expected an expression after ") + ClauseName(seg.clause),
-            tokens_[seg.end].position, sql_);
+        return SyntaxError(std::string("Expected an expression after ") + ClauseName(seg.clause),
+                           tokens_[seg.end].position, sql_);
       }
       switch (seg.clause) {
         case Clause::kSelect: {
@@ -83,7 +98,7 @@ class StatementParser {
           if (seg.end != seg.begin + 1 || t.kind != TokenKind::kNumber ||
               std::from_chars(t.text.data(), t.text.data() + t.text.size(), n).ptr !=
                   t.text.data() + t.text.size()) {
-            return expr::SyntaxError("LIMIT takes a non-negative integer", t.position, sql_);
+            return SyntaxError("LIMIT takes a non-negative integer", t.position, sql_);
           }
           out.limit = n;
           break;
@@ -98,7 +113,7 @@ class StatementParser {
   Result<std::vector<Segment>> Split() {
     std::vector<Segment> segments;
     if (!tokens_[0].IsKeyword("SELECT")) {
-      return expr::SyntaxError("Expected SELECT", tokens_[0].position, sql_);
+      return SyntaxError("Expected SELECT", tokens_[0].position, sql_);
     }
     int depth = 0;
     const size_t end = tokens_.size() - 1;  // the kEnd token
@@ -111,10 +126,8 @@ class StatementParser {
       size_t body = i + 1;
       if (t.IsKeyword("SELECT")) {
         if (i != 0) {
-          return Status::NotSupported(
-              "subqueries and set operations are not supported by silt "
-              "sql, at position ",
-              t.position + 1, " in '", sql_, "'");
+          return Status::NotSupported("subqueries and set operations are not supported by ", user_,
+                                      ", at position ", t.position + 1, " in '", sql_, "'");
         }
         clause = Clause::kSelect;
       } else if (t.IsKeyword("FROM")) {
@@ -130,25 +143,23 @@ class StatementParser {
         clause = t.IsKeyword("GROUP") ? Clause::kGroupBy : Clause::kOrderBy;
         body = i + 2;
       } else if (t.IsKeyword("JOIN")) {
-        return Status::NotSupported("joins are not supported by silt sql, at position ",
+        return Status::NotSupported("joins are not supported by ", user_, ", at position ",
                                     t.position + 1, " in '", sql_, "'");
       }
       if (!clause) continue;
       if (!segments.empty()) {
         if (*clause <= segments.back().clause) {
-          return expr::SyntaxError(std::string("Unexpected ") + ClauseName(*clause), t.position,
-                                   sql_);
+          return SyntaxError(std::string("Unexpected ") + ClauseName(*clause), t.position, sql_);
         }
         segments.back().end = i;
       }
       segments.push_back(Segment{*clause, i, body, end});
       i = body - 1;
     }
-    if (segments.size() < 2 || segments[1].clause != Clause::kFrom) {
-      return expr::SyntaxError("Expected FROM delta.`path`", tokens_[end].position, sql_);
-    }
     return segments;
   }
+
+  size_t Offset(size_t token) const { return static_cast<size_t>(tokens_[token].position); }
 
   std::string_view Text(size_t begin, size_t end) const {
     size_t from = static_cast<size_t>(tokens_[begin].position);
@@ -156,16 +167,14 @@ class StatementParser {
     return sql_.substr(from, to - from);
   }
 
-  Result<expr::NodePtr> ParseExpr(size_t begin, size_t end) {
-    return expr::ParseNode(Text(begin, end));
-  }
+  Result<NodePtr> ParseExpr(size_t begin, size_t end) { return ParseNode(Text(begin, end)); }
 
   // Comma-separated expressions (commas inside parentheses belong to them).
-  Result<std::vector<expr::NodePtr>> ParseList(size_t begin, size_t end) {
-    std::vector<expr::NodePtr> out;
+  Result<std::vector<NodePtr>> ParseList(size_t begin, size_t end) {
+    std::vector<NodePtr> out;
     for (auto [b, e] : SplitCommas(begin, end)) {
-      if (b >= e) return expr::SyntaxError("Expected an expression", tokens_[e].position, sql_);
-      SILT_ASSIGN_OR_RETURN(expr::NodePtr node, ParseExpr(b, e));
+      if (b >= e) return SyntaxError("Expected an expression", tokens_[e].position, sql_);
+      SILT_ASSIGN_OR_RETURN(NodePtr node, ParseExpr(b, e));
       out.push_back(std::move(node));
     }
     return out;
@@ -196,15 +205,13 @@ class StatementParser {
       i += 2;
       t = &tokens_[i];
       if (t->kind != TokenKind::kIdentifier || !t->quoted) {
-        return expr::SyntaxError("Expected a back-quoted table path after delta.", t->position,
-                                 sql_);
+        return SyntaxError("Expected a back-quoted table path after delta.", t->position, sql_);
       }
     } else if (!(t->kind == TokenKind::kString ||
                  (t->kind == TokenKind::kIdentifier && t->quoted))) {
-      return expr::SyntaxError(
-          "Expected delta.`path` (silt sql reads Delta tables by path) but found " +
-              expr::DescribeToken(*t),
-          t->position, sql_);
+      return SyntaxError("Expected delta.`path` (silt sql reads Delta tables by path) but found " +
+                             DescribeToken(*t),
+                         t->position, sql_);
     }
     out->table_path = t->text;
     ++i;
@@ -215,18 +222,18 @@ class StatementParser {
         keyword(i + 2, "OF")) {
       bool is_version = keyword(i, "VERSION");
       const Token& v = tokens_[i + 3];
-      if (i + 3 >= seg.end) return expr::SyntaxError("Expected a value", v.position, sql_);
+      if (i + 3 >= seg.end) return SyntaxError("Expected a value", v.position, sql_);
       if (is_version) {
         int64_t n = -1;
         if (v.kind != TokenKind::kNumber ||
             std::from_chars(v.text.data(), v.text.data() + v.text.size(), n).ptr !=
                 v.text.data() + v.text.size()) {
-          return expr::SyntaxError("VERSION AS OF takes a non-negative integer", v.position, sql_);
+          return SyntaxError("VERSION AS OF takes a non-negative integer", v.position, sql_);
         }
         out->version = n;
       } else {
         if (v.kind != TokenKind::kString) {
-          return expr::SyntaxError("TIMESTAMP AS OF takes a quoted timestamp", v.position, sql_);
+          return SyntaxError("TIMESTAMP AS OF takes a quoted timestamp", v.position, sql_);
         }
         out->timestamp = v.text;
       }
@@ -236,8 +243,8 @@ class StatementParser {
     if (keyword(i, "AS")) ++i;
     if (i < seg.end && tokens_[i].kind == TokenKind::kIdentifier) ++i;
     if (i < seg.end) {
-      return expr::SyntaxError("Unexpected " + expr::DescribeToken(tokens_[i]) + " in FROM",
-                               tokens_[i].position, sql_);
+      return SyntaxError("Unexpected " + DescribeToken(tokens_[i]) + " in FROM",
+                         tokens_[i].position, sql_);
     }
     return Status::OK();
   }
@@ -257,7 +264,7 @@ class StatementParser {
         --e;
       }
       if (!nulls_given) item.nulls_first = item.ascending;
-      if (b >= e) return expr::SyntaxError("Expected an expression", tokens_[e].position, sql_);
+      if (b >= e) return SyntaxError("Expected an expression", tokens_[e].position, sql_);
       SILT_ASSIGN_OR_RETURN(item.expr, ParseExpr(b, e));
       out->order_by.push_back(std::move(item));
     }
@@ -266,13 +273,27 @@ class StatementParser {
 
   std::string_view sql_;
   std::vector<Token> tokens_;
+  std::string_view user_;
 };
 
 }  // namespace
 
-Result<std::vector<expr::NodePtr>> ParseExpressionList(std::string_view text) {
-  SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, expr::Tokenize(text));
-  std::vector<expr::NodePtr> out;
+const SelectClauseSpan* SelectClauses::Find(SelectClause clause) const {
+  for (const SelectClauseSpan& span : clauses) {
+    if (span.clause == clause) return &span;
+  }
+  return nullptr;
+}
+
+Result<SelectClauses> SplitSelectStatement(std::string_view sql, std::string_view user) {
+  SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(sql));
+  StatementParser parser(sql, std::move(tokens), user);
+  return parser.Clauses();
+}
+
+Result<std::vector<NodePtr>> ParseExpressionList(std::string_view text) {
+  SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(text));
+  std::vector<NodePtr> out;
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -282,7 +303,7 @@ Result<std::vector<expr::NodePtr>> ParseExpressionList(std::string_view text) {
     if ((depth == 0 && k == TokenKind::kComma) || k == TokenKind::kEnd) {
       size_t from = static_cast<size_t>(tokens[start].position);
       size_t to = static_cast<size_t>(tokens[i].position);
-      SILT_ASSIGN_OR_RETURN(expr::NodePtr node, expr::ParseNode(text.substr(from, to - from)));
+      SILT_ASSIGN_OR_RETURN(NodePtr node, ParseNode(text.substr(from, to - from)));
       out.push_back(std::move(node));
       start = i + 1;
     }
@@ -295,9 +316,9 @@ Result<SelectStatement> ParseSelectStatement(std::string_view sql) {
          (sql.back() == ';' || sql.back() == ' ' || sql.back() == '\n' || sql.back() == '\t')) {
     sql.remove_suffix(1);
   }
-  SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, expr::Tokenize(sql));
-  StatementParser parser(sql, std::move(tokens));
+  SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(sql));
+  StatementParser parser(sql, std::move(tokens), "silt sql");
   return parser.Parse();
 }
 
-}  // namespace silt::query
+}  // namespace silt::expr

@@ -1,11 +1,11 @@
-#include "silt/query/statement.h"
+#include "silt/expr/parse/select_statement.h"
 
 #include <gtest/gtest.h>
 
-namespace silt::query {
+namespace silt::expr {
 namespace {
 
-TEST(StatementTest, AllClauses) {
+TEST(SelectStatementTest, AllClauses) {
   Result<SelectStatement> s = ParseSelectStatement(
       "SELECT device_type AS t, count(*) AS n, sum(x) FROM delta.`/tmp/t` VERSION AS OF 3 "
       "WHERE x > 1 AND f(a, b) GROUP BY device_type HAVING count(*) > 2 "
@@ -29,7 +29,7 @@ TEST(StatementTest, AllClauses) {
   EXPECT_EQ(s->limit, 5);
 }
 
-TEST(StatementTest, TimestampAndMinimal) {
+TEST(SelectStatementTest, TimestampAndMinimal) {
   Result<SelectStatement> s =
       ParseSelectStatement("select * from delta.`s3://b/t` timestamp as of '2024-01-01 10:00:00'");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -39,7 +39,7 @@ TEST(StatementTest, TimestampAndMinimal) {
   EXPECT_EQ(s->where, nullptr);
 }
 
-TEST(StatementTest, ClauseWordsInsideParenthesesAndStrings) {
+TEST(SelectStatementTest, ClauseWordsInsideParenthesesAndStrings) {
   Result<SelectStatement> s = ParseSelectStatement(
       "SELECT concat('from ', `where`) FROM delta.`p` WHERE x IN (1, 2) ORDER BY (x)");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -47,7 +47,7 @@ TEST(StatementTest, ClauseWordsInsideParenthesesAndStrings) {
   EXPECT_EQ(s->order_by.size(), 1u);
 }
 
-TEST(StatementTest, Errors) {
+TEST(SelectStatementTest, Errors) {
   EXPECT_FALSE(ParseSelectStatement("SELECT x").ok());
   EXPECT_FALSE(ParseSelectStatement("SELECT x FROM t").ok());
   EXPECT_FALSE(ParseSelectStatement("SELECT x FROM delta.`p` LIMIT x").ok());
@@ -57,12 +57,38 @@ TEST(StatementTest, Errors) {
   EXPECT_EQ(distinct.status().code(), StatusCode::kNotSupported);
 }
 
-TEST(StatementTest, ExpressionList) {
-  Result<std::vector<expr::NodePtr>> list = ParseExpressionList("a, f(b, c) AS d, e + 1");
+TEST(SelectStatementTest, ExpressionList) {
+  Result<std::vector<NodePtr>> list = ParseExpressionList("a, f(b, c) AS d, e + 1");
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   ASSERT_EQ(list->size(), 3u);
   EXPECT_EQ((*list)[1]->OutputName(), "d");
 }
 
+TEST(SelectStatementTest, ClausesAsSpans) {
+  const std::string sql = "SELECT id * 10 AS tens, f(a, 'x, y') , FROM  input WHERE id >= 2";
+  Result<SelectClauses> c = SplitSelectStatement(sql, "a sql step");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->select_items.size(), 3u);
+  auto text = [&](TextSpan span) { return sql.substr(span.begin, span.end - span.begin); };
+  EXPECT_EQ(text(c->select_items[0]), " id * 10 AS tens");
+  EXPECT_EQ(text(c->select_items[1]), " f(a, 'x, y') ");
+  EXPECT_EQ(text(c->select_items[2]), " ");
+  const SelectClauseSpan* from = c->Find(SelectClause::kFrom);
+  ASSERT_NE(from, nullptr);
+  EXPECT_EQ(text(from->body), "input ");
+  const SelectClauseSpan* where = c->Find(SelectClause::kWhere);
+  ASSERT_NE(where, nullptr);
+  EXPECT_EQ(sql.substr(where->keyword, 5), "WHERE");
+  EXPECT_EQ(text(where->body), "id >= 2");
+  EXPECT_EQ(c->Find(SelectClause::kLimit), nullptr);
+
+  // FROM and empty bodies are the caller's to check; order and joins are not.
+  EXPECT_TRUE(SplitSelectStatement("SELECT a", "x").ok());
+  EXPECT_FALSE(SplitSelectStatement("SELECT a WHERE b FROM c", "x").ok());
+  Result<SelectClauses> join = SplitSelectStatement("SELECT a FROM b JOIN c", "a sql step");
+  EXPECT_EQ(join.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(join.status().message().find("by a sql step"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace silt::query
+}  // namespace silt::expr
