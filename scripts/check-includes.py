@@ -14,13 +14,15 @@ declared by the target the file belongs to:
     transitively (tests and tools are leaves; nothing includes them).
 
 Inside a module, an optional `LAYERS` file in its folder fixes which
-sub-folders may include which (no upward includes), one rule a line:
+layers may include which (no upward includes), one rule a line:
 
-    <folder>: <folder> <folder> ...
+    <layer>: <layer> <layer> ...
 
-where `.` is the module's top folder and each folder may always include
-itself. A file in a sub-folder with no rule line is an error, so a new folder
-must be placed in the order on purpose.
+A layer is a sub-folder (`source`), or a file stem at the module's top
+(`job` names job.h, job.cc and job_test.cc), or `.`: the other files at the
+top. Each layer may include itself. A file in a layer with no rule line is
+an error, so a new folder must be placed in the order on purpose. Tests are
+leaves and are not held to the order.
 
 Prints one `file:line: message` per violation and exits 1 if there was any.
 Usage: scripts/check-includes.py [repo root]
@@ -140,10 +142,16 @@ def load_layers(mod_dir, errors):
     return rules
 
 
-def folder_of(rel):
-    """Top sub-folder of a path inside a module ('.' for the module's own folder)."""
+def layer_of(rel, layers):
+    """The layer of a path inside a module: its top sub-folder; for a file at
+    the top, its stem when LAYERS names it, else '.'."""
     parts = rel.split("/")
-    return parts[0] if len(parts) > 1 else "."
+    if len(parts) > 1:
+        return parts[0]
+    stem = parts[0].split(".", 1)[0]
+    if stem.endswith("_test"):
+        stem = stem[:-len("_test")]
+    return stem if stem in layers else "."
 
 
 def main():
@@ -184,9 +192,9 @@ def main():
                         errors.append(f"{shown}:{n}: includes silt/{target}/{inner}, but "
                                       f"{what} does not declare silt_{target}")
                     elif target == name and layers is not None and rel not in mod.targets:
-                        here, there = folder_of(rel), folder_of(inner)
+                        here, there = layer_of(rel, layers), layer_of(inner, layers)
                         if here not in layers:
-                            errors.append(f"{shown}:{n}: folder '{here}' of {name}/ has no rule "
+                            errors.append(f"{shown}:{n}: layer '{here}' of {name}/ has no rule "
                                           f"in src/silt/{name}/LAYERS")
                         elif there not in layers[here]:
                             errors.append(f"{shown}:{n}: {name}/{here} may not include "
