@@ -76,7 +76,7 @@ TSAN_ENV      = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPT
 tsan: test-deps
 	@scripts/install-build-deps.sh --clang
 	@CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSILT_TSAN=ON >/dev/null
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DSILT_TSAN=ON >/dev/null
 	@cmake --build build-tsan -j$(JOBS) --target silt $(foreach t,$(TSAN_TESTS),silt_$(t)_test)
 	@$(TSAN_ENV) ctest --test-dir build-tsan --output-on-failure -j$(JOBS) -L unit \
 	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$'
