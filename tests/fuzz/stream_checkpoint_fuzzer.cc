@@ -12,9 +12,9 @@
 #include <string_view>
 
 #include "silt/fs/file_system.h"
-#include "silt/stream/checkpoint.h"
-#include "silt/stream/file_source.h"
-#include "silt/stream/kafka_source.h"
+#include "silt/stream/checkpoint/checkpoint.h"
+#include "silt/stream/source/file_source.h"
+#include "silt/stream/source/kafka_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
