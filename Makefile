@@ -64,12 +64,16 @@ asan: deps
 	@cmake --build build-asan -j$(JOBS)
 	@ctest --test-dir build-asan --output-on-failure -j$(JOBS) -L unit
 
-# ThreadSanitizer build (clang) of the threaded parts: the unit tests of the
-# modules with threads (S3 parallel part uploads over the fake transport,
-# Kafka against librdkafka's mock cluster, delta and stream), then, with the
-# TSan-built binaries, the integration tests of S3 uploads against MinIO and
-# of background auto-compaction. Any data race report fails (TSan exits 66).
-TSAN_TESTS   ?= base fs kafka delta stream
+# ThreadSanitizer build (clang) of the threaded parts: the unit tests of fs
+# (S3 parallel part uploads over the fake transport), base and delta, then,
+# with the TSan-built binaries, the integration tests of S3 uploads against
+# MinIO and of background auto-compaction. Any race report fails (exit 66).
+# kafka and stream are left out: their tests run librdkafka's mock cluster,
+# whose threads (C11 thrd_create in Debian's librdkafka) clang 14's TSan
+# runtime does not intercept, so the first allocation on such a thread
+# crashes inside TSan (SEGV in its allocator, not a race). With a newer
+# runtime: make tsan TSAN_TESTS="base fs kafka delta stream".
+TSAN_TESTS   ?= base fs delta
 TSAN_PYTESTS ?= tests/integration/test_s3.py::test_fs_conformance_cases_pass_against_minio \
                 tests/integration/test_delta_tools.py::test_auto_compact_in_the_background
 TSAN_ENV      = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPTIONS"
