@@ -24,7 +24,7 @@ bool Stopped(const MaintenanceOptions& options) {
 }
 
 // One run over every table; returns the first failure (after trying all).
-Status RunOnce(const MaintenanceSpec& spec, const MaintenanceOptions& options,
+Status RunOnce(const MaintenanceSpec& spec, const MaintenanceOptions& options, const Clock& clock,
                MaintenanceResult* result) {
   auto report = [&](const std::string& line) {
     if (options.on_report) options.on_report(line);
@@ -45,7 +45,7 @@ Status RunOnce(const MaintenanceSpec& spec, const MaintenanceOptions& options,
     if (spec.optimize) {
       delta::OptimizeOptions optimize;
       optimize.where = spec.optimize_where;
-      optimize.file_filter = PartitionPredicateFilter(spec.optimize_where);
+      optimize.file_filter = PartitionPredicateFilter(spec.optimize_where, &clock);
       optimize.target_file_bytes = spec.target_file_bytes;
       optimize.min_input_files = spec.min_input_files;
       optimize.zorder_by = spec.zorder_by;
@@ -148,7 +148,8 @@ void CollectColumns(const expr::Node& node, std::vector<std::string>* out) {
 }  // namespace
 
 Result<std::vector<delta::AddFile>> FilterFilesByPartition(const delta::Snapshot& snapshot,
-                                                           const std::string& where) {
+                                                           const std::string& where,
+                                                           const Clock& clock) {
   if (where.empty()) return snapshot.files();
   const std::vector<std::string>& partition_columns = snapshot.partition_columns();
   SILT_ASSIGN_OR_RETURN(expr::NodePtr node, expr::ParseNode(where));
@@ -207,7 +208,7 @@ Result<std::vector<delta::AddFile>> FilterFilesByPartition(const delta::Snapshot
     batch->columns.push_back(columnar::ConcatColumns(rows));
   }
   expr::EvalContext ctx;
-  ctx.current_timestamp_micros = SystemClock().NowMicros();
+  ctx.current_timestamp_micros = clock.NowMicros();
   SILT_ASSIGN_OR_RETURN_CTX(columnar::ColumnPtr keep, bound->Evaluate(*batch, ctx),
                             "evaluating predicate '", where, "'");
   std::vector<delta::AddFile> out;
@@ -218,10 +219,10 @@ Result<std::vector<delta::AddFile>> FilterFilesByPartition(const delta::Snapshot
   return out;
 }
 
-delta::OptimizeFileFilter PartitionPredicateFilter(std::string where) {
+delta::OptimizeFileFilter PartitionPredicateFilter(std::string where, const Clock* clock) {
   if (where.empty()) return nullptr;
-  return [where = std::move(where)](const delta::Snapshot& snapshot) {
-    return FilterFilesByPartition(snapshot, where);
+  return [where = std::move(where), clock](const delta::Snapshot& snapshot) {
+    return FilterFilesByPartition(snapshot, where, *clock);
   };
 }
 
@@ -236,7 +237,7 @@ Result<MaintenanceResult> RunMaintenance(const JobSpec& job, const MaintenanceOp
   MaintenanceResult result;
   while (!Stopped(options)) {
     const int64_t started = clock.MonotonicMicros();
-    Status st = RunOnce(spec, options, &result);
+    Status st = RunOnce(spec, options, clock, &result);
     ++result.runs;
     if (spec.interval_micros <= 0) {
       if (!st.ok()) return st;

@@ -34,12 +34,15 @@ namespace silt::stream {
 // columns and evaluated once per distinct partition. Errors:
 // InvalidArgument when the predicate does not parse or bind, is not
 // BOOLEAN, or names a column that is not a partition column (naming it and
-// the partition columns).
+// the partition columns). current_timestamp() in the predicate is `clock`'s
+// now.
 Result<std::vector<delta::AddFile>> FilterFilesByPartition(const delta::Snapshot& snapshot,
-                                                           const std::string& where);
+                                                           const std::string& where,
+                                                           const Clock& clock = SystemClock());
 // FilterFilesByPartition as an OPTIMIZE file filter; null for an empty
-// predicate.
-delta::OptimizeFileFilter PartitionPredicateFilter(std::string where);
+// predicate. `clock` must outlive the filter.
+delta::OptimizeFileFilter PartitionPredicateFilter(std::string where,
+                                                   const Clock* clock = &SystemClock());
 
 struct MaintenanceOptions {
   // Set to true (e.g. from a signal handler) to stop after the current table

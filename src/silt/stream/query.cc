@@ -149,7 +149,7 @@ class QueryRunner {
     context.clock = clock_;
     context.session_time_zone = job_.session_time_zone;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
-    SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_));
+    SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_, *clock_));
     SILT_ASSIGN_OR_RETURN(transform_,
                           Transform::Make(job_.transforms, source_->schema(), eval_options));
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <limits>
 #include <optional>
 #include <string>
@@ -677,7 +676,7 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
 
 }  // namespace
 
-Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job) {
+Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clock) {
   expr::EvalOptions options;
   options.ansi = job.ansi;
   Result<expr::TimeZonePtr> zone = expr::TimeZone::Load(job.session_time_zone);
@@ -687,10 +686,8 @@ Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job) {
   options.session_zone = *zone;
   // CASTs of zone-less text and hour()/minute()/second() use one fixed
   // offset: the zone's offset now (exact for UTC and fixed-offset zones).
-  int64_t now_micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-  options.session_zone_offset_micros = int64_t{(*zone)->OffsetSecondsAt(now_micros)} * 1000000;
+  options.session_zone_offset_micros =
+      int64_t{(*zone)->OffsetSecondsAt(clock.NowMicros())} * 1000000;
   return options;
 }
 

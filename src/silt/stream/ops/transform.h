@@ -36,6 +36,7 @@
 #include <optional>
 #include <vector>
 
+#include "silt/base/clock.h"
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/expr/expression.h"
@@ -56,8 +57,9 @@ class TransformStepImpl;
 
 // The expression options of a job: `ansi` and the session time zone
 // (`spark.sql.session.timeZone`). Errors: InvalidArgument naming an unknown
-// time zone.
-Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job);
+// time zone. The fixed zone offset is the zone's offset at `clock`'s now
+// (the query's clock, so tests can pin it).
+Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clock);
 
 class Transform {
  public:

@@ -284,7 +284,7 @@ TEST(TransformTest, JobOptionsSetAnsiAndTheSessionTimeZone) {
   JobSpec job;
   job.ansi = true;
   job.session_time_zone = "America/Los_Angeles";
-  ASSERT_OK_AND_ASSIGN(expr::EvalOptions options, EvalOptionsForJob(job));
+  ASSERT_OK_AND_ASSIGN(expr::EvalOptions options, EvalOptionsForJob(job, SystemClock()));
   auto input = MakeInput({1}, {"x"}, {*columnar::ParseTimestamp("2021-03-14T10:00:00Z")});
   ASSERT_OK_AND_ASSIGN(
       auto transform,
@@ -296,7 +296,7 @@ TEST(TransformTest, JobOptionsSetAnsiAndTheSessionTimeZone) {
                                                   input->schema, options));
   EXPECT_FALSE(ansi->Process(input, {}).ok());
   job.session_time_zone = "Mars/Olympus";
-  EXPECT_FALSE(EvalOptionsForJob(job).ok());
+  EXPECT_FALSE(EvalOptionsForJob(job, SystemClock()).ok());
 }
 
 TEST(TransformTest, WhereKeepsRowsWhosePredicateIsTrue) {

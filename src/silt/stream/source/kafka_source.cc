@@ -1,5 +1,7 @@
 #include "silt/stream/source/kafka_source.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -419,17 +421,20 @@ KafkaSource::KafkaSource(KafkaSourceOptions options, SourceContext context,
       consumer_(std::move(consumer)),
       schema_(kafka::RecordSchema(options_.include_headers)) {}
 
+KafkaSource::~KafkaSource() = default;
+
 Result<std::unique_ptr<KafkaSource>> KafkaSource::Make(KafkaSourceOptions options,
                                                        const SourceContext& context,
                                                        std::unique_ptr<kafka::Consumer> consumer) {
   if (consumer == nullptr) return Status::InvalidArgument("Kafka source: no consumer");
-  std::optional<std::regex> pattern;
+  std::unique_ptr<re2::RE2> pattern;
   if (options.strategy == KafkaSourceOptions::Strategy::kSubscribePattern) {
-    try {
-      pattern.emplace(options.pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
+    re2::RE2::Options re2_options;
+    re2_options.set_log_errors(false);
+    pattern = std::make_unique<re2::RE2>(options.pattern, re2_options);
+    if (!pattern->ok()) {
       return Status::InvalidArgument(options.key_path, ".subscribePattern: invalid pattern '",
-                                     options.pattern, "': ", e.what());
+                                     options.pattern, "': ", pattern->error());
     }
   }
   std::unique_ptr<KafkaSource> source(
@@ -468,7 +473,7 @@ Result<std::vector<kafka::TopicPartition>> KafkaSource::DiscoverPartitions() {
       selected = std::find(options_.topics.begin(), options_.topics.end(), topic.name) !=
                  options_.topics.end();
     } else {
-      selected = std::regex_match(topic.name, *pattern_);
+      selected = re2::RE2::FullMatch(topic.name, *pattern_);
     }
     if (!selected) continue;
     for (int32_t p = 0; p < topic.num_partitions; ++p) out.push_back({topic.name, p});

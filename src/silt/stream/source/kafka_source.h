@@ -27,17 +27,27 @@
 // Partitions that appear later (more partitions, or new topics matching the
 // pattern) start at their earliest offset.
 //
+// subscribePattern is an RE2 regular expression matched against the whole
+// topic name, as Spark matches its java.util.regex.Pattern. RE2 has no
+// backreferences, lookahead/lookbehind or possessive quantifiers (Java has);
+// a pattern using them is rejected when the query starts. The patterns topic
+// subscriptions use in practice (`events-.*`, `a|b`, character classes)
+// mean the same in both.
+//
 // Thread safety: one query thread.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "silt/kafka/consumer.h"
+
+namespace re2 {
+class RE2;
+}
 #include "silt/stream/source/source.h"
 
 namespace silt::stream {
@@ -88,6 +98,7 @@ class KafkaSource final : public Source {
   static Result<std::unique_ptr<KafkaSource>> Make(KafkaSourceOptions options,
                                                    const SourceContext& context,
                                                    std::unique_ptr<kafka::Consumer> consumer);
+  ~KafkaSource() override;
 
   const columnar::SchemaPtr& schema() const override { return schema_; }
   std::string Description() const override;
@@ -122,7 +133,8 @@ class KafkaSource final : public Source {
   SourceContext context_;
   std::unique_ptr<kafka::Consumer> consumer_;
   columnar::SchemaPtr schema_;
-  std::optional<std::regex> pattern_;
+  // subscribePattern, compiled; null for the other strategies.
+  std::unique_ptr<re2::RE2> pattern_;
   std::optional<KafkaOffsets> initial_offsets_;
   std::optional<KafkaOffsets> available_now_end_;
   std::string reported_latest_;

@@ -73,6 +73,43 @@ class KafkaSourceTest : public ::testing::Test {
   ManualClock clock_{1'700'000'000'000'000};
 };
 
+// subscribePattern matches whole topic names (RE2, as Java's
+// Pattern.matches), and a pattern RE2 cannot compile fails at Make.
+TEST_F(KafkaSourceTest, SubscribePatternMatchesWholeTopicNames) {
+  cluster_.CreateTopic("events-a", 1);
+  cluster_.CreateTopic("xevents", 1);
+  auto make = [&](const std::string& pattern) {
+    SourceSpec spec;
+    spec.format = "kafka";
+    spec.options = {{"kafka.bootstrap.servers", "127.0.0.1:1"},
+                    {"subscribePattern", pattern},
+                    {"startingOffsets", "earliest"}};
+    Result<KafkaSourceOptions> parsed = KafkaSourceOptions::FromSpec(spec);
+    EXPECT_OK(parsed.status());
+    SourceContext context;
+    context.checkpoint_fs = fs_;
+    context.metadata_dir = kMeta;
+    context.clock = &clock_;
+    return KafkaSource::Make(std::move(parsed).ValueOrDie(), context, cluster_.NewConsumer(""));
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSource> source, make("events(-[a-z])?"));
+  EXPECT_EQ(source->Description(), "KafkaV2[SubscribePattern[events(-[a-z])?]]");
+  ASSERT_OK(source->Restore(std::nullopt));
+  Fill(0, 2);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> latest,
+                       source->LatestOffset(std::nullopt, ReadLimit()));
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_NE(latest->find("\"events\""), std::string::npos) << *latest;
+  EXPECT_NE(latest->find("\"events-a\""), std::string::npos) << *latest;
+  EXPECT_EQ(latest->find("xevents"), std::string::npos) << *latest;
+
+  Result<std::unique_ptr<KafkaSource>> bad = make("(events");
+  ASSERT_RAISES(InvalidArgument, bad.status());
+  EXPECT_NE(bad.status().message().find("subscribePattern: invalid pattern '(events': "),
+            std::string::npos)
+      << bad.status().message();
+}
+
 // The records a planned batch covers.
 int64_t BatchSize(const std::optional<std::string>& start, const std::string& end) {
   KafkaOffsets from;
