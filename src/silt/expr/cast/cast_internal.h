@@ -1,0 +1,279 @@
+// Shared by the cast target files (cast_to_*.cc) and cast.cc; internal to
+// cast/: the outcome of one conversion, value printing, and the typed
+// per-row drivers every target loops with.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+#include "silt/base/json_writer.h"
+#include "silt/columnar/builder.h"
+#include "silt/columnar/temporal.h"
+#include "silt/expr/bind/type_util.h"
+#include "silt/expr/cast/cast.h"
+#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/value/decimal_util.h"
+
+namespace silt::expr::cast_internal {
+
+using columnar::Column;
+using columnar::ColumnBuilder;
+using columnar::ColumnPtr;
+using columnar::kMicrosPerDay;
+using columnar::kMicrosPerSecond;
+
+// Outcome of converting one value.
+enum class Conv : uint8_t {
+  kOk,
+  kNull,      // Spark defines the result as NULL (also in ANSI mode)
+  kInvalid,   // malformed input: NULL, or an ANSI error
+  kOverflow,  // out of range: NULL (or wraps, handled by the converter), or an ANSI error
+};
+
+struct CastCtx {
+  const CastOptions& options;
+  const DataType& from;
+  const TypePtr& to;
+};
+
+// The session zone when it has transitions (DST); null when a fixed offset
+// (options.zone_offset_micros or the zone's own) is exact.
+inline const TimeZone* ZoneWithRules(const CastOptions& options) {
+  return options.zone != nullptr && !options.zone->is_fixed() ? options.zone : nullptr;
+}
+
+// The fixed offset to use when ZoneWithRules is null.
+inline int64_t FixedOffsetMicros(const CastOptions& options) {
+  if (options.zone != nullptr) return int64_t{options.zone->fixed_offset_seconds()} * 1000000;
+  return options.zone_offset_micros;
+}
+
+inline bool IsSpaceOrIsoControl(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return u <= 0x20 || u == 0x7f;
+}
+
+inline std::string_view TrimAll(std::string_view s) {
+  while (!s.empty() && IsSpaceOrIsoControl(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpaceOrIsoControl(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// java.lang.String.trim.
+inline std::string_view JavaTrim(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  return s;
+}
+
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
+  if (a.size() != lower.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Value parsing and printing.
+
+inline void AppendInt(int64_t v, std::string* out) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, static_cast<size_t>(res.ptr - buf));
+}
+
+inline void AppendTwoDigits(int64_t v, std::string* out) {
+  out->push_back(static_cast<char>('0' + v / 10));
+  out->push_back(static_cast<char>('0' + v % 10));
+}
+
+// Spark's timestamp text: "yyyy-MM-dd HH:mm:ss" plus the fraction with
+// trailing zeros dropped (TimestampFormatter.getFractionFormatter).
+inline void AppendTimestampText(int64_t micros, std::string* out) {
+  int32_t days = columnar::DaysFromMicros(micros);
+  int64_t of_day = micros - static_cast<int64_t>(days) * kMicrosPerDay;
+  out->append(columnar::FormatDate(days));
+  out->push_back(' ');
+  int64_t seconds = of_day / kMicrosPerSecond;
+  int64_t fraction = of_day % kMicrosPerSecond;
+  AppendTwoDigits(seconds / 3600, out);
+  out->push_back(':');
+  AppendTwoDigits(seconds / 60 % 60, out);
+  out->push_back(':');
+  AppendTwoDigits(seconds % 60, out);
+  if (fraction != 0) {
+    char digits[7];
+    for (int i = 5; i >= 0; --i) {
+      digits[i] = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    int len = 6;
+    while (len > 0 && digits[len - 1] == '0') --len;
+    out->push_back('.');
+    out->append(digits, static_cast<size_t>(len));
+  }
+}
+
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return r;
+}
+
+// Java's (long) / (int) conversion of a double: NaN -> 0, saturating.
+template <typename I>
+inline I JavaDoubleToIntegral(double d) {
+  if (std::isnan(d)) return 0;
+  if (d >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (d <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  return static_cast<I>(d);
+}
+
+inline std::string DecimalText(int128 v, int scale) {
+  std::string out;
+  AppendDecimalPlain(v, scale, &out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Drivers: one typed loop per (source, target) pair.
+
+template <typename T>
+inline std::string ValueText(const T& v) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    std::string out = "'";
+    out.append(v);
+    out.push_back('\'');
+    return out;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return FormatDoubleJava(v);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return FormatFloatJava(v);
+  } else if constexpr (std::is_same_v<T, int128>) {
+    return "decimal";
+  } else {
+    return std::to_string(v);
+  }
+}
+
+inline Status CastFailure(const CastCtx& c, int64_t row, const std::string& value, Conv kind) {
+  const char* reason = kind == Conv::kOverflow ? "the value is out of the target type's range"
+                                               : "the value is malformed";
+  return Status::InvalidArgument("Cannot cast ", value, " of type ", TypeName(c.from), " to ",
+                                 TypeName(*c.to), ": ", reason, " (row ", row, ") in '",
+                                 c.options.context, "'");
+}
+
+template <typename Reader>
+inline auto Describe(const CastCtx& c, const Reader& reader, int64_t row) {
+  auto v = reader[row];
+  if constexpr (std::is_same_v<decltype(v), int128>) {
+    return DecimalText(v, c.from.scale());
+  } else {
+    return ValueText(v);
+  }
+}
+
+template <typename Out, typename Reader, typename Convert>
+inline Result<ColumnPtr> MapToFixed(const CastCtx& c, const Column& in, const Reader& reader,
+                                    Convert convert) {
+  int64_t n = in.length;
+  FixedWriter<Out> out(n);
+  ValidityOut validity(n);
+  validity.InitFromColumn(in);
+  Out* data = out.data();
+  for (int64_t row = 0; row < n; ++row) {
+    if (!validity.IsValid(row)) continue;
+    Conv r = convert(reader[row], &data[row]);
+    if (r != Conv::kOk) {
+      if (c.options.ansi && r != Conv::kNull)
+        return CastFailure(c, row, Describe(c, reader, row), r);
+      data[row] = Out();
+      validity.SetNull(row);
+    }
+  }
+  return out.Finish(c.to, &validity);
+}
+
+template <typename Reader, typename Convert>
+inline Result<ColumnPtr> MapToBool(const CastCtx& c, const Column& in, const Reader& reader,
+                                   Convert convert) {
+  int64_t n = in.length;
+  BoolWriter out(n);
+  ValidityOut validity(n);
+  validity.InitFromColumn(in);
+  for (int64_t row = 0; row < n; ++row) {
+    if (!validity.IsValid(row)) continue;
+    bool value = false;
+    Conv r = convert(reader[row], &value);
+    if (r != Conv::kOk) {
+      if (c.options.ansi && r != Conv::kNull)
+        return CastFailure(c, row, Describe(c, reader, row), r);
+      validity.SetNull(row);
+      continue;
+    }
+    out.Set(row, value);
+  }
+  return out.Finish(c.to, &validity);
+}
+
+// Appends text for each valid row; `format(value, &text)` appends to text.
+template <typename Reader, typename Format>
+inline Result<ColumnPtr> MapToString(const CastCtx& c, const Column& in, const Reader& reader,
+                                     Format format) {
+  int64_t n = in.length;
+  ColumnBuilder builder(c.to);
+  builder.Reserve(n);
+  std::string text;
+  for (int64_t row = 0; row < n; ++row) {
+    if (!reader.IsValid(row)) {
+      builder.AppendNull();
+      continue;
+    }
+    text.clear();
+    format(reader[row], &text);
+    builder.AppendString(text);
+  }
+  return builder.Finish();
+}
+
+// Calls f(reader) with the typed reader for a numeric or boolean column.
+template <typename F>
+inline Result<ColumnPtr> VisitNumeric(const Column& in, F f) {
+  switch (in.type->id()) {
+    case TypeId::kBoolean: return f(BoolReader(in));
+    case TypeId::kByte: return f(FixedReader<int8_t>(in));
+    case TypeId::kShort: return f(FixedReader<int16_t>(in));
+    case TypeId::kInt: return f(FixedReader<int32_t>(in));
+    case TypeId::kLong: return f(FixedReader<int64_t>(in));
+    case TypeId::kFloat: return f(FixedReader<float>(in));
+    case TypeId::kDouble: return f(FixedReader<double>(in));
+    case TypeId::kDecimal: return f(FixedReader<int128>(in));
+    default: return Status::Internal("Not a numeric column: ", in.type->ToDdl());
+  }
+}
+
+// The targets, one file per family (cast_to_<family>.cc).
+template <typename Out>
+Result<ColumnPtr> CastToIntegral(const CastCtx& c, const Column& in);
+template <typename Out>
+Result<ColumnPtr> CastToFloating(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToDecimal(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToBoolean(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToDate(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToTimestamp(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToTimestampNtz(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToBinary(const CastCtx& c, const Column& in);
+Result<ColumnPtr> CastToString(const CastCtx& c, const Column& in);
+
+}  // namespace silt::expr::cast_internal
