@@ -1,6 +1,11 @@
-// RunQuery: plans the column set and pushed-down predicate from the parsed
-// clauses, then streams the scan through filter and projection (or the hash
-// aggregator), materializing only when ORDER BY or aggregation needs it.
+// RunQuery in two steps. PlanQuery decides everything that needs no data
+// from the parsed clauses and the snapshot: the columns to read, the
+// predicate pushed into the scan for pruning, the bound WHERE, and either a
+// projection (with its ORDER BY keys) or an aggregate (keys, aggregate
+// arguments and the rewritten select list, HAVING and ORDER BY); its errors
+// come before any data file is read. ExecuteQuery then streams the scan
+// through filter and projection (or exec's hash aggregator), materializing
+// only when ORDER BY or aggregation needs it.
 
 #include "silt/query/query.h"
 
@@ -381,14 +386,48 @@ Status SortAndEmit(std::vector<RecordBatchPtr> batches, std::vector<std::vector<
   return emitter->Emit(fixed);
 }
 
-}  // namespace
+// ---- Plan: what to read and compute, decided from the statement and the
+// snapshot before any data file is read.
 
-Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::SnapshotPtr& snapshot,
-                            const QuerySpec& spec, const QueryOutput& output) {
-  QueryStats stats;
+// A query without aggregates: project every scanned batch, then sort when
+// there is an ORDER BY.
+struct ProjectionPlan {
+  std::vector<expr::BoundExpressionPtr> exprs;  // over the scan's batches
+  SchemaPtr out_schema;
+  std::vector<SortKey> sort_keys;
+};
+
+// A GROUP BY / aggregate query: keys and aggregate arguments evaluated over
+// the scan feed a hash aggregate; the select list, HAVING and ORDER BY are
+// rewritten to name its output columns (__keyN, __aggN) and bound over it
+// once it is finished.
+struct AggregatePlan {
+  std::vector<expr::BoundExpressionPtr> key_exprs;
+  std::vector<columnar::TypePtr> key_types;
+  std::vector<expr::BoundExpressionPtr> arg_exprs;  // null for count(*)
+  std::vector<AggregateSpec> agg_specs;
+  std::vector<std::string> agg_names;  // keys first
+  std::vector<NodePtr> select;         // rewritten, aliased as written
+  NodePtr having;                      // rewritten; may be null
+  // Per ORDER BY item: a select-list column, or else a rewritten expression.
+  std::vector<int> order_output;
+  std::vector<NodePtr> order_rewritten;
+};
+
+struct QueryPlan {
+  // Reads the columns any clause names, pruned by `pushed` (partition
+  // values, file statistics, row groups).
+  std::unique_ptr<delta::TableScan> scan;
+  columnar::Conjunction pushed;
+  expr::BoundExpressionPtr where;  // the full WHERE; may be null
+  // Exactly one of these.
+  std::optional<ProjectionPlan> projection;
+  std::optional<AggregatePlan> aggregate;
+};
+
+// Columns to read: those any clause names (plus all for `*`).
+delta::ScanOptions ScanColumns(const delta::SnapshotPtr& snapshot, const QuerySpec& spec) {
   const SchemaPtr& table_schema = snapshot->schema();
-
-  // Columns to read: those any clause names (plus all for `*`).
   bool star = spec.select.empty();
   std::set<std::string> names;
   auto collect = [&](const NodePtr& node) {
@@ -417,120 +456,55 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
                                          : snapshot->partition_columns()[0]);
     }
   }
-  if (spec.where != nullptr) {
-    if (ContainsAggregate(*spec.where)) {
-      return Status::InvalidArgument("aggregate functions are not allowed in WHERE: '",
-                                     spec.where->ToString(), "'");
-    }
-    SILT_ASSIGN_OR_RETURN(scan_options.predicate, ExtractConjunction(*spec.where, table_schema));
-  }
-  stats.pushed = scan_options.predicate;
-  SILT_ASSIGN_OR_RETURN(
-      std::unique_ptr<delta::TableScan> scan,
-      delta::TableScan::Make(table.file_system(), table.path(), snapshot, std::move(scan_options)));
-  const SchemaPtr scan_schema = scan->schema();
-  expr::BoundExpressionPtr where;
-  if (spec.where != nullptr) {
-    SILT_RETURN_NOT_OK(BindScanned(*spec.where, scan_schema, table_schema).status());
-    SILT_ASSIGN_OR_RETURN(where, BindPredicate(*spec.where, scan_schema, "WHERE"));
-  }
-  expr::EvalContext ctx;
-  ctx.current_timestamp_micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
+  return scan_options;
+}
 
-  bool aggregate = !spec.group_by.empty() || spec.having != nullptr;
-  for (const NodePtr& n : spec.select) aggregate = aggregate || ContainsAggregate(*n);
+Result<ProjectionPlan> PlanProjection(const QuerySpec& spec, const SchemaPtr& scan_schema,
+                                      const SchemaPtr& table_schema) {
+  ProjectionPlan plan;
+  std::vector<NodePtr> items = spec.select;
+  if (items.empty())
+    items.push_back(std::make_shared<expr::StarNode>(std::vector<std::string>{}, 0));
+  std::vector<columnar::Field> fields;
+  for (const NodePtr& item : items) {
+    SILT_ASSIGN_OR_RETURN(std::vector<expr::BoundExpressionPtr> bound,
+                          BindSelectScanned(*item, scan_schema, table_schema));
+    for (auto& b : bound) {
+      fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
+      plan.exprs.push_back(std::move(b));
+    }
+  }
+  plan.out_schema = columnar::DataType::Struct(fields);
   for (const OrderItem& item : spec.order_by) {
-    aggregate = aggregate || ContainsAggregate(*item.expr);
+    SortKey key;
+    if (std::optional<int64_t> ordinal = Ordinal(*item.expr)) {
+      if (*ordinal < 1 || *ordinal > static_cast<int64_t>(fields.size())) {
+        return Status::InvalidArgument("ORDER BY position ", *ordinal,
+                                       " is not in the select list (1..", fields.size(), ")");
+      }
+      key.output_column = static_cast<int>(*ordinal - 1);
+    } else if (const std::string* name = SimpleName(*item.expr);
+               name != nullptr && plan.out_schema->FieldIndex(*name) >= 0) {
+      key.output_column = plan.out_schema->FieldIndex(*name);
+    } else {
+      SILT_ASSIGN_OR_RETURN(key.expr, BindScanned(*item.expr, scan_schema, table_schema));
+      SILT_RETURN_NOT_OK(CheckSortable(*key.expr->type(), item.expr->ToString()));
+    }
+    if (key.output_column >= 0) {
+      SILT_RETURN_NOT_OK(CheckSortable(*fields[static_cast<size_t>(key.output_column)].type,
+                                       item.expr->ToString()));
+    }
+    plan.sort_keys.push_back(std::move(key));
   }
+  return plan;
+}
 
-  // Reads, counts and filters the next batch; null at the end.
-  auto next = [&]() -> Result<RecordBatchPtr> {
-    while (true) {
-      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, scan->Next());
-      if (batch == nullptr) return batch;
-      stats.rows_scanned += batch->num_rows;
-      SILT_ASSIGN_OR_RETURN(batch, Filter(where.get(), batch, ctx));
-      stats.rows_matched += batch->num_rows;
-      if (batch->num_rows > 0) return batch;
-    }
-  };
-
-  Emitter emitter(output, spec.limit, &stats);
-
-  if (!aggregate) {
-    std::vector<expr::BoundExpressionPtr> exprs;
-    std::vector<NodePtr> items = spec.select;
-    if (items.empty())
-      items.push_back(std::make_shared<expr::StarNode>(std::vector<std::string>{}, 0));
-    std::vector<columnar::Field> fields;
-    for (const NodePtr& item : items) {
-      SILT_ASSIGN_OR_RETURN(std::vector<expr::BoundExpressionPtr> bound,
-                            BindSelectScanned(*item, scan_schema, table_schema));
-      for (auto& b : bound) {
-        fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
-        exprs.push_back(std::move(b));
-      }
-    }
-    SchemaPtr out_schema = columnar::DataType::Struct(fields);
-    std::vector<SortKey> sort_keys;
-    for (const OrderItem& item : spec.order_by) {
-      SortKey key;
-      if (std::optional<int64_t> ordinal = Ordinal(*item.expr)) {
-        if (*ordinal < 1 || *ordinal > static_cast<int64_t>(fields.size())) {
-          return Status::InvalidArgument("ORDER BY position ", *ordinal,
-                                         " is not in the select list (1..", fields.size(), ")");
-        }
-        key.output_column = static_cast<int>(*ordinal - 1);
-      } else if (const std::string* name = SimpleName(*item.expr);
-                 name != nullptr && out_schema->FieldIndex(*name) >= 0) {
-        key.output_column = out_schema->FieldIndex(*name);
-      } else {
-        SILT_ASSIGN_OR_RETURN(key.expr, BindScanned(*item.expr, scan_schema, table_schema));
-        SILT_RETURN_NOT_OK(CheckSortable(*key.expr->type(), item.expr->ToString()));
-      }
-      if (key.output_column >= 0) {
-        SILT_RETURN_NOT_OK(CheckSortable(*fields[static_cast<size_t>(key.output_column)].type,
-                                         item.expr->ToString()));
-      }
-      sort_keys.push_back(std::move(key));
-    }
-    SILT_RETURN_NOT_OK(output.begin(out_schema));
-    std::vector<RecordBatchPtr> kept;
-    std::vector<std::vector<ColumnPtr>> kept_keys;
-    while (!(sort_keys.empty() && emitter.done())) {
-      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, next());
-      if (batch == nullptr) break;
-      SILT_ASSIGN_OR_RETURN(RecordBatchPtr projected, Project(exprs, out_schema, *batch, ctx));
-      if (sort_keys.empty()) {
-        SILT_RETURN_NOT_OK(emitter.Emit(projected));
-        continue;
-      }
-      std::vector<ColumnPtr> keys;
-      for (SortKey& key : sort_keys) {
-        if (key.output_column >= 0) {
-          keys.push_back(projected->column(key.output_column));
-        } else {
-          SILT_ASSIGN_OR_RETURN(ColumnPtr col, key.expr->Evaluate(*batch, ctx));
-          keys.push_back(std::move(col));
-        }
-      }
-      kept.push_back(std::move(projected));
-      kept_keys.push_back(std::move(keys));
-    }
-    if (!sort_keys.empty()) {
-      SILT_RETURN_NOT_OK(
-          SortAndEmit(std::move(kept), std::move(kept_keys), spec.order_by, out_schema, &emitter));
-    }
-    stats.scan = scan->metrics();
-    return stats;
-  }
-
-  // ---- Aggregate query.
+Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan_schema,
+                                    const SchemaPtr& table_schema) {
   if (spec.select.empty()) {
     return Status::InvalidArgument("'*' cannot be selected in an aggregate query");
   }
+  AggregatePlan plan;
   AggRewriter rewriter;
   std::vector<NodePtr> keys;
   for (const NodePtr& g : spec.group_by) {
@@ -557,54 +531,47 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
     rewriter.key_texts.push_back(Lower(key->ToString()));
     keys.push_back(std::move(key));
   }
-  std::vector<NodePtr> select;
   for (const NodePtr& item : spec.select) {
     std::string name = item->OutputName();
     SILT_ASSIGN_OR_RETURN(NodePtr r, rewriter.Rewrite(UnaliasPtr(item)));
-    select.push_back(std::make_shared<expr::AliasNode>(r, name, item->position()));
+    plan.select.push_back(std::make_shared<expr::AliasNode>(r, name, item->position()));
   }
-  NodePtr having;
   if (spec.having != nullptr) {
-    SILT_ASSIGN_OR_RETURN(having, rewriter.Rewrite(spec.having));
+    SILT_ASSIGN_OR_RETURN(plan.having, rewriter.Rewrite(spec.having));
   }
-  std::vector<NodePtr> order_rewritten(spec.order_by.size());
-  std::vector<int> order_output(spec.order_by.size(), -1);
+  plan.order_rewritten.resize(spec.order_by.size());
+  plan.order_output.assign(spec.order_by.size(), -1);
   for (size_t k = 0; k < spec.order_by.size(); ++k) {
     const Node& e = *spec.order_by[k].expr;
     if (std::optional<int64_t> ordinal = Ordinal(e)) {
-      if (*ordinal < 1 || *ordinal > static_cast<int64_t>(select.size())) {
+      if (*ordinal < 1 || *ordinal > static_cast<int64_t>(plan.select.size())) {
         return Status::InvalidArgument("ORDER BY position ", *ordinal,
-                                       " is not in the select list (1..", select.size(), ")");
+                                       " is not in the select list (1..", plan.select.size(), ")");
       }
-      order_output[k] = static_cast<int>(*ordinal - 1);
+      plan.order_output[k] = static_cast<int>(*ordinal - 1);
       continue;
     }
     if (const std::string* name = SimpleName(e)) {
       for (size_t s = 0; s < spec.select.size(); ++s) {
         if (Lower(spec.select[s]->OutputName()) == Lower(*name)) {
-          order_output[k] = static_cast<int>(s);
+          plan.order_output[k] = static_cast<int>(s);
           break;
         }
       }
-      if (order_output[k] >= 0) continue;
+      if (plan.order_output[k] >= 0) continue;
     }
     SILT_ASSIGN_OR_RETURN(NodePtr rewritten, rewriter.Rewrite(spec.order_by[k].expr));
-    order_rewritten[k] = std::move(rewritten);
+    plan.order_rewritten[k] = std::move(rewritten);
   }
 
-  // Bind keys and aggregate arguments over the scan, then build.
-  std::vector<expr::BoundExpressionPtr> key_exprs;
-  std::vector<columnar::TypePtr> key_types;
-  std::vector<std::string> agg_names;
+  // Keys and aggregate arguments bind over the scan.
   for (size_t k = 0; k < keys.size(); ++k) {
     SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b,
                           BindScanned(*keys[k], scan_schema, table_schema));
-    key_types.push_back(b->type());
-    key_exprs.push_back(std::move(b));
-    agg_names.push_back("__key" + std::to_string(k));
+    plan.key_types.push_back(b->type());
+    plan.key_exprs.push_back(std::move(b));
+    plan.agg_names.push_back("__key" + std::to_string(k));
   }
-  std::vector<expr::BoundExpressionPtr> arg_exprs;
-  std::vector<AggregateSpec> agg_specs;
   for (size_t a = 0; a < rewriter.calls.size(); ++a) {
     const AggRewriter::Call& call = rewriter.calls[a];
     AggregateSpec agg{call.kind, nullptr};
@@ -615,22 +582,117 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
       Result<columnar::TypePtr> type = exec::AggregateResultType(agg);
       if (!type.ok()) return type.status().WithContextParts("in '", call.text, "'");
     }
-    arg_exprs.push_back(std::move(arg));
-    agg_specs.push_back(agg);
-    agg_names.push_back("__agg" + std::to_string(a));
+    plan.arg_exprs.push_back(std::move(arg));
+    plan.agg_specs.push_back(agg);
+    plan.agg_names.push_back("__agg" + std::to_string(a));
   }
+  return plan;
+}
+
+Result<QueryPlan> PlanQuery(const delta::DeltaTable& table, const delta::SnapshotPtr& snapshot,
+                            const QuerySpec& spec) {
+  QueryPlan plan;
+  const SchemaPtr& table_schema = snapshot->schema();
+  delta::ScanOptions scan_options = ScanColumns(snapshot, spec);
+  if (spec.where != nullptr) {
+    if (ContainsAggregate(*spec.where)) {
+      return Status::InvalidArgument("aggregate functions are not allowed in WHERE: '",
+                                     spec.where->ToString(), "'");
+    }
+    SILT_ASSIGN_OR_RETURN(scan_options.predicate, ExtractConjunction(*spec.where, table_schema));
+  }
+  plan.pushed = scan_options.predicate;
+  SILT_ASSIGN_OR_RETURN(plan.scan, delta::TableScan::Make(table.file_system(), table.path(),
+                                                          snapshot, std::move(scan_options)));
+  const SchemaPtr scan_schema = plan.scan->schema();
+  if (spec.where != nullptr) {
+    SILT_RETURN_NOT_OK(BindScanned(*spec.where, scan_schema, table_schema).status());
+    SILT_ASSIGN_OR_RETURN(plan.where, BindPredicate(*spec.where, scan_schema, "WHERE"));
+  }
+  bool aggregate = !spec.group_by.empty() || spec.having != nullptr;
+  for (const NodePtr& n : spec.select) aggregate = aggregate || ContainsAggregate(*n);
+  for (const OrderItem& item : spec.order_by) {
+    aggregate = aggregate || ContainsAggregate(*item.expr);
+  }
+  if (aggregate) {
+    SILT_ASSIGN_OR_RETURN(plan.aggregate, PlanAggregate(spec, scan_schema, table_schema));
+  } else {
+    SILT_ASSIGN_OR_RETURN(plan.projection, PlanProjection(spec, scan_schema, table_schema));
+  }
+  return plan;
+}
+
+// ---- Execute: run a plan over the snapshot's files.
+
+// Reads, counts and filters the scan's batches.
+class FilteredScan {
+ public:
+  FilteredScan(QueryPlan* plan, const expr::EvalContext& ctx, QueryStats* stats)
+      : plan_(plan), ctx_(ctx), stats_(stats) {}
+
+  // The next batch with at least one row passing WHERE; null at the end.
+  Result<RecordBatchPtr> Next() {
+    while (true) {
+      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, plan_->scan->Next());
+      if (batch == nullptr) return batch;
+      stats_->rows_scanned += batch->num_rows;
+      SILT_ASSIGN_OR_RETURN(batch, Filter(plan_->where.get(), batch, ctx_));
+      stats_->rows_matched += batch->num_rows;
+      if (batch->num_rows > 0) return batch;
+    }
+  }
+
+ private:
+  QueryPlan* plan_;
+  const expr::EvalContext& ctx_;
+  QueryStats* stats_;
+};
+
+Status ExecuteProjection(ProjectionPlan& plan, const QuerySpec& spec, const QueryOutput& output,
+                         const expr::EvalContext& ctx, FilteredScan* scan, Emitter* emitter) {
+  SILT_RETURN_NOT_OK(output.begin(plan.out_schema));
+  std::vector<RecordBatchPtr> kept;
+  std::vector<std::vector<ColumnPtr>> kept_keys;
+  while (!(plan.sort_keys.empty() && emitter->done())) {
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr projected,
+                          Project(plan.exprs, plan.out_schema, *batch, ctx));
+    if (plan.sort_keys.empty()) {
+      SILT_RETURN_NOT_OK(emitter->Emit(projected));
+      continue;
+    }
+    std::vector<ColumnPtr> keys;
+    for (SortKey& key : plan.sort_keys) {
+      if (key.output_column >= 0) {
+        keys.push_back(projected->column(key.output_column));
+      } else {
+        SILT_ASSIGN_OR_RETURN(ColumnPtr col, key.expr->Evaluate(*batch, ctx));
+        keys.push_back(std::move(col));
+      }
+    }
+    kept.push_back(std::move(projected));
+    kept_keys.push_back(std::move(keys));
+  }
+  if (plan.sort_keys.empty()) return Status::OK();
+  return SortAndEmit(std::move(kept), std::move(kept_keys), spec.order_by, plan.out_schema,
+                     emitter);
+}
+
+Status ExecuteAggregate(AggregatePlan& plan, const QuerySpec& spec, const QueryOutput& output,
+                        const expr::EvalContext& ctx, FilteredScan* scan, Emitter* emitter) {
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<HashAggregator> aggregator,
-                        HashAggregator::Make(key_types, agg_specs));
+                        HashAggregator::Make(plan.key_types, plan.agg_specs));
   while (true) {
-    SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, next());
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, scan->Next());
     if (batch == nullptr) break;
     std::vector<ColumnPtr> key_cols;
-    for (auto& e : key_exprs) {
+    for (auto& e : plan.key_exprs) {
       SILT_ASSIGN_OR_RETURN(ColumnPtr col, e->Evaluate(*batch, ctx));
       key_cols.push_back(std::move(col));
     }
     std::vector<ColumnPtr> arg_cols;
-    for (auto& e : arg_exprs) {
+    for (auto& e : plan.arg_exprs) {
       if (e == nullptr) {
         arg_cols.emplace_back();
         continue;
@@ -640,16 +702,16 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
     }
     SILT_RETURN_NOT_OK(aggregator->Consume(key_cols, arg_cols, batch->num_rows));
   }
-  SILT_ASSIGN_OR_RETURN(RecordBatchPtr grouped, aggregator->Finish(agg_names));
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr grouped, aggregator->Finish(plan.agg_names));
   const SchemaPtr grouped_schema = grouped->schema;
-  if (having != nullptr) {
+  if (plan.having != nullptr) {
     SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr h,
-                          BindPredicate(*having, grouped_schema, "HAVING"));
+                          BindPredicate(*plan.having, grouped_schema, "HAVING"));
     SILT_ASSIGN_OR_RETURN(grouped, Filter(h.get(), grouped, ctx));
   }
   std::vector<expr::BoundExpressionPtr> exprs;
   std::vector<columnar::Field> fields;
-  for (const NodePtr& item : select) {
+  for (const NodePtr& item : plan.select) {
     SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b, expr::Bind(*item, grouped_schema));
     fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
     exprs.push_back(std::move(b));
@@ -657,25 +719,46 @@ Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::Snapsho
   SchemaPtr out_schema = columnar::DataType::Struct(fields);
   SILT_RETURN_NOT_OK(output.begin(out_schema));
   SILT_ASSIGN_OR_RETURN(RecordBatchPtr projected, Project(exprs, out_schema, *grouped, ctx));
-  if (spec.order_by.empty()) {
-    SILT_RETURN_NOT_OK(emitter.Emit(projected));
-  } else {
-    std::vector<ColumnPtr> sort_cols;
-    for (size_t k = 0; k < spec.order_by.size(); ++k) {
-      if (order_output[k] >= 0) {
-        sort_cols.push_back(projected->column(order_output[k]));
-      } else {
-        SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b,
-                              expr::Bind(*order_rewritten[k], grouped_schema));
-        SILT_ASSIGN_OR_RETURN(ColumnPtr col, b->Evaluate(*grouped, ctx));
-        sort_cols.push_back(std::move(col));
-      }
-      SILT_RETURN_NOT_OK(CheckSortable(*sort_cols.back()->type, spec.order_by[k].expr->ToString()));
+  if (spec.order_by.empty()) return emitter->Emit(projected);
+  std::vector<ColumnPtr> sort_cols;
+  for (size_t k = 0; k < spec.order_by.size(); ++k) {
+    if (plan.order_output[k] >= 0) {
+      sort_cols.push_back(projected->column(plan.order_output[k]));
+    } else {
+      SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr b,
+                            expr::Bind(*plan.order_rewritten[k], grouped_schema));
+      SILT_ASSIGN_OR_RETURN(ColumnPtr col, b->Evaluate(*grouped, ctx));
+      sort_cols.push_back(std::move(col));
     }
-    SILT_RETURN_NOT_OK(SortAndEmit({projected}, {sort_cols}, spec.order_by, out_schema, &emitter));
+    SILT_RETURN_NOT_OK(CheckSortable(*sort_cols.back()->type, spec.order_by[k].expr->ToString()));
   }
-  stats.scan = scan->metrics();
+  return SortAndEmit({projected}, {sort_cols}, spec.order_by, out_schema, emitter);
+}
+
+Result<QueryStats> ExecuteQuery(QueryPlan& plan, const QuerySpec& spec, const QueryOutput& output) {
+  QueryStats stats;
+  stats.pushed = plan.pushed;
+  expr::EvalContext ctx;
+  ctx.current_timestamp_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+  FilteredScan scan(&plan, ctx, &stats);
+  Emitter emitter(output, spec.limit, &stats);
+  if (plan.aggregate) {
+    SILT_RETURN_NOT_OK(ExecuteAggregate(*plan.aggregate, spec, output, ctx, &scan, &emitter));
+  } else {
+    SILT_RETURN_NOT_OK(ExecuteProjection(*plan.projection, spec, output, ctx, &scan, &emitter));
+  }
+  stats.scan = plan.scan->metrics();
   return stats;
+}
+
+}  // namespace
+
+Result<QueryStats> RunQuery(const delta::DeltaTable& table, const delta::SnapshotPtr& snapshot,
+                            const QuerySpec& spec, const QueryOutput& output) {
+  SILT_ASSIGN_OR_RETURN(QueryPlan plan, PlanQuery(table, snapshot, spec));
+  return ExecuteQuery(plan, spec, output);
 }
 
 Result<std::optional<int64_t>> CountFromStats(const delta::SnapshotPtr& snapshot,
