@@ -8,6 +8,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/expr/filter.h"
+#include "silt/expr/parse/select_statement.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/options_internal.h"
@@ -565,15 +566,6 @@ class WatermarkStep final : public TransformStepImpl {
 
 namespace {
 
-// Top-level pieces of "SELECT a, b FROM input WHERE p": positions of the
-// keywords and commas outside quotes and parentheses.
-struct SqlScan {
-  std::vector<size_t> commas;
-  size_t select = std::string::npos;
-  size_t from = std::string::npos;
-  size_t where = std::string::npos;
-};
-
 bool KeywordAt(const std::string& q, size_t i, std::string_view word) {
   if (i + word.size() > q.size()) return false;
   for (size_t k = 0; k < word.size(); ++k) {
@@ -585,43 +577,6 @@ bool KeywordAt(const std::string& q, size_t i, std::string_view word) {
   return true;
 }
 
-SqlScan ScanSql(const std::string& q) {
-  SqlScan scan;
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < q.size(); ++i) {
-    char c = q[i];
-    if (quote != 0) {
-      if (c == '\\' && quote != '`') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
-      }
-      continue;
-    }
-    if (c == '\'' || c == '"' || c == '`') {
-      quote = c;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      --depth;
-    } else if (depth == 0) {
-      if (c == ',' && scan.select != std::string::npos && scan.from == std::string::npos) {
-        scan.commas.push_back(i);
-      } else if (scan.select == std::string::npos && KeywordAt(q, i, "SELECT")) {
-        scan.select = i;
-      } else if (scan.select != std::string::npos && scan.from == std::string::npos &&
-                 KeywordAt(q, i, "FROM")) {
-        scan.from = i;
-      } else if (scan.from != std::string::npos && scan.where == std::string::npos &&
-                 KeywordAt(q, i, "WHERE")) {
-        scan.where = i;
-      }
-    }
-  }
-  return scan;
-}
-
 std::string Trimmed(std::string_view s) {
   size_t b = 0;
   size_t e = s.size();
@@ -630,45 +585,50 @@ std::string Trimmed(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Splits a `sql` step into an optional where step and a select step.
+// Splits a `sql` step into an optional where step and a select step, on the
+// clause skeleton of expr's SELECT-statement parser. The step's grammar is
+// SELECT <items> FROM input [WHERE <predicate>]: the text between FROM and
+// WHERE (or the end) is the table, and everything after WHERE the predicate,
+// so a later clause reaches the where step's parser as part of it.
 Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
   const std::string path = step.key_path + ".sql";
   if (step.exprs.size() != 1) return Status::InvalidArgument(path, ": expected one query");
   const std::string& q = step.exprs[0];
-  SqlScan scan = ScanSql(q);
-  if (scan.select == std::string::npos || Trimmed(q.substr(0, scan.select)) != "") {
+  size_t first = 0;
+  while (first < q.size() && std::isspace(static_cast<unsigned char>(q[first]))) ++first;
+  if (!KeywordAt(q, first, "SELECT")) {
     return Status::InvalidArgument(
         path, ": expected 'SELECT <columns> FROM input [WHERE ...]' but got '", q, "'");
   }
-  if (scan.from == std::string::npos) {
+  Result<expr::SelectClauses> clauses = expr::SplitSelectStatement(q, "a sql step");
+  if (!clauses.ok()) return clauses.status().WithContext(path);
+  const expr::SelectClauseSpan* from = clauses->Find(expr::SelectClause::kFrom);
+  if (from == nullptr) {
     return Status::InvalidArgument(path, ": missing FROM in '", q, "' (write FROM input)");
   }
-  size_t table_end = scan.where == std::string::npos ? q.size() : scan.where;
-  std::string table = Trimmed(q.substr(scan.from + 4, table_end - scan.from - 4));
+  const expr::SelectClauseSpan* where_clause = clauses->Find(expr::SelectClause::kWhere);
+  size_t table_end = where_clause == nullptr ? q.size() : where_clause->keyword;
+  std::string table = Trimmed(q.substr(from->body.begin, table_end - from->body.begin));
   if (!internal::EqualsIgnoreCase(table, "input")) {
     return Status::InvalidArgument(path, ": the query reads '", table,
                                    "'; a sql step reads the previous step's rows as 'input'");
   }
   std::vector<TransformStep> out;
-  if (scan.where != std::string::npos) {
+  if (where_clause != nullptr) {
     TransformStep where;
     where.kind = "where";
     where.key_path = step.key_path + ".sql(WHERE)";
-    where.exprs.push_back(Trimmed(q.substr(scan.where + 5)));
+    where.exprs.push_back(Trimmed(q.substr(where_clause->body.begin)));
     if (where.exprs[0].empty()) return Status::InvalidArgument(path, ": empty WHERE in '", q, "'");
     out.push_back(std::move(where));
   }
   TransformStep select;
   select.kind = "select";
   select.key_path = step.key_path + ".sql(SELECT)";
-  size_t begin = scan.select + 6;
-  std::vector<size_t> ends = scan.commas;
-  ends.push_back(scan.from);
-  for (size_t end : ends) {
-    std::string item = Trimmed(q.substr(begin, end - begin));
+  for (const expr::TextSpan& span : clauses->select_items) {
+    std::string item = Trimmed(q.substr(span.begin, span.end - span.begin));
     if (item.empty()) return Status::InvalidArgument(path, ": empty select item in '", q, "'");
     select.exprs.push_back(std::move(item));
-    begin = end + 1;
   }
   out.push_back(std::move(select));
   return out;

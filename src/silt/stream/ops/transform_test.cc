@@ -245,6 +245,27 @@ TEST(TransformTest, SqlStepFiltersThenSelects) {
   EXPECT_NE(bad_column.status().message().find("name"), std::string::npos);
 }
 
+TEST(TransformTest, SqlStepErrorsNameTheProblem) {
+  auto input = MakeInput({1, 2}, {"a", "b"}, {kT0, kT0});
+  auto message = [&](const std::string& q) {
+    Result<std::unique_ptr<Transform>> t = Transform::Make({Step("sql", {q}, 0)}, input->schema);
+    return t.ok() ? std::string() : t.status().message();
+  };
+  EXPECT_EQ(message("id FROM input"),
+            "transform[0].sql: expected 'SELECT <columns> FROM input [WHERE ...]' but got 'id "
+            "FROM input'");
+  EXPECT_EQ(message("SELECT id"),
+            "transform[0].sql: missing FROM in 'SELECT id' (write FROM input)");
+  EXPECT_EQ(message("SELECT id FROM events LIMIT 1"),
+            "transform[0].sql: the query reads 'events LIMIT 1'; a sql step reads the previous "
+            "step's rows as 'input'");
+  EXPECT_EQ(message("SELECT id FROM input WHERE  "),
+            "transform[0].sql: empty WHERE in 'SELECT id FROM input WHERE  '");
+  EXPECT_EQ(message("SELECT id, FROM input"),
+            "transform[0].sql: empty select item in 'SELECT id, FROM input'");
+  EXPECT_EQ(message("select id, (1) from Input where (id > 1)"), "");
+}
+
 TEST(TransformTest, WhereThenSelectOverJsonKeepsAndProjectsTheMatchingRows) {
   // The select after a WHERE reuses the WHERE's JSON parses of the kept
   // rows; the values must be those of evaluating it over the kept rows.
