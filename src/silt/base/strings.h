@@ -24,9 +24,12 @@ inline std::string AsciiLower(std::string_view s) {
   AsciiLowerInPlace(&out);
   return out;
 }
+inline void AsciiUpperInPlace(std::string* s) {
+  for (char& c : *s) c = AsciiUpper(c);
+}
 inline std::string AsciiUpper(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = AsciiUpper(c);
+  AsciiUpperInPlace(&out);
   return out;
 }
 
@@ -66,6 +69,14 @@ inline std::string_view TrimAscii(std::string_view s, std::string_view chars = k
   if (begin == std::string_view::npos) return {};
   size_t end = s.find_last_not_of(chars);
   return s.substr(begin, end - begin + 1);
+}
+
+// java.lang.String.trim: every byte <= ' ' (space and the ASCII controls)
+// goes from both ends; how Spark trims before parsing a date or a number.
+inline std::string_view JavaTrim(std::string_view s) {
+  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace silt

@@ -52,5 +52,12 @@ TEST(StringsTest, TrimsTheGivenCharacters) {
   EXPECT_EQ(TrimAscii("--x-", "-"), "x");
 }
 
+TEST(StringsTest, JavaTrimStripsSpaceAndControls) {
+  EXPECT_EQ(JavaTrim(std::string_view("\x01 \t2024-01-01\x1f\0", 15)), "2024-01-01");
+  EXPECT_EQ(JavaTrim("\xC2\xA0x"), "\xC2\xA0x");
+  EXPECT_EQ(JavaTrim(" \x7f "), "\x7f");
+  EXPECT_EQ(JavaTrim("  "), "");
+}
+
 }  // namespace
 }  // namespace silt

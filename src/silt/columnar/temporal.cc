@@ -84,14 +84,6 @@ void AppendDateTime(std::string* out, int64_t micros, char separator, int fracti
   }
 }
 
-bool IsSpace(char c) { return static_cast<unsigned char>(c) <= ' '; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Reads 1..max_digits digits at s[*pos]; false when none.
 bool ReadNumber(std::string_view s, size_t* pos, int max_digits, int64_t* value, int* digits) {
   int64_t v = 0;
@@ -254,7 +246,7 @@ std::string FormatTimestampPlain(int64_t micros, int fraction_digits) {
 }
 
 std::optional<int32_t> ParseDate(std::string_view s) {
-  s = Trim(s);
+  s = JavaTrim(s);
   size_t pos = 0;
   bool has_day = false;
   std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);
@@ -270,7 +262,7 @@ std::optional<int32_t> ParseDate(std::string_view s) {
 }
 
 std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros) {
-  s = Trim(s);
+  s = JavaTrim(s);
   size_t pos = 0;
   bool has_day = false;
   std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/bind/bind_session_internal.h"
@@ -61,23 +62,6 @@ std::string_view TrimAll(std::string_view s) {
   while (!s.empty() && IsSpaceOrIsoControl(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsSpaceOrIsoControl(s.back())) s.remove_suffix(1);
   return s;
-}
-
-// java.lang.String.trim.
-std::string_view JavaTrim(std::string_view s) {
-  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
-  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
-  return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -139,9 +123,8 @@ bool ParseJavaFloating(std::string_view text, bool is_float, double* out) {
                     : std::numeric_limits<double>::infinity();
     return true;
   }
-  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   auto is_hex = [&](char c) {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   };
   size_t p = 0;
   if (rest.size() > 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X')) {
@@ -157,22 +140,22 @@ bool ParseJavaFloating(std::string_view text, bool is_float, double* out) {
       ++p;
       if (p < rest.size() && (rest[p] == '+' || rest[p] == '-')) ++p;
       size_t exp_digits = 0;
-      while (p < rest.size() && is_digit(rest[p])) ++p, ++exp_digits;
+      while (p < rest.size() && IsAsciiDigit(rest[p])) ++p, ++exp_digits;
       ok = exp_digits > 0;
     }
   } else {
     size_t digits = 0;
-    while (p < rest.size() && is_digit(rest[p])) ++p, ++digits;
+    while (p < rest.size() && IsAsciiDigit(rest[p])) ++p, ++digits;
     if (p < rest.size() && rest[p] == '.') {
       ++p;
-      while (p < rest.size() && is_digit(rest[p])) ++p, ++digits;
+      while (p < rest.size() && IsAsciiDigit(rest[p])) ++p, ++digits;
     }
     ok = digits > 0;
     if (ok && p < rest.size() && (rest[p] == 'e' || rest[p] == 'E')) {
       ++p;
       if (p < rest.size() && (rest[p] == '+' || rest[p] == '-')) ++p;
       size_t exp_digits = 0;
-      while (p < rest.size() && is_digit(rest[p])) ++p, ++exp_digits;
+      while (p < rest.size() && IsAsciiDigit(rest[p])) ++p, ++exp_digits;
       ok = exp_digits > 0;
     }
   }
