@@ -4,14 +4,16 @@
 // written as is, control characters as \uXXXX, like Jackson).
 //
 //   JsonWriter w;
-//   w.BeginObject(); w.Key("add"); w.BeginObject(); w.Key("path"); w.String(p); ...
+//   w.BeginObject(); w.Key("add"); w.BeginObject(); w.Member("path", p); ...
 //
 // Thread safety: one writer per thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace silt {
@@ -33,6 +35,35 @@ class JsonWriter {
   void Null();
   // Inserts already-serialized JSON as one value.
   void Raw(std::string_view json);
+
+  // Key(key) and then the value, as one call: a string, an integer (signed
+  // types as Int, unsigned as UInt, bool as Bool), a double (as Double) or
+  // nullptr (as Null).
+  void Member(std::string_view key, std::string_view value) {
+    Key(key);
+    String(value);
+  }
+  void Member(std::string_view key, const char* value) { Member(key, std::string_view(value)); }
+  template <typename T>
+  requires std::is_integral_v<T>
+  void Member(std::string_view key, T value) {
+    Key(key);
+    if constexpr (std::is_same_v<T, bool>) {
+      Bool(value);
+    } else if constexpr (std::is_signed_v<T>) {
+      Int(value);
+    } else {
+      UInt(value);
+    }
+  }
+  void Member(std::string_view key, double value) {
+    Key(key);
+    Double(value);
+  }
+  void Member(std::string_view key, std::nullptr_t) {
+    Key(key);
+    Null();
+  }
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }

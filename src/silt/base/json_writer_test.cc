@@ -31,6 +31,46 @@ TEST(JsonWriterTest, WritesCompactNestedJsonWithCommas) {
   EXPECT_EQ(w.str(), R"({"txn":{"appId":"q1","version":7},"list":[1,false,null,{"a":1}]})");
 }
 
+TEST(JsonWriterTest, MemberWritesKeyAndValueAsKeyThenValueDoes) {
+  const std::string text = "s\"1";
+  const uint64_t big = std::numeric_limits<uint64_t>::max();
+  JsonWriter pairs;
+  pairs.BeginObject();
+  pairs.Key("a");
+  pairs.String(text);
+  pairs.Key("b");
+  pairs.String("lit");
+  pairs.Key("c");
+  pairs.Int(-3);
+  pairs.Key("d");
+  pairs.UInt(big);
+  pairs.Key("e");
+  pairs.Bool(true);
+  pairs.Key("f");
+  pairs.Double(1.0);
+  pairs.Key("g");
+  pairs.Null();
+  pairs.Key("h");
+  pairs.Int(int32_t{7});
+  pairs.EndObject();
+
+  JsonWriter members;
+  members.BeginObject();
+  members.Member("a", text);
+  members.Member("b", "lit");
+  members.Member("c", -3);
+  members.Member("d", big);
+  members.Member("e", true);
+  members.Member("f", 1.0);
+  members.Member("g", nullptr);
+  members.Member("h", int32_t{7});
+  members.EndObject();
+  EXPECT_EQ(members.str(), pairs.str());
+  EXPECT_EQ(members.str(),
+            "{\"a\":\"s\\\"1\",\"b\":\"lit\",\"c\":-3,\"d\":18446744073709551615,"
+            "\"e\":true,\"f\":1.0,\"g\":null,\"h\":7}");
+}
+
 TEST(JsonWriterTest, EscapesQuotesBackslashesAndControlCharacters) {
   JsonWriter w;
   w.String(std::string("a\"b\\c\nd\x01\xc3\xa9", 10));

@@ -4,13 +4,18 @@
 // Thread safety: a value type, like Status.
 #pragma once
 
-#include <cassert>
 #include <optional>
 #include <utility>
 
 #include "silt/base/status.h"
 
 namespace silt {
+
+namespace internal {
+// Prints `status` to stderr and aborts: a Result read without checking ok()
+// is a bug in every build type, not only with assertions on.
+[[noreturn]] void DieOnErrorResult(const Status& status);
+}  // namespace internal
 
 template <typename T>
 class [[nodiscard]] Result {
@@ -32,17 +37,18 @@ class [[nodiscard]] Result {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
-  // REQUIRES: ok().
+  // REQUIRES: ok(); otherwise prints status() to stderr and aborts (the
+  // dereference operators too).
   const T& ValueOrDie() const& {
-    assert(ok());
+    if (!ok()) internal::DieOnErrorResult(status_);
     return *value_;
   }
   T& ValueOrDie() & {
-    assert(ok());
+    if (!ok()) internal::DieOnErrorResult(status_);
     return *value_;
   }
   T ValueOrDie() && {
-    assert(ok());
+    if (!ok()) internal::DieOnErrorResult(status_);
     return std::move(*value_);
   }
   const T& operator*() const& { return ValueOrDie(); }
@@ -50,6 +56,7 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &ValueOrDie(); }
   T* operator->() { return &ValueOrDie(); }
 
+  // REQUIRES: ok(), unchecked (the ASSIGN_OR_RETURN macros test ok() first).
   T MoveValueUnsafe() { return std::move(*value_); }
   T ValueOr(T fallback) const& { return ok() ? *value_ : std::move(fallback); }
 

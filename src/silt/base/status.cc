@@ -1,6 +1,9 @@
 #include "silt/base/status.h"
 
 #include <cstdio>
+#include <cstdlib>
+
+#include "silt/base/result.h"
 
 namespace silt {
 
@@ -75,5 +78,14 @@ void AppendPart(std::string* out, double v) {
   out->append(buf);
 }
 }  // namespace status_internal
+
+namespace internal {
+void DieOnErrorResult(const Status& status) {
+  std::string line = "Result::ValueOrDie on an error: " + status.ToString() + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace internal
 
 }  // namespace silt

@@ -62,6 +62,17 @@ TEST(ResultTest, MacrosPropagateValuesAndErrorsWithContext) {
   EXPECT_EQ(Chain(0).message(), "step 1: value 0 is not positive");
 }
 
+TEST(ResultDeathTest, ValueOfAnErrorAbortsWithTheStatus) {
+  // Release builds too: the tests are built without assertions.
+  Result<int> bad = ParsePositive(-3);
+  EXPECT_DEATH((void)bad.ValueOrDie(),
+               "ValueOrDie on an error: Invalid argument: value -3 is not positive");
+  EXPECT_DEATH((void)*bad, "value -3 is not positive");
+  EXPECT_DEATH((void)std::move(bad).ValueOrDie(), "value -3 is not positive");
+  Result<std::string> missing = Status::NotFound("no table at /t");
+  EXPECT_DEATH((void)missing->size(), "Not found: no table at /t");
+}
+
 TEST(ResultTest, OkStatusWithoutValueIsInternalError) {
   Result<int> r{Status::OK()};
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);

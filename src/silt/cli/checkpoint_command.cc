@@ -142,22 +142,17 @@ class CheckpointCommand final : public Command {
                                 const Summary& summary) {
     JsonWriter writer;
     writer.BeginObject();
-    writer.Key("checkpoint");
-    writer.String(path);
-    writer.Key("queryId");
-    writer.String(query_id);
+    writer.Member("checkpoint", path);
+    writer.Member("queryId", query_id);
     writer.Key("batches");
     writer.BeginArray();
     for (const auto& batch : batches) {
       writer.BeginObject();
-      writer.Key("batchId");
-      writer.Int(batch.batch_id);
+      writer.Member("batchId", batch.batch_id);
       if (batch.offsets.has_value()) {
         const stream::OffsetSeq& seq = *batch.offsets;
-        writer.Key("batchWatermarkMs");
-        writer.Int(seq.batch_watermark_ms);
-        writer.Key("batchTimestampMs");
-        writer.Int(seq.batch_timestamp_ms);
+        writer.Member("batchWatermarkMs", seq.batch_watermark_ms);
+        writer.Member("batchTimestampMs", seq.batch_timestamp_ms);
         writer.Key("conf");
         WriteOffset(seq.conf_json, &writer);
         writer.Key("offsets");
@@ -165,11 +160,9 @@ class CheckpointCommand final : public Command {
         for (const std::string& offset : seq.source_offsets) WriteOffset(offset, &writer);
         writer.EndArray();
       }
-      writer.Key("committed");
-      writer.Bool(batch.commit.has_value());
+      writer.Member("committed", batch.commit.has_value());
       if (batch.commit.has_value()) {
-        writer.Key("nextBatchWatermarkMs");
-        writer.Int(batch.commit->next_batch_watermark_ms);
+        writer.Member("nextBatchWatermarkMs", batch.commit->next_batch_watermark_ms);
       }
       writer.EndObject();
     }
@@ -186,8 +179,7 @@ class CheckpointCommand final : public Command {
     } else {
       writer.Null();
     }
-    writer.Key("nextBatch");
-    writer.Int(summary.next_batch);
+    writer.Member("nextBatch", summary.next_batch);
     writer.EndObject();
     return writer.Take() + "\n";
   }

@@ -117,25 +117,18 @@ class DescribeCommand final : public Command {
     if (format_ == "json") {
       JsonWriter w;
       w.BeginObject();
-      w.Key("location");
-      w.String(table->path());
-      w.Key("id");
-      w.String(metadata.id);
+      w.Member("location", table->path());
+      w.Member("id", metadata.id);
       if (metadata.name) {
-        w.Key("name");
-        w.String(*metadata.name);
+        w.Member("name", *metadata.name);
       }
       if (metadata.description) {
-        w.Key("description");
-        w.String(*metadata.description);
+        w.Member("description", *metadata.description);
       }
-      w.Key("version");
-      w.Int(snapshot->version());
-      w.Key("lastModified");
-      w.Int(snapshot->timestamp_ms());
+      w.Member("version", snapshot->version());
+      w.Member("lastModified", snapshot->timestamp_ms());
       if (metadata.created_time) {
-        w.Key("createdAt");
-        w.Int(*metadata.created_time);
+        w.Member("createdAt", *metadata.created_time);
       }
       w.Key("schema");
       w.Raw(metadata.schema_string.empty() ? "null" : metadata.schema_string);
@@ -146,14 +139,11 @@ class DescribeCommand final : public Command {
       w.Key("properties");
       w.BeginObject();
       for (const auto& [key, value] : metadata.configuration) {
-        w.Key(key);
-        w.String(value);
+        w.Member(key, value);
       }
       w.EndObject();
-      w.Key("minReaderVersion");
-      w.Int(protocol.min_reader_version);
-      w.Key("minWriterVersion");
-      w.Int(protocol.min_writer_version);
+      w.Member("minReaderVersion", protocol.min_reader_version);
+      w.Member("minWriterVersion", protocol.min_writer_version);
       if (protocol.reader_features) {
         w.Key("readerFeatures");
         w.BeginArray();
@@ -166,10 +156,8 @@ class DescribeCommand final : public Command {
         for (const std::string& f : *protocol.writer_features) w.String(f);
         w.EndArray();
       }
-      w.Key("numFiles");
-      w.Int(num_files);
-      w.Key("sizeInBytes");
-      w.Int(bytes);
+      w.Member("numFiles", num_files);
+      w.Member("sizeInBytes", bytes);
       w.Key("lastCheckpoint");
       if (last_checkpoint) {
         w.Raw(*last_checkpoint);

@@ -54,10 +54,8 @@ class HistoryCommand final : public Command {
       for (const delta::HistoryEntry& entry : history) {
         JsonWriter w;
         w.BeginObject();
-        w.Key("version");
-        w.Int(entry.version);
-        w.Key("timestamp");
-        w.Int(entry.timestamp_ms);
+        w.Member("version", entry.version);
+        w.Member("timestamp", entry.timestamp_ms);
         w.Key("commitInfo");
         if (entry.commit_info_json) {
           w.Raw(*entry.commit_info_json);

@@ -109,10 +109,8 @@ class LogCommand final : public Command {
   static std::string FormatJson(const delta::CommitActions& commit, int64_t timestamp_ms) {
     JsonWriter writer;
     writer.BeginObject();
-    writer.Key("version");
-    writer.Int(commit.version);
-    writer.Key("timestamp");
-    writer.Int(timestamp_ms);
+    writer.Member("version", commit.version);
+    writer.Member("timestamp", timestamp_ms);
     writer.Key("actions");
     writer.BeginArray();
     for (const std::string& line : commit.raw_lines) writer.Raw(line);

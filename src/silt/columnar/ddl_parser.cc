@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/types.h"
 
 namespace silt::columnar {
@@ -17,12 +18,6 @@ bool IsIdentChar(char c) {
   // Bytes >= 0x80 are parts of UTF-8 names, which Spark accepts unquoted.
   unsigned char u = static_cast<unsigned char>(c);
   return std::isalnum(u) || c == '_' || u >= 0x80;
-}
-
-std::string ToUpper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
 }
 
 class DdlParser {
@@ -42,7 +37,7 @@ class DdlParser {
       size_t name_pos = pos_;
       SILT_ASSIGN_OR_RETURN(Field field, ParseField(/*allow_colon=*/true));
       for (const Field& existing : fields) {
-        if (ToUpper(existing.name) == ToUpper(field.name)) {
+        if (EqualsIgnoreCase(existing.name, field.name)) {
           return ErrorAt(name_pos, "duplicate column name '" + field.name + "'");
         }
       }
@@ -88,8 +83,7 @@ class DdlParser {
         SILT_ASSIGN_OR_RETURN(std::string comment, ParseStringLiteral());
         JsonWriter w;
         w.BeginObject();
-        w.Key("comment");
-        w.String(comment);
+        w.Member("comment", comment);
         w.EndObject();
         field.metadata_json = w.Take();
         saw_comment = true;
@@ -273,7 +267,7 @@ class DdlParser {
   std::string PeekWord() const {
     size_t end = pos_;
     while (end < ddl_.size() && IsIdentChar(ddl_[end])) ++end;
-    return ToUpper(ddl_.substr(pos_, end - pos_));
+    return AsciiUpper(ddl_.substr(pos_, end - pos_));
   }
 
   void SkipSpace() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/types.h"
 
 namespace silt::columnar {
@@ -18,18 +19,15 @@ void WriteType(const DataType& type, JsonWriter* w);
 
 void WriteStruct(const DataType& type, JsonWriter* w) {
   w->BeginObject();
-  w->Key("type");
-  w->String("struct");
+  w->Member("type", "struct");
   w->Key("fields");
   w->BeginArray();
   for (const Field& field : type.fields()) {
     w->BeginObject();
-    w->Key("name");
-    w->String(field.name);
+    w->Member("name", field.name);
     w->Key("type");
     WriteType(*field.type, w);
-    w->Key("nullable");
-    w->Bool(field.nullable);
+    w->Member("nullable", field.nullable);
     w->Key("metadata");
     w->Raw(field.metadata_json.empty() ? std::string_view("{}") : field.metadata_json);
     w->EndObject();
@@ -43,39 +41,24 @@ void WriteType(const DataType& type, JsonWriter* w) {
     case TypeId::kStruct: WriteStruct(type, w); return;
     case TypeId::kArray:
       w->BeginObject();
-      w->Key("type");
-      w->String("array");
+      w->Member("type", "array");
       w->Key("elementType");
       WriteType(*type.element_type(), w);
-      w->Key("containsNull");
-      w->Bool(type.contains_null());
+      w->Member("containsNull", type.contains_null());
       w->EndObject();
       return;
     case TypeId::kMap:
       w->BeginObject();
-      w->Key("type");
-      w->String("map");
+      w->Member("type", "map");
       w->Key("keyType");
       WriteType(*type.key_type(), w);
       w->Key("valueType");
       WriteType(*type.value_type(), w);
-      w->Key("valueContainsNull");
-      w->Bool(type.value_contains_null());
+      w->Member("valueContainsNull", type.value_contains_null());
       w->EndObject();
       return;
     default: w->String(type.JsonTypeName()); return;
   }
-}
-
-bool SameNameIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // Parses "decimal(p,s)" / "decimal(p, s)" / "decimal"; false when malformed.
@@ -206,7 +189,7 @@ Result<TypePtr> ParseStruct(simdjson::dom::object obj, const std::string& where)
       field.metadata_json = simdjson::minify(metadata_elem);
     }
     for (const Field& existing : fields) {
-      if (SameNameIgnoreCase(existing.name, field.name)) {
+      if (EqualsIgnoreCase(existing.name, field.name)) {
         return Status::Corruption("Schema JSON: duplicate field name '", field.name, "' at ",
                                   where);
       }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "silt/base/strings.h"
+
 namespace silt::columnar {
 
 namespace {
@@ -82,20 +84,11 @@ void AppendDateTime(std::string* out, int64_t micros, char separator, int fracti
   }
 }
 
-bool IsSpace(char c) { return static_cast<unsigned char>(c) <= ' '; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Reads 1..max_digits digits at s[*pos]; false when none.
 bool ReadNumber(std::string_view s, size_t* pos, int max_digits, int64_t* value, int* digits) {
   int64_t v = 0;
   int n = 0;
-  while (*pos < s.size() && IsDigit(s[*pos])) {
+  while (*pos < s.size() && IsAsciiDigit(s[*pos])) {
     if (n == max_digits) return false;
     v = v * 10 + (s[*pos] - '0');
     ++n;
@@ -147,7 +140,7 @@ std::optional<int64_t> ParseOffset(std::string_view s) {
   int64_t sign = s[0] == '-' ? -1 : 1;
   std::string_view body = s.substr(1);
   auto two = [](std::string_view t, size_t at, int64_t* out) {
-    if (at + 2 > t.size() || !IsDigit(t[at]) || !IsDigit(t[at + 1])) return false;
+    if (at + 2 > t.size() || !IsAsciiDigit(t[at]) || !IsAsciiDigit(t[at + 1])) return false;
     *out = (t[at] - '0') * 10 + (t[at + 1] - '0');
     return true;
   };
@@ -156,7 +149,7 @@ std::optional<int64_t> ParseOffset(std::string_view s) {
   int64_t seconds = 0;
   switch (body.size()) {
     case 1:
-      if (!IsDigit(body[0])) return std::nullopt;
+      if (!IsAsciiDigit(body[0])) return std::nullopt;
       hours = body[0] - '0';
       break;
     case 2:
@@ -253,7 +246,7 @@ std::string FormatTimestampPlain(int64_t micros, int fraction_digits) {
 }
 
 std::optional<int32_t> ParseDate(std::string_view s) {
-  s = Trim(s);
+  s = JavaTrim(s);
   size_t pos = 0;
   bool has_day = false;
   std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);
@@ -269,7 +262,7 @@ std::optional<int32_t> ParseDate(std::string_view s) {
 }
 
 std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros) {
-  s = Trim(s);
+  s = JavaTrim(s);
   size_t pos = 0;
   bool has_day = false;
   std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);

@@ -371,8 +371,7 @@ void WritePartitionValues(JsonWriter* w, const PartitionValues& values) {
 void WriteStringMap(JsonWriter* w, const std::map<std::string, std::string>& map) {
   w->BeginObject();
   for (const auto& [k, v] : map) {
-    w->Key(k);
-    w->String(v);
+    w->Member(k, v);
   }
   w->EndObject();
 }
@@ -436,10 +435,8 @@ std::string SerializeCommit(const CommitActions& actions) {
     w.BeginObject();
     w.Key("protocol");
     w.BeginObject();
-    w.Key("minReaderVersion");
-    w.Int(p.min_reader_version);
-    w.Key("minWriterVersion");
-    w.Int(p.min_writer_version);
+    w.Member("minReaderVersion", p.min_reader_version);
+    w.Member("minWriterVersion", p.min_writer_version);
     if (p.reader_features) {
       w.Key("readerFeatures");
       WriteStringArray(&w, *p.reader_features);
@@ -457,33 +454,27 @@ std::string SerializeCommit(const CommitActions& actions) {
     w.BeginObject();
     w.Key("metaData");
     w.BeginObject();
-    w.Key("id");
-    w.String(m.id);
+    w.Member("id", m.id);
     if (m.name) {
-      w.Key("name");
-      w.String(*m.name);
+      w.Member("name", *m.name);
     }
     if (m.description) {
-      w.Key("description");
-      w.String(*m.description);
+      w.Member("description", *m.description);
     }
     w.Key("format");
     w.BeginObject();
-    w.Key("provider");
-    w.String(m.format_provider);
+    w.Member("provider", m.format_provider);
     w.Key("options");
     w.BeginObject();
     w.EndObject();
     w.EndObject();
-    w.Key("schemaString");
-    w.String(m.schema_string);
+    w.Member("schemaString", m.schema_string);
     w.Key("partitionColumns");
     WriteStringArray(&w, m.partition_columns);
     w.Key("configuration");
     WriteStringMap(&w, m.configuration);
     if (m.created_time) {
-      w.Key("createdTime");
-      w.Int(*m.created_time);
+      w.Member("createdTime", *m.created_time);
     }
     w.EndObject();
     w.EndObject();
@@ -493,13 +484,10 @@ std::string SerializeCommit(const CommitActions& actions) {
     w.BeginObject();
     w.Key("txn");
     w.BeginObject();
-    w.Key("appId");
-    w.String(t.app_id);
-    w.Key("version");
-    w.Int(t.version);
+    w.Member("appId", t.app_id);
+    w.Member("version", t.version);
     if (t.last_updated) {
-      w.Key("lastUpdated");
-      w.Int(*t.last_updated);
+      w.Member("lastUpdated", *t.last_updated);
     }
     w.EndObject();
     w.EndObject();
@@ -509,18 +497,13 @@ std::string SerializeCommit(const CommitActions& actions) {
     w.BeginObject();
     w.Key("add");
     w.BeginObject();
-    w.Key("path");
-    w.String(a.path);
+    w.Member("path", a.path);
     WritePartitionValues(&w, a.partition_values);
-    w.Key("size");
-    w.Int(a.size);
-    w.Key("modificationTime");
-    w.Int(a.modification_time);
-    w.Key("dataChange");
-    w.Bool(a.data_change);
+    w.Member("size", a.size);
+    w.Member("modificationTime", a.modification_time);
+    w.Member("dataChange", a.data_change);
     if (a.stats) {
-      w.Key("stats");
-      w.String(*a.stats);
+      w.Member("stats", *a.stats);
     }
     if (!a.tags.empty()) {
       w.Key("tags");
@@ -534,26 +517,21 @@ std::string SerializeCommit(const CommitActions& actions) {
     w.BeginObject();
     w.Key("remove");
     w.BeginObject();
-    w.Key("path");
-    w.String(r.path);
+    w.Member("path", r.path);
     if (r.deletion_timestamp) {
-      w.Key("deletionTimestamp");
-      w.Int(*r.deletion_timestamp);
+      w.Member("deletionTimestamp", *r.deletion_timestamp);
     }
-    w.Key("dataChange");
-    w.Bool(r.data_change);
+    w.Member("dataChange", r.data_change);
     // delta-spark writes extendedFileMetadata only when it is true (it is an
     // Option that is None for removes built without the add's metadata).
     if (r.extended_file_metadata) {
-      w.Key("extendedFileMetadata");
-      w.Bool(true);
+      w.Member("extendedFileMetadata", true);
     }
     if (r.extended_file_metadata || !r.partition_values.empty()) {
       WritePartitionValues(&w, r.partition_values);
     }
     if (r.size) {
-      w.Key("size");
-      w.Int(*r.size);
+      w.Member("size", *r.size);
     }
     w.EndObject();
     w.EndObject();

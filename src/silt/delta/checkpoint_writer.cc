@@ -360,14 +360,10 @@ Result<CheckpointInfo> WriteCheckpoint(DeltaTable* table, const Snapshot& snapsh
   if (LastCheckpointVersion(fs, last) > info.version) return info;
   JsonWriter w;
   w.BeginObject();
-  w.Key("version");
-  w.Int(info.version);
-  w.Key("size");
-  w.Int(info.num_actions);
-  w.Key("sizeInBytes");
-  w.Int(info.size_in_bytes);
-  w.Key("numOfAddFiles");
-  w.Int(info.num_add_files);
+  w.Member("version", info.version);
+  w.Member("size", info.num_actions);
+  w.Member("sizeInBytes", info.size_in_bytes);
+  w.Member("numOfAddFiles", info.num_add_files);
   w.Key("checkpointSchema");
   w.Raw(columnar::SchemaToJson(*CheckpointSchema()));
   w.EndObject();

@@ -54,25 +54,19 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
                             const std::string& txn_id) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("timestamp");
-  w.Int(NowMillis());
-  w.Key("operation");
-  w.String(request.operation);
+  w.Member("timestamp", NowMillis());
+  w.Member("operation", request.operation);
   w.Key("operationParameters");
   w.BeginObject();
   for (const auto& [key, value] : request.operation_parameters) {
-    w.Key(key);
-    w.String(value);
+    w.Member(key, value);
   }
   w.EndObject();
   if (read_version) {
-    w.Key("readVersion");
-    w.Int(*read_version);
+    w.Member("readVersion", *read_version);
   }
-  w.Key("isolationLevel");
-  w.String("Serializable");
-  w.Key("isBlindAppend");
-  w.Bool(request.is_blind_append);
+  w.Member("isolationLevel", "Serializable");
+  w.Member("isBlindAppend", request.is_blind_append);
 
   // delta-spark's write metrics, derived from the files unless the caller
   // gave them; caller-provided extra metrics follow.
@@ -98,14 +92,11 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
   w.Key("operationMetrics");
   w.BeginObject();
   for (const auto& [key, value] : metrics) {
-    w.Key(key);
-    w.String(value);
+    w.Member(key, value);
   }
   w.EndObject();
-  w.Key("engineInfo");
-  w.String(std::string("silt/") + SILT_VERSION_STRING);
-  w.Key("txnId");
-  w.String(txn_id);
+  w.Member("engineInfo", std::string("silt/") + SILT_VERSION_STRING);
+  w.Member("txnId", txn_id);
   w.EndObject();
   return w.Take();
 }

@@ -6,19 +6,12 @@
 
 #include "silt/base/clock.h"
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/delta/table_properties.h"
 
 namespace silt::delta {
 
 namespace {
-
-bool AllDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
 
 enum class LogFileKind { kCommit, kCheckpoint, kChecksum, kCompaction, kOther };
 

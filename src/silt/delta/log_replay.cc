@@ -59,10 +59,6 @@ bool IsPlainRelativePath(std::string_view path) {
   return true;
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 // Reconciles file actions by logical file: (canonical path, deletion vector
@@ -286,7 +282,7 @@ Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoi
   for (const std::string& name : checkpoint.files) {
     std::string file = fs::JoinPath(log_path(), name);
     CommitActions part;
-    if (EndsWith(name, ".json")) {
+    if (name.ends_with(".json")) {
       SILT_ASSIGN_OR_RETURN_CTX(std::string text, fs_->ReadFile(file), "reading checkpoint ", file);
       SILT_ASSIGN_OR_RETURN(part, ParseCommit(text, file));
     } else {

@@ -24,29 +24,6 @@ namespace {
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 
-// A key that tells partitions apart (null differs from every string).
-std::string PartitionKey(const PartitionValues& values) {
-  std::string key;
-  for (const auto& [name, value] : values) {
-    key += name;
-    key += value ? "=" + *value : std::string("\x01");
-    key += '\x00';
-  }
-  return key;
-}
-
-// Partition values in the order of the table's partition columns, so that
-// files written by different engines (or in a different key order) group
-// together.
-PartitionValues Canonical(const PartitionValues& values, const std::vector<std::string>& columns) {
-  PartitionValues out;
-  out.reserve(columns.size());
-  for (const std::string& column : columns) {
-    out.emplace_back(column, FindPartitionValue(values, column));
-  }
-  return out;
-}
-
 // Sizes of the added files at a quantile (delta-spark's p25/p50/p75).
 int64_t Quantile(const std::vector<int64_t>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -194,7 +171,8 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     return st;
   };
   for (const OptimizeBin& bin : bins) {
-    partitions[PartitionKey(Canonical(bin.partition_values, partition_columns))] = true;
+    partitions[PartitionKey(CanonicalPartitionValues(bin.partition_values, partition_columns))] =
+        true;
     auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files));
     if (!scan.ok()) return fail(scan.status());
     auto writer =

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/fs/file_system.h"
@@ -106,18 +107,6 @@ void AppendPercent(std::string* out, unsigned char c) {
   *out += '%';
   *out += kHexUpper[c >> 4];
   *out += kHexUpper[c & 0xF];
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 Status BadValue(std::string_view value, const columnar::DataType& type) {
@@ -474,6 +463,26 @@ std::optional<std::string> FindPartitionValue(const PartitionValues& values,
     if (EqualsIgnoreCase(key, name)) return value;
   }
   return std::nullopt;
+}
+
+PartitionValues CanonicalPartitionValues(const PartitionValues& values,
+                                         const std::vector<std::string>& columns) {
+  PartitionValues out;
+  out.reserve(columns.size());
+  for (const std::string& column : columns) {
+    out.emplace_back(column, FindPartitionValue(values, column));
+  }
+  return out;
+}
+
+std::string PartitionKey(const PartitionValues& values) {
+  std::string key;
+  for (const auto& [name, value] : values) {
+    key += name;
+    key += value ? "=" + *value : std::string("\x01");
+    key += '\x00';
+  }
+  return key;
 }
 
 std::string PhysicalName(const columnar::Field& field) {

@@ -79,6 +79,19 @@ Result<columnar::ColumnPtr> MakePartitionColumn(const columnar::TypePtr& type,
 // nullopt when it is missing or null.
 std::optional<std::string> FindPartitionValue(const PartitionValues& values, std::string_view name);
 
+// `values` in the order of the table's partition columns `columns`, named as
+// `columns` names them (a missing value is null), so that files written by
+// different engines, or with the keys in another order or case, compare
+// equal.
+PartitionValues CanonicalPartitionValues(const PartitionValues& values,
+                                         const std::vector<std::string>& columns);
+
+// A string that tells partitions apart, for grouping files or rows by
+// partition in a map: equal exactly when the (name, value) lists are equal
+// element by element, and a null value differs from every string (the empty
+// string included). Not a path: see PartitionDirectory for that.
+std::string PartitionKey(const PartitionValues& values);
+
 // Plain decimal text of an unscaled 128-bit value: (12345, 2) -> "123.45",
 // (-5, 3) -> "-0.005", (7, 0) -> "7".
 std::string FormatDecimal(__int128 unscaled, int scale);

@@ -221,5 +221,21 @@ TEST(FindPartitionValueTest, MatchesNamesCaseInsensitively) {
   EXPECT_EQ(FindPartitionValue(values, "missing"), std::nullopt);
 }
 
+TEST(PartitionKeyTest, CanonicalOrderAndNullsTellPartitionsApart) {
+  PartitionValues spark = {{"Day", "2024-01-01"}, {"device", "a"}};
+  PartitionValues other = {{"device", "a"}, {"day", "2024-01-01"}};
+  std::vector<std::string> columns = {"day", "device"};
+  PartitionValues canonical = CanonicalPartitionValues(other, columns);
+  EXPECT_EQ(canonical, (PartitionValues{{"day", "2024-01-01"}, {"device", "a"}}));
+  EXPECT_EQ(PartitionKey(CanonicalPartitionValues(spark, columns)), PartitionKey(canonical));
+  EXPECT_NE(PartitionKey(spark), PartitionKey(other));
+  EXPECT_EQ(CanonicalPartitionValues({{"day", "x"}}, columns)[1].second, std::nullopt);
+
+  PartitionValues null_value = {{"device", std::nullopt}};
+  PartitionValues empty_value = {{"device", ""}};
+  EXPECT_NE(PartitionKey(null_value), PartitionKey(empty_value));
+  EXPECT_EQ(PartitionKey({}), "");
+}
+
 }  // namespace
 }  // namespace silt::delta

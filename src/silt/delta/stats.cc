@@ -108,22 +108,10 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
   if (value.length < 1 || value.IsNull(0)) return;
   const columnar::DataType& type = *value.type;
   switch (type.id()) {
-    case TypeId::kByte:
-      w->Key(key);
-      w->Int(value.Value<int8_t>(0));
-      return;
-    case TypeId::kShort:
-      w->Key(key);
-      w->Int(value.Value<int16_t>(0));
-      return;
-    case TypeId::kInt:
-      w->Key(key);
-      w->Int(value.Value<int32_t>(0));
-      return;
-    case TypeId::kLong:
-      w->Key(key);
-      w->Int(value.Value<int64_t>(0));
-      return;
+    case TypeId::kByte: w->Member(key, value.Value<int8_t>(0)); return;
+    case TypeId::kShort: w->Member(key, value.Value<int16_t>(0)); return;
+    case TypeId::kInt: w->Member(key, value.Value<int32_t>(0)); return;
+    case TypeId::kLong: w->Member(key, value.Value<int64_t>(0)); return;
     case TypeId::kFloat: {
       float v = value.Value<float>(0);
       if (!std::isfinite(v)) return;
@@ -142,13 +130,9 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
       w->Key(key);
       w->Raw(FormatDecimal(value.Value<__int128>(0), type.scale()));
       return;
-    case TypeId::kDate:
-      w->Key(key);
-      w->String(columnar::FormatDate(value.Value<int32_t>(0)));
-      return;
+    case TypeId::kDate: w->Member(key, columnar::FormatDate(value.Value<int32_t>(0))); return;
     case TypeId::kTimestamp:
-      w->Key(key);
-      w->String(columnar::FormatTimestampUtc(FloorToMillisMicros(value.Value<int64_t>(0)), 3));
+      w->Member(key, columnar::FormatTimestampUtc(FloorToMillisMicros(value.Value<int64_t>(0)), 3));
       return;
     case TypeId::kTimestampNtz: {
       // yyyy-MM-ddTHH:mm:ss.SSS without a zone, as delta-spark writes it.
@@ -156,18 +140,15 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
           columnar::FormatTimestampPlain(FloorToMillisMicros(value.Value<int64_t>(0)), 3);
       size_t space = text.find(' ');
       if (space != std::string::npos) text[space] = 'T';
-      w->Key(key);
-      w->String(text);
+      w->Member(key, text);
       return;
     }
     case TypeId::kString: {
       std::string_view s = value.StringValue(0);
       if (bound == Bound::kMin) {
-        w->Key(key);
-        w->String(TruncateMinString(s, string_prefix_length));
+        w->Member(key, TruncateMinString(s, string_prefix_length));
       } else if (auto max = TruncateMaxString(s, string_prefix_length)) {
-        w->Key(key);
-        w->String(*max);
+        w->Member(key, *max);
       }
       return;
     }
@@ -252,8 +233,7 @@ std::string EncodeStats(const parquet::WriteResult& result, const columnar::Sche
     const parquet::ColumnStats* stats =
         FindStats(result, static_cast<size_t>(field_idx), field.name);
     if (stats == nullptr) continue;
-    nulls_w.Key(field.name);
-    nulls_w.Int(stats->null_count);
+    nulls_w.Member(field.name, stats->null_count);
     if (!IsStatsEligible(field.type->id())) continue;
     if (stats->min) WriteBound(&min_w, field.name, *stats->min, Bound::kMin, string_prefix_length);
     if (stats->max) WriteBound(&max_w, field.name, *stats->max, Bound::kMax, string_prefix_length);
@@ -264,8 +244,7 @@ std::string EncodeStats(const parquet::WriteResult& result, const columnar::Sche
 
   JsonWriter w;
   w.BeginObject();
-  w.Key("numRecords");
-  w.Int(result.num_rows);
+  w.Member("numRecords", result.num_rows);
   w.Key("minValues");
   w.Raw(min_w.str());
   w.Key("maxValues");

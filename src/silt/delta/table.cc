@@ -7,20 +7,13 @@
 #include <string_view>
 
 #include "silt/base/clock.h"
+#include "silt/base/strings.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/table_properties.h"
 
 namespace silt::delta {
 
 namespace {
-
-bool AllDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
 
 // A checkpoint file name (PROTOCOL.md "Checkpoints"), taken apart.
 struct CheckpointName {

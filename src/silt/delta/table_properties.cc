@@ -11,18 +11,6 @@
 namespace silt::delta {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> SplitWhitespace(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
@@ -40,14 +28,14 @@ Status BadValue(std::string_view key, std::string_view value, std::string_view e
 }
 
 Result<bool> ParseBool(std::string_view key, const std::string& value) {
-  std::string_view v = Trim(value);
+  std::string_view v = TrimAscii(value);
   if (EqualsIgnoreCase(v, "true")) return true;
   if (EqualsIgnoreCase(v, "false")) return false;
   return BadValue(key, value, "a boolean (true or false)");
 }
 
 Result<int64_t> ParseLong(std::string_view key, const std::string& value) {
-  std::string_view v = Trim(value);
+  std::string_view v = TrimAscii(value);
   int64_t out = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || ec != std::errc() || ptr != v.data() + v.size()) {
@@ -67,7 +55,7 @@ Result<int64_t> ParseDuration(std::string_view key, const std::string& value) {
 
 // Micros per unit; 0 for months/years (no fixed length), -1 for unknown.
 int64_t UnitMicros(std::string_view unit_text) {
-  std::string unit = Lower(unit_text);
+  std::string unit = AsciiLower(unit_text);
   if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
   if (unit == "week") return 7LL * 24 * 3600 * 1000000;
   if (unit == "day") return 24LL * 3600 * 1000000;
@@ -88,10 +76,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t up = row[j];
-      size_t cost = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                            std::tolower(static_cast<unsigned char>(b[j - 1]))
-                        ? 0
-                        : 1;
+      size_t cost = AsciiLower(a[i - 1]) == AsciiLower(b[j - 1]) ? 0 : 1;
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
       diag = up;
     }
@@ -313,7 +298,7 @@ Result<std::optional<std::vector<std::string>>> DataSkippingStatsColumns(
       in_quotes = !in_quotes;
       current.push_back(c);
     } else if (c == ',' && !in_quotes) {
-      std::string_view name = Trim(current);
+      std::string_view name = TrimAscii(current);
       if (name.empty()) return BadValue(kDataSkippingStatsColumns, *v, "a list of column names");
       names.emplace_back(name);
       current.clear();
@@ -322,7 +307,7 @@ Result<std::optional<std::vector<std::string>>> DataSkippingStatsColumns(
     }
   }
   if (in_quotes) return BadValue(kDataSkippingStatsColumns, *v, "a list of column names");
-  std::string_view last = Trim(current);
+  std::string_view last = TrimAscii(current);
   if (!last.empty()) names.emplace_back(last);
   return std::optional<std::vector<std::string>>(std::move(names));
 }
@@ -383,7 +368,7 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
       return Status::NotSupported("table property ", known->key, " is not supported by silt");
     }
     if (known->support == Support::kOnlyDefault &&
-        !EqualsIgnoreCase(Trim(value), known->default_value)) {
+        !EqualsIgnoreCase(TrimAscii(value), known->default_value)) {
       return Status::NotSupported("table property ", known->key, " = '", value,
                                   "' needs a table feature silt does not write (only '",
                                   known->default_value, "' is supported)");

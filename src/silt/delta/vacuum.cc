@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/delta/checkpoint_reader.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/partition_utils.h"
@@ -23,13 +24,6 @@
 namespace silt::delta {
 
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // The storage path of an on-disk deletion vector (PROTOCOL.md "Deletion
 // Vector Descriptor"), or nullopt for an inline one or an unreadable id (a
@@ -47,10 +41,8 @@ std::map<int64_t, std::vector<std::string>> CheckpointFiles(const std::vector<fs
   for (const fs::FileInfo& info : log) {
     std::string_view name = fs::BaseName(info.path);
     if (name.size() < 32 || name.substr(20, 12) != ".checkpoint.") continue;
-    if (!EndsWith(name, ".parquet") && !EndsWith(name, ".json")) continue;
-    bool digits = std::all_of(name.begin(), name.begin() + 20,
-                              [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!digits) continue;
+    if (!name.ends_with(".parquet") && !name.ends_with(".json")) continue;
+    if (!AllDigits(name.substr(0, 20))) continue;
     out[std::stoll(std::string(name.substr(0, 20)))].push_back(info.path);
   }
   return out;
@@ -59,7 +51,7 @@ std::map<int64_t, std::vector<std::string>> CheckpointFiles(const std::vector<fs
 Result<CommitActions> ReadCheckpointFile(fs::FileSystem* fs, const std::string& log_path,
                                          const std::string& file) {
   CommitActions actions;
-  if (EndsWith(file, ".json")) {
+  if (file.ends_with(".json")) {
     SILT_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(file));
     SILT_ASSIGN_OR_RETURN(actions, ParseCommit(text, file));
   } else {
@@ -68,7 +60,7 @@ Result<CommitActions> ReadCheckpointFile(fs::FileSystem* fs, const std::string& 
   SILT_ASSIGN_OR_RETURN(std::vector<std::string> sidecars, SidecarPaths(actions, file));
   for (const std::string& sidecar : sidecars) {
     std::string sidecar_file =
-        (sidecar.find("://") != std::string::npos || StartsWith(sidecar, "/"))
+        (sidecar.find("://") != std::string::npos || sidecar.starts_with("/"))
             ? sidecar
             : fs::JoinPath(fs::JoinPath(log_path, "_sidecars"), sidecar);
     SILT_ASSIGN_OR_RETURN(CommitActions part, ReadParquetCheckpoint(fs, sidecar_file));
@@ -95,7 +87,7 @@ std::pair<std::string, std::string> OperationAndStatus(const CommitActions& comm
 bool DefaultLogCommits(const std::string& table_path) {
   // delta-spark records VACUUM commits on file, hdfs, gs and Azure storage,
   // not on S3.
-  return !StartsWith(table_path, "s3://") && !StartsWith(table_path, "s3a://");
+  return !table_path.starts_with("s3://") && !table_path.starts_with("s3a://");
 }
 
 }  // namespace
@@ -108,10 +100,10 @@ std::string FormatRetention(int64_t ms) {
 }
 
 bool IsHiddenForVacuum(std::string_view name, const std::vector<std::string>& partition_columns) {
-  if (!StartsWith(name, "_") && !StartsWith(name, ".")) return false;
-  if (StartsWith(name, "_delta_index") || StartsWith(name, "_change_data")) return false;
+  if (!name.starts_with("_") && !name.starts_with(".")) return false;
+  if (name.starts_with("_delta_index") || name.starts_with("_change_data")) return false;
   for (const std::string& column : partition_columns) {
-    if (StartsWith(name, column + "=")) return false;
+    if (name.starts_with(column + "=")) return false;
   }
   return true;
 }
@@ -244,7 +236,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
           "unknown; run a full VACUUM (without --lite)");
     }
     for (const auto& [file, size] : expired_removes) {
-      if (keep.count(file) != 0 || !StartsWith(file, path + "/")) continue;
+      if (keep.count(file) != 0 || !file.starts_with(path + "/")) continue;
       Result<fs::FileInfo> info = fs->GetFileInfo(file);
       if (!info.ok()) {
         if (info.status().IsNotFound()) continue;  // deleted by an earlier VACUUM
@@ -259,7 +251,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
     std::set<std::string> directories;
     const std::vector<std::string>& partition_columns = snapshot->partition_columns();
     for (const fs::FileInfo& info : listing) {
-      if (info.is_dir || !StartsWith(info.path, path + "/")) continue;
+      if (info.is_dir || !info.path.starts_with(path + "/")) continue;
       std::string_view relative = std::string_view(info.path).substr(path.size() + 1);
       bool hidden = false;
       size_t start = 0;

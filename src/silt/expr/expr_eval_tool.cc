@@ -101,8 +101,7 @@ void AppendHive(const Column& column, int64_t row, bool nested, const CastOption
 std::string ErrorLine(const Status& status) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("error");
-  w.String(status.ToString());
+  w.Member("error", status.ToString());
   w.EndObject();
   return w.Take();
 }

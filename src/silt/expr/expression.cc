@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "silt/base/strings.h"
 #include "silt/expr/bind/bind_session_internal.h"
 #include "silt/expr/bind/binder.h"
 #include "silt/expr/bind/bound.h"
@@ -36,12 +37,6 @@ class BoundExpressionImpl final : public BoundExpression {
   std::string name_;
 };
 
-std::string LowerName(const std::string& name) {
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
 // Every window(...) call in the tree, outermost first.
 void CollectWindowCalls(const Node& node, std::vector<const CallNode*>* out) {
   switch (node.kind()) {
@@ -50,7 +45,7 @@ void CollectWindowCalls(const Node& node, std::vector<const CallNode*>* out) {
       return;
     case NodeKind::kCall: {
       const auto& call = static_cast<const CallNode&>(node);
-      if (LowerName(call.name()) == "window") out->push_back(&call);
+      if (AsciiLower(call.name()) == "window") out->push_back(&call);
       for (const NodePtr& arg : call.args()) CollectWindowCalls(*arg, out);
       return;
     }
@@ -108,7 +103,7 @@ std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
   }
   if (node->kind() != NodeKind::kCall) return std::nullopt;
   const auto* call = static_cast<const CallNode*>(node);
-  std::string name = LowerName(call->name());
+  std::string name = AsciiLower(call->name());
   if (name == "json_tuple" && call->args().size() >= 2) {
     GeneratorSpec spec;
     spec.function = name;

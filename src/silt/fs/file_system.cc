@@ -20,10 +20,6 @@ bool IsSchemeChar(char c, bool first) {
   return std::isdigit(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
 }
 
-bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && EqualsIgnoreCase(s.substr(0, prefix.size()), prefix);
-}
-
 }  // namespace
 
 std::string_view Scheme(std::string_view path) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/base/uuid.h"
 #include "silt/fs/path_internal.h"
 #include "silt/fs/s3_internal.h"
@@ -27,23 +28,10 @@ using s3::Headers;
 using s3::HttpRequest;
 using s3::HttpResponse;
 using s3::HttpTransport;
+using s3::kLineWhitespace;
 
 constexpr int64_t kMinPartSize = 5 << 20;
 constexpr size_t kDeleteBatch = 1000;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
 
 struct Endpoint {
   std::string scheme;     // "http" or "https"
@@ -68,9 +56,7 @@ Result<Endpoint> ParseEndpoint(const std::string& text) {
     return Status::InvalidArgument("S3 endpoint '", text,
                                    "' must be scheme://host[:port] with no path");
   }
-  std::string authority;
-  for (char c : rest)
-    authority.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  std::string authority = AsciiLower(rest);
   if (out.scheme == "http" && authority.ends_with(":80")) authority.resize(authority.size() - 3);
   if (out.scheme == "https" && authority.ends_with(":443")) authority.resize(authority.size() - 4);
   out.authority = authority;
@@ -1009,9 +995,7 @@ class S3FileSystem final : public FileSystem {
 // --- Options ---------------------------------------------------------------
 
 Result<bool> ParseBool(std::string_view key, const std::string& value) {
-  std::string lower;
-  for (char c : value)
-    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  std::string lower = AsciiLower(value);
   if (lower == "true" || lower == "1" || lower == "yes") return true;
   if (lower == "false" || lower == "0" || lower == "no") return false;
   return Status::InvalidArgument("storage.s3.", key, ": expected true or false, got '", value, "'");
@@ -1044,11 +1028,11 @@ std::optional<ProfileCredentials> ReadProfile(const std::string& file, const std
   bool found = false;
   ProfileCredentials out;
   while (std::getline(in, line)) {
-    std::string_view text = Trim(line);
+    std::string_view text = TrimAscii(line, kLineWhitespace);
     if (text.empty() || text.front() == '#' || text.front() == ';') continue;
     if (text.front() == '[' && text.back() == ']') {
-      std::string_view name = Trim(text.substr(1, text.size() - 2));
-      if (name.starts_with("profile ")) name = Trim(name.substr(8));
+      std::string_view name = TrimAscii(text.substr(1, text.size() - 2), kLineWhitespace);
+      if (name.starts_with("profile ")) name = TrimAscii(name.substr(8), kLineWhitespace);
       in_section = name == profile;
       found = found || in_section;
       continue;
@@ -1056,8 +1040,8 @@ std::optional<ProfileCredentials> ReadProfile(const std::string& file, const std
     if (!in_section) continue;
     size_t eq = text.find('=');
     if (eq == std::string_view::npos) continue;
-    std::string_view key = Trim(text.substr(0, eq));
-    std::string value(Trim(text.substr(eq + 1)));
+    std::string_view key = TrimAscii(text.substr(0, eq), kLineWhitespace);
+    std::string value(TrimAscii(text.substr(eq + 1), kLineWhitespace));
     if (key == "aws_access_key_id") out.access_key = value;
     if (key == "aws_secret_access_key") out.secret_key = value;
     if (key == "aws_session_token") out.session_token = value;

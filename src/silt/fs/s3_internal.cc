@@ -12,30 +12,18 @@
 #include <ctime>
 #include <mutex>
 
+#include "silt/base/strings.h"
 #include "silt/base/utf8.h"
 
 namespace silt::fs::s3 {
 
 namespace {
 
-std::string ToLower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 // SigV4 trims header values and collapses inner runs of spaces to one.
 std::string CanonicalHeaderValue(std::string_view value) {
   std::string out;
   bool in_space = false;
-  for (char c : Trim(value)) {
+  for (char c : TrimAscii(value, kLineWhitespace)) {
     if (c == ' ' || c == '\t') {
       in_space = true;
       continue;
@@ -127,7 +115,7 @@ std::vector<std::pair<std::string, std::string>> SortedCanonicalHeaders(const He
   std::vector<std::pair<std::string, std::string>> out;
   out.reserve(headers.size());
   for (const auto& [name, value] : headers) {
-    out.emplace_back(ToLower(Trim(name)), CanonicalHeaderValue(value));
+    out.emplace_back(AsciiLower(TrimAscii(name, kLineWhitespace)), CanonicalHeaderValue(value));
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -451,8 +439,8 @@ size_t WriteHeader(char* data, size_t size, size_t count, void* user) {
   }
   size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
-    std::string name = ToLower(Trim(line.substr(0, colon)));
-    std::string value(Trim(line.substr(colon + 1)));
+    std::string name = AsciiLower(TrimAscii(line.substr(0, colon), kLineWhitespace));
+    std::string value(TrimAscii(line.substr(colon + 1), kLineWhitespace));
     if (name == "content-length") {
       // One allocation for the body instead of doubling through it.
       int64_t length = 0;

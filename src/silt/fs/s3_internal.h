@@ -22,6 +22,10 @@
 
 namespace silt::fs::s3 {
 
+// What S3 code trims around header names and values and around the lines of
+// AWS config and credentials files (TrimAscii's set without \v and \f).
+inline constexpr std::string_view kLineWhitespace = " \t\r\n";
+
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 // --- Hashing and encoding ---------------------------------------------------

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 
 namespace silt::json::internal {
 
@@ -15,28 +16,26 @@ namespace dom = simdjson::dom;
 
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 bool IsNumberChar(char c) {
-  return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+  return IsAsciiDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
 // JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 bool IsJsonNumber(std::string_view tok, bool* is_integer) {
   size_t pos = 0;
   if (pos < tok.size() && tok[pos] == '-') ++pos;
-  if (pos == tok.size() || !IsDigit(tok[pos])) return false;
+  if (pos == tok.size() || !IsAsciiDigit(tok[pos])) return false;
   if (tok[pos] == '0') {
     ++pos;
   } else {
-    while (pos < tok.size() && IsDigit(tok[pos])) ++pos;
+    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
   }
   *is_integer = true;
   if (pos < tok.size() && tok[pos] == '.') {
     *is_integer = false;
     ++pos;
     size_t begin = pos;
-    while (pos < tok.size() && IsDigit(tok[pos])) ++pos;
+    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
     if (pos == begin) return false;
   }
   if (pos < tok.size() && (tok[pos] == 'e' || tok[pos] == 'E')) {
@@ -44,7 +43,7 @@ bool IsJsonNumber(std::string_view tok, bool* is_integer) {
     ++pos;
     if (pos < tok.size() && (tok[pos] == '+' || tok[pos] == '-')) ++pos;
     size_t begin = pos;
-    while (pos < tok.size() && IsDigit(tok[pos])) ++pos;
+    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
     if (pos == begin) return false;
   }
   return pos == tok.size();
@@ -89,7 +88,7 @@ int64_t RewriteUnrepresentableNumbers(std::string_view text, std::string* out) {
       ++pos;
       continue;
     }
-    if (c != '-' && !IsDigit(c)) {
+    if (c != '-' && !IsAsciiDigit(c)) {
       ++pos;
       continue;
     }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 #include "silt/json/dom_internal.h"
 #include "silt/json/text_parse_internal.h"
@@ -29,16 +30,6 @@ using columnar::Field;
 using columnar::TypeId;
 using columnar::TypePtr;
 using internal::ValueKind;
-
-char ToLowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-bool EqualsIgnoreCaseAscii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (ToLowerAscii(a[i]) != ToLowerAscii(b[i])) return false;
-  }
-  return true;
-}
 
 bool IsJsonBlank(std::string_view text) {
   for (char c : text) {
@@ -65,8 +56,7 @@ class FieldLookup {
     for (const Field& field : fields) names_.push_back(field.name);
     if (names_.size() > kLinearMax) {
       for (size_t i = 0; i < names_.size(); ++i) {
-        std::string lower = names_[i];
-        for (char& c : lower) c = ToLowerAscii(c);
+        std::string lower = AsciiLower(names_[i]);
         // emplace keeps the first of equal names, like the linear scan.
         exact_.emplace(names_[i], static_cast<int>(i));
         lower_.emplace(std::move(lower), static_cast<int>(i));
@@ -84,7 +74,7 @@ class FieldLookup {
         }
       }
       for (size_t i = 0; i < names_.size(); ++i) {
-        if (EqualsIgnoreCaseAscii(names_[i], key)) {
+        if (EqualsIgnoreCase(names_[i], key)) {
           *exact = false;
           return static_cast<int>(i);
         }
@@ -97,7 +87,7 @@ class FieldLookup {
       return it->second;
     }
     lower_key_.assign(key);
-    for (char& c : lower_key_) c = ToLowerAscii(c);
+    AsciiLowerInPlace(&lower_key_);
     it = lower_.find(std::string_view(lower_key_));
     if (it == lower_.end()) return -1;
     *exact = false;

@@ -3,13 +3,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "silt/base/strings.h"
+
 namespace silt::json::internal {
 
 namespace {
 
 using uint128 = unsigned __int128;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 uint128 Pow10(int n) {
   uint128 v = 1;
@@ -29,14 +29,14 @@ bool ParseDecimalText(std::string_view text, int precision, int scale, __int128*
   // The significant digits stay a view into `text` (integer part, then the
   // fraction part); only their positions are tracked, so no allocation.
   size_t int_begin = pos;
-  while (pos < text.size() && IsDigit(text[pos])) ++pos;
+  while (pos < text.size() && IsAsciiDigit(text[pos])) ++pos;
   size_t int_end = pos;
   size_t frac_begin = pos;
   size_t frac_end = pos;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
     frac_begin = pos;
-    while (pos < text.size() && IsDigit(text[pos])) ++pos;
+    while (pos < text.size() && IsAsciiDigit(text[pos])) ++pos;
     frac_end = pos;
   }
   if (int_end == int_begin && frac_end == frac_begin) return false;
@@ -49,7 +49,7 @@ bool ParseDecimalText(std::string_view text, int precision, int scale, __int128*
       ++pos;
     }
     size_t exp_begin = pos;
-    while (pos < text.size() && IsDigit(text[pos])) {
+    while (pos < text.size() && IsAsciiDigit(text[pos])) {
       exponent = exponent * 10 + (text[pos] - '0');
       // BigDecimal rejects exponents outside int; stop before int64 overflow.
       if (exponent > INT32_MAX) return false;
@@ -159,7 +159,7 @@ bool ParseJavaInt(std::string_view text, int32_t* out) {
   if (pos == text.size()) return false;
   int64_t value = 0;
   for (; pos < text.size(); ++pos) {
-    if (!IsDigit(text[pos])) return false;
+    if (!IsAsciiDigit(text[pos])) return false;
     value = value * 10 + (text[pos] - '0');
     if (value > static_cast<int64_t>(INT32_MAX) + 1) return false;
   }

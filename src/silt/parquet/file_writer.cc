@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "silt/base/strings.h"
 #include "silt/base/version.h"
 #include "silt/parquet/column_writer.h"
 #include "silt/parquet/nested_writer.h"
@@ -15,9 +16,7 @@ namespace silt::parquet {
 using columnar::RecordBatch;
 
 Result<Compression> ParseCompression(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = AsciiLower(name);
   if (lower == "snappy") return Compression::kSnappy;
   if (lower == "zstd") return Compression::kZstd;
   if (lower == "gzip") return Compression::kGzip;
@@ -29,9 +28,7 @@ Result<Compression> ParseCompression(std::string_view name) {
 }
 
 Result<ColumnEncoding> ParseColumnEncoding(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = AsciiLower(name);
   if (lower == "dictionary" || lower == "rle_dictionary") return ColumnEncoding::kDictionary;
   if (lower == "plain") return ColumnEncoding::kPlain;
   if (lower == "delta_binary_packed") return ColumnEncoding::kDeltaBinaryPacked;

@@ -10,17 +10,12 @@
 #include <initializer_list>
 #include <limits>
 
+#include "silt/base/strings.h"
 #include "silt/fs/file_system.h"
 
 namespace silt::stream {
 
 namespace {
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -28,7 +23,7 @@ bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 // Microseconds per unit, for every spelling Spark's interval parser accepts
 // plus the common abbreviations people write in job files.
 std::optional<double> UnitMicros(std::string_view unit) {
-  std::string u = ToLower(unit);
+  std::string u = AsciiLower(unit);
   if (u == "us" || u == "usec" || u == "usecs" || u == "microsecond" || u == "microseconds") {
     return 1.0;
   }
@@ -104,7 +99,7 @@ Result<int64_t> ParseByteSize(std::string_view text) {
   for (size_t i = pos; i < text.size(); ++i) {
     if (!std::isspace(static_cast<unsigned char>(text[i]))) unit.push_back(text[i]);
   }
-  unit = ToLower(unit);
+  unit = AsciiLower(unit);
   double scale = -1;
   if (unit.empty() || unit == "b") scale = 1;
   if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024.0;
@@ -151,7 +146,7 @@ Result<int64_t> ParseDurationMicros(std::string_view text) {
     i = j;
   }
   size_t t = 0;
-  if (t < tokens.size() && ToLower(tokens[t]) == "interval") ++t;
+  if (t < tokens.size() && AsciiLower(tokens[t]) == "interval") ++t;
   if (t >= tokens.size()) return bad("empty");
   double total = 0;
   while (t < tokens.size()) {
@@ -188,8 +183,8 @@ class JobParser {
     if (!root.IsMap()) return Error(root, "", "the job file must be a YAML mapping of keys");
     if (YAML::Node type = root["type"]) {
       SILT_ASSIGN_OR_RETURN(std::string kind, Scalar(type, "type"));
-      if (ToLower(kind) == "maintenance") return ParseMaintenanceJob(root);
-      if (ToLower(kind) != "stream" && ToLower(kind) != "streaming") {
+      if (AsciiLower(kind) == "maintenance") return ParseMaintenanceJob(root);
+      if (AsciiLower(kind) != "stream" && AsciiLower(kind) != "streaming") {
         return Error(type, "type", "expected stream or maintenance, got '", kind, "'");
       }
     }
@@ -199,10 +194,10 @@ class JobParser {
                    "maxBatches", "storage", "ansi", "spark.sql.session.timeZone"}));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
-      if (ToLower(ansi) != "true" && ToLower(ansi) != "false") {
+      if (AsciiLower(ansi) != "true" && AsciiLower(ansi) != "false") {
         return Error(n, "ansi", "expected true or false, got '", ansi, "'");
       }
-      job.ansi = ToLower(ansi) == "true";
+      job.ansi = AsciiLower(ansi) == "true";
     }
     if (YAML::Node n = root["spark.sql.session.timeZone"]) {
       SILT_ASSIGN_OR_RETURN(job.session_time_zone, Scalar(n, "spark.sql.session.timeZone"));
@@ -301,7 +296,7 @@ class JobParser {
 
   Result<bool> Boolean(const YAML::Node& node, std::string_view path) const {
     SILT_ASSIGN_OR_RETURN(std::string text, Scalar(node, path));
-    std::string lower = ToLower(text);
+    std::string lower = AsciiLower(text);
     if (lower == "true") return true;
     if (lower == "false") return false;
     return Error(node, path, "expected true or false, got '", text, "'");
@@ -345,7 +340,7 @@ class JobParser {
       return Error(node, "source.format", "required key is missing (generator, json, text, kafka)");
     }
     SILT_ASSIGN_OR_RETURN(std::string f, Scalar(format, "source.format"));
-    spec->format = ToLower(f);
+    spec->format = AsciiLower(f);
     spec->key_path = "source";
     if (YAML::Node options = node["options"]) {
       SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(options, "source.options"));
@@ -444,11 +439,11 @@ class JobParser {
         CheckKeys(node, "sink", {"format", "outputMode", "path", "partitionBy", "options"}));
     if (YAML::Node n = node["format"]) {
       SILT_ASSIGN_OR_RETURN(std::string f, Scalar(n, "sink.format"));
-      spec->format = ToLower(f);
+      spec->format = AsciiLower(f);
     }
     if (YAML::Node n = node["outputMode"]) {
       SILT_ASSIGN_OR_RETURN(std::string mode, Scalar(n, "sink.outputMode"));
-      spec->output_mode = ToLower(mode);
+      spec->output_mode = AsciiLower(mode);
       if (spec->output_mode != "append" && spec->output_mode != "complete" &&
           spec->output_mode != "update") {
         return Error(n, "sink.outputMode", "expected append, complete or update, got '", mode, "'");

@@ -83,28 +83,6 @@ Status RunOnce(const MaintenanceSpec& spec, const MaintenanceOptions& options, c
   return first_error;
 }
 
-// A key that tells partitions apart (null differs from every string).
-std::string PartitionKey(const delta::PartitionValues& values) {
-  std::string key;
-  for (const auto& [name, value] : values) {
-    key += name;
-    key += value ? "=" + *value : std::string("\x01");
-    key += '\x00';
-  }
-  return key;
-}
-
-// Partition values in the order of the table's partition columns.
-delta::PartitionValues Canonical(const delta::PartitionValues& values,
-                                 const std::vector<std::string>& columns) {
-  delta::PartitionValues out;
-  out.reserve(columns.size());
-  for (const std::string& column : columns) {
-    out.emplace_back(column, delta::FindPartitionValue(values, column));
-  }
-  return out;
-}
-
 // Every column reference in a parsed predicate (top-level name).
 void CollectColumns(const expr::Node& node, std::vector<std::string>* out) {
   using expr::NodeKind;
@@ -186,8 +164,9 @@ Result<std::vector<delta::AddFile>> FilterFilesByPartition(const delta::Snapshot
   std::vector<size_t> file_row;
   file_row.reserve(snapshot.files().size());
   for (const delta::AddFile& add : snapshot.files()) {
-    delta::PartitionValues values = Canonical(add.partition_values, partition_columns);
-    auto [it, inserted] = partition_row.try_emplace(PartitionKey(values), partitions.size());
+    delta::PartitionValues values =
+        delta::CanonicalPartitionValues(add.partition_values, partition_columns);
+    auto [it, inserted] = partition_row.try_emplace(delta::PartitionKey(values), partitions.size());
     if (inserted) partitions.push_back(std::move(values));
     file_row.push_back(it->second);
   }

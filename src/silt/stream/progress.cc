@@ -32,23 +32,16 @@ void WriteOffset(JsonWriter* w, std::string_view key, const std::optional<std::s
 void WriteDurations(JsonWriter* w, const ProgressDurations& d) {
   w->Key("durationMs");
   w->BeginObject();
-  w->Key("addBatch");
-  w->Int(d.add_batch);
-  w->Key("commitOffsets");
-  w->Int(d.commit_offsets);
-  w->Key("getBatch");
-  w->Int(d.get_batch);
+  w->Member("addBatch", d.add_batch);
+  w->Member("commitOffsets", d.commit_offsets);
+  w->Member("getBatch", d.get_batch);
   if (d.latest_offset) {
-    w->Key("latestOffset");
-    w->Int(*d.latest_offset);
+    w->Member("latestOffset", *d.latest_offset);
   }
-  w->Key("queryPlanning");
-  w->Int(d.query_planning);
-  w->Key("triggerExecution");
-  w->Int(d.trigger_execution);
+  w->Member("queryPlanning", d.query_planning);
+  w->Member("triggerExecution", d.trigger_execution);
   if (d.wal_commit) {
-    w->Key("walCommit");
-    w->Int(*d.wal_commit);
+    w->Member("walCommit", *d.wal_commit);
   }
   w->EndObject();
 }
@@ -57,27 +50,21 @@ void WriteEventTime(JsonWriter* w, const EventTimeProgress& event_time) {
   w->Key("eventTime");
   w->BeginObject();
   if (event_time.stats) {
-    w->Key("avg");
-    w->String(FormatTimestampMillisUtc(event_time.stats->avg_ms * 1000));
-    w->Key("max");
-    w->String(FormatTimestampMillisUtc(event_time.stats->max_ms * 1000));
-    w->Key("min");
-    w->String(FormatTimestampMillisUtc(event_time.stats->min_ms * 1000));
+    w->Member("avg", FormatTimestampMillisUtc(event_time.stats->avg_ms * 1000));
+    w->Member("max", FormatTimestampMillisUtc(event_time.stats->max_ms * 1000));
+    w->Member("min", FormatTimestampMillisUtc(event_time.stats->min_ms * 1000));
   }
-  w->Key("watermark");
-  w->String(FormatTimestampMillisUtc(event_time.watermark_ms * 1000));
+  w->Member("watermark", FormatTimestampMillisUtc(event_time.watermark_ms * 1000));
   w->EndObject();
 }
 
 void WriteSource(JsonWriter* w, const SourceProgress& source) {
   w->BeginObject();
-  w->Key("description");
-  w->String(source.description);
+  w->Member("description", source.description);
   WriteOffset(w, "startOffset", source.start_offset);
   WriteOffset(w, "endOffset", source.end_offset);
   WriteOffset(w, "latestOffset", source.latest_offset);
-  w->Key("numInputRows");
-  w->Int(source.num_input_rows);
+  w->Member("numInputRows", source.num_input_rows);
   WriteRate(w, "inputRowsPerSecond", source.input_rows_per_second);
   WriteRate(w, "processedRowsPerSecond", source.processed_rows_per_second);
   w->EndObject();
@@ -88,24 +75,18 @@ void WriteSource(JsonWriter* w, const SourceProgress& source) {
 std::string ProgressToJson(const QueryProgress& progress) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("id");
-  w.String(progress.id);
-  w.Key("runId");
-  w.String(progress.run_id);
+  w.Member("id", progress.id);
+  w.Member("runId", progress.run_id);
   w.Key("name");
   if (progress.name) {
     w.String(*progress.name);
   } else {
     w.Null();
   }
-  w.Key("timestamp");
-  w.String(FormatTimestampMillisUtc(progress.timestamp_micros));
-  w.Key("batchId");
-  w.Int(progress.batch_id);
-  w.Key("batchDuration");
-  w.Int(progress.batch_duration);
-  w.Key("numInputRows");
-  w.Int(progress.num_input_rows);
+  w.Member("timestamp", FormatTimestampMillisUtc(progress.timestamp_micros));
+  w.Member("batchId", progress.batch_id);
+  w.Member("batchDuration", progress.batch_duration);
+  w.Member("numInputRows", progress.num_input_rows);
   WriteRate(&w, "inputRowsPerSecond", progress.input_rows_per_second);
   WriteRate(&w, "processedRowsPerSecond", progress.processed_rows_per_second);
   WriteDurations(&w, progress.duration_ms);
@@ -119,10 +100,8 @@ std::string ProgressToJson(const QueryProgress& progress) {
   w.EndArray();
   w.Key("sink");
   w.BeginObject();
-  w.Key("description");
-  w.String(progress.sink.description);
-  w.Key("numOutputRows");
-  w.Int(progress.sink.num_output_rows);
+  w.Member("description", progress.sink.description);
+  w.Member("numOutputRows", progress.sink.num_output_rows);
   w.EndObject();
   w.EndObject();
   return w.Take();

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/bind/function_registry.h"
@@ -16,25 +17,6 @@ namespace {
 
 using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
 
 // Index of the field named `name` (case-insensitive) in `fields`; -1 when
 // absent, -2 when more than one field matches.
@@ -226,7 +208,7 @@ Result<BoundNodePtr> Binder::Bind(const Node& node) {
         SILT_ASSIGN_OR_RETURN(BoundNodePtr bound, Bind(*arg));
         args.push_back(std::move(bound));
       }
-      return BindCall(Lower(call.name()), node.ToString(), std::move(args), call.star_arg());
+      return BindCall(AsciiLower(call.name()), node.ToString(), std::move(args), call.star_arg());
     }
     case NodeKind::kUnary: {
       const auto& unary = static_cast<const UnaryNode&>(node);
@@ -287,7 +269,7 @@ Result<BoundNodePtr> Binder::BindColumnRef(const ColumnRefNode& node) {
   if (index < 0) {
     // Spark's literal functions, used without parentheses.
     if (parts.size() == 1) {
-      std::string lower = Lower(parts[0]);
+      std::string lower = AsciiLower(parts[0]);
       if (lower == "current_date" || lower == "current_timestamp") {
         return BindCall(lower, lower, {}, false);
       }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "silt/base/strings.h"
 #include "silt/base/utf8.h"
 
 namespace silt::expr {
@@ -12,11 +13,10 @@ bool IsIdentStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
          static_cast<unsigned char>(c) >= 0x80;  // non-ASCII letters, as Spark's LETTER allows
 }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c); }
-bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsIdentChar(char c) { return IsIdentStart(c) || IsAsciiDigit(c); }
+bool IsHex(char c) { return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 int HexValue(char c) {
-  if (IsDigit(c)) return c - '0';
+  if (IsAsciiDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
 }
@@ -97,7 +97,7 @@ class Lexer {
       return LexString(start, true);
     }
     if (c == '`') return LexQuotedIdentifier(start);
-    if (IsDigit(c) || (c == '.' && IsDigit(Peek(1)))) return LexNumberOrIdentifier(start);
+    if (IsAsciiDigit(c) || (c == '.' && IsAsciiDigit(Peek(1)))) return LexNumberOrIdentifier(start);
     if (IsIdentStart(c)) {
       size_t end = pos_;
       while (end < text_.size() && IsIdentChar(text_[end])) ++end;
@@ -151,22 +151,22 @@ class Lexer {
   // match wins: "123abc" is an identifier, "123L" a BIGINT literal).
   Result<Token> LexNumberOrIdentifier(size_t start) {
     size_t ident_end = start;
-    if (IsDigit(text_[start])) {
+    if (IsAsciiDigit(text_[start])) {
       while (ident_end < text_.size() && IsIdentChar(text_[ident_end])) ++ident_end;
     }
     size_t p = start;
-    while (p < text_.size() && IsDigit(text_[p])) ++p;
+    while (p < text_.size() && IsAsciiDigit(text_[p])) ++p;
     bool has_point = false;
     if (p < text_.size() && text_[p] == '.') {
       has_point = true;
       ++p;
-      while (p < text_.size() && IsDigit(text_[p])) ++p;
+      while (p < text_.size() && IsAsciiDigit(text_[p])) ++p;
     }
     if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
       size_t q = p + 1;
       if (q < text_.size() && (text_[q] == '+' || text_[q] == '-')) ++q;
-      if (q < text_.size() && IsDigit(text_[q])) {
-        while (q < text_.size() && IsDigit(text_[q])) ++q;
+      if (q < text_.size() && IsAsciiDigit(text_[q])) {
+        while (q < text_.size() && IsAsciiDigit(text_[q])) ++q;
         p = q;
       }
     }

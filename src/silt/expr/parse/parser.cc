@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/parse/lexer.h"
 #include "silt/expr/value/decimal_util.h"
@@ -17,8 +18,6 @@ namespace {
 
 using columnar::DataType;
 using columnar::TypePtr;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Digits of a decimal text "ddd[.ddd][e[+-]ddd]" as BigDecimal reads them:
 // the unscaled value, precision and scale of Spark's DecimalType for it.
@@ -37,7 +36,7 @@ bool DecimalLiteral(std::string_view body, bool negative, int128* unscaled, int*
       seen_point = true;
       continue;
     }
-    if (!IsDigit(c)) break;
+    if (!IsAsciiDigit(c)) break;
     if (seen_point) ++frac_digits;
     if (value != 0 || c != '0') ++significant;
     if (significant > kMaxDecimalPrecision) return false;

@@ -88,8 +88,7 @@ const std::string& DefaultOffsetConfJson() {
     JsonWriter w;
     w.BeginObject();
     for (const auto& [key, value] : kEntries) {
-      w.Key(key);
-      w.String(value);
+      w.Member(key, value);
     }
     w.EndObject();
     return w.Take();
@@ -100,10 +99,8 @@ const std::string& DefaultOffsetConfJson() {
 std::string SerializeOffsetSeq(const OffsetSeq& seq) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("batchWatermarkMs");
-  w.Int(seq.batch_watermark_ms);
-  w.Key("batchTimestampMs");
-  w.Int(seq.batch_timestamp_ms);
+  w.Member("batchWatermarkMs", seq.batch_watermark_ms);
+  w.Member("batchTimestampMs", seq.batch_timestamp_ms);
   w.Key("conf");
   w.Raw(seq.conf_json.empty() ? std::string_view("{}") : std::string_view(seq.conf_json));
   w.EndObject();
@@ -155,8 +152,7 @@ Result<OffsetSeq> ParseOffsetSeq(std::string_view text, int64_t batch_id, std::s
 std::string SerializeCommitMark(const CommitMark& mark) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("nextBatchWatermarkMs");
-  w.Int(mark.next_batch_watermark_ms);
+  w.Member("nextBatchWatermarkMs", mark.next_batch_watermark_ms);
   w.EndObject();
   return "v1\n" + w.Take();
 }
@@ -208,8 +204,7 @@ Result<std::string> CheckpointDir::GetOrCreateQueryId() {
   std::string id = NewUuid();
   JsonWriter w;
   w.BeginObject();
-  w.Key("id");
-  w.String(id);
+  w.Member("id", id);
   w.EndObject();
   std::string file = fs::JoinPath(path_, kMetadataFile);
   Status put = fs_->PutIfAbsent(file, w.str());

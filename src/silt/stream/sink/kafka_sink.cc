@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/stream/options_internal.h"
 
 namespace silt::stream {
@@ -51,8 +52,7 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Make(const SinkSpec& spec,
       continue;
     }
     std::string name = key.substr(6);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    AsciiLowerInPlace(&name);
     if (name == "key.serializer" || name == "value.serializer") {
       return Status::InvalidArgument(key_path, ".", key, ": Kafka option '", name,
                                      "' is not supported, as keys and values are written as "

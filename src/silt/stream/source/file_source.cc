@@ -5,6 +5,7 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/json/json_decoder.h"
@@ -77,10 +78,7 @@ void SplitLines(std::string_view text, std::vector<std::string_view>* lines) {
   }
 }
 
-bool IsBlank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(),
-                     [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
-}
+bool IsBlank(std::string_view line) { return TrimAscii(line).empty(); }
 
 // Reads the files of one batch, a file at a time, and decodes their lines in
 // chunks of at most kTargetBatchRows rows.
@@ -267,12 +265,9 @@ std::string SerializeFileLog(const std::vector<FileLogEntry>& entries) {
   for (const FileLogEntry& entry : entries) {
     w.Clear();
     w.BeginObject();
-    w.Key("path");
-    w.String(entry.path);
-    w.Key("timestamp");
-    w.Int(entry.timestamp_ms);
-    w.Key("batchId");
-    w.Int(entry.batch_id);
+    w.Member("path", entry.path);
+    w.Member("timestamp", entry.timestamp_ms);
+    w.Member("batchId", entry.batch_id);
     w.EndObject();
     out += '\n';
     out += w.str();
@@ -458,8 +453,7 @@ std::string FileSource::Description() const {
 std::string FileSource::OffsetJson(int64_t log_offset) {
   JsonWriter w;
   w.BeginObject();
-  w.Key("logOffset");
-  w.Int(log_offset);
+  w.Member("logOffset", log_offset);
   w.EndObject();
   return w.Take();
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/stream/json_internal.h"
@@ -264,8 +265,7 @@ std::string GeneratorSource::OffsetJson(int64_t index) const {
   w.Key(options_.topic);
   w.BeginObject();
   for (size_t p = 0; p < counts.size(); ++p) {
-    w.Key(std::to_string(p));
-    w.Int(counts[p]);
+    w.Member(std::to_string(p), counts[p]);
   }
   w.EndObject();
   w.EndObject();
@@ -286,8 +286,7 @@ Result<int64_t> GeneratorSource::ParseOffset(std::string_view json) const {
   for (auto field : partitions) {
     std::optional<int64_t> partition;
     std::string_view key = field.key;
-    if (!key.empty() && key.size() < 6 &&
-        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (key.size() < 6 && AllDigits(key)) {
       partition = std::stoll(std::string(key));
     }
     int64_t value = 0;
@@ -430,42 +429,30 @@ columnar::RecordBatchPtr GeneratorSource::GenerateRows(int64_t begin, int64_t en
                                                    static_cast<double>(voltage_tenths));
         const int64_t energy_hundredths =
             1250 + event.device * 310 + static_cast<int64_t>(tick) * 24 / 100;
-        payload.Key("power");
-        payload.Double(static_cast<double>(power_tenths) / 10.0);
-        payload.Key("voltage");
-        payload.Double(static_cast<double>(voltage_tenths) / 10.0);
-        payload.Key("current");
-        payload.Double(static_cast<double>(current_milli) / 1000.0);
-        payload.Key("energy");
-        payload.Double(static_cast<double>(energy_hundredths) / 100.0);
-        payload.Key("state");
-        payload.String(off ? "OFF" : "ON");
-        payload.Key("linkquality");
-        payload.Int(150 + static_cast<int64_t>((h >> 32) % 106));
+        payload.Member("power", static_cast<double>(power_tenths) / 10.0);
+        payload.Member("voltage", static_cast<double>(voltage_tenths) / 10.0);
+        payload.Member("current", static_cast<double>(current_milli) / 1000.0);
+        payload.Member("energy", static_cast<double>(energy_hundredths) / 100.0);
+        payload.Member("state", off ? "OFF" : "ON");
+        payload.Member("linkquality", 150 + static_cast<int64_t>((h >> 32) % 106));
       } else {
         const int64_t door = event.device - num_plugs_;
         const uint64_t h = Mix(seed ^ 0xbb67ae8584caa73bULL, static_cast<uint64_t>(door),
                                static_cast<uint64_t>(block));
-        payload.Key("contact");
-        payload.Bool(((h >> 17) & 1) == 1);
+        payload.Member("contact", ((h >> 17) & 1) == 1);
         payload.Key("battery");
         // Batteries drain slowly: one percent per hour of event time.
         payload.Int(100 - (block / 36 + door * 3) % 10);
-        payload.Key("linkquality");
-        payload.Int(120 + static_cast<int64_t>((h >> 40) % 100));
+        payload.Member("linkquality", 120 + static_cast<int64_t>((h >> 40) % 100));
       }
       payload.EndObject();
 
       envelope.Clear();
       envelope.BeginObject();
-      envelope.Key("device_id");
-      envelope.String(device_id);
-      envelope.Key("device_type");
-      envelope.String(is_plug ? "smart_plug" : "door_window");
-      envelope.Key("ingested_at");
-      envelope.String(FormatIsoMillis(event_ms, timestamp_text));
-      envelope.Key("payload");
-      envelope.String(payload.str());
+      envelope.Member("device_id", device_id);
+      envelope.Member("device_type", is_plug ? "smart_plug" : "door_window");
+      envelope.Member("ingested_at", FormatIsoMillis(event_ms, timestamp_text));
+      envelope.Member("payload", payload.str());
       envelope.EndObject();
 
       const int32_t p = device_partition_[static_cast<size_t>(event.device)];

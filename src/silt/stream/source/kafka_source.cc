@@ -9,6 +9,7 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/stream/json_internal.h"
 #include "silt/stream/options_internal.h"
 
@@ -21,14 +22,6 @@ constexpr int64_t kLatest = -1;
 // Spark's KafkaSourceInitialOffsetWriter: a NUL byte (SPARK-19517), the
 // version line, then the offsets JSON.
 constexpr std::string_view kInitialOffsetsHeader("\0v1\n", 4);
-
-std::string Trim(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 std::optional<int32_t> ParsePartition(std::string_view key) {
   if (key.empty() || key.size() > 9) return std::nullopt;
@@ -155,8 +148,7 @@ std::string KafkaOffsetsToJson(const KafkaOffsets& offsets) {
       w.BeginObject();
       current = &tp.topic;
     }
-    w.Key(std::to_string(tp.partition));
-    w.Int(offset);
+    w.Member(std::to_string(tp.partition), offset);
   }
   if (current != nullptr) w.EndObject();
   w.EndObject();
@@ -218,7 +210,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
     while (pos <= subscribe->size()) {
       size_t comma = subscribe->find(',', pos);
       if (comma == std::string::npos) comma = subscribe->size();
-      std::string topic = Trim(std::string_view(*subscribe).substr(pos, comma - pos));
+      std::string topic(TrimAscii(std::string_view(*subscribe).substr(pos, comma - pos)));
       if (!topic.empty()) out.topics.push_back(topic);
       pos = comma + 1;
     }
@@ -228,7 +220,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
   } else if (pattern) {
     out.strategy = Strategy::kSubscribePattern;
     out.pattern = *pattern;
-    if (Trim(*pattern).empty()) {
+    if (TrimAscii(*pattern).empty()) {
       return Status::InvalidArgument(reader.KeyPath("subscribePattern"), ": pattern is empty");
     }
   } else {
@@ -267,9 +259,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
   for (const auto& [key, value] : spec.options) {
     if (key.size() <= 6 || !internal::EqualsIgnoreCase(key.substr(0, 6), "kafka.")) continue;
     std::string name = key.substr(6);
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string lower = AsciiLower(name);
     if (lower == "auto.offset.reset") {
       return Status::InvalidArgument(
           out.key_path, ".", key,
@@ -312,7 +302,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
         out.starting_timestamps,
         KafkaOffsetsFromJson(*starting_by_ts, reader.KeyPath("startingOffsetsByTimestamp"), false));
   } else if (starting) {
-    std::string value = Trim(*starting);
+    std::string value(TrimAscii(*starting));
     if (internal::EqualsIgnoreCase(value, "earliest")) {
       out.start = Start::kEarliest;
     } else if (internal::EqualsIgnoreCase(value, "latest")) {
@@ -332,7 +322,7 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
     }
   }
   if (std::optional<std::string> ending = reader.Get("endingOffsets")) {
-    std::string value = Trim(*ending);
+    std::string value(TrimAscii(*ending));
     if (internal::EqualsIgnoreCase(value, "earliest")) {
       return Status::InvalidArgument(reader.KeyPath("endingOffsets"),
                                      ": earliest is not allowed (use latest or JSON)");
@@ -357,9 +347,8 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
                     ": has no effect without minOffsetsPerTrigger");
     }
     // Spark's timeStringAsMs: a bare number is milliseconds.
-    std::string text = Trim(*delay);
-    if (!text.empty() && std::all_of(text.begin(), text.end(),
-                                     [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    std::string text(TrimAscii(*delay));
+    if (AllDigits(text)) {
       text += " ms";
     }
     Result<int64_t> micros = ParseDurationMicros(text);

@@ -1,5 +1,6 @@
 #include "silt/expr/function/datetime/datetime_format.h"
 
+#include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 
 namespace silt::expr {
@@ -15,8 +16,6 @@ constexpr const char* kMonthNames[12] = {"january",   "february", "march",    "a
 constexpr const char* kDayNames[7] = {"monday", "tuesday",  "wednesday", "thursday",
                                       "friday", "saturday", "sunday"};
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 bool IsNumeric(Kind k) {
@@ -60,7 +59,7 @@ struct Fields {
 bool MatchWord(std::string_view text, size_t* pos, std::string_view word) {
   if (text.size() - *pos < word.size()) return false;
   for (size_t i = 0; i < word.size(); ++i) {
-    if (Lower(text[*pos + i]) != word[i]) return false;
+    if (AsciiLower(text[*pos + i]) != word[i]) return false;
   }
   *pos += word.size();
   return true;
@@ -70,7 +69,7 @@ bool MatchWord(std::string_view text, size_t* pos, std::string_view word) {
 bool ReadDigits(std::string_view text, size_t* pos, int min, int max, int64_t* value, int* count) {
   int64_t v = 0;
   int n = 0;
-  while (*pos < text.size() && n < max && IsDigit(text[*pos])) {
+  while (*pos < text.size() && n < max && IsAsciiDigit(text[*pos])) {
     v = v * 10 + (text[*pos] - '0');
     ++n;
     ++*pos;
@@ -126,7 +125,7 @@ bool ParseItem(const Item& item, std::string_view text, size_t* pos, Fields* f) 
   switch (item.kind) {
     case Kind::kLiteral:
       for (char c : item.literal) {
-        if (*pos >= text.size() || Lower(text[*pos]) != Lower(c)) return false;
+        if (*pos >= text.size() || AsciiLower(text[*pos]) != AsciiLower(c)) return false;
         ++*pos;
       }
       return true;

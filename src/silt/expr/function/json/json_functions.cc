@@ -23,6 +23,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "silt/base/strings.h"
 #include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/bind/bind_session_internal.h"
@@ -40,14 +41,6 @@ namespace {
 
 using columnar::Column;
 using columnar::ColumnPtr;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 class FromJsonKernel final : public Kernel {
  public:
@@ -496,10 +489,10 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
       return ArgTypeError(site, 2, "a MAP<STRING, STRING> of options");
     }
     for (int32_t i = options->offsets()[0]; i < options->offsets()[1]; ++i) {
-      std::string key = Lower(keys.StringValue(i));
+      std::string key = AsciiLower(keys.StringValue(i));
       std::string value = values.IsNull(i) ? "" : std::string(values.StringValue(i));
       if (key == "mode") {
-        std::string mode = Lower(value);
+        std::string mode = AsciiLower(value);
         if (mode == "failfast") {
           fail_fast = true;
         } else if (mode != "permissive") {

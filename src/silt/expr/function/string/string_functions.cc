@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "silt/base/strings.h"
 #include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/bind/function_registry.h"
@@ -98,9 +99,6 @@ size_t ByteOffsetOfChar(std::string_view s, int64_t index) {
   return std::min(pos, s.size());
 }
 
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-char AsciiUpper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
-
 Status CoerceToInt(CallSite& site, size_t index) {
   const DataType& t = *site.args[index]->type();
   if (t.id() == TypeId::kInt) return Status::OK();
@@ -149,7 +147,8 @@ void MapCase(std::string_view in, std::string* out) {
   bool ascii = std::all_of(in.begin(), in.end(), [](char c) { return (c & 0x80) == 0; });
   if (ascii || Utf8Locale() == static_cast<locale_t>(nullptr)) {
     out->resize(in.size());
-    std::transform(in.begin(), in.end(), out->begin(), kUpper ? AsciiUpper : AsciiLower);
+    std::transform(in.begin(), in.end(), out->begin(),
+                   [](char c) { return kUpper ? AsciiUpper(c) : AsciiLower(c); });
     return;
   }
   out->clear();
@@ -840,7 +839,7 @@ class FormatStringKernel final : public Kernel {
           if (prec >= 0 && static_cast<int>(text.size()) > prec) {
             text.resize(static_cast<size_t>(prec));
           }
-          if (conv == 'S') std::transform(text.begin(), text.end(), text.begin(), AsciiUpper);
+          if (conv == 'S') AsciiUpperInPlace(&text);
           Pad(text, flags, width, out);
           break;
         }
@@ -848,7 +847,7 @@ class FormatStringKernel final : public Kernel {
         case 'B': {
           text = null ? "false"
                       : (t.id() == TypeId::kBoolean ? (c.BoolValue(r) ? "true" : "false") : "true");
-          if (conv == 'B') std::transform(text.begin(), text.end(), text.begin(), AsciiUpper);
+          if (conv == 'B') AsciiUpperInPlace(&text);
           Pad(text, flags, width, out);
           break;
         }
