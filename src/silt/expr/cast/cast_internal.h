@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/bind/type_util.h"
@@ -60,23 +61,6 @@ inline std::string_view TrimAll(std::string_view s) {
   while (!s.empty() && IsSpaceOrIsoControl(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsSpaceOrIsoControl(s.back())) s.remove_suffix(1);
   return s;
-}
-
-// java.lang.String.trim.
-inline std::string_view JavaTrim(std::string_view s) {
-  while (!s.empty() && static_cast<unsigned char>(s.front()) <= ' ') s.remove_prefix(1);
-  while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
-  return s;
-}
-
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------
