@@ -33,9 +33,9 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/value/time_zone.h"
 
 namespace silt::expr {

@@ -3,10 +3,10 @@
 #include <cctype>
 
 #include "silt/base/strings.h"
-#include "silt/expr/bind/bind_session_internal.h"
 #include "silt/expr/bind/binder.h"
-#include "silt/expr/bind/bound.h"
-#include "silt/expr/bind/function_registry.h"
+#include "silt/expr/kernel/bind_session_internal.h"
+#include "silt/expr/kernel/bound.h"
+#include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/parser.h"
 

@@ -22,9 +22,9 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/bind/bind_session.h"
 #include "silt/expr/bind/bound_expression.h"
 #include "silt/expr/eval_options.h"
+#include "silt/expr/kernel/bind_session.h"
 #include "silt/expr/parse/parsed_expression.h"
 
 namespace silt::expr {

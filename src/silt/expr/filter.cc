@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "silt/expr/bind/bind_session_internal.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/kernel/bind_session_internal.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::expr {

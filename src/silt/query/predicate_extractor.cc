@@ -9,7 +9,7 @@
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/expr/bind/binder.h"
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bound.h"
 
 namespace silt::query {
 

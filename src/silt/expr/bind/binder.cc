@@ -7,9 +7,9 @@
 #include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
-#include "silt/expr/bind/function_registry.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/function_registry.h"
+#include "silt/expr/kernel/type_util.h"
 
 namespace silt::expr {
 

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "silt/base/result.h"
-#include "silt/expr/bind/bind_session.h"
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bind_session.h"
+#include "silt/expr/kernel/bound.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::expr {

@@ -9,11 +9,11 @@
 #include "silt/base/json_writer.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
-#include "silt/expr/bind/bind_session_internal.h"
-#include "silt/expr/bind/function_registry.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast_internal.h"
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/bind_session_internal.h"
+#include "silt/expr/kernel/function_registry.h"
+#include "silt/expr/kernel/kernel_util.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/value/decimal_util.h"
 
@@ -370,6 +370,15 @@ void RegisterCastFunctions(FunctionRegistry* registry) {
   registry->Register("timestamp", &BindTypeFunction<TypeId::kTimestamp>);
   registry->Register("binary", &BindTypeFunction<TypeId::kBinary>);
   registry->Register("string", &BindTypeFunction<TypeId::kString>);
+}
+
+Status CoerceToString(CallSite& site, size_t index) {
+  const columnar::DataType& t = *site.args[index]->type();
+  if (t.id() == columnar::TypeId::kString) return Status::OK();
+  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
+  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
+                                                       columnar::DataType::String(), site.options));
+  return Status::OK();
 }
 
 }  // namespace silt::expr

@@ -21,8 +21,9 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/bind/bind_session.h"
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bind_session.h"
+#include "silt/expr/kernel/bound.h"
+#include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/value/time_zone.h"
 
 namespace silt::expr {
@@ -68,5 +69,10 @@ Result<BoundNodePtr> BindCast(BoundNodePtr child, const columnar::TypePtr& to, b
 // has that type.
 Result<BoundNodePtr> ImplicitCast(BoundNodePtr node, const columnar::TypePtr& to,
                                   const EvalOptions& options);
+
+// Makes argument `index` a STRING: other atomic types are cast, as Spark's
+// implicit casts do for functions expecting strings. Errors: ArgTypeError for
+// nested types.
+Status CoerceToString(CallSite& site, size_t index);
 
 }  // namespace silt::expr

@@ -13,9 +13,9 @@
 #include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/kernel_util.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/value/decimal_util.h"
 
 namespace silt::expr::cast_internal {

@@ -6,10 +6,10 @@
 // Spark 3.5's non-ANSI results (size(NULL) = -1, an index past the end is
 // NULL).
 #include "silt/columnar/builder.h"
-#include "silt/expr/bind/function_registry.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/function_registry.h"
+#include "silt/expr/kernel/kernel_util.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::expr {

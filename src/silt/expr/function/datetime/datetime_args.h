@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "silt/expr/bind/function_registry.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/function_registry.h"
 
 namespace silt::expr::datetime_args {
 

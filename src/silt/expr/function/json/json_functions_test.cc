@@ -8,7 +8,7 @@
 #include <random>
 
 #include "silt/columnar/builder.h"
-#include "silt/expr/bind/bind_session_internal.h"
+#include "silt/expr/kernel/bind_session_internal.h"
 #include "silt/expr/test_util.h"
 #include "silt/testing/gtest_util.h"
 

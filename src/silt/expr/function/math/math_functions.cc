@@ -13,10 +13,10 @@
 #include <string>
 #include <type_traits>
 
-#include "silt/expr/bind/function_registry.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/function_registry.h"
+#include "silt/expr/kernel/kernel_util.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/value/decimal_util.h"
 

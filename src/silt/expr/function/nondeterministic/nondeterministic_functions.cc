@@ -5,10 +5,10 @@
 #include <string>
 
 #include "silt/columnar/builder.h"
-#include "silt/expr/bind/function_registry.h"
-#include "silt/expr/bind/type_util.h"
 #include "silt/expr/cast/cast.h"
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/function_registry.h"
+#include "silt/expr/kernel/kernel_util.h"
+#include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 
 namespace silt::expr {

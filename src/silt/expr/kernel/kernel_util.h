@@ -15,7 +15,7 @@
 
 #include "silt/base/buffer.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bound.h"
 
 namespace silt::expr {
 

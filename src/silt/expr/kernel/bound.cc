@@ -1,10 +1,10 @@
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bound.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/kernel_util.h"
 
 namespace silt::expr {
 

@@ -1,7 +1,7 @@
 // JsonPathGroup: the shared get_json_object evaluation of a BindSession.
 #include <cstring>
 
-#include "silt/expr/bind/bind_session_internal.h"
+#include "silt/expr/kernel/bind_session_internal.h"
 
 namespace silt::expr {
 

@@ -1,4 +1,4 @@
-#include "silt/expr/function/kernel_util.h"
+#include "silt/expr/kernel/kernel_util.h"
 
 #include <algorithm>
 #include <bit>

@@ -22,8 +22,8 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
-#include "silt/expr/bind/bind_session.h"
-#include "silt/expr/bind/bound.h"
+#include "silt/expr/kernel/bind_session.h"
+#include "silt/expr/kernel/bound.h"
 #include "silt/json/json_multi_path.h"
 
 namespace silt::expr {

@@ -1,37 +1,10 @@
-#include "silt/expr/bind/function_registry.h"
+#include "silt/expr/kernel/function_registry.h"
 
 #include <algorithm>
 
-#include "silt/expr/bind/type_util.h"
-#include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/type_util.h"
 
 namespace silt::expr {
-
-const FunctionRegistry& FunctionRegistry::Builtin() {
-  static const FunctionRegistry* registry = [] {
-    auto* r = new FunctionRegistry();
-    RegisterCastFunctions(r);
-    RegisterArithmeticFunctions(r);
-    RegisterComparisonFunctions(r);
-    RegisterLogicalFunctions(r);
-    RegisterConditionalFunctions(r);
-    RegisterStringFunctions(r);
-    RegisterCollectionFunctions(r);
-    RegisterJsonFunctions(r);
-    RegisterDatetimeFunctions(r);
-    RegisterMathFunctions(r);
-    RegisterHashFunctions(r);
-    RegisterRegexFunctions(r);
-    RegisterUnixTimeFunctions(r);
-    RegisterCalendarFunctions(r);
-    RegisterSparkHashFunctions(r);
-    RegisterNondeterministicFunctions(r);
-    RegisterWindowFunctions(r);
-    RegisterToJsonFunction(r);
-    return r;
-  }();
-  return *registry;
-}
 
 void FunctionRegistry::Register(std::string name, FunctionBinder binder) {
   binders_[std::move(name)] = binder;
@@ -67,15 +40,6 @@ Status ArgTypeError(const CallSite& site, size_t index, std::string_view expecte
   return Status::InvalidArgument("Cannot resolve '", site.text, "': argument ", index + 1, " (",
                                  site.args[index]->sql(), ") must be ", expected, " but is ",
                                  TypeName(*site.args[index]->type()));
-}
-
-Status CoerceToString(CallSite& site, size_t index) {
-  const columnar::DataType& t = *site.args[index]->type();
-  if (t.id() == columnar::TypeId::kString) return Status::OK();
-  if (t.is_nested()) return ArgTypeError(site, index, "STRING");
-  SILT_ASSIGN_OR_RETURN(site.args[index], ImplicitCast(std::move(site.args[index]),
-                                                       columnar::DataType::String(), site.options));
-  return Status::OK();
 }
 
 Status CheckArgCount(const CallSite& site, size_t min, size_t max) {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "silt/base/result.h"
-#include "silt/expr/bind/bind_session.h"
-#include "silt/expr/bind/bound.h"
-#include "silt/expr/bind/type_util.h"
+#include "silt/expr/kernel/bind_session.h"
+#include "silt/expr/kernel/bound.h"
+#include "silt/expr/kernel/type_util.h"
 
 namespace silt::expr {
 
@@ -42,7 +42,8 @@ using FunctionBinder = Result<BoundNodePtr> (*)(CallSite& site);
 
 class FunctionRegistry {
  public:
-  // The builtin functions. Built once, on first use.
+  // The builtin functions. Built once, on first use (defined in
+  // bind/builtin_functions.cc, above every family).
   static const FunctionRegistry& Builtin();
 
   // REQUIRES: `name` is lower case.
@@ -90,10 +91,6 @@ Status ArgCountError(const CallSite& site, std::string_view expected);
 // InvalidArgument: "Cannot resolve '<text>': argument <i+1> (<sql>) must be
 // <expected> but is <TYPE>".
 Status ArgTypeError(const CallSite& site, size_t index, std::string_view expected);
-// Makes argument `index` a STRING: other atomic types are cast, as Spark's
-// implicit casts do for functions expecting strings. Errors: ArgTypeError for
-// nested types.
-Status CoerceToString(CallSite& site, size_t index);
 // Checks the argument count is within [min, max].
 Status CheckArgCount(const CallSite& site, size_t min, size_t max);
 // Requires argument `index` to be constant and returns its value (a

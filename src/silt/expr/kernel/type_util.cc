@@ -1,4 +1,4 @@
-#include "silt/expr/bind/type_util.h"
+#include "silt/expr/kernel/type_util.h"
 
 #include <algorithm>
 
