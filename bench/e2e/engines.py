@@ -145,11 +145,18 @@ def parse_engine_arg(arg: str, silt_binary: str, silt_options: list = ()) -> Eng
         return CommandEngine(name, template)
     if arg == "silt":
         return SiltEngine(silt_binary, silt_options)
+    if arg.startswith("silt@"):
+        # Another silt build side by side (e.g. the previous commit's):
+        # reported as silt@<the binary's folder name>.
+        other = SiltEngine(arg[len("silt@"):], silt_options)
+        other.name = "silt@" + Path(other.binary).parent.name
+        return other
     if arg == "spark":
         return SparkEngine(spark_jars())
     if arg == "deltars":
         return DeltaRsEngine()
-    raise SystemExit(f"--engine {arg!r}: expected silt, spark, deltars or NAME='command'")
+    raise SystemExit(f"--engine {arg!r}: expected silt, silt@BINARY, spark, deltars or "
+                     "NAME='command'")
 
 
 def engine_env(extra: dict) -> dict:

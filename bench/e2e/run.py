@@ -472,7 +472,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--silt", default=str(REPO / "build" / "src" / "silt" / "cli" / "silt"))
     ap.add_argument("--engine", action="append",
-                    help="silt, spark, deltars, or NAME='command template' (repeatable; "
+                    help="silt, silt@BINARY (another silt build), spark, deltars, or "
+                         "NAME='command template' (repeatable; "
                          "default: silt, spark, deltars)")
     ap.add_argument("--silt-option", action="append",
                     help="extra silt source option KEY=VALUE for experiments, e.g. "
