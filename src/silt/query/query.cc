@@ -15,6 +15,7 @@
 #include <cstring>
 #include <set>
 
+#include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
@@ -40,12 +41,6 @@ using expr::Node;
 using expr::NodeKind;
 using expr::NodePtr;
 using expr::OrderItem;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Visits `node` and its subtrees.
 template <typename F>
@@ -73,7 +68,7 @@ void Walk(const Node& node, const F& f) {
 }
 
 std::optional<AggKind> AggregateKind(const expr::CallNode& call) {
-  std::string name = Lower(call.name());
+  std::string name = AsciiLower(call.name());
   if (name == "count") {
     if (call.star_arg()) return AggKind::kCountStar;
     return call.distinct() ? AggKind::kCountDistinct : AggKind::kCount;
@@ -131,7 +126,7 @@ struct AggRewriter {
   }
 
   Result<NodePtr> Rewrite(const NodePtr& node) {
-    std::string text = Lower(node->ToString());
+    std::string text = AsciiLower(node->ToString());
     for (size_t k = 0; k < key_texts.size(); ++k) {
       if (key_texts[k] == text) return Ref("__key" + std::to_string(k), node->position());
     }
@@ -435,7 +430,7 @@ delta::ScanOptions ScanColumns(const delta::SnapshotPtr& snapshot, const QuerySp
     Walk(*node, [&](const Node& n) {
       if (n.kind() == NodeKind::kStar) star = true;
       if (n.kind() == NodeKind::kColumnRef) {
-        names.insert(Lower(static_cast<const expr::ColumnRefNode&>(n).parts()[0]));
+        names.insert(AsciiLower(static_cast<const expr::ColumnRefNode&>(n).parts()[0]));
       }
     });
   };
@@ -447,7 +442,7 @@ delta::ScanOptions ScanColumns(const delta::SnapshotPtr& snapshot, const QuerySp
   delta::ScanOptions scan_options;
   if (!star) {
     for (const columnar::Field& field : table_schema->fields()) {
-      if (names.count(Lower(field.name))) scan_options.columns.push_back(field.name);
+      if (names.count(AsciiLower(field.name))) scan_options.columns.push_back(field.name);
     }
     if (scan_options.columns.empty()) {
       // Only the row count matters: a partition column costs no I/O.
@@ -519,7 +514,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
                name != nullptr && scan_schema->FieldIndex(*name) < 0) {
       for (const NodePtr& item : spec.select) {
         if (item->kind() == NodeKind::kAlias &&
-            Lower(static_cast<const expr::AliasNode&>(*item).name()) == Lower(*name)) {
+            AsciiLower(static_cast<const expr::AliasNode&>(*item).name()) == AsciiLower(*name)) {
           key = UnaliasPtr(item);
         }
       }
@@ -528,7 +523,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
       return Status::InvalidArgument("aggregate functions are not allowed in GROUP BY: '",
                                      g->ToString(), "'");
     }
-    rewriter.key_texts.push_back(Lower(key->ToString()));
+    rewriter.key_texts.push_back(AsciiLower(key->ToString()));
     keys.push_back(std::move(key));
   }
   for (const NodePtr& item : spec.select) {
@@ -553,7 +548,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
     }
     if (const std::string* name = SimpleName(e)) {
       for (size_t s = 0; s < spec.select.size(); ++s) {
-        if (Lower(spec.select[s]->OutputName()) == Lower(*name)) {
+        if (AsciiLower(spec.select[s]->OutputName()) == AsciiLower(*name)) {
           plan.order_output[k] = static_cast<int>(s);
           break;
         }
@@ -784,7 +779,7 @@ Result<std::optional<int64_t>> CountFromStats(const delta::SnapshotPtr& snapshot
   std::vector<columnar::Field> fields;
   for (const columnar::Field& field : snapshot->schema()->fields()) {
     for (const std::string& p : snapshot->partition_columns()) {
-      if (Lower(p) == Lower(field.name)) fields.push_back(field);
+      if (AsciiLower(p) == AsciiLower(field.name)) fields.push_back(field);
     }
   }
   if (fields.empty() || ContainsAggregate(*where)) return std::optional<int64_t>();

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/value/decimal_util.h"
 
@@ -19,13 +20,6 @@ std::string JoinParts(const std::vector<std::string>& parts, bool quote) {
     out += quote ? QuoteIdentifierIfNeeded(parts[i]) : parts[i];
   }
   return out;
-}
-
-std::string LowerAscii(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
 }
 
 std::string QuoteSqlString(const std::string& s) {
@@ -113,7 +107,7 @@ std::string QuoteIdentifierIfNeeded(const std::string& name) {
 }
 
 std::string PrettyCall(const std::string& name, const std::vector<std::string>& args) {
-  std::string out = LowerAscii(name);
+  std::string out = AsciiLower(name);
   out.push_back('(');
   for (size_t i = 0; i < args.size(); ++i) {
     if (i > 0) out += ", ";
@@ -280,7 +274,7 @@ std::string CallNode::PrettySql() const {
   std::vector<std::string> args;
   if (star_arg_) {
     // Spark rewrites count(*) to count(1).
-    args.push_back(LowerAscii(name_) == "count" ? "1" : "*");
+    args.push_back(AsciiLower(name_) == "count" ? "1" : "*");
   }
   for (const NodePtr& arg : args_) args.push_back(arg->PrettySql());
   if (distinct_ && !args.empty()) args[0] = "DISTINCT " + args[0];

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/expr/filter.h"
 #include "silt/expr/parse/select_statement.h"
 #include "silt/expr/value/time_zone.h"
@@ -577,14 +578,6 @@ bool KeywordAt(const std::string& q, size_t i, std::string_view word) {
   return true;
 }
 
-std::string Trimmed(std::string_view s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 // Splits a `sql` step into an optional where step and a select step, on the
 // clause skeleton of expr's SELECT-statement parser. The step's grammar is
 // SELECT <items> FROM input [WHERE <predicate>]: the text between FROM and
@@ -608,7 +601,8 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
   }
   const expr::SelectClauseSpan* where_clause = clauses->Find(expr::SelectClause::kWhere);
   size_t table_end = where_clause == nullptr ? q.size() : where_clause->keyword;
-  std::string table = Trimmed(q.substr(from->body.begin, table_end - from->body.begin));
+  std::string table =
+      std::string(TrimAscii(q.substr(from->body.begin, table_end - from->body.begin)));
   if (!internal::EqualsIgnoreCase(table, "input")) {
     return Status::InvalidArgument(path, ": the query reads '", table,
                                    "'; a sql step reads the previous step's rows as 'input'");
@@ -618,7 +612,7 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
     TransformStep where;
     where.kind = "where";
     where.key_path = step.key_path + ".sql(WHERE)";
-    where.exprs.push_back(Trimmed(q.substr(where_clause->body.begin)));
+    where.exprs.push_back(std::string(TrimAscii(q.substr(where_clause->body.begin))));
     if (where.exprs[0].empty()) return Status::InvalidArgument(path, ": empty WHERE in '", q, "'");
     out.push_back(std::move(where));
   }
@@ -626,7 +620,7 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
   select.kind = "select";
   select.key_path = step.key_path + ".sql(SELECT)";
   for (const expr::TextSpan& span : clauses->select_items) {
-    std::string item = Trimmed(q.substr(span.begin, span.end - span.begin));
+    std::string item = std::string(TrimAscii(q.substr(span.begin, span.end - span.begin)));
     if (item.empty()) return Status::InvalidArgument(path, ": empty select item in '", q, "'");
     select.exprs.push_back(std::move(item));
   }
