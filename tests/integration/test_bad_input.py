@@ -121,7 +121,26 @@ def with_bad_ddl_type(job):
     return job, ["STRNG"]
 
 
+def with_misspelled_source_option(job):
+    # Spark ignores the typo and silently reads everything at once.
+    job["source"]["options"]["maxFilesPerTriger"] = 1
+    return job, ["source.options.maxFilesPerTriger", "did you mean maxFilesPerTrigger?"]
+
+
+def with_unimplemented_spark_option(job):
+    job["source"]["options"]["multiLine"] = True
+    return job, ["source.options.multiLine", "not supported"]
+
+
+def with_misspelled_sink_option(job):
+    job["sink"]["options"] = {"mergeSchem": True}
+    return job, ["sink.options.mergeSchem", "did you mean mergeSchema?"]
+
+
 @pytest.mark.parametrize("mutate", [
+    with_misspelled_source_option,
+    with_unimplemented_spark_option,
+    with_misspelled_sink_option,
     with_unknown_sink_key,
     with_unknown_top_level_key,
     with_bad_expression,
@@ -142,6 +161,25 @@ def test_bad_job_file_fails_before_any_work_with_exit_code_2(silt, work, mutate)
         assert part in errors[0], f"{part!r} not named in: {errors[0]}"
     assert not (work / "table").exists(), "the table was created before the job was validated"
     assert not (work / "checkpoint").exists(), "the checkpoint was created before validation"
+
+
+def test_duplicate_yaml_key_fails_naming_both_lines(silt, work):
+    path = work / "dup.yaml"
+    path.write_text(f"""source:
+  format: json
+  schema: 'id BIGINT'
+  options:
+    path: {work / 'in'}
+    maxFilesPerTrigger: 1
+    maxFilesPerTrigger: 5
+sink: {{format: delta, path: {work / 'table'}}}
+checkpointLocation: {work / 'checkpoint'}
+""")
+    proc = silt("run", path)
+    assert proc.returncode == 2, describe(proc)
+    assert f"{path}:7: source.options.maxFilesPerTrigger: duplicate key (first set at line 6)" \
+        in proc.stderr, describe(proc)
+    assert not (work / "checkpoint").exists()
 
 
 def test_job_file_that_is_not_yaml_names_the_file(silt, work):

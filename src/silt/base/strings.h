@@ -1,9 +1,11 @@
-// Small ASCII string helpers shared by every module (header-only). Only the
+// Small ASCII string helpers shared by every module. Only the
 // ASCII letters A-Z/a-z fold: option keys, column names, SQL keywords and
 // HTTP header names compare this way in Spark and on the wire, and bytes of
 // UTF-8 sequences must never change.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -78,5 +80,16 @@ inline std::string_view JavaTrim(std::string_view s) {
   while (!s.empty() && static_cast<unsigned char>(s.back()) <= ' ') s.remove_suffix(1);
   return s;
 }
+
+// Edit distance between `a` and `b`, ASCII case-insensitive: insertions,
+// deletions, substitutions and swaps of two adjacent letters count one each
+// (optimal string alignment), so "startingOffset" is 1 from
+// "startingOffsets" and "sbuscribe" 1 from "subscribe".
+size_t EditDistanceIgnoreCase(std::string_view a, std::string_view b);
+
+// The candidate closest to `name` when it is a plausible typo of it: at most
+// max(1, name.size() / 3) edits away (ties: the first). Empty when none is.
+std::string_view ClosestName(std::string_view name, std::span<const std::string_view> candidates);
+std::string_view ClosestName(std::string_view name, std::span<const std::string> candidates);
 
 }  // namespace silt

@@ -60,4 +60,23 @@ TEST(StringsTest, JavaTrimStripsSpaceAndControls) {
 }
 
 }  // namespace
+TEST(StringsTest, EditDistanceCountsSwapsAsOneEditAndIgnoresCase) {
+  EXPECT_EQ(EditDistanceIgnoreCase("", ""), 0u);
+  EXPECT_EQ(EditDistanceIgnoreCase("abc", ""), 3u);
+  EXPECT_EQ(EditDistanceIgnoreCase("startingOffset", "startingOffsets"), 1u);
+  EXPECT_EQ(EditDistanceIgnoreCase("sbuscribe", "subscribe"), 1u);
+  EXPECT_EQ(EditDistanceIgnoreCase("MaxOffsetsPerTrigger", "maxoffsetspertrigger"), 0u);
+  EXPECT_EQ(EditDistanceIgnoreCase("kitten", "sitting"), 3u);
+}
+
+TEST(StringsTest, ClosestNameSuggestsOnlyPlausibleTypos) {
+  const std::string_view names[] = {"subscribe", "subscribePattern", "startingOffsets"};
+  EXPECT_EQ(ClosestName("startingOffset", names), "startingOffsets");
+  EXPECT_EQ(ClosestName("subscrbe", names), "subscribe");
+  EXPECT_EQ(ClosestName("topic", names), "");
+  EXPECT_EQ(ClosestName("", names), "");
+  const std::string owned[] = {"count", "concat"};
+  EXPECT_EQ(ClosestName("cout", owned), "count");
+}
+
 }  // namespace silt

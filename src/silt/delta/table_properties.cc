@@ -68,22 +68,6 @@ int64_t UnitMicros(std::string_view unit_text) {
   return -1;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      size_t cost = AsciiLower(a[i - 1]) == AsciiLower(b[j - 1]) ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // How silt treats each property delta-spark defines.
 enum class Support {
   kHonoured,      // silt implements it
@@ -350,7 +334,7 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
       const KnownProperty* closest = nullptr;
       size_t best = std::numeric_limits<size_t>::max();
       for (const KnownProperty& p : kKnownProperties) {
-        size_t d = EditDistance(key, p.key);
+        size_t d = EditDistanceIgnoreCase(key, p.key);
         if (d < best) {
           best = d;
           closest = &p;

@@ -191,16 +191,14 @@ class JobParser {
     SILT_RETURN_NOT_OK(
         CheckKeys(root, "",
                   {"name", "type", "source", "transform", "sink", "checkpointLocation", "trigger",
-                   "maxBatches", "storage", "ansi", "spark.sql.session.timeZone"}));
+                   "maxBatches", "storage", "ansi", "spark.sql.*"}));
+    SILT_RETURN_NOT_OK(ParseSparkConf(root, &job));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
       if (AsciiLower(ansi) != "true" && AsciiLower(ansi) != "false") {
         return Error(n, "ansi", "expected true or false, got '", ansi, "'");
       }
       job.ansi = AsciiLower(ansi) == "true";
-    }
-    if (YAML::Node n = root["spark.sql.session.timeZone"]) {
-      SILT_ASSIGN_OR_RETURN(job.session_time_zone, Scalar(n, "spark.sql.session.timeZone"));
     }
     if (YAML::Node n = root["name"]) {
       SILT_ASSIGN_OR_RETURN(job.name, Scalar(n, "name"));
@@ -256,12 +254,18 @@ class JobParser {
     return std::string(path) + "[" + std::to_string(i) + "]";
   }
 
+  // An entry "prefix.*" of `allowed` admits every key with that prefix.
   Status CheckKeys(const YAML::Node& map, std::string_view path,
                    std::initializer_list<std::string_view> allowed) const {
     for (auto it = map.begin(); it != map.end(); ++it) {
       if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
       const std::string& key = it->first.Scalar();
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      auto by_prefix = [&](std::string_view a) {
+        return a.ends_with(".*") && key.size() > a.size() - 1 &&
+               std::string_view(key).starts_with(a.substr(0, a.size() - 1));
+      };
+      if (std::any_of(allowed.begin(), allowed.end(), by_prefix)) continue;
       std::string expected;
       for (std::string_view a : allowed) {
         if (!expected.empty()) expected += ", ";
@@ -330,6 +334,32 @@ class JobParser {
       out.emplace_back(std::move(key), std::move(value));
     }
     return out;
+  }
+
+  // The `spark.sql.*` keys: SparkSession confs of a ported job.
+  Status ParseSparkConf(const YAML::Node& root, JobSpec* job) const {
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const std::string& key = it->first.Scalar();
+      if (!key.starts_with("spark.sql.")) continue;
+      SILT_ASSIGN_OR_RETURN(std::string value, Scalar(it->second, key));
+      if (key == "spark.sql.session.timeZone") {
+        job->session_time_zone = value;
+      } else if (key == "spark.sql.ansi.enabled") {
+        if (AsciiLower(value) != "true" && AsciiLower(value) != "false") {
+          return Error(it->second, key, "expected true or false, got '", value, "'");
+        }
+        if (root["ansi"]) {
+          return Error(it->first, key, "set either ansi or spark.sql.ansi.enabled, not both");
+        }
+        job->ansi = AsciiLower(value) == "true";
+      } else if (key == "spark.sql.shuffle.partitions") {
+        SILT_ASSIGN_OR_RETURN(int64_t n, Integer(it->second, key));
+        if (n < 1) return Error(it->second, key, "must be at least 1");
+        value = std::to_string(n);
+      }
+      job->spark_conf[key] = value;
+    }
+    return Status::OK();
   }
 
   Status ParseSource(const YAML::Node& node, SourceSpec* spec) const {
@@ -606,6 +636,36 @@ class JobParser {
   std::string source_;
 };
 
+// YAML says a mapping's keys are unique, but yaml-cpp keeps both entries of
+// a repeated key and lookups find the first: a second `startingOffsets`
+// further down would be silently ignored. Errors: InvalidArgument naming
+// both lines and the key path.
+Status CheckNoDuplicateKeys(const YAML::Node& node, const std::string& path,
+                            std::string_view source) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      SILT_RETURN_NOT_OK(
+          CheckNoDuplicateKeys(node[i], path + "[" + std::to_string(i) + "]", source));
+    }
+    return Status::OK();
+  }
+  if (!node.IsMap()) return Status::OK();
+  std::map<std::string, int> first_line;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string& key = it->first.Scalar();
+    const std::string key_path = path.empty() ? key : path + "." + key;
+    const int line = it->first.Mark().is_null() ? 0 : it->first.Mark().line + 1;
+    auto [seen, inserted] = first_line.emplace(key, line);
+    if (!inserted) {
+      return Status::InvalidArgument(source, ":", line, ": ", key_path,
+                                     ": duplicate key (first set at line ", seen->second, ")");
+    }
+    SILT_RETURN_NOT_OK(CheckNoDuplicateKeys(it->second, key_path, source));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<JobSpec> ParseJobYaml(std::string_view yaml_text, std::string_view source_name) {
@@ -622,6 +682,7 @@ Result<JobSpec> ParseJobYaml(std::string_view yaml_text, std::string_view source
   // yaml-cpp reports type errors on node access by exception as well; the
   // parser checks node kinds first, so this only guards against surprises.
   try {
+    SILT_RETURN_NOT_OK(CheckNoDuplicateKeys(root, "", source_name));
     return JobParser(source_name).Parse(root);
   } catch (const YAML::Exception& e) {
     std::string where(source_name);

@@ -106,6 +106,13 @@ struct JobSpec {
   // zone-less timestamp text and of datetime functions.
   bool ansi = false;
   std::string session_time_zone = "UTC";
+  // Every `spark.sql.*` key of the job file, as written (a ported job's
+  // SparkSession .config(...) calls). silt honours
+  // spark.sql.session.timeZone, spark.sql.ansi.enabled (= `ansi`) and
+  // records the confs Spark persists in offsets/N (spark.sql.shuffle.partitions,
+  // the state-store settings) as Spark records them; the others are logged
+  // once as without effect.
+  std::map<std::string, std::string> spark_conf;
   // `storage.s3` settings (endpoint, accessKey, ...) as written; consumed by
   // the S3 file system when it lands.
   std::map<std::string, std::string> storage_s3;

@@ -156,6 +156,60 @@ TEST(JobTest, YamlSyntaxErrorsNameFileAndLine) {
   EXPECT_NE(job.status().message().find("invalid YAML"), std::string::npos);
 }
 
+TEST(JobTest, DuplicateKeysAreErrorsNamingBothLines) {
+  Result<JobSpec> job = ParseJobYaml(R"(source:
+  format: kafka
+  options:
+    startingOffsets: latest
+    subscribe: t
+    startingOffsets: earliest
+sink: {format: delta, path: /t}
+checkpointLocation: /c
+)",
+                                     "dup.yaml");
+  ASSERT_RAISES(InvalidArgument, job);
+  EXPECT_EQ(job.status().message(),
+            "dup.yaml:6: source.options.startingOffsets: duplicate key (first set at line 4)");
+  Result<JobSpec> top = ParseJobYaml(
+      "source: {format: generator}\nsink: {format: delta, path: /t}\ncheckpointLocation: /a\n"
+      "checkpointLocation: /b\n",
+      "dup.yaml");
+  ASSERT_RAISES(InvalidArgument, top);
+  EXPECT_NE(top.status().message().find("dup.yaml:4: checkpointLocation: duplicate key"),
+            std::string::npos)
+      << top.status().message();
+}
+
+TEST(JobTest, SparkSqlConfKeysAreAcceptedAndRecorded) {
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"(source: {format: generator}
+sink: {format: delta, path: /t}
+checkpointLocation: /c
+spark.sql.shuffle.partitions: 2
+spark.sql.ansi.enabled: true
+spark.sql.session.timeZone: Europe/Berlin
+spark.sql.adaptive.enabled: false
+)",
+                                                 "conf.yaml"));
+  EXPECT_TRUE(job.ansi);
+  EXPECT_EQ(job.session_time_zone, "Europe/Berlin");
+  EXPECT_EQ(job.spark_conf.at("spark.sql.shuffle.partitions"), "2");
+  EXPECT_EQ(job.spark_conf.at("spark.sql.adaptive.enabled"), "false");
+  EXPECT_EQ(job.spark_conf.size(), 4u);
+
+  Result<JobSpec> zero = ParseJobYaml(
+      "source: {format: generator}\nsink: {format: delta, path: /t}\ncheckpointLocation: /c\n"
+      "spark.sql.shuffle.partitions: 0\n",
+      "conf.yaml");
+  ASSERT_RAISES(InvalidArgument, zero);
+  EXPECT_NE(zero.status().message().find("spark.sql.shuffle.partitions: must be at least 1"),
+            std::string::npos);
+  // Other spark.* keys are not SQL confs and stay unknown.
+  ASSERT_RAISES(InvalidArgument,
+                ParseJobYaml("source: {format: generator}\nsink: {format: delta, path: /t}\n"
+                             "checkpointLocation: /c\nspark.default.parallelism: 2\n",
+                             "conf.yaml"));
+}
+
 TEST(JobTest, WrongNodeKindIsAnErrorNotAnException) {
   Result<JobSpec> job = ParseJobYaml(R"(source: {format: [generator]}
 sink: {path: /t}

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "silt/base/logging.h"
@@ -84,31 +85,75 @@ class OptionReader {
     return Status::InvalidArgument(KeyPath(name), ": expected true or false, got '", *text, "'");
   }
 
-  // InvalidArgument for the first option not in `known` (silt-specific
-  // formats, where a typo should not pass silently).
-  Status RejectUnknown(std::initializer_list<std::string_view> known) const {
+  // Checks every option name against what `known` says of it, so that a
+  // typo never passes silently (a misspelled `startingOffsets` would start
+  // the query at `latest` and skip the backlog):
+  //  - honoured options are read by the caller;
+  //  - inert options (Spark options that do not change what silt reads or
+  //    writes) are accepted and logged once, here;
+  //  - unsupported options (Spark options that would change the data, which
+  //    silt does not implement) are InvalidArgument (a job silt cannot run as
+  //    written: exit code 2), unless set to Spark's
+  //    default value, which is harmless;
+  //  - any other name is InvalidArgument naming the closest known option.
+  // Keys starting with a `pass_through` prefix (e.g. "kafka.") are skipped:
+  // the caller hands them on. Names compare case-insensitively, as Spark's.
+  struct KnownOptions {
+    std::string_view what;  // "Kafka source", for messages
+    std::initializer_list<std::string_view> honoured;
+    std::initializer_list<std::string_view> inert = {};
+    // {name, Spark's default value} ("" when no value is harmless).
+    std::initializer_list<std::pair<std::string_view, std::string_view>> unsupported = {};
+    std::initializer_list<std::string_view> pass_through = {};
+  };
+  Status CheckNames(const KnownOptions& known) const {
     for (const auto& [key, value] : options_) {
-      if (IsKnown(key, known)) continue;
-      return Status::InvalidArgument(KeyPath(key), ": unknown option; expected one of ",
-                                     JoinNames(known));
+      if (IsKnown(key, known.honoured)) continue;
+      bool passed = false;
+      for (std::string_view prefix : known.pass_through) {
+        passed = passed || StartsWithIgnoreCase(key, prefix);
+      }
+      if (passed) continue;
+      if (IsKnown(key, known.inert)) {
+        SILT_LOG_WARN("stream", KeyPath(key), ": Spark option without effect in silt; ignored");
+        continue;
+      }
+      for (const auto& [name, default_value] : known.unsupported) {
+        if (!EqualsIgnoreCase(name, key)) continue;
+        if (!default_value.empty() && EqualsIgnoreCase(value, default_value)) break;
+        return Status::InvalidArgument(
+            KeyPath(key), ": the ", known.what, " option ", name, " is not supported by silt",
+            default_value.empty() ? std::string()
+                                  : " (only its default, " + std::string(default_value) + ")");
+      }
+      if (IsUnsupported(key, known.unsupported)) continue;
+      std::vector<std::string_view> names(known.honoured);
+      names.insert(names.end(), known.inert.begin(), known.inert.end());
+      std::string_view closest = ClosestName(key, names);
+      std::string hint =
+          closest.empty() ? std::string() : "; did you mean " + std::string(closest) + "?";
+      return Status::InvalidArgument(KeyPath(key), ": unknown option of the ", known.what, hint,
+                                     " (known: ", JoinNames(known.honoured),
+                                     known.pass_through.size() == 0
+                                         ? std::string()
+                                         : ", and " + JoinNames(known.pass_through) + "*",
+                                     ")");
     }
     return Status::OK();
-  }
-
-  // Logs a warning for each option not in `known` (Spark formats, whose many
-  // other options silt does not use).
-  void WarnUnknown(std::initializer_list<std::string_view> known) const {
-    for (const auto& [key, value] : options_) {
-      if (IsKnown(key, known)) continue;
-      SILT_LOG_WARN("stream", KeyPath(key),
-                    ": option is not used by silt (known: ", JoinNames(known), ")");
-    }
   }
 
  private:
   static bool IsKnown(std::string_view key, std::initializer_list<std::string_view> known) {
     for (std::string_view k : known) {
       if (EqualsIgnoreCase(k, key)) return true;
+    }
+    return false;
+  }
+  static bool IsUnsupported(
+      std::string_view key,
+      std::initializer_list<std::pair<std::string_view, std::string_view>> unsupported) {
+    for (const auto& [name, default_value] : unsupported) {
+      if (EqualsIgnoreCase(name, key)) return true;
     }
     return false;
   }

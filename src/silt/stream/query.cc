@@ -9,6 +9,7 @@
 #include "silt/fs/s3_file_system.h"
 #include "silt/stream/checkpoint/checkpoint.h"
 #include "silt/stream/checkpoint/checkpoint_lock.h"
+#include "silt/stream/json_internal.h"
 #include "silt/stream/ops/failing_record.h"
 #include "silt/stream/ops/transform.h"
 #include "silt/stream/progress.h"
@@ -129,7 +130,35 @@ class QueryRunner {
     }
   }
 
+  // Spark restores the persisted confs of a checkpoint into the session,
+  // over what the job sets, and warns; so does silt.
+  void WarnCheckpointConfWins(std::string_view checkpoint_conf_json) const {
+    simdjson::dom::parser parser;
+    Result<simdjson::dom::object> conf =
+        internal::ParseJsonObject(parser, checkpoint_conf_json, "offsets conf");
+    if (!conf.ok()) return;
+    for (const auto& [key, value] : job_.spark_conf) {
+      if (!IsOffsetConfKey(key)) continue;
+      Result<std::optional<std::string>> kept = internal::GetOptionalString(*conf, key, "conf");
+      if (!kept.ok() || !*kept || **kept == value) continue;
+      SILT_LOG_WARN("stream", key, ": the checkpoint's value ", **kept, " is used, not the job's ",
+                    value, " (the checkpoint keeps the confs of its first run, as in Spark)");
+    }
+  }
+
+  // spark.sql.* keys of the job file that silt neither honours nor records.
+  void WarnInertSparkConf() const {
+    for (const auto& [key, value] : job_.spark_conf) {
+      if (key == "spark.sql.session.timeZone" || key == "spark.sql.ansi.enabled" ||
+          IsOffsetConfKey(key)) {
+        continue;
+      }
+      SILT_LOG_WARN("stream", key, ": Spark conf without effect in silt; ignored");
+    }
+  }
+
   Status Open() {
+    WarnInertSparkConf();
     // The job's `storage.s3` settings reach every s3:// path opened below.
     SILT_RETURN_NOT_OK(fs::SetS3Settings(job_.storage_s3));
     checkpoint_path_ = fs::NormalizePath(job_.checkpoint_location);
@@ -153,13 +182,33 @@ class QueryRunner {
     SILT_ASSIGN_OR_RETURN(transform_,
                           Transform::Make(job_.transforms, source_->schema(), eval_options));
 
+    // The sink checks its options and the table before the checkpoint is
+    // created, with the query id the checkpoint will hold (its txn appId).
+    Result<std::string> existing_id = checkpoint_->ReadQueryId();
+    if (!existing_id.ok() && !existing_id.status().IsNotFound()) {
+      return existing_id.status().WithContextParts("checkpoint ", checkpoint_path_);
+    }
+    query_id_ = existing_id.ok() ? *existing_id : NewUuid();
+    run_id_ = NewUuid();
+    SILT_RETURN_NOT_OK(MakeQuerySink());
+
     if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
       SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
     }
-    Result<std::string> id = checkpoint_->GetOrCreateQueryId();
-    if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
-    query_id_ = *id;
-    run_id_ = NewUuid();
+    if (!existing_id.ok()) {
+      Result<std::string> id = checkpoint_->CreateQueryId(query_id_);
+      if (!id.ok()) return id.status().WithContextParts("checkpoint ", checkpoint_path_);
+      // Another starter created the checkpoint meanwhile: its id is the
+      // query's, and the sink must commit under it.
+      if (*id != query_id_) {
+        query_id_ = *id;
+        SILT_RETURN_NOT_OK(MakeQuerySink());
+      }
+    }
+    return Status::OK();
+  }
+
+  Status MakeQuerySink() {
     SinkContext sink_context;
     sink_context.schema = transform_->output_schema();
     sink_context.query_id = query_id_;
@@ -172,7 +221,7 @@ class QueryRunner {
   // MicroBatchExecution.populateStartOffsets: resume after the last
   // committed batch, or re-run the last planned one that has no commit.
   Status Restore() {
-    conf_json_ = DefaultOffsetConfJson();
+    conf_json_ = OffsetConfJson(job_.spark_conf);
     SILT_ASSIGN_OR_RETURN(std::optional<int64_t> latest, checkpoint_->LatestOffsetBatch());
     std::optional<std::string> last_planned;
     if (latest) {
@@ -183,8 +232,12 @@ class QueryRunner {
                                        " sources in offsets/", *latest,
                                        ", but the job has 1 source");
       }
-      // The checkpoint's confs win, as Spark restores them into the session.
-      if (!last.conf_json.empty() && last.conf_json != "{}") conf_json_ = last.conf_json;
+      // The checkpoint's confs win, as Spark restores them into the session
+      // (and, as Spark, say so when the job asks for another value).
+      if (!last.conf_json.empty() && last.conf_json != "{}") {
+        if (last.conf_json != conf_json_) WarnCheckpointConfWins(last.conf_json);
+        conf_json_ = last.conf_json;
+      }
       last_planned = last.source_offsets[0];
       SILT_ASSIGN_OR_RETURN(std::optional<int64_t> committed, checkpoint_->LatestCommitBatch());
       if (committed && *committed >= *latest) {

@@ -249,6 +249,23 @@ TEST_F(QueryTest, RestartContinuesAfterTheLastCommittedBatch) {
   ExpectExactlyOnce(memory_, 100);
 }
 
+// The seed sets spark.sql.shuffle.partitions to 2: offsets/N records it as
+// Spark does, and on restart the checkpoint's value wins over the job's.
+TEST_F(QueryTest, SparkSqlConfsAreRecordedInOffsetsAndTheCheckpointsWinOnRestart) {
+  JobSpec job = ParseJob(GeneratorJob(100, 25, "maxBatches: 1\nspark.sql.shuffle.partitions: 2"));
+  ASSERT_OK(RunQuery(job, options_).status());
+  ASSERT_OK_AND_ASSIGN(auto checkpoint, CheckpointDir::Open(memory_, "memory://ckpt"));
+  ASSERT_OK_AND_ASSIGN(OffsetSeq offsets0, checkpoint->ReadOffsets(0));
+  EXPECT_EQ(offsets0.conf_json, OffsetConfJson({{"spark.sql.shuffle.partitions", "2"}}));
+  EXPECT_NE(offsets0.conf_json.find(R"("spark.sql.shuffle.partitions":"2")"), std::string::npos);
+  EXPECT_NE(offsets0.conf_json, DefaultOffsetConfJson());
+
+  JobSpec later = ParseJob(GeneratorJob(100, 25, "maxBatches: 1\nspark.sql.shuffle.partitions: 8"));
+  ASSERT_OK(RunQuery(later, options_).status());
+  ASSERT_OK_AND_ASSIGN(OffsetSeq offsets1, checkpoint->ReadOffsets(1));
+  EXPECT_EQ(offsets1.conf_json, offsets0.conf_json);
+}
+
 TEST_F(QueryTest, CrashBetweenDeltaCommitAndCommitsFileReRunsTheBatchWithoutDuplicates) {
   auto faulty = std::make_shared<FaultInjectionFileSystem>(memory_);
   options_.file_system = faulty;

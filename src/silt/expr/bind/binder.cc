@@ -34,43 +34,13 @@ int FindField(const std::vector<columnar::Field>& fields, const std::string& nam
   return found;
 }
 
-// Edit distance counting insertions, deletions, substitutions and swaps of
-// adjacent letters (optimal string alignment), case-insensitive.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  const size_t cols = b.size() + 1;
-  std::vector<size_t> d((a.size() + 1) * cols);
-  auto at = [&](size_t i, size_t j) -> size_t& { return d[i * cols + j]; };
-  auto same = [&](size_t i, size_t j) { return EqualsIgnoreCase(a.substr(i, 1), b.substr(j, 1)); };
-  for (size_t i = 0; i <= a.size(); ++i) at(i, 0) = i;
-  for (size_t j = 0; j <= b.size(); ++j) at(0, j) = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      at(i, j) = std::min(
-          {at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (same(i - 1, j - 1) ? 0 : 1)});
-      if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1)) {
-        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
-      }
-    }
-  }
-  return at(a.size(), b.size());
-}
-
 // "; did you mean X?" for the candidate closest to `name`, when it is close
 // enough to be a plausible typo (at most a third of the name's length
 // edited, and at least one edit allowed); empty otherwise.
 std::string DidYouMean(std::string_view name, const std::vector<std::string>& candidates) {
-  const size_t limit = std::max<size_t>(1, name.size() / 3);
-  const std::string* best = nullptr;
-  size_t best_distance = limit + 1;
-  for (const std::string& candidate : candidates) {
-    size_t distance = EditDistance(name, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = &candidate;
-    }
-  }
-  if (best == nullptr) return {};
-  return "; did you mean " + QuoteIdentifierIfNeeded(*best) + "?";
+  std::string_view best = ClosestName(name, candidates);
+  if (best.empty()) return {};
+  return "; did you mean " + QuoteIdentifierIfNeeded(std::string(best)) + "?";
 }
 
 std::vector<std::string> NamesOf(const std::vector<columnar::Field>& fields) {

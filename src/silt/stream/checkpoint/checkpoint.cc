@@ -69,30 +69,45 @@ Status CheckVersion(std::string_view line, int max_supported, std::string_view s
 
 }  // namespace
 
+namespace {
+
+// Spark 3.5's relevantSQLConfs with their default values, in the order
+// Spark's json4s serialization emits them.
+constexpr std::pair<std::string_view, std::string_view> kOffsetConfs[] = {
+    {"spark.sql.streaming.stateStore.providerClass",
+     "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"},
+    {"spark.sql.streaming.join.stateFormatVersion", "2"},
+    {"spark.sql.streaming.stateStore.compression.codec", "lz4"},
+    {"spark.sql.streaming.stateStore.rocksdb.formatVersion", "5"},
+    {"spark.sql.streaming.statefulOperator.useStrictDistribution", "true"},
+    {"spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", "2"},
+    {"spark.sql.streaming.multipleWatermarkPolicy", "min"},
+    {"spark.sql.streaming.aggregation.stateFormatVersion", "2"},
+    {"spark.sql.shuffle.partitions", "200"},
+};
+
+}  // namespace
+
+bool IsOffsetConfKey(std::string_view key) {
+  for (const auto& [name, value] : kOffsetConfs) {
+    if (name == key) return true;
+  }
+  return false;
+}
+
+std::string OffsetConfJson(const std::map<std::string, std::string>& job_conf) {
+  JsonWriter w;
+  w.BeginObject();
+  for (const auto& [key, default_value] : kOffsetConfs) {
+    auto it = job_conf.find(std::string(key));
+    w.Member(key, it == job_conf.end() ? default_value : std::string_view(it->second));
+  }
+  w.EndObject();
+  return w.Take();
+}
+
 const std::string& DefaultOffsetConfJson() {
-  static const std::string kConf = [] {
-    // Spark 3.5's relevantSQLConfs with their default values, in the order
-    // Spark's json4s serialization emits them.
-    static const std::pair<const char*, const char*> kEntries[] = {
-        {"spark.sql.streaming.stateStore.providerClass",
-         "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"},
-        {"spark.sql.streaming.join.stateFormatVersion", "2"},
-        {"spark.sql.streaming.stateStore.compression.codec", "lz4"},
-        {"spark.sql.streaming.stateStore.rocksdb.formatVersion", "5"},
-        {"spark.sql.streaming.statefulOperator.useStrictDistribution", "true"},
-        {"spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", "2"},
-        {"spark.sql.streaming.multipleWatermarkPolicy", "min"},
-        {"spark.sql.streaming.aggregation.stateFormatVersion", "2"},
-        {"spark.sql.shuffle.partitions", "200"},
-    };
-    JsonWriter w;
-    w.BeginObject();
-    for (const auto& [key, value] : kEntries) {
-      w.Member(key, value);
-    }
-    w.EndObject();
-    return w.Take();
-  }();
+  static const std::string kConf = OffsetConfJson({});
   return kConf;
 }
 
@@ -201,7 +216,10 @@ Result<std::string> CheckpointDir::ReadQueryId() {
 Result<std::string> CheckpointDir::GetOrCreateQueryId() {
   Result<std::string> existing = ReadQueryId();
   if (existing.ok() || !existing.status().IsNotFound()) return existing;
-  std::string id = NewUuid();
+  return CreateQueryId(NewUuid());
+}
+
+Result<std::string> CheckpointDir::CreateQueryId(const std::string& id) {
   JsonWriter w;
   w.BeginObject();
   w.Member("id", id);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,14 @@ inline constexpr int64_t kMinBatchesToRetain = 100;
 // values, in the order Spark writes them. Writing it lets Spark take the
 // checkpoint over without falling back to legacy defaults.
 const std::string& DefaultOffsetConfJson();
+
+// The same map with the values the job sets (`spark.sql.*` keys of the job
+// file) for the keys Spark persists; other keys are not recorded, as in
+// Spark. Equal to DefaultOffsetConfJson() when the job sets none of them.
+std::string OffsetConfJson(const std::map<std::string, std::string>& job_conf);
+
+// True when `key` is one of the confs Spark persists in offsets/N.
+bool IsOffsetConfKey(std::string_view key);
 
 struct OffsetSeq {
   int64_t batch_id = 0;
@@ -65,6 +74,9 @@ class CheckpointDir {
 
   // Reads `metadata`, creating it with a new UUID when absent.
   Result<std::string> GetOrCreateQueryId();
+  // Creates `metadata` with `id` unless it exists; returns the id it holds
+  // (another starter's when it won the race).
+  Result<std::string> CreateQueryId(const std::string& id);
   // Reads `metadata`; NotFound when absent.
   Result<std::string> ReadQueryId();
 

@@ -44,13 +44,10 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Make(const SinkSpec& spec,
   }
   std::unique_ptr<KafkaSink> sink(new KafkaSink());
   std::map<std::string, std::string> properties;
+  SILT_RETURN_NOT_OK(
+      reader.CheckNames({.what = "Kafka sink", .honoured = {"topic"}, .pass_through = {"kafka."}}));
   for (const auto& [key, value] : spec.options) {
-    if (key.size() <= 6 || !internal::EqualsIgnoreCase(key.substr(0, 6), "kafka.")) {
-      if (!internal::EqualsIgnoreCase(key, "topic")) {
-        SILT_LOG_WARN("stream", reader.KeyPath(key), ": Kafka sink option is not used by silt");
-      }
-      continue;
-    }
+    if (!StartsWithIgnoreCase(key, "kafka.")) continue;
     std::string name = key.substr(6);
     AsciiLowerInPlace(&name);
     if (name == "key.serializer" || name == "value.serializer") {

@@ -71,6 +71,25 @@ class FileSourceTest : public ::testing::Test {
   fs::FileSystemPtr fs_;
 };
 
+TEST(FileSourceOptionsTest, SparkParsingOptionsSiltDoesNotImplementAreRefusedUnlessDefault) {
+  SourceSpec spec;
+  spec.format = "json";
+  spec.key_path = "source";
+  spec.schema_ddl = "id BIGINT";
+  spec.options = {{"path", "/in"}, {"multiLine", "false"}, {"samplingRatio", "0.5"}};
+  ASSERT_OK(FileSourceOptions::FromSpec(spec).status());
+  spec.options["multiLine"] = "true";
+  Result<FileSourceOptions> multi = FileSourceOptions::FromSpec(spec);
+  ASSERT_RAISES(InvalidArgument, multi.status());
+  EXPECT_NE(multi.status().message().find("source.options.multiLine"), std::string::npos);
+  spec.options.erase("multiLine");
+  spec.options["maxFilesPerTriger"] = "1";
+  Result<FileSourceOptions> typo = FileSourceOptions::FromSpec(spec);
+  ASSERT_RAISES(InvalidArgument, typo.status());
+  EXPECT_NE(typo.status().message().find("did you mean maxFilesPerTrigger?"), std::string::npos)
+      << typo.status().ToString();
+}
+
 TEST(FileLogTest, SparkEntryFormat) {
   std::vector<FileLogEntry> entries = {{"file:///in/a.json", 1700000000123, 4},
                                        {"file:///in/b%20c.json", 1700000000456, 4}};

@@ -129,9 +129,10 @@ columnar::SchemaPtr KafkaRecordSchema() {
 
 Result<GeneratorOptions> GeneratorOptions::FromSpec(const SourceSpec& spec) {
   internal::OptionReader reader(spec.options, spec.key_path + ".options");
-  SILT_RETURN_NOT_OK(
-      reader.RejectUnknown({"rowsPerSecond", "numDevices", "seed", "totalRows", "startTimestamp",
-                            "topic", "numPartitions", "maxOffsetsPerTrigger"}));
+  SILT_RETURN_NOT_OK(reader.CheckNames(
+      {.what = "generator source",
+       .honoured = {"rowsPerSecond", "numDevices", "seed", "totalRows", "startTimestamp", "topic",
+                    "numPartitions", "maxOffsetsPerTrigger"}}));
   if (!spec.schema_ddl.empty()) {
     return Status::InvalidArgument(spec.key_path,
                                    ".schema: the generator source has Kafka's fixed record "

@@ -190,6 +190,21 @@ Result<KafkaOffsets> KafkaOffsetsFromJson(std::string_view json, std::string_vie
 
 Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) {
   internal::OptionReader reader(spec.options, spec.key_path + ".options");
+  // Spark 3.5's Kafka source options (structured-streaming-kafka-integration).
+  SILT_RETURN_NOT_OK(reader.CheckNames({
+      .what = "Kafka source",
+      .honoured = {"subscribe", "subscribePattern", "assign", "startingOffsets",
+                   "startingTimestamp", "startingOffsetsByTimestamp",
+                   "startingOffsetsByTimestampStrategy", "endingOffsets", "maxOffsetsPerTrigger",
+                   "minOffsetsPerTrigger", "maxTriggerDelay", "failOnDataLoss", "includeHeaders",
+                   "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries",
+                   "fetchOffset.retryIntervalMs"},
+      // How Spark splits partitions into tasks, and the prefix of the group
+      // id Spark generates: neither changes the records read.
+      .inert = {"minPartitions", "groupIdPrefix"},
+      .unsupported = {{"endingTimestamp", ""}, {"endingOffsetsByTimestamp", ""}},
+      .pass_through = {"kafka."},
+  }));
   KafkaSourceOptions out;
   out.key_path = spec.key_path + ".options";
   if (!spec.schema_ddl.empty()) {
@@ -376,30 +391,6 @@ Result<KafkaSourceOptions> KafkaSourceOptions::FromSpec(const SourceSpec& spec) 
   SILT_ASSIGN_OR_RETURN(std::optional<int64_t> interval,
                         reader.GetInt("fetchOffset.retryIntervalMs", 0));
   if (interval) out.fetch_offset_retry_interval_ms = *interval;
-  std::vector<std::string> unused;
-  for (const auto& [key, value] : spec.options) {
-    static const char* const kKnown[] = {"subscribe",
-                                         "subscribePattern",
-                                         "assign",
-                                         "startingOffsets",
-                                         "startingTimestamp",
-                                         "startingOffsetsByTimestamp",
-                                         "startingOffsetsByTimestampStrategy",
-                                         "endingOffsets",
-                                         "maxOffsetsPerTrigger",
-                                         "minOffsetsPerTrigger",
-                                         "maxTriggerDelay",
-                                         "failOnDataLoss",
-                                         "includeHeaders",
-                                         "kafkaConsumer.pollTimeoutMs",
-                                         "fetchOffset.numRetries",
-                                         "fetchOffset.retryIntervalMs"};
-    bool known = key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "kafka.");
-    for (const char* k : kKnown) known = known || internal::EqualsIgnoreCase(key, k);
-    if (!known) {
-      SILT_LOG_WARN("stream", reader.KeyPath(key), ": Kafka source option is not used by silt");
-    }
-  }
   return out;
 }
 

@@ -149,6 +149,39 @@ TEST_F(KafkaSourceTest, RejectsOptionsSparkRejects) {
   EXPECT_NE(no_servers.status().ToString().find("kafka.bootstrap.servers"), std::string::npos);
 }
 
+// A misspelled option would make Spark start at `latest` and skip the
+// backlog; silt refuses it and names the option meant.
+TEST_F(KafkaSourceTest, UnknownOptionsAreErrorsNamingTheClosestKnownOne) {
+  SourceSpec spec;
+  spec.format = "kafka";
+  spec.key_path = "source";
+  spec.options = {{"kafka.bootstrap.servers", "b:9092"},
+                  {"subscribe", "events"},
+                  {"startingOffset", "earliest"}};
+  Result<KafkaSourceOptions> typo = KafkaSourceOptions::FromSpec(spec);
+  ASSERT_RAISES(InvalidArgument, typo.status());
+  EXPECT_NE(typo.status().message().find("source.options.startingOffset: unknown option of the "
+                                         "Kafka source; did you mean startingOffsets?"),
+            std::string::npos)
+      << typo.status().ToString();
+
+  spec.options.erase("startingOffset");
+  spec.options["STARTINGOFFSETS"] = "earliest";  // case-insensitive, as Spark
+  spec.options["minPartitions"] = "8";           // inert: accepted
+  spec.options["kafka.fetch.max.bytes"] = "1000000";
+  ASSERT_OK_AND_ASSIGN(KafkaSourceOptions ok, KafkaSourceOptions::FromSpec(spec));
+  EXPECT_EQ(ok.start, KafkaSourceOptions::Start::kEarliest);
+  EXPECT_EQ(ok.properties.at("fetch.max.bytes"), "1000000");
+
+  spec.options["endingTimestamp"] = "1700000000000";
+  ASSERT_RAISES(InvalidArgument, KafkaSourceOptions::FromSpec(spec).status());
+  spec.options.erase("endingTimestamp");
+  spec.options["nothingLikeAnyOption"] = "1";
+  Result<KafkaSourceOptions> far = KafkaSourceOptions::FromSpec(spec);
+  ASSERT_RAISES(InvalidArgument, far.status());
+  EXPECT_EQ(far.status().message().find("did you mean"), std::string::npos);
+}
+
 TEST_F(KafkaSourceTest, StartsAtEarliestAndRecordsInitialOffsetsLikeSpark) {
   Fill(0, 3);
   Fill(1, 2);
