@@ -91,6 +91,53 @@ def test_failfast_stops_at_the_first_malformed_line_naming_file_and_line(silt, w
     assert not log.exists() or not any(log.glob("*.json"))
 
 
+# Lines Spark's JSON parser fails on besides malformed ones: a field of the
+# wrong type or out of its type's range.
+MODE_LINES = [
+    '{"id": 1, "n": 5, "s": "a"}',
+    '{"id": "three", "n": 5, "s": "b"}',
+    '{"id": 4, "n": 3000000000, "s": "c"}',
+    '{"id": 5, "n": 1.5, "s": "d"}',
+    '{"id": 6, "n": "7", "s": "e"}',
+    '{"id": 7, "n": true, "s": 8}',
+    '{"id": 8, "n": null, "s": {"x": 1}}',
+    '{"id": 9, "n": 2, "s": "f", "extra": 1}',
+    'not json',
+    '{"id": 10, "n": "", "s": "g"}',
+]
+MODE_SCHEMA = "id BIGINT, n INT, s STRING, _corrupt_record STRING"
+
+
+def spark_rows_or_error(spark, path, mode):
+    try:
+        rows = spark.read.schema(MODE_SCHEMA).option("mode", mode).json(str(path)).collect()
+    except Exception as e:  # noqa: BLE001 - pyspark wraps the JVM error
+        return "error", str(e)
+    return "rows", sorted(json.dumps({k: v for k, v in r.asDict().items() if v is not None},
+                                     sort_keys=True) for r in rows)
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED", "FAILFAST"])
+def test_parse_modes_treat_wrong_typed_fields_as_pyspark_does(silt, work, spark, mode):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    bad_file = write_input_file(input_dir / "events.json", MODE_LINES)
+    want_kind, want = spark_rows_or_error(spark, bad_file, mode)
+    job = write_job(work / "job.yaml", json_file_job(
+        "modes", input_dir, work / "table", work / "checkpoint", schema=MODE_SCHEMA, mode=mode,
+        corrupt_column="_corrupt_record"))
+    proc = silt("run", job)
+    if want_kind == "error":
+        assert "FAILFAST" in want, want
+        assert proc.returncode != 0, describe(proc)
+        # The first line Spark fails on is line 2: "three" for a BIGINT.
+        assert f"{bad_file}' at line 2" in proc.stderr, describe(proc)
+        return
+    assert proc.returncode == 0, describe(proc)
+    got = sorted(json.dumps(r, sort_keys=True) for r in read_with_silt(silt, work / "table"))
+    assert got == want
+
+
 def valid_job(work, input_dir):
     return json_file_job("valid", input_dir, work / "table", work / "checkpoint",
                          schema="id BIGINT, name STRING")

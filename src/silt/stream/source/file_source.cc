@@ -177,14 +177,6 @@ class FileBatchReader final : public BatchReader {
     return batch;
   }
 
-  // True when `text` is not a JSON object: what the decoder counts as a
-  // malformed row (as opposed to a row with a wrong-typed field).
-  bool IsMalformed(std::string_view text) {
-    simdjson::dom::element doc;
-    if (validator_.parse(text.data(), text.size(), true).get(doc)) return true;
-    return !doc.is_object();
-  }
-
   Result<columnar::RecordBatchPtr> JsonBatch() {
     const int64_t num_rows = static_cast<int64_t>(chunk_.size());
     const bool need_corrupt = corrupt_index_ >= 0 || options_.mode != ParseMode::kPermissive;
@@ -193,22 +185,25 @@ class FileBatchReader final : public BatchReader {
     SILT_ASSIGN_OR_RETURN(
         columnar::ColumnPtr decoded,
         decoder_->DecodeViews(chunk_.data(), num_rows, need_corrupt ? &corrupt : nullptr, &stats));
-    // The decoder flags malformed lines and lines with a wrong-typed field
-    // alike in the corrupt-record output; only the former are malformed
-    // records for DROPMALFORMED / FAILFAST (a wrong-typed field is just NULL).
+    // A bad record, for DROPMALFORMED and FAILFAST as for the corrupt-record
+    // column, is one Spark's parser fails on: a line that is not a JSON
+    // object, and also a field of the wrong type or out of its type's range
+    // ("three" or 1.5 for a BIGINT, 3000000000 for an INT, "" for a number).
+    // The decoder flags both kinds alike in its corrupt-record output.
     std::vector<int64_t> malformed;
-    if (options_.mode != ParseMode::kPermissive && stats.malformed_rows > 0) {
+    if (options_.mode != ParseMode::kPermissive &&
+        (stats.malformed_rows > 0 || stats.partial_rows > 0)) {
       for (int64_t row_idx = 0; row_idx < num_rows; ++row_idx) {
-        if (corrupt->IsValid(row_idx) && IsMalformed(chunk_[static_cast<size_t>(row_idx)])) {
-          malformed.push_back(row_idx);
-        }
+        if (corrupt->IsValid(row_idx)) malformed.push_back(row_idx);
       }
     }
     if (!malformed.empty() && options_.mode == ParseMode::kFailFast) {
       const int64_t row_idx = malformed.front();
-      return Status::Corruption("malformed JSON record in '", current_path_, "' at line ",
-                                chunk_lines_[static_cast<size_t>(row_idx)], " (mode FAILFAST): '",
-                                chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");
+      return Status::Corruption(
+          "malformed JSON record (not a JSON object, or a field of the "
+          "wrong type or out of range) in '",
+          current_path_, "' at line ", chunk_lines_[static_cast<size_t>(row_idx)],
+          " (mode FAILFAST): '", chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");
     }
     auto batch = std::make_shared<columnar::RecordBatch>();
     batch->schema = options_.schema;
@@ -252,7 +247,6 @@ class FileBatchReader final : public BatchReader {
   std::vector<int64_t> chunk_lines_;
   int64_t dropped_in_file_ = 0;
   std::unique_ptr<json::JsonDecoder> decoder_;
-  simdjson::dom::parser validator_;
   int corrupt_index_ = -1;
   std::vector<int> source_child_;
 };

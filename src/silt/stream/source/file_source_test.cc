@@ -241,13 +241,23 @@ TEST_F(FileSourceTest, PermissiveWithoutCorruptColumnGivesNullRows) {
   EXPECT_EQ(ReadAll(source.get(), std::nullopt, *end), (std::vector<std::string>{"1", "NULL"}));
 }
 
-TEST_F(FileSourceTest, DropMalformedDropsOnlyMalformedLines) {
-  Put("in.json", "{\"id\":1}\n{oops\n{\"id\":\"x\"}\n{\"id\":3}\n");
+TEST_F(FileSourceTest, DropMalformedDropsMalformedLinesAndWrongTypedFields) {
+  Put("in.json", "{\"id\":1}\n{oops\n{\"id\":\"x\"}\n{\"id\":3000000000}\n{\"id\":3}\n");
   auto source = Make({{"mode", "DROPMALFORMED"}}, "id INT");
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
-  // A wrong-typed field is NULL; only the unparseable line goes.
-  EXPECT_EQ(ReadAll(source.get(), std::nullopt, *end),
-            (std::vector<std::string>{"1", "NULL", "3"}));
+  // As in Spark, a field of the wrong type or out of range makes a bad record.
+  EXPECT_EQ(ReadAll(source.get(), std::nullopt, *end), (std::vector<std::string>{"1", "3"}));
+}
+
+TEST_F(FileSourceTest, FailFastStopsAtAWrongTypedField) {
+  Put("bad.json", "{\"id\":1}\n{\"id\":\"x\"}\n");
+  auto source = Make({{"mode", "FAILFAST"}}, "id INT");
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_OK_AND_ASSIGN(auto reader, source->GetBatch(std::nullopt, *end));
+  Result<columnar::RecordBatchPtr> batch = reader->Next();
+  ASSERT_RAISES(Corruption, batch);
+  EXPECT_NE(batch.status().message().find("memory://in/bad.json' at line 2"), std::string::npos)
+      << batch.status().message();
 }
 
 TEST_F(FileSourceTest, FailFastNamesFileAndLine) {
