@@ -240,6 +240,10 @@ class QueryRunner {
       }
       last_planned = last.source_offsets[0];
       SILT_ASSIGN_OR_RETURN(std::optional<int64_t> committed, checkpoint_->LatestCommitBatch());
+      if (committed) {
+        Status held = sink_->CheckHoldsCommitted(*committed);
+        if (!held.ok()) return held.WithContextParts("checkpoint ", checkpoint_path_);
+      }
       if (committed && *committed >= *latest) {
         next_batch_id_ = *latest + 1;
         start_offset_ = NoneIfDash(last.source_offsets[0]);

@@ -266,6 +266,28 @@ TEST_F(QueryTest, SparkSqlConfsAreRecordedInOffsetsAndTheCheckpointsWinOnRestart
   EXPECT_EQ(offsets1.conf_json, offsets0.conf_json);
 }
 
+// A table that lost the commit of a batch the checkpoint calls committed
+// would silently miss its rows on restart: silt reports it instead.
+TEST_F(QueryTest, RestartReportsATableMissingCommittedBatches) {
+  JobSpec job = ParseJob(GeneratorJob(100, 25, "maxBatches: 2"));
+  ASSERT_OK(RunQuery(job, options_).status());
+  ASSERT_OK(memory_->DeleteFile("memory://table/_delta_log/00000000000000000001.json"));
+  Result<QueryResult> lost = RunQuery(job, options_);
+  ASSERT_RAISES(Corruption, lost);
+  EXPECT_NE(lost.status().message().find("checkpoint memory://ckpt: the checkpoint records "
+                                         "batches up to 1 as committed, but the table "
+                                         "memory://table (version 0) holds batches of this "
+                                         "query only up to 0"),
+            std::string::npos)
+      << lost.status().ToString();
+
+  ASSERT_OK(memory_->DeleteFile("memory://table/_delta_log/00000000000000000000.json"));
+  Result<QueryResult> gone = RunQuery(job, options_);
+  ASSERT_RAISES(Corruption, gone);
+  EXPECT_NE(gone.status().message().find("does not exist"), std::string::npos)
+      << gone.status().ToString();
+}
+
 TEST_F(QueryTest, CrashBetweenDeltaCommitAndCommitsFileReRunsTheBatchWithoutDuplicates) {
   auto faulty = std::make_shared<FaultInjectionFileSystem>(memory_);
   options_.file_system = faulty;

@@ -213,6 +213,36 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
   return Status::OK();
 }
 
+Status DeltaSink::CheckHoldsCommitted(int64_t last_committed) {
+  if (table_ == nullptr) {
+    SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
+  }
+  SILT_ASSIGN_OR_RETURN(bool exists, table_->Exists());
+  if (!exists) {
+    return Status::Corruption(
+        "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
+        path_,
+        " does not exist: their rows would be missing. Restore the table, or start the query "
+        "with a new checkpoint to write it anew");
+  }
+  SILT_ASSIGN_OR_RETURN(snapshot_, table_->LatestSnapshot());
+  // With a txn retention, delta-spark and silt drop old txn entries: the
+  // table can no longer tell, so the checkpoint is trusted.
+  if (snapshot_->metadata().configuration.count("delta.setTransactionRetentionDuration")) {
+    return Status::OK();
+  }
+  std::optional<int64_t> held = snapshot_->TxnVersion(query_id_);
+  if (held && *held >= last_committed) return Status::OK();
+  return Status::Corruption(
+      "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
+      path_, " (version ", snapshot_->version(), ") holds ",
+      held ? "batches of this query only up to " + std::to_string(*held)
+           : std::string("no batch of this query"),
+      " (txn appId ", query_id_,
+      "): a commit file lost or emptied? Their rows would be missing. Restore the table's log, "
+      "or start the query with a new checkpoint");
+}
+
 Result<bool> DeltaSink::Begin(int64_t batch_id) {
   batch_id_ = batch_id;
   skip_ = false;

@@ -70,6 +70,7 @@ class DeltaSink final : public Sink {
   // REQUIRES: batch.schema equals the output schema given to Make.
   Status Write(const columnar::RecordBatch& batch) override;
   Result<SinkBatchResult> Commit() override;
+  Status CheckHoldsCommitted(int64_t last_committed) override;
   // Discards the current batch's files (best effort) after a failure.
   void Abort() override;
 

@@ -65,6 +65,17 @@ class Sink {
   virtual Result<SinkBatchResult> Commit() = 0;
   // Discards what the current batch wrote, as far as the target allows.
   virtual void Abort() = 0;
+
+  // Called once at start when the checkpoint records batches up to
+  // `last_committed` as committed: Corruption when the target shows it
+  // does not hold them (a Delta table whose txn for the query is older, or
+  // that is gone: a lost or emptied commit file), since trusting the
+  // checkpoint would leave those rows missing for good. OK when the target
+  // agrees or cannot tell (Kafka keeps no record of a query).
+  virtual Status CheckHoldsCommitted(int64_t last_committed) {
+    (void)last_committed;
+    return Status::OK();
+  }
 };
 
 struct SinkContext {
