@@ -17,6 +17,7 @@ namespace silt::stream {
 
 namespace {
 
+// Spark's special offsets in startingOffsets JSON.
 constexpr int64_t kEarliest = -2;
 constexpr int64_t kLatest = -1;
 // Spark's KafkaSourceInitialOffsetWriter: a NUL byte (SPARK-19517), the
@@ -515,7 +516,7 @@ Result<KafkaOffsets> KafkaSource::ResolveStartingOffsets() {
           continue;
         }
         SILT_ASSIGN_OR_RETURN(kafka::Watermarks marks, consumer_->QueryWatermarks(tp));
-        out[tp] = offset == kEarliest ? marks.low : marks.high;
+        out[tp] = offset == kLatest ? marks.high : marks.low;
       }
       // Partitions a pattern selects but the JSON omits start at latest.
       for (const kafka::TopicPartition& tp : partitions) {
