@@ -90,7 +90,6 @@ class DeltaSink final : public Sink {
   bool merge_schema_ = false;
   std::map<std::string, std::string> table_properties_;
   std::unique_ptr<delta::DeltaTable> table_;
-  bool table_checked_ = false;
   // sink.options.autoCompact (maintenance.h); null when off.
   std::unique_ptr<delta::AutoCompactor> auto_compactor_;
 
