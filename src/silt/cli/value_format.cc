@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "silt/base/utf8.h"
 #include "silt/columnar/temporal.h"
 
 namespace silt::cli {
@@ -210,12 +211,19 @@ void AppendShowText(const Column& column, int64_t row_idx, std::string* out) {
   }
 }
 
+// JSON output is UTF-8: a string that is not (a corrupt record, a
+// binary-to-string cast) is written with U+FFFD for each bad sequence, as
+// Spark's to_json and df.write.json write it.
+std::string JsonText(std::string_view s) {
+  return IsValidUtf8(s) ? std::string(s) : ReplaceInvalidUtf8(s);
+}
+
 // Map keys in JSON are strings: the key's text form.
 std::string JsonMapKey(const Column& keys, int64_t row_idx) {
-  if (keys.type->id() == TypeId::kString) return std::string(keys.StringValue(row_idx));
+  if (keys.type->id() == TypeId::kString) return JsonText(keys.StringValue(row_idx));
   std::string text;
   AppendShowText(keys, row_idx, &text);
-  return text;
+  return JsonText(text);
 }
 
 }  // namespace
@@ -304,7 +312,7 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
     case TypeId::kDecimal:
       writer->Raw(FormatDecimal(DecimalValue(column, row_idx), column.type->scale()));
       break;
-    case TypeId::kString: writer->String(column.StringValue(row_idx)); break;
+    case TypeId::kString: writer->String(JsonText(column.StringValue(row_idx))); break;
     case TypeId::kBinary: writer->String(Base64Encode(column.StringValue(row_idx))); break;
     case TypeId::kDate: writer->String(columnar::FormatDate(column.Value<int32_t>(row_idx))); break;
     case TypeId::kTimestamp:

@@ -10,6 +10,7 @@
 #include "silt/base/clock.h"
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
+#include "silt/base/utf8.h"
 #include "silt/base/uuid.h"
 #include "silt/base/version.h"
 #include "silt/delta/checkpoint_writer.h"
@@ -230,6 +231,23 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& read_snapshot, const Metad
   }
 }
 
+Status CheckUtf8(std::string_view text) {
+  if (IsValidUtf8(text)) return Status::OK();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!IsValidUtf8(line)) {
+      return Status::InvalidArgument(
+          "refusing to write a commit that is not valid UTF-8 (in the action starting ",
+          ReplaceInvalidUtf8(line.substr(0, 60)), ")");
+    }
+    start = end + 1;
+  }
+  return Status::InvalidArgument("refusing to write a commit that is not valid UTF-8");
+}
+
 }  // namespace
 
 Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
@@ -298,6 +316,11 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
   if (!new_table) read_version = read_snapshot->version();
   actions.commit_info_json = BuildCommitInfo(request, read_version, txn_id);
   const std::string text = SerializeCommit(actions);
+  // Readers (silt, delta-spark, delta-rs) refuse a commit that is not UTF-8,
+  // and a version once written cannot be replaced: one bad byte would make
+  // the table unreadable for good. Stats and partition values never carry
+  // one; this guards whatever else might.
+  SILT_RETURN_NOT_OK_CTX(CheckUtf8(text), "committing to Delta table ", table_path);
 
   if (new_table) {
     SILT_RETURN_NOT_OK_CTX(table->file_system()->CreateDir(table->log_path()),

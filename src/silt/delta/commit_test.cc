@@ -64,6 +64,20 @@ class CommitTest : public ::testing::Test {
   std::unique_ptr<DeltaTable> table_;
 };
 
+// Regression (issue #23, point 1): a commit that is not UTF-8 would make the
+// table unreadable for good, so none is ever written.
+TEST_F(CommitTest, ActionsThatAreNotUtf8AreRefusedBeforeAnythingIsWritten) {
+  SnapshotPtr v0 = Create();
+  CommitRequest bad = Append("p=x/a.parquet");
+  bad.adds[0].stats = "{\"numRecords\":1,\"minValues\":{\"p\":\"\xFF\"}}";
+  Result<CommitResult> result = Commit(table_.get(), v0, bad);
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(result.status().IsInvalidArgument()) << result.status().ToString();
+  EXPECT_NE(result.status().ToString().find("not valid UTF-8"), std::string::npos);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions, std::vector<int64_t>{0});
+}
+
 TEST_F(CommitTest, NewTableGetsProtocolAndMetadataAtVersionZero) {
   CommitRequest create = Append("p=x/a.parquet", Txn{"query", 0, std::nullopt});
   create.new_metadata = NewTableMetadata();

@@ -9,6 +9,7 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/base/strings.h"
+#include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/fs/file_system.h"
@@ -352,6 +353,10 @@ std::optional<std::string> SerializePartitionValue(const columnar::Column& colum
     case TypeId::kBinary: {
       std::string_view v = column.StringValue(row);
       if (v.empty()) return std::nullopt;
+      // The log is JSON in UTF-8: delta-spark's partition value of a string
+      // that is not UTF-8 (a binary-to-string cast) has U+FFFD in place of
+      // each bad sequence, and so its directory name.
+      if (!IsValidUtf8(v)) return ReplaceInvalidUtf8(v);
       return std::string(v);
     }
     case TypeId::kDate: return columnar::FormatDate(column.Value<int32_t>(row));

@@ -61,8 +61,10 @@ Result<std::string> ResolveDataFilePath(std::string_view table_path, std::string
 // text, float/double as Java prints them, booleans true/false, dates
 // yyyy-MM-dd, timestamps ISO-8601 UTC with 6 fraction digits
 // ("2000-01-01T12:00:00.000000Z", delta-spark's default), timestamp_ntz
-// "yyyy-MM-dd HH:mm:ss[.ffffff]", binary as the raw bytes. Null and the empty
-// string are nullopt (Delta reads "" as null).
+// "yyyy-MM-dd HH:mm:ss[.ffffff]", binary as the raw bytes. Strings and bytes
+// that are not valid UTF-8 get U+FFFD for each bad sequence, as delta-spark
+// writes them. Null and the empty string are nullopt (Delta reads "" as
+// null).
 // REQUIRES: column.type is not nested; row < column.length.
 std::optional<std::string> SerializePartitionValue(const columnar::Column& column, int64_t row);
 

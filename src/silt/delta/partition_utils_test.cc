@@ -153,6 +153,23 @@ TEST(SerializePartitionValueTest, UsesDeltaStringForms) {
   EXPECT_EQ(ser(OneValue(DataType::Int(), [](auto& b) { b.AppendNull(); })), std::nullopt);
 }
 
+// Regression (issue #23, point 1): a partition value is a JSON string in
+// the log, so bytes that are not UTF-8 become U+FFFD, as delta-spark writes
+// them (its partition directory is named after the replaced value too).
+TEST(SerializePartitionValueTest, InvalidUtf8BecomesReplacementCharacters) {
+  auto ser = [](const columnar::ColumnPtr& c) { return SerializePartitionValue(*c, 0); };
+  EXPECT_EQ(ser(OneValue(DataType::String(),
+                         [](auto& b) {
+                           b.AppendString(
+                               "a\xFF"
+                               "b");
+                         })),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(ser(OneValue(DataType::String(), [](auto& b) { b.AppendString("caf\xC3\xA9"); })),
+            "caf\xC3\xA9");
+}
+
 TEST(FormatDecimalTest, PlainText) {
   EXPECT_EQ(FormatDecimal(12345, 2), "123.45");
   EXPECT_EQ(FormatDecimal(-5, 3), "-0.005");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/utf8.h"
 #include "silt/columnar/temporal.h"
 #include "silt/delta/partition_utils.h"
 
@@ -145,6 +146,8 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
     }
     case TypeId::kString: {
       std::string_view s = value.StringValue(0);
+      // EncodeStats leaves out the bounds of a column whose min or max is not
+      // UTF-8 before it gets here.
       if (bound == Bound::kMin) {
         w->Member(key, TruncateMinString(s, string_prefix_length));
       } else if (auto max = TruncateMaxString(s, string_prefix_length)) {
@@ -165,6 +168,23 @@ const parquet::ColumnStats* FindStats(const parquet::WriteResult& result, size_t
     if (s.name == name) return &s;
   }
   return nullptr;
+}
+
+// Whether the string min and max are valid UTF-8. When one is not (a corrupt
+// record, a binary-to-string cast), the column gets no bounds in this file:
+// the log must stay UTF-8, and no UTF-8 text is a safe stand-in. delta-spark
+// writes U+FFFD for the bad bytes, which can rise above a minimum ("\x80" ->
+// "\uFFFD") or fall below a maximum ("\xFF"), so readers skip files that
+// hold matching rows; truncation's tie-breaker U+10FFFF sorts below bytes
+// 0xF5-0xFF too. No bound is a valid bound.
+bool StringBoundsAreUtf8(const parquet::ColumnStats& stats) {
+  for (const columnar::ColumnPtr& bound : {stats.min, stats.max}) {
+    if (bound != nullptr && bound->length > 0 && !bound->IsNull(0) &&
+        !IsValidUtf8(bound->StringValue(0))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -235,6 +255,7 @@ std::string EncodeStats(const parquet::WriteResult& result, const columnar::Sche
     if (stats == nullptr) continue;
     nulls_w.Member(field.name, stats->null_count);
     if (!IsStatsEligible(field.type->id())) continue;
+    if (field.type->id() == TypeId::kString && !StringBoundsAreUtf8(*stats)) continue;
     if (stats->min) WriteBound(&min_w, field.name, *stats->min, Bound::kMin, string_prefix_length);
     if (stats->max) WriteBound(&max_w, field.name, *stats->max, Bound::kMax, string_prefix_length);
   }

@@ -30,7 +30,9 @@ inline constexpr int kDefaultStringPrefixLength = 32;
 // Strings are truncated to `string_prefix_length` UTF-16 units with Delta's
 // tie-breaker for max; timestamps are written as yyyy-MM-ddTHH:mm:ss.SSSZ
 // truncated to milliseconds; NaN and infinite bounds are omitted (no bound is
-// a valid bound). Nested columns are counted but have no stats.
+// a valid bound), and so are the string bounds of a column whose min or max
+// is not valid UTF-8 (its nullCount stays). Nested columns are counted but
+// have no stats. The result is always valid UTF-8.
 std::string EncodeStats(const parquet::WriteResult& result, const columnar::Schema& data_schema,
                         int num_indexed_cols = kDefaultNumIndexedCols,
                         int string_prefix_length = kDefaultStringPrefixLength);

@@ -143,6 +143,44 @@ TEST(EncodeStatsTest, LongStringsAreTruncated) {
                                               expected_max + R"("},"nullCount":{"s":0}})");
 }
 
+// Regression (issue #23, point 1): a string that is not valid UTF-8 (a
+// corrupt record, a binary-to-string cast) was copied raw into the stats,
+// which made the commit invalid UTF-8 and the whole table unreadable. Its
+// column has no min/max in that file (delta-spark writes U+FFFD instead, a
+// bound that can make readers skip a file holding matching rows); the null
+// count stays.
+TEST(EncodeStatsTest, StringBoundsThatAreNotUtf8AreLeftOut) {
+  auto schema = DataType::Struct({Field{"s", DataType::String()}, Field{"t", DataType::String()},
+                                  Field{"i", DataType::Int()}});
+  parquet::WriteResult result;
+  result.num_rows = 3;
+  result.column_stats = {
+      Stats("s", 1, Scalar<std::string_view>(DataType::String(), "A"),
+            Scalar<std::string_view>(DataType::String(),
+                                     "a\xFF"
+                                     "b")),
+      Stats("t", 0, Scalar<std::string_view>(DataType::String(), "\xC3"),
+            Scalar<std::string_view>(DataType::String(), "z")),
+      Stats("i", 0, Scalar<int32_t>(DataType::Int(), 1), Scalar<int32_t>(DataType::Int(), 2))};
+  EXPECT_EQ(EncodeStats(result, *schema),
+            R"({"numRecords":3,"minValues":{"i":1},"maxValues":{"i":2},)"
+            R"("nullCount":{"s":1,"t":0,"i":0}})");
+}
+
+TEST(EncodeStatsTest, InvalidUtf8PastTheTruncationPointStillDropsTheBounds) {
+  // Truncation would cut the bad byte off, but the max's tie-breaker would
+  // be U+10FFFF, which sorts below the 0xFF byte it stands for: a value that
+  // is not UTF-8 gives no bounds at all.
+  auto schema = DataType::Struct({Field{"s", DataType::String()}});
+  std::string value = std::string(32, 'a') + "\xFF" + std::string(8, 'b');
+  parquet::WriteResult result;
+  result.num_rows = 1;
+  result.column_stats = {Stats("s", 0, Scalar<std::string_view>(DataType::String(), value),
+                               Scalar<std::string_view>(DataType::String(), value))};
+  EXPECT_EQ(EncodeStats(result, *schema),
+            R"({"numRecords":1,"minValues":{},"maxValues":{},"nullCount":{"s":0}})");
+}
+
 TEST(StringTruncationTest, MinCutsAtPrefixWithoutSplittingSurrogatePairs) {
   EXPECT_EQ(TruncateMinString("abcdef", 3), "abc");
   EXPECT_EQ(TruncateMinString("ab", 3), "ab");

@@ -225,7 +225,9 @@ struct CommitResult {
 // runs expired log cleanup (checkpoint_writer.h, log_cleanup.h); their
 // failures are logged, never returned: the commit itself succeeded.
 // Errors: Conflict describing what conflicted; NotSupported when the
-// protocol write gate (protocol.h) refuses the table; IOError.
+// protocol write gate (protocol.h) refuses the table; InvalidArgument, before
+// anything is written, when the actions would not serialize to valid UTF-8
+// (a commit file readers refuse would end the table); IOError.
 Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
                             const CommitRequest& request);
 
