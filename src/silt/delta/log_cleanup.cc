@@ -8,6 +8,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/delta/table_properties.h"
+#include "silt/delta/table_root.h"
 
 namespace silt::delta {
 
@@ -162,7 +163,14 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
   std::stable_sort(doomed.begin(), doomed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   result.kept_from_checkpoint = keep_from;
-  for (const auto& [version, path] : doomed) {
+  for (const auto& [version, listed] : doomed) {
+    Result<std::string> inside = CheckInsideTable(log_dir, listed);
+    if (!inside.ok()) {
+      SILT_LOG_WARN("delta", "log cleanup in ", log_dir, ": skipped ", listed,
+                    ", listed under the log but outside it");
+      continue;
+    }
+    const std::string& path = *inside;
     Status st = fs->DeleteFile(path);
     if (!st.ok() && !st.IsNotFound()) {
       return st.WithContextParts("cleaning up expired Delta log files in ", log_dir);

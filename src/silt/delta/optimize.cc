@@ -16,6 +16,7 @@
 #include "silt/delta/protocol.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table_properties.h"
+#include "silt/delta/table_root.h"
 #include "silt/delta/zorder.h"
 
 namespace silt::delta {
@@ -48,7 +49,7 @@ bool ColumnMappingActive(const Metadata& metadata) {
 void DeleteWritten(fs::FileSystem* fs, const std::string& table_path,
                    const std::vector<AddFile>& adds) {
   for (const AddFile& add : adds) {
-    Result<std::string> file = ResolveDataFilePath(table_path, add.path);
+    Result<std::string> file = ResolvePathInsideTable(table_path, add.path);
     if (file.ok()) fs->DeleteFile(*file).IgnoreError("uncommitted OPTIMIZE output");
   }
 }

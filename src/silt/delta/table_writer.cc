@@ -9,6 +9,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table.h"
+#include "silt/delta/table_root.h"
 
 namespace silt::delta {
 
@@ -179,7 +180,12 @@ class TableWriterImpl final : public TableWriter {
       OpenFile file;
       std::string name = NextFileName();
       file.relative_path = dir.empty() ? name : dir + "/" + name;
-      file.physical_path = fs::JoinPath(table_path_, file.relative_path);
+      // Partition directories are escaped, so this always holds; it is the
+      // same check every command that writes under a table makes.
+      SILT_ASSIGN_OR_RETURN_CTX(
+          file.physical_path,
+          CheckInsideTable(table_path_, fs::JoinPath(table_path_, file.relative_path)),
+          "writing a data file of Delta table ", table_path_);
       file.partition_values = std::move(values);
       SILT_ASSIGN_OR_RETURN_CTX(file.writer,
                                 parquet::ParquetFileWriter::Open(fs_.get(), file.physical_path,

@@ -20,6 +20,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/table_properties.h"
+#include "silt/delta/table_root.h"
 
 namespace silt::delta {
 
@@ -82,6 +83,24 @@ std::pair<std::string, std::string> OperationAndStatus(const CommitActions& comm
     status = {};
   }
   return {std::string(operation), std::string(status)};
+}
+
+// Whether a path relative to the table root has a hidden component
+// (IsHiddenForVacuum). Adds the directories it passes to `directories` when
+// given.
+bool IsHiddenPath(std::string_view relative, const std::vector<std::string>& partition_columns,
+                  std::set<std::string>* directories) {
+  size_t start = 0;
+  while (start <= relative.size()) {
+    size_t slash = relative.find('/', start);
+    std::string_view component = relative.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (IsHiddenForVacuum(component, partition_columns)) return true;
+    if (slash == std::string_view::npos) break;
+    if (directories != nullptr) directories->insert(std::string(relative.substr(0, slash)));
+    start = slash + 1;
+  }
+  return false;
 }
 
 bool DefaultLogCommits(const std::string& table_path) {
@@ -154,29 +173,43 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
   const int64_t now_ms = clock.NowMicros() / 1000;
   result.cutoff_ms = now_ms - result.retention_ms;
 
-  // What the log still needs.
+  // What the log still needs, by normalized storage path (a log may name one
+  // file as "a/../b"; table_root.h).
+  auto canonical = [](std::string file) {
+    std::optional<std::string> normalized = NormalizeStoragePath(file);
+    return normalized ? *std::move(normalized) : std::move(file);
+  };
   std::unordered_set<std::string> keep;
   auto keep_dv = [&](const std::optional<DeletionVectorDescriptor>& dv) {
     if (!dv) return;
-    if (std::optional<std::string> file = DeletionVectorFile(path, *dv)) keep.insert(*file);
+    if (std::optional<std::string> file = DeletionVectorFile(path, *dv)) {
+      keep.insert(canonical(*std::move(file)));
+    }
   };
   for (const AddFile& add : snapshot->files()) {
     SILT_ASSIGN_OR_RETURN(std::string file, ResolveDataFilePath(path, add.path));
-    keep.insert(std::move(file));
+    keep.insert(canonical(std::move(file)));
     keep_dv(add.deletion_vector);
   }
-  // Lite mode's candidates: removes older than the cutoff.
-  std::map<std::string, int64_t> expired_removes;  // file -> size (or -1)
+  // Lite mode's candidates: removes older than the cutoff, by resolved (not
+  // yet checked) storage path, with the path the log gave for reports.
+  struct Expired {
+    int64_t size = -1;
+    std::string log_path;
+  };
+  std::map<std::string, Expired> expired_removes;
   auto note_remove = [&](const RemoveFile& remove) -> Status {
     SILT_ASSIGN_OR_RETURN(std::string file, ResolveDataFilePath(path, remove.path));
     if (remove.deletion_timestamp.value_or(0) >= result.cutoff_ms) {
-      keep.insert(std::move(file));
+      keep.insert(canonical(std::move(file)));
       keep_dv(remove.deletion_vector);
     } else {
-      expired_removes.emplace(std::move(file), remove.size.value_or(-1));
+      expired_removes.emplace(std::move(file), Expired{remove.size.value_or(-1), remove.path});
       if (remove.deletion_vector) {
         if (std::optional<std::string> dv = DeletionVectorFile(path, *remove.deletion_vector)) {
-          expired_removes.emplace(*dv, -1);
+          expired_removes.emplace(
+              *dv, Expired{-1, "the deletion vector " + remove.deletion_vector->path_or_inline_dv +
+                                   " of " + remove.path});
         }
       }
     }
@@ -227,6 +260,15 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
 
   // What storage holds that the log no longer needs.
   std::vector<std::pair<std::string, int64_t>> doomed;  // path, size
+  const std::string root = NormalizeStoragePath(path).value_or(path);
+  // The part of a CheckInsideTable result below the root.
+  auto relative_of = [&](std::string_view file) {
+    return file.substr(root.size() + (root.ends_with("/") ? 0 : 1));
+  };
+  auto skip = [&](std::string why) {
+    SILT_LOG_WARN("vacuum", "Delta table ", path, ": skipped ", why);
+    result.skipped.push_back(std::move(why));
+  };
   if (options.lite) {
     if (log_truncated && !completed_vacuum_recorded) {
       return Status::InvalidArgument(
@@ -235,8 +277,19 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
           " and records no completed VACUUM, so files removed by the cleaned-up commits are "
           "unknown; run a full VACUUM (without --lite)");
     }
-    for (const auto& [file, size] : expired_removes) {
-      if (keep.count(file) != 0 || !file.starts_with(path + "/")) continue;
+    const std::vector<std::string>& partition_columns = snapshot->partition_columns();
+    for (const auto& [resolved, expired] : expired_removes) {
+      Result<std::string> inside = CheckInsideTable(path, resolved);
+      if (!inside.ok()) {
+        skip(expired.log_path + ": it resolves to " + resolved + ", outside the table root");
+        continue;
+      }
+      const std::string& file = *inside;
+      if (IsHiddenPath(relative_of(file), partition_columns, nullptr)) {
+        skip(expired.log_path + ": VACUUM never deletes hidden files (names starting with _ or .)");
+        continue;
+      }
+      if (keep.count(file) != 0) continue;
       Result<fs::FileInfo> info = fs->GetFileInfo(file);
       if (!info.ok()) {
         if (info.status().IsNotFound()) continue;  // deleted by an earlier VACUUM
@@ -251,26 +304,19 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
     std::set<std::string> directories;
     const std::vector<std::string>& partition_columns = snapshot->partition_columns();
     for (const fs::FileInfo& info : listing) {
-      if (info.is_dir || !info.path.starts_with(path + "/")) continue;
-      std::string_view relative = std::string_view(info.path).substr(path.size() + 1);
-      bool hidden = false;
-      size_t start = 0;
-      while (start <= relative.size()) {
-        size_t slash = relative.find('/', start);
-        std::string_view component = relative.substr(
-            start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-        if (IsHiddenForVacuum(component, partition_columns)) {
-          hidden = true;
-          break;
-        }
-        if (slash == std::string_view::npos) break;
-        directories.insert(std::string(relative.substr(0, slash)));
-        start = slash + 1;
+      if (info.is_dir) continue;
+      Result<std::string> inside = CheckInsideTable(path, info.path);
+      if (!inside.ok()) {
+        skip(info.path + ": listed under the table but outside its root");
+        continue;
       }
-      if (hidden) continue;
+      const std::string& file = *inside;
+      if (IsHiddenPath(relative_of(file), partition_columns, &directories)) {
+        continue;
+      }
       if (info.modification_time_ms >= result.cutoff_ms) continue;
-      if (keep.count(info.path) != 0) continue;
-      doomed.emplace_back(info.path, info.size);
+      if (keep.count(file) != 0) continue;
+      doomed.emplace_back(file, info.size);
     }
     result.directories = static_cast<int64_t>(directories.size()) + 1;
   }

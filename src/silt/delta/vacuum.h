@@ -14,8 +14,11 @@
 // '_' or '.' (so `_delta_log`, `_checkpoints`, `.crc` files), except
 // `_change_data`, `_delta_index` and partition directories of a partition
 // column whose name starts with '_'. Nothing outside the table directory is
-// ever deleted. Files written by a writer that has not committed yet are
-// younger than any sensible cutoff, which is what protects them.
+// ever deleted, whatever the log says: every candidate goes through
+// CheckInsideTable (table_root.h), and one that would escape (`../x`,
+// `%2E%2E/x`, an absolute path or URI elsewhere) is skipped and reported in
+// VacuumResult::skipped, as is a hidden file named by a remove. Files written by a writer that has
+// not committed yet are younger than any sensible cutoff, which is what protects them.
 //
 // Tombstones are gathered from every JSON commit still in the log plus the
 // newest readable checkpoint: a superset of the snapshot's tombstones, so
@@ -67,6 +70,9 @@ struct VacuumResult {
   // Files actually deleted (0 in a dry run; fewer than files.size() when
   // some were already gone).
   int64_t deleted = 0;
+  // Candidates left alone, one line each: the path the log (or listing)
+  // gave and why (outside the table root, hidden). Also logged as warnings.
+  std::vector<std::string> skipped;
   // Directories under the table that were listed, plus the table root.
   int64_t directories = 0;
   // The VACUUM START / END versions, -1 when not recorded.

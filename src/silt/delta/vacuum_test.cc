@@ -191,5 +191,64 @@ TEST_F(VacuumTest, LiteDeletesOnlyFilesTheLogRemoved) {
   ExpectUntouchables();
 }
 
+// Regression (issue #23, point 2): lite mode deleted whatever a remove
+// named, `../x` and `%2E%2E/x` included.
+TEST_F(VacuumTest, LiteNeverDeletesOutsideTheTableRootAndReportsTheSkips) {
+  ASSERT_OK(fs_->WriteFile("/outside/dv.bin", "x"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, table_->LatestSnapshot());
+  const std::string live = s->files().front().path;
+  auto remove = [&](std::string path) {
+    RemoveFile r;
+    r.path = std::move(path);
+    r.deletion_timestamp = NowMs();
+    r.size = 1;
+    return r;
+  };
+  CommitRequest request;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    ASSERT_OK(fs_->WriteFile(std::string("/outside/") + name + ".parquet", "x"));
+  }
+  request.removes = {remove("../outside/a.parquet"), remove("%2E%2E/outside/b.parquet"),
+                     remove("/outside/c.parquet"), remove("file:///outside/d.parquet"),
+                     remove("_delta_log/00000000000000000000.json"),
+                     // Names a live file in a way that is not its add path.
+                     remove(live.substr(0, live.find('/')) + "/../" + live)};
+  request.is_blind_append = false;
+  // silt writes no deletion vectors; this remove's comes as another engine
+  // would write it.
+  ASSERT_OK(fs_->WriteFile(
+      "/t/_delta_log/" + CommitFileName(s->version() + 1),
+      R"({"remove":{"path":"p=a/gone.parquet","deletionTimestamp":)" + std::to_string(NowMs()) +
+          R"(,"dataChange":true,"deletionVector":{"storageType":"p",)"
+          R"("pathOrInlineDv":"file:///outside/dv.bin","offset":1,"sizeInBytes":10,)"
+          R"("cardinality":1}}})"
+          "\n"));
+  ASSERT_OK_AND_ASSIGN(s, table_->LatestSnapshot());
+  ASSERT_OK(Commit(table_.get(), s, request).status());
+
+  ManualClock clock((NowMs() + 8 * kDayMs) * 1000);
+  VacuumOptions options;
+  options.clock = &clock;
+  options.lite = true;
+  ASSERT_OK_AND_ASSIGN(VacuumResult result, Vacuum(table_.get(), options));
+  std::vector<std::string> expected = pre_optimize_;
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(result.files, expected);
+  ExpectUntouchables();
+  EXPECT_TRUE(Exists("/outside/dv.bin"));
+  for (const char* name : {"a", "b", "c", "d"}) {
+    EXPECT_TRUE(Exists(std::string("/outside/") + name + ".parquet")) << name;
+  }
+  std::string skipped;
+  for (const std::string& why : result.skipped) skipped += why + "\n";
+  EXPECT_EQ(result.skipped.size(), 6u) << skipped;
+  for (const char* path : {"../outside/a.parquet", "%2E%2E/outside/b.parquet", "/outside/c.parquet",
+                           "file:///outside/d.parquet", "_delta_log/00000000000000000000.json",
+                           "the deletion vector file:///outside/dv.bin"}) {
+    EXPECT_NE(skipped.find(path), std::string::npos) << path << " not in\n" << skipped;
+  }
+  EXPECT_NE(skipped.find("outside the table root"), std::string::npos) << skipped;
+}
+
 }  // namespace
 }  // namespace silt::delta

@@ -7,6 +7,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
+#include "silt/delta/table_root.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
@@ -343,7 +344,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     SILT_LOG_INFO("stream", "batch ", batch_id_, " already in table version ", committed->version,
                   "; skipping");
     for (const delta::AddFile& add : adds) {
-      Result<std::string> file = delta::ResolveDataFilePath(path_, add.path);
+      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
       if (file.ok()) fs_->DeleteFile(*file).IgnoreError("orphan data file cleanup");
     }
     result.skipped_duplicate = true;
