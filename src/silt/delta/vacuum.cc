@@ -103,6 +103,15 @@ bool IsHiddenPath(std::string_view relative, const std::vector<std::string>& par
   return false;
 }
 
+// Hadoop's ChecksumFileSystem sidecar of `file`: `.<name>.crc` beside it.
+std::string ChecksumSidecar(std::string_view file) {
+  std::string_view dir = fs::DirName(file);
+  std::string name = ".";
+  name += fs::BaseName(file);
+  name += ".crc";
+  return dir.empty() ? name : fs::JoinPath(dir, name);
+}
+
 bool DefaultLogCommits(const std::string& table_path) {
   // delta-spark records VACUUM commits on file, hdfs, gs and Azure storage,
   // not on S3.
@@ -260,6 +269,8 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
 
   // What storage holds that the log no longer needs.
   std::vector<std::pair<std::string, int64_t>> doomed;  // path, size
+  // Hadoop checksum sidecars (`.name.crc`) that exist beside the candidates.
+  std::unordered_set<std::string> sidecars;
   const std::string root = NormalizeStoragePath(path).value_or(path);
   // The part of a CheckInsideTable result below the root.
   auto relative_of = [&](std::string_view file) {
@@ -296,6 +307,12 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
         return info.status().WithContextParts("VACUUM of Delta table ", path);
       }
       doomed.emplace_back(file, info->size);
+      // No writer that uses S3 leaves sidecars there: spare a request each.
+      if (!path.starts_with("s3://") && !path.starts_with("s3a://")) {
+        std::string sidecar = ChecksumSidecar(file);
+        Result<bool> exists = fs->Exists(sidecar);
+        if (exists.ok() && *exists) sidecars.insert(std::move(sidecar));
+      }
     }
     result.directories = 1;
   } else {
@@ -312,6 +329,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
       }
       const std::string& file = *inside;
       if (IsHiddenPath(relative_of(file), partition_columns, &directories)) {
+        if (fs::BaseName(file).starts_with(".") && file.ends_with(".crc")) sidecars.insert(file);
         continue;
       }
       if (info.modification_time_ms >= result.cutoff_ms) continue;
@@ -324,6 +342,8 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
   for (const auto& [file, size] : doomed) {
     result.files.push_back(file);
     result.bytes += size;
+    std::string sidecar = ChecksumSidecar(file);
+    if (sidecars.count(sidecar) != 0) result.checksum_files.push_back(std::move(sidecar));
   }
   SILT_LOG_INFO("vacuum", "Delta table ", path, ": ", result.files.size(), " file(s), ",
                 result.bytes, " bytes, not needed by any version within ",
@@ -362,7 +382,14 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
     size_t end = std::min(result.files.size(), start + kBatch);
     std::vector<std::string> batch(result.files.begin() + static_cast<std::ptrdiff_t>(start),
                                    result.files.begin() + static_cast<std::ptrdiff_t>(end));
-    Status st = fs->DeleteFiles(batch);
+    // A file's checksum goes with it, as Hadoop's ChecksumFileSystem (and so
+    // delta-spark's VACUUM on local storage) deletes it.
+    std::vector<std::string> with_sidecars = batch;
+    for (const std::string& file : batch) {
+      std::string sidecar = ChecksumSidecar(file);
+      if (sidecars.count(sidecar) != 0) with_sidecars.push_back(std::move(sidecar));
+    }
+    Status st = fs->DeleteFiles(with_sidecars);
     if (!st.ok()) {
       delete_error = st.WithContextParts("VACUUM of Delta table ", path);
       break;

@@ -10,15 +10,19 @@
 //   delete = files listed under the table, not hidden, not in `keep`, and
 //            last modified before the cutoff.
 //
-// Hidden paths are never listed or deleted: any path component starting with
-// '_' or '.' (so `_delta_log`, `_checkpoints`, `.crc` files), except
+// Hidden paths are never deleted on their own: any path component starting
+// with '_' or '.' (so `_delta_log`, `_checkpoints`, `.crc` files), except
 // `_change_data`, `_delta_index` and partition directories of a partition
-// column whose name starts with '_'. Nothing outside the table directory is
-// ever deleted, whatever the log says: every candidate goes through
-// CheckInsideTable (table_root.h), and one that would escape (`../x`,
-// `%2E%2E/x`, an absolute path or URI elsewhere) is skipped and reported in
-// VacuumResult::skipped, as is a hidden file named by a remove. Files written by a writer that has
-// not committed yet are younger than any sensible cutoff, which is what protects them.
+// column whose name starts with '_'. The one exception: the Hadoop checksum
+// sidecar `.<name>.crc` of a file VACUUM deletes goes with it, as in
+// delta-spark (Hadoop's ChecksumFileSystem deletes it with the file).
+//
+// Nothing outside the table directory is ever deleted, whatever the log
+// says: every candidate goes through CheckInsideTable (table_root.h), and one
+// that would escape (`../x`, `%2E%2E/x`, an absolute path or URI elsewhere)
+// is skipped and reported in VacuumResult::skipped, as is a hidden file named
+// by a remove. Files written by a writer that has not committed yet are
+// younger than any sensible cutoff, which is what protects them.
 //
 // Tombstones are gathered from every JSON commit still in the log plus the
 // newest readable checkpoint: a superset of the snapshot's tombstones, so
@@ -67,6 +71,11 @@ struct VacuumResult {
   // Full paths of the files deleted (dry run: that would be deleted), sorted.
   std::vector<std::string> files;
   int64_t bytes = 0;
+  // The Hadoop checksum sidecars (`.<name>.crc`, which Spark writes beside
+  // each file on local and HDFS storage) of those files, deleted with them
+  // (dry run: that would be), as delta-spark's VACUUM deletes them. Not
+  // counted in `deleted` or `bytes`, as delta-spark does not count them.
+  std::vector<std::string> checksum_files;
   // Files actually deleted (0 in a dry run; fewer than files.size() when
   // some were already gone).
   int64_t deleted = 0;

@@ -250,5 +250,34 @@ TEST_F(VacuumTest, LiteNeverDeletesOutsideTheTableRootAndReportsTheSkips) {
   EXPECT_NE(skipped.find("outside the table root"), std::string::npos) << skipped;
 }
 
+std::string Sidecar(const std::string& file) {
+  return std::string(fs::DirName(file)) + "/." + std::string(fs::BaseName(file)) + ".crc";
+}
+
+// Regression (issue #23, point 7): the Hadoop .crc sidecars of the files
+// VACUUM deleted stayed behind (delta-spark deletes them with the file).
+TEST_F(VacuumTest, ChecksumSidecarsGoWithTheirFiles) {
+  for (bool lite : {false, true}) {
+    SCOPED_TRACE(lite ? "lite" : "full");
+    pre_optimize_.clear();
+    live_.clear();
+    SetUp();  // a fresh table for each mode
+    for (const std::string& file : pre_optimize_) ASSERT_OK(fs_->WriteFile(Sidecar(file), "crc"));
+    for (const std::string& file : live_) ASSERT_OK(fs_->WriteFile(Sidecar(file), "crc"));
+    ManualClock clock((NowMs() + 8 * kDayMs) * 1000);
+    VacuumOptions options;
+    options.clock = &clock;
+    options.lite = lite;
+    ASSERT_OK_AND_ASSIGN(VacuumResult result, Vacuum(table_.get(), options));
+    EXPECT_EQ(result.checksum_files.size(), pre_optimize_.size());
+    for (const std::string& file : pre_optimize_) {
+      EXPECT_FALSE(Exists(file)) << file;
+      EXPECT_FALSE(Exists(Sidecar(file))) << file;
+    }
+    for (const std::string& file : live_) EXPECT_TRUE(Exists(Sidecar(file))) << file;
+    ExpectUntouchables();  // including a .crc whose file VACUUM did not delete
+  }
+}
+
 }  // namespace
 }  // namespace silt::delta
