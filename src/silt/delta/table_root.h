@@ -1,9 +1,10 @@
 // The one check between a path the log names and a file operation: every
 // command that deletes, overwrites or creates files under a Delta table
-// (VACUUM full and lite, RESTORE, OPTIMIZE, log cleanup, the streaming sink)
-// resolves the path through here, so whatever a log says, nothing outside the
-// table root is ever touched. A path that would escape is reported and
-// skipped by the caller.
+// (VACUUM full and lite, OPTIMIZE, log cleanup, the table writer behind the
+// streaming sink and OPTIMIZE, the sink's orphan cleanup) resolves the path
+// through here, so whatever a log says, nothing outside the table root is
+// ever touched; RESTORE only reads the files it re-adds and writes its
+// commit. A path that would escape is reported and skipped by the caller.
 //
 // Containment is lexical, as Hadoop's Path (and so delta-spark) normalizes:
 // %-escapes are decoded first (`%2E%2E` is `..`), then "." and empty
