@@ -97,3 +97,81 @@ def test_vacuum_of_a_spark_table_deletes_the_crc_sidecars_like_delta_spark(spark
     assert table_files(ours) == table_files(theirs)
     assert not any(f in table_files(ours) or f".{f}.crc" in table_files(ours) for f in removed)
     assert read_with_spark(spark, ours).num_rows == 10
+
+
+NULLABILITY_SELECT = [
+    "id",
+    "current_timestamp() AS processed_at",
+    "named_struct('a', id, 'b', 'x') AS s",
+    "array(id, 1) AS arr",
+    "map('k', 1) AS m",
+]
+
+
+def schema_of_version_0(table):
+    import json
+    from pathlib import Path
+
+    for line in (Path(table) / "_delta_log" / "00000000000000000000.json").read_text().splitlines():
+        action = json.loads(line)
+        if "metaData" in action:
+            return json.loads(action["metaData"]["schemaString"])
+    raise AssertionError(f"no metaData in version 0 of {table}")
+
+
+def test_a_new_tables_schema_is_as_nullable_as_delta_sparks(spark, silt, tmp_path):
+    # Regression (issue #23, point 3): processed_at (current_timestamp()) was
+    # NOT NULL in silt's new table, so a Spark append with a NULL failed
+    # with DELTA_NOT_NULL_CONSTRAINT_VIOLATED. delta-spark creates a table
+    # from a streaming query with schema.asNullable.
+    import json
+
+    from helpers import json_file_job, write_input_file, write_job
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_input_file(inputs / "a.json", ['{"id": 1, "name": "one"}'])
+    ours = tmp_path / "ours"
+    job = write_job(tmp_path / "job.yaml", json_file_job(
+        "nullable", inputs, ours, tmp_path / "checkpoint", schema="id BIGINT, name STRING",
+        transform=[{"select": NULLABILITY_SELECT}]))
+    proc = silt("run", job)
+    assert proc.returncode == 0, describe(proc)
+
+    theirs = tmp_path / "theirs"
+    query = (spark.readStream.schema("id BIGINT, name STRING").json(str(inputs))
+             .selectExpr(*NULLABILITY_SELECT).writeStream.format("delta")
+             .option("checkpointLocation", str(tmp_path / "spark-checkpoint"))
+             .trigger(availableNow=True).start(str(theirs)))
+    query.awaitTermination()
+    assert schema_of_version_0(ours) == schema_of_version_0(theirs), (
+        json.dumps(schema_of_version_0(ours)), json.dumps(schema_of_version_0(theirs)))
+
+    # Spark appends a NULL to silt's table; silt appends its next batch
+    # (non-null nested data into the nullable columns).
+    spark.sql("SELECT 2L AS id, CAST(NULL AS TIMESTAMP) AS processed_at, "
+              "named_struct('a', CAST(NULL AS BIGINT), 'b', CAST(NULL AS STRING)) AS s, "
+              "array(CAST(NULL AS BIGINT)) AS arr, map('k', CAST(NULL AS INT)) AS m"
+              ).write.format("delta").mode("append").save(str(ours))
+    write_input_file(inputs / "b.json", ['{"id": 3, "name": "three"}'])
+    proc = silt("run", job)
+    assert proc.returncode == 0, describe(proc)
+    rows = {r["id"]: r for r in read_with_silt(silt, ours)}
+    assert sorted(rows) == [1, 2, 3]
+    assert "processed_at" not in rows[2] and "processed_at" in rows[3]
+
+
+def test_not_null_columns_of_a_spark_table_are_still_enforced(spark, silt, tmp_path):
+    from helpers import json_file_job, write_input_file, write_job
+
+    table = tmp_path / "table"
+    spark.sql(f"CREATE TABLE delta.`{table}` (id BIGINT NOT NULL, name STRING) USING delta")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_input_file(inputs / "a.json", ['{"id": null, "name": "no id"}'])
+    job = write_job(tmp_path / "job.yaml", json_file_job(
+        "not-null", inputs, table, tmp_path / "checkpoint", schema="id BIGINT, name STRING"))
+    proc = silt("run", job)
+    assert proc.returncode != 0, describe(proc)
+    assert "NOT NULL constraint violated for column 'id'" in proc.stderr, describe(proc)
+    assert schema_of_version_0(table)["fields"][0]["nullable"] is False

@@ -12,11 +12,23 @@ namespace {
 
 // `column` shaped as `target`: struct fields matched by name (case-
 // insensitive), fields the data lacks filled with nulls, at any struct depth
-// (mergeSchema may have added nested fields the data does not have).
+// (mergeSchema may have added nested fields the data does not have); arrays
+// and maps whose nullability differs from the table's relabelled (the
+// memory layout does not depend on it).
 Result<columnar::ColumnPtr> ConformColumn(const columnar::ColumnPtr& column,
                                           const columnar::TypePtr& target,
                                           const std::string& name) {
   if (column->type->Equals(*target)) return column;
+  const columnar::TypeId id = target->id();
+  if ((id == columnar::TypeId::kArray || id == columnar::TypeId::kMap) &&
+      SameTypeIgnoringNullability(*column->type, *target) && column->children.size() == 1) {
+    auto out = std::make_shared<columnar::Column>(*column);
+    out->type = target;
+    const columnar::TypePtr& child_type =
+        id == columnar::TypeId::kArray ? target->element_type() : target->map_entries_type();
+    SILT_ASSIGN_OR_RETURN(out->children[0], ConformColumn(column->children[0], child_type, name));
+    return columnar::ColumnPtr(std::move(out));
+  }
   if (column->type->id() != columnar::TypeId::kStruct ||
       target->id() != columnar::TypeId::kStruct) {
     return Status::InvalidArgument("column '", name, "' is ", column->type->ToDdl(),
@@ -54,8 +66,14 @@ std::string SchemaDdl(const columnar::Schema& schema) {
 
 AppendLayout NewTableLayout(columnar::SchemaPtr data_schema) {
   AppendLayout layout;
-  for (int i = 0; i < data_schema->num_fields(); ++i) layout.column_order.push_back(i);
-  layout.table_schema = std::move(data_schema);
+  layout.table_schema = AsNullable(data_schema);
+  for (int i = 0; i < data_schema->num_fields(); ++i) {
+    layout.column_order.push_back(i);
+    // Nested nullability differs: the columns are relabelled as they go.
+    if (!data_schema->field(i).type->Equals(*layout.table_schema->field(i).type)) {
+      layout.reorder = true;
+    }
+  }
   return layout;
 }
 

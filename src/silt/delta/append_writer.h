@@ -5,7 +5,9 @@
 // - Spark's schema enforcement (PlanAppend): columns match the table by name
 //   (case-insensitive) in any order; table columns the data lacks are written
 //   as nulls, unless they are NOT NULL; new columns and nested struct fields
-//   need mergeSchema; a type change is an error.
+//   need mergeSchema; a type change is an error (nullability is not one).
+// - A new table's schema is the data's, nullable at every depth, as
+//   delta-spark creates it (NewTableLayout).
 // - NOT NULL columns are checked on every chunk (AppendWriter::Write).
 // - Bloom filters: parquet-mr's per-column write options, resolved against
 //   the columns of the data files (ResolveBloomFilters).
@@ -51,7 +53,11 @@ struct AppendLayout {
   std::vector<int> not_null_columns;
 };
 
-// The layout for a table that does not exist yet: its schema is the data's.
+// The layout for a table that does not exist yet: its schema is the data's
+// made nullable at every depth (AsNullable, schema_evolution.h), as
+// delta-spark creates a table from a query (schema.asNullable). NOT NULL is
+// then only ever a property of a table someone created with it (Spark DDL),
+// and PlanAppend enforces it there.
 AppendLayout NewTableLayout(columnar::SchemaPtr data_schema);
 
 // The layout for appending `data` to a table with schema `table`.

@@ -91,6 +91,69 @@ TEST(AppendWriterTest, ChecksNotNullColumnsPerChunk) {
   ASSERT_EQ(adds.size(), 1u);
 }
 
+// The data of a query whose columns and nested fields are all NOT NULL
+// (current_timestamp(), named_struct, array, map of literals).
+columnar::SchemaPtr NotNullQuerySchema() {
+  auto s = DataType::Struct({NotNull("a", DataType::Long())});
+  return DataType::Struct({NotNull("ts", DataType::Timestamp()), NotNull("s", s),
+                           NotNull("arr", DataType::Array(DataType::Long(), false)),
+                           NotNull("m", DataType::Map(DataType::String(), s, false))});
+}
+
+columnar::RecordBatch NotNullQueryBatch(const columnar::SchemaPtr& schema) {
+  ColumnBuilder ts(schema->field(0).type);
+  ColumnBuilder s(schema->field(1).type);
+  ColumnBuilder arr(schema->field(2).type);
+  ColumnBuilder m(schema->field(3).type);
+  ts.Append<int64_t>(1);
+  s.child(0)->Append<int64_t>(2);
+  s.AppendValid();
+  arr.child(0)->Append<int64_t>(3);
+  arr.CloseList();
+  m.child(0)->child(0)->AppendString("k");
+  m.child(0)->child(1)->child(0)->Append<int64_t>(4);
+  m.child(0)->child(1)->AppendValid();
+  m.child(0)->AppendValid();
+  m.CloseList();
+  columnar::RecordBatch batch;
+  batch.schema = schema;
+  batch.num_rows = 1;
+  batch.columns = {ts.Finish(), s.Finish(), arr.Finish(), m.Finish()};
+  return batch;
+}
+
+// Regression (issue #23, point 3): a new table took the query's NOT NULL
+// columns (processed_at = current_timestamp()), so a later Spark append of a
+// NULL failed. delta-spark creates it with schema.asNullable.
+TEST(NewTableLayoutTest, TheTableSchemaIsNullableAtEveryDepth) {
+  AppendLayout layout = NewTableLayout(NotNullQuerySchema());
+  auto s = DataType::Struct({Field{"a", DataType::Long()}});
+  auto expected = DataType::Struct({Field{"ts", DataType::Timestamp()}, Field{"s", s},
+                                    Field{"arr", DataType::Array(DataType::Long(), true)},
+                                    Field{"m", DataType::Map(DataType::String(), s, true)}});
+  EXPECT_TRUE(layout.table_schema->Equals(*expected))
+      << columnar::SchemaToJson(*layout.table_schema);
+  EXPECT_TRUE(layout.not_null_columns.empty());
+
+  // The query's batches (NOT NULL types) are written under the nullable schema.
+  ASSERT_OK_AND_ASSIGN(auto writer, AppendWriter::Make(fs::MakeMemoryFileSystem(), "/t", layout, {},
+                                                       TableWriterOptions(), 0));
+  ASSERT_OK(writer->Write(NotNullQueryBatch(NotNullQuerySchema())));
+  ASSERT_OK_AND_ASSIGN(std::vector<AddFile> adds, writer->Finish());
+  EXPECT_EQ(adds.size(), 1u);
+}
+
+TEST(PlanAppendTest, NotNullDataFitsNullableColumnsAtEveryDepth) {
+  columnar::SchemaPtr table = NewTableLayout(NotNullQuerySchema()).table_schema;
+  ASSERT_OK_AND_ASSIGN(AppendLayout layout, PlanAppend(table, *NotNullQuerySchema(), false, "/t"));
+  EXPECT_FALSE(layout.schema_changed);
+  EXPECT_TRUE(layout.not_null_columns.empty());
+  ASSERT_OK_AND_ASSIGN(auto writer, AppendWriter::Make(fs::MakeMemoryFileSystem(), "/t", layout, {},
+                                                       TableWriterOptions(), 1));
+  ASSERT_OK(writer->Write(NotNullQueryBatch(NotNullQuerySchema())));
+  ASSERT_OK(writer->Finish().status());
+}
+
 TEST(DataFileSchemaTest, DropsPartitionColumns) {
   auto schema = DataType::Struct({Field{"a", DataType::Long()}, Field{"p", DataType::String()}});
   EXPECT_EQ(SchemaDdl(*DataFileSchema(*schema, {"p"})), "a BIGINT");

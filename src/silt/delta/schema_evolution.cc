@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "silt/base/strings.h"
+
 namespace silt::delta {
 
 namespace {
@@ -32,7 +34,7 @@ Result<columnar::TypePtr> MergeStruct(const columnar::TypePtr& table,
       continue;
     }
     columnar::Field& table_field = fields[static_cast<size_t>(idx)];
-    if (table_field.type->Equals(*in_field.type)) continue;
+    if (SameTypeIgnoringNullability(*table_field.type, *in_field.type)) continue;
     if (table_field.type->id() == columnar::TypeId::kStruct &&
         in_field.type->id() == columnar::TypeId::kStruct) {
       bool nested_changed = false;
@@ -54,6 +56,48 @@ Result<columnar::TypePtr> MergeStruct(const columnar::TypePtr& table,
 }
 
 }  // namespace
+
+columnar::TypePtr AsNullable(const columnar::TypePtr& type) {
+  using columnar::DataType;
+  switch (type->id()) {
+    case columnar::TypeId::kStruct: {
+      std::vector<columnar::Field> fields = type->fields();
+      for (columnar::Field& field : fields) {
+        field.nullable = true;
+        field.type = AsNullable(field.type);
+      }
+      return DataType::Struct(std::move(fields));
+    }
+    case columnar::TypeId::kArray: return DataType::Array(AsNullable(type->element_type()), true);
+    case columnar::TypeId::kMap:
+      return DataType::Map(AsNullable(type->key_type()), AsNullable(type->value_type()), true);
+    default: return type;
+  }
+}
+
+bool SameTypeIgnoringNullability(const columnar::DataType& a, const columnar::DataType& b) {
+  if (&a == &b) return true;
+  if (a.id() != b.id()) return false;
+  switch (a.id()) {
+    case columnar::TypeId::kStruct:
+      if (a.num_fields() != b.num_fields()) return false;
+      for (int field_idx = 0; field_idx < a.num_fields(); ++field_idx) {
+        const columnar::Field& fa = a.field(field_idx);
+        const columnar::Field& fb = b.field(field_idx);
+        if (!EqualsIgnoreCase(fa.name, fb.name) ||
+            !SameTypeIgnoringNullability(*fa.type, *fb.type)) {
+          return false;
+        }
+      }
+      return true;
+    case columnar::TypeId::kArray:
+      return SameTypeIgnoringNullability(*a.element_type(), *b.element_type());
+    case columnar::TypeId::kMap:
+      return SameTypeIgnoringNullability(*a.key_type(), *b.key_type()) &&
+             SameTypeIgnoringNullability(*a.value_type(), *b.value_type());
+    default: return a.Equals(b);
+  }
+}
 
 Result<columnar::SchemaPtr> MergeSchemaForAppend(const columnar::SchemaPtr& table,
                                                  const columnar::Schema& incoming,

@@ -10,10 +10,23 @@
 
 namespace silt::delta {
 
+// `type` with every struct field nullable, arrays containsNull and maps
+// valueContainsNull, at every depth: Spark's DataType.asNullable, which
+// delta-spark applies to the schema of a table it creates from a query.
+columnar::TypePtr AsNullable(const columnar::TypePtr& type);
+
+// Whether `a` and `b` are the same type once nullability (of struct fields,
+// array elements and map values, at any depth) is ignored; field names
+// compare case-insensitively. Data whose nested nullability differs from a
+// table column's is written to it as is: a nested NOT NULL is not enforced
+// (top-level NOT NULL columns are, by AppendWriter).
+bool SameTypeIgnoringNullability(const columnar::DataType& a, const columnar::DataType& b);
+
 // The table schema after appending data of schema `incoming` to a table of
 // schema `table`. Columns match by name, case-insensitively. Table columns
-// keep their order, names and types; table columns the data lacks stay (they
-// read as null). With `merge_schema`, columns only the data has are appended
+// keep their order, names and types (data whose types differ only in
+// nullability fits them); table columns the data lacks stay (they read as
+// null). With `merge_schema`, columns only the data has are appended
 // at the end (and fields only a nested struct of the data has are appended
 // to that struct), as nullable; without it they are an error.
 // Returns `table` itself when nothing changes.

@@ -309,8 +309,9 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   if (snapshot_ == nullptr) {
     delta::Metadata metadata;
     metadata.id = NewUuid();
-    metadata.schema = output_schema_;
-    metadata.schema_string = columnar::SchemaToJson(*output_schema_);
+    // Nullable at every depth (NewTableLayout), as delta-spark creates it.
+    metadata.schema = layout_.table_schema;
+    metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
     metadata.partition_columns = partition_by_;
     metadata.configuration = table_properties_;
     metadata.created_time = now_ms;
