@@ -36,6 +36,9 @@ class ValidityOut {
   // value for every row). Returns false when some constant argument is null
   // (every row is null).
   bool InitFromArgs(std::span<const Datum> args);
+  // ANDs one argument's validity in (a constant counts for every row).
+  // Returns false, with every row null, when it is a null constant.
+  bool AndArg(const Datum& arg);
   // Starts from a copy of `column`'s validity.
   void InitFromColumn(const columnar::Column& column);
   // Marks a row null.

@@ -1,0 +1,473 @@
+// Executor templates for element-wise kernels (internal to expr): one call
+// per batch runs an op over every row of one or two arguments and builds the
+// output column, so a kernel states what happens to one value and nothing
+// about loops, constants or validity. Arrow's ScalarUnary and DuckDB's
+// UnaryExecutor / BinaryExecutor are the models.
+//
+//   UnaryExecutor<In, Out>::Execute(info, args, op)          op(a) -> Out
+//   UnaryExecutor<In, Out>::ExecuteChecked(info, args, op)   op(a, ctx) -> Out
+//   BinaryExecutor<A, B, Out>::Execute(info, args, op)       op(a, b) -> Out
+//   BinaryExecutor<A, B, Out>::ExecuteChecked(info, args, op) op(a, b, ctx) -> Out
+//
+// Value types name the physical layout of an argument or the output: a
+// fixed-width C++ type (int8_t ... int64_t, int128, float, double: a values
+// array), `bool` (bit-packed values) or `std::string_view` (STRING/BINARY:
+// int32 offsets + bytes). A string-output op does not return its value: it
+// writes it through a StringAppender passed after the arguments,
+// `op(a, out)` / `op(a, out, ctx)`; every byte goes into one data buffer of
+// the output, the offsets are allocated once per batch.
+//
+// Contract:
+// - NULL in, NULL out: the output validity is the AND of the arguments'
+//   validity, a byte at a time; a NULL constant argument makes every row
+//   NULL and the op never runs.
+// - Execute (the op cannot fail or make NULLs): for fixed-width and bool
+//   outputs the op also runs on NULL rows (whatever value sits under the
+//   NULL; the result there is hidden by the validity), so the loop has no
+//   branch and vectorizes; the op must therefore be total (no UB, no
+//   side effects) for every input value. For string outputs it runs on
+//   valid rows only.
+// - ExecuteChecked: the op runs on valid rows only (validity read a 64-bit
+//   word at a time: all-valid words run without tests, all-null words are
+//   skipped) and may call ctx.SetNull() (the row is NULL) or ctx.Fail(status)
+//   (the batch stops and the executor returns that status; ctx.row() names
+//   the row, as the kernels' ANSI messages do). What the op returns after
+//   SetNull or Fail is ignored; bytes a string op appended are dropped.
+// - Fast paths: no validity tests when every argument is valid; a constant
+//   argument is read once, outside the loop; when every argument is constant
+//   the op runs once and its value fills the output.
+// - NULL rows hold zero (fixed-width, bool) or an empty string in the
+//   output, except where the op ran on them under Execute.
+// - The op is a template argument (a lambda or functor), inlined: no virtual
+//   call, std::function or allocation per row.
+//
+// Thread safety: plain functions over their arguments; one batch per call.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "silt/base/buffer.h"
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/expr/kernel/bound.h"
+#include "silt/expr/kernel/kernel_util.h"
+
+namespace silt::expr {
+
+// What a checked op sees of its row.
+class RowContext {
+ public:
+  // The row being computed (0-based within the batch), for error messages.
+  int64_t row() const { return row_; }
+  // This row's output is NULL.
+  void SetNull() { state_ = State::kNull; }
+  // Stops the batch: the executor returns `status` (not OK).
+  void Fail(Status status) {
+    status_ = std::move(status);
+    state_ = State::kFailed;
+  }
+
+ private:
+  friend struct ExecutorLoops;
+  enum class State : uint8_t { kValue, kNull, kFailed };
+  int64_t row_ = 0;
+  State state_ = State::kValue;
+  Status status_;
+};
+
+// Appends one row's string value to the output's data buffer.
+class StringAppender {
+ public:
+  explicit StringAppender(Buffer* data) : data_(data) {}
+  void Append(std::string_view s) { data_->Append(s.data(), static_cast<int64_t>(s.size())); }
+  void Push(char c) { data_->Append(&c, 1); }
+  // Grows the value by `n` bytes and returns them for the op to fill.
+  char* Extend(int64_t n) {
+    int64_t at = data_->size();
+    data_->Resize(at + n);
+    return reinterpret_cast<char*>(data_->mutable_data()) + at;
+  }
+
+ private:
+  Buffer* data_;
+};
+
+// Reads argument values of value type T from a column without a constant
+// mask (the executor hoists constants itself).
+template <typename T>
+class ExecutorInput {
+ public:
+  explicit ExecutorInput(const columnar::Column& c)
+      : values_(c.values != nullptr && c.values->size() > 0 ? c.values->data_as<T>() : kZero) {}
+  T operator[](int64_t row) const { return values_[row]; }
+
+ private:
+  static constexpr T kZero[1] = {T()};
+  const T* values_;
+};
+
+template <>
+class ExecutorInput<bool> {
+ public:
+  explicit ExecutorInput(const columnar::Column& c)
+      : bits_(c.values != nullptr && c.values->size() > 0 ? c.values->data() : kZero) {}
+  bool operator[](int64_t row) const { return columnar::GetBit(bits_, row); }
+
+ private:
+  static constexpr uint8_t kZero[1] = {0};
+  const uint8_t* bits_;
+};
+
+template <>
+class ExecutorInput<std::string_view> {
+ public:
+  explicit ExecutorInput(const columnar::Column& c)
+      : offsets_(c.values != nullptr && c.values->size() > 0 ? c.values->data_as<int32_t>()
+                                                             : kZeroOffsets),
+        data_(c.data != nullptr ? reinterpret_cast<const char*>(c.data->data()) : "") {}
+  std::string_view operator[](int64_t row) const {
+    return std::string_view(data_ + offsets_[row],
+                            static_cast<size_t>(offsets_[row + 1] - offsets_[row]));
+  }
+
+ private:
+  static constexpr int32_t kZeroOffsets[2] = {0, 0};
+  const int32_t* offsets_;
+  const char* data_;
+};
+
+// The output column being built, by value type.
+template <typename Out>
+class ExecutorOutput {
+ public:
+  explicit ExecutorOutput(int64_t n) : length_(n), writer_(n) {}
+  template <typename F>
+  void FillAll(int64_t n, F&& f) {
+    Out* dst = writer_.data();
+    for (int64_t row = 0; row < n; ++row) dst[row] = f(row);
+  }
+  void Set(int64_t row, Out v) { writer_.data()[row] = v; }
+  void Repeat(int64_t n, Out v) { std::fill(writer_.data(), writer_.data() + n, v); }
+  void RepeatFirst() { Repeat(length_, writer_.data()[0]); }
+  columnar::ColumnPtr Finish(const columnar::TypePtr& type, ValidityOut* validity) {
+    return writer_.Finish(type, validity);
+  }
+
+ private:
+  int64_t length_;
+  FixedWriter<Out> writer_;
+};
+
+template <>
+class ExecutorOutput<bool> {
+ public:
+  explicit ExecutorOutput(int64_t n) : length_(n), writer_(n) {}
+  // Packs eight results into a byte rather than setting bits one by one.
+  template <typename F>
+  void FillAll(int64_t n, F&& f) {
+    uint8_t* bits = writer_.bits();
+    const int64_t full = n / 8;
+    for (int64_t byte_idx = 0; byte_idx < full; ++byte_idx) {
+      uint8_t byte = 0;
+      for (int bit = 0; bit < 8; ++bit) {
+        byte |= static_cast<uint8_t>(static_cast<uint8_t>(f(byte_idx * 8 + bit)) << bit);
+      }
+      bits[byte_idx] = byte;
+    }
+    for (int64_t row = full * 8; row < n; ++row) Set(row, f(row));
+  }
+  // REQUIRES: each row set at most once (the bits start cleared).
+  void Set(int64_t row, bool v) {
+    if (v) columnar::SetBit(writer_.bits(), row);
+  }
+  void Repeat(int64_t n, bool v) {
+    if (!v) return;
+    for (int64_t row = 0; row < n; ++row) columnar::SetBit(writer_.bits(), row);
+  }
+  void RepeatFirst() { Repeat(length_, columnar::GetBit(writer_.bits(), 0)); }
+  columnar::ColumnPtr Finish(const columnar::TypePtr& type, ValidityOut* validity) {
+    return writer_.Finish(type, validity);
+  }
+
+ private:
+  int64_t length_;
+  BoolWriter writer_;
+};
+
+template <>
+class ExecutorOutput<std::string_view> {
+ public:
+  // Offsets for `n` rows at once; the data buffer starts at `data_hint`
+  // bytes and grows geometrically.
+  explicit ExecutorOutput(int64_t n, int64_t data_hint = 0)
+      : length_(n),
+        offsets_(std::make_shared<Buffer>()),
+        data_(std::make_shared<Buffer>()),
+        appender_(data_.get()) {
+    offsets_->Resize((n + 1) * static_cast<int64_t>(sizeof(int32_t)));
+    offset_data_ = offsets_->mutable_data_as<int32_t>();
+    if (data_hint > 0) data_->Reserve(data_hint);
+  }
+  // Starts `row`: rows skipped since the last one get empty values.
+  StringAppender& Begin(int64_t row) {
+    const int32_t end = static_cast<int32_t>(data_->size());
+    for (int64_t r = filled_; r < row; ++r) offset_data_[r + 1] = end;
+    filled_ = row;
+    return appender_;
+  }
+  // Ends the row begun last, keeping (or dropping) what it appended.
+  void Commit(int64_t row) {
+    offset_data_[row + 1] = static_cast<int32_t>(data_->size());
+    filled_ = row + 1;
+  }
+  void Drop(int64_t row) {
+    data_->Resize(offset_data_[row]);
+    offset_data_[row + 1] = offset_data_[row];
+    filled_ = row + 1;
+  }
+  // Every row gets the bytes of row 0 (already committed).
+  void RepeatFirst() {
+    const std::string_view first(reinterpret_cast<const char*>(data_->data()),
+                                 static_cast<size_t>(offset_data_[1]));
+    for (int64_t row = 1; row < length_; ++row) {
+      Begin(row).Append(first);
+      Commit(row);
+    }
+  }
+  columnar::ColumnPtr Finish(const columnar::TypePtr& type, ValidityOut* validity) {
+    Begin(length_);
+    auto col = std::make_shared<columnar::Column>();
+    col->type = type;
+    col->length = length_;
+    col->values = offsets_;
+    col->data = data_;
+    validity->FinishInto(col.get());
+    return col;
+  }
+
+ private:
+  int64_t length_;
+  BufferPtr offsets_;
+  BufferPtr data_;
+  int32_t* offset_data_;
+  StringAppender appender_;
+  int64_t filled_ = 0;
+};
+
+// The row loops shared by the executors. `row_op(row, ctx)` computes one
+// row and, for string outputs, appends it to `appender`.
+struct ExecutorLoops {
+  // Runs `one(row)` for every valid row (all rows when `bits` is null), a
+  // 64-bit validity word at a time. Stops at the first `one` returning false.
+  template <typename One>
+  static bool ForEachValid(const uint8_t* bits, int64_t n, One&& one) {
+    if (bits == nullptr) {
+      for (int64_t row = 0; row < n; ++row) {
+        if (!one(row)) return false;
+      }
+      return true;
+    }
+    for (int64_t base = 0; base < n; base += 64) {
+      const int64_t len = std::min<int64_t>(64, n - base);
+      uint64_t word = 0;
+      std::memcpy(&word, bits + base / 8, static_cast<size_t>((len + 7) / 8));
+      if (len < 64) word &= (uint64_t{1} << len) - 1;
+      const uint64_t full = len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1;
+      if (word == full) {
+        for (int64_t row = base; row < base + len; ++row) {
+          if (!one(row)) return false;
+        }
+      } else {
+        while (word != 0) {
+          const int64_t row = base + std::countr_zero(word);
+          if (!one(row)) return false;
+          word &= word - 1;
+        }
+      }
+    }
+    return true;
+  }
+
+  // A checked op over valid rows. `compute(row, ctx)` returns the value (for
+  // a string output: appends it and returns nothing).
+  template <typename Out, typename Compute>
+  static Status RunChecked(int64_t n, ValidityOut* validity, ExecutorOutput<Out>* out,
+                           Compute&& compute) {
+    RowContext ctx;
+    const uint8_t* bits = validity->bits();
+    auto one = [&](int64_t row) {
+      ctx.row_ = row;
+      if constexpr (std::is_same_v<Out, std::string_view>) {
+        StringAppender& appender = out->Begin(row);
+        compute(row, appender, ctx);
+        if (ctx.state_ == RowContext::State::kValue) {
+          out->Commit(row);
+          return true;
+        }
+        out->Drop(row);
+      } else {
+        Out v = compute(row, ctx);
+        if (ctx.state_ == RowContext::State::kValue) {
+          out->Set(row, v);
+          return true;
+        }
+      }
+      if (ctx.state_ == RowContext::State::kFailed) return false;
+      validity->SetNull(row);
+      ctx.state_ = RowContext::State::kValue;
+      return true;
+    };
+    if (!ForEachValid(bits, n, one)) return std::move(ctx.status_);
+    return Status::OK();
+  }
+};
+
+// Runs a checked op once, as row 0, and copies row 0 (value or NULL) to the
+// other rows: every argument is constant.
+template <typename Out, typename Compute>
+Status ExecuteOnce(int64_t n, ValidityOut* validity, ExecutorOutput<Out>* out, Compute&& compute) {
+  SILT_RETURN_NOT_OK(
+      ExecutorLoops::RunChecked<Out>(std::min<int64_t>(n, 1), validity, out, compute));
+  if (n <= 1) return Status::OK();
+  if (!validity->IsValid(0)) {
+    validity->SetAllNull();
+  } else {
+    out->RepeatFirst();
+  }
+  return Status::OK();
+}
+
+template <typename In, typename Out>
+struct UnaryExecutor {
+  template <typename Op>
+  static Result<columnar::ColumnPtr> Execute(const KernelInfo& info, const ExecArgs& args,
+                                             Op&& op) {
+    return Execute(info.type, args.args[0], args.num_rows, op);
+  }
+  template <typename Op>
+  static Result<columnar::ColumnPtr> ExecuteChecked(const KernelInfo& info, const ExecArgs& args,
+                                                    Op&& op) {
+    return ExecuteChecked(info.type, args.args[0], args.num_rows, op);
+  }
+
+  template <typename Op>
+  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, const Datum& a,
+                                             int64_t n, Op&& op) {
+    if constexpr (std::is_same_v<Out, std::string_view>) {
+      return ExecuteChecked(type, a, n,
+                            [&op](In x, StringAppender& out, RowContext&) { op(x, out); });
+    } else {
+      ValidityOut validity(n);
+      ExecutorOutput<Out> out(n);
+      if (!validity.AndArg(a)) return out.Finish(type, &validity);
+      ExecutorInput<In> in(*a.column);
+      if (a.constant) {
+        out.Repeat(n, op(in[0]));
+      } else {
+        out.FillAll(n, [&](int64_t row) { return op(in[row]); });
+      }
+      return out.Finish(type, &validity);
+    }
+  }
+
+  template <typename Op>
+  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, const Datum& a,
+                                                    int64_t n, Op&& op) {
+    ValidityOut validity(n);
+    ExecutorOutput<Out> out(n);
+    if (!validity.AndArg(a)) return out.Finish(type, &validity);
+    ExecutorInput<In> in(*a.column);
+    if (a.constant) {
+      const In x = in[0];
+      SILT_RETURN_NOT_OK(ExecuteOnce<Out>(n, &validity, &out,
+                                          [&](int64_t, auto&&... rest) { return op(x, rest...); }));
+    } else {
+      SILT_RETURN_NOT_OK(ExecutorLoops::RunChecked<Out>(
+          n, &validity, &out, [&](int64_t row, auto&&... rest) { return op(in[row], rest...); }));
+    }
+    return out.Finish(type, &validity);
+  }
+};
+
+template <typename A, typename B, typename Out>
+struct BinaryExecutor {
+  template <typename Op>
+  static Result<columnar::ColumnPtr> Execute(const KernelInfo& info, const ExecArgs& args,
+                                             Op&& op) {
+    return Execute(info.type, args.args[0], args.args[1], args.num_rows, op);
+  }
+  template <typename Op>
+  static Result<columnar::ColumnPtr> ExecuteChecked(const KernelInfo& info, const ExecArgs& args,
+                                                    Op&& op) {
+    return ExecuteChecked(info.type, args.args[0], args.args[1], args.num_rows, op);
+  }
+
+  template <typename Op>
+  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, const Datum& a,
+                                             const Datum& b, int64_t n, Op&& op) {
+    if constexpr (std::is_same_v<Out, std::string_view>) {
+      return ExecuteChecked(type, a, b, n,
+                            [&op](A x, B y, StringAppender& out, RowContext&) { op(x, y, out); });
+    } else {
+      ValidityOut validity(n);
+      ExecutorOutput<Out> out(n);
+      if (!validity.AndArg(a) || !validity.AndArg(b)) return out.Finish(type, &validity);
+      ExecutorInput<A> left(*a.column);
+      ExecutorInput<B> right(*b.column);
+      if (a.constant && b.constant) {
+        out.Repeat(n, op(left[0], right[0]));
+      } else if (a.constant) {
+        const A x = left[0];
+        out.FillAll(n, [&](int64_t row) { return op(x, right[row]); });
+      } else if (b.constant) {
+        const B y = right[0];
+        out.FillAll(n, [&](int64_t row) { return op(left[row], y); });
+      } else {
+        out.FillAll(n, [&](int64_t row) { return op(left[row], right[row]); });
+      }
+      return out.Finish(type, &validity);
+    }
+  }
+
+  template <typename Op>
+  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, const Datum& a,
+                                                    const Datum& b, int64_t n, Op&& op) {
+    ValidityOut validity(n);
+    ExecutorOutput<Out> out(n);
+    if (!validity.AndArg(a) || !validity.AndArg(b)) return out.Finish(type, &validity);
+    ExecutorInput<A> left(*a.column);
+    ExecutorInput<B> right(*b.column);
+    Status st;
+    if (a.constant && b.constant) {
+      const A x = left[0];
+      const B y = right[0];
+      st = ExecuteOnce<Out>(n, &validity, &out,
+                            [&](int64_t, auto&&... rest) { return op(x, y, rest...); });
+    } else if (a.constant) {
+      const A x = left[0];
+      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
+        return op(x, right[row], rest...);
+      });
+    } else if (b.constant) {
+      const B y = right[0];
+      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
+        return op(left[row], y, rest...);
+      });
+    } else {
+      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
+        return op(left[row], right[row], rest...);
+      });
+    }
+    SILT_RETURN_NOT_OK(st);
+    return out.Finish(type, &validity);
+  }
+};
+
+}  // namespace silt::expr
