@@ -73,6 +73,16 @@ class RowContext {
     status_ = std::move(status);
     state_ = State::kFailed;
   }
+  // Fail(make_error()) when `fail` (ANSI mode), else SetNull(): the status
+  // is only built for the failing row.
+  template <typename MakeError>
+  void FailOrNull(bool fail, MakeError&& make_error) {
+    if (fail) {
+      Fail(make_error());
+    } else {
+      SetNull();
+    }
+  }
 
  private:
   friend struct ExecutorLoops;
