@@ -61,6 +61,16 @@
 
 namespace silt::expr {
 
+// An argument: a column of the batch's length, or a constant (one row
+// standing for every row). Converts from a Datum, or from a column that is
+// not constant.
+struct ExecutorArg {
+  ExecutorArg(const Datum& d) : column(d.column.get()), constant(d.constant) {}  // NOLINT
+  ExecutorArg(const columnar::Column& c) : column(&c), constant(false) {}        // NOLINT
+  const columnar::Column* column;
+  bool constant;
+};
+
 // What a checked op sees of its row.
 class RowContext {
  public:
@@ -368,7 +378,7 @@ struct UnaryExecutor {
   }
 
   template <typename Op>
-  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, const Datum& a,
+  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, ExecutorArg a,
                                              int64_t n, Op&& op) {
     if constexpr (std::is_same_v<Out, std::string_view>) {
       return ExecuteChecked(type, a, n,
@@ -376,7 +386,7 @@ struct UnaryExecutor {
     } else {
       ValidityOut validity(n);
       ExecutorOutput<Out> out(n);
-      if (!validity.AndArg(a)) return out.Finish(type, &validity);
+      if (!validity.AndArg(*a.column, a.constant)) return out.Finish(type, &validity);
       ExecutorInput<In> in(*a.column);
       if (a.constant) {
         out.Repeat(n, op(in[0]));
@@ -388,11 +398,11 @@ struct UnaryExecutor {
   }
 
   template <typename Op>
-  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, const Datum& a,
+  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, ExecutorArg a,
                                                     int64_t n, Op&& op) {
     ValidityOut validity(n);
     ExecutorOutput<Out> out(n);
-    if (!validity.AndArg(a)) return out.Finish(type, &validity);
+    if (!validity.AndArg(*a.column, a.constant)) return out.Finish(type, &validity);
     ExecutorInput<In> in(*a.column);
     if (a.constant) {
       const In x = in[0];
@@ -420,15 +430,16 @@ struct BinaryExecutor {
   }
 
   template <typename Op>
-  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, const Datum& a,
-                                             const Datum& b, int64_t n, Op&& op) {
+  static Result<columnar::ColumnPtr> Execute(const columnar::TypePtr& type, ExecutorArg a,
+                                             ExecutorArg b, int64_t n, Op&& op) {
     if constexpr (std::is_same_v<Out, std::string_view>) {
       return ExecuteChecked(type, a, b, n,
                             [&op](A x, B y, StringAppender& out, RowContext&) { op(x, y, out); });
     } else {
       ValidityOut validity(n);
       ExecutorOutput<Out> out(n);
-      if (!validity.AndArg(a) || !validity.AndArg(b)) return out.Finish(type, &validity);
+      if (!validity.AndArg(*a.column, a.constant) || !validity.AndArg(*b.column, b.constant))
+        return out.Finish(type, &validity);
       ExecutorInput<A> left(*a.column);
       ExecutorInput<B> right(*b.column);
       if (a.constant && b.constant) {
@@ -447,11 +458,12 @@ struct BinaryExecutor {
   }
 
   template <typename Op>
-  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, const Datum& a,
-                                                    const Datum& b, int64_t n, Op&& op) {
+  static Result<columnar::ColumnPtr> ExecuteChecked(const columnar::TypePtr& type, ExecutorArg a,
+                                                    ExecutorArg b, int64_t n, Op&& op) {
     ValidityOut validity(n);
     ExecutorOutput<Out> out(n);
-    if (!validity.AndArg(a) || !validity.AndArg(b)) return out.Finish(type, &validity);
+    if (!validity.AndArg(*a.column, a.constant) || !validity.AndArg(*b.column, b.constant))
+      return out.Finish(type, &validity);
     ExecutorInput<A> left(*a.column);
     ExecutorInput<B> right(*b.column);
     Status st;

@@ -51,15 +51,14 @@ void ValidityOut::EnsureBuffer() {
 
 bool ValidityOut::InitFromArgs(std::span<const Datum> args) {
   for (const Datum& d : args) {
-    if (!AndArg(d)) return false;
+    if (!AndArg(*d.column, d.constant)) return false;
   }
   return true;
 }
 
-bool ValidityOut::AndArg(const Datum& arg) {
-  const columnar::Column& c = *arg.column;
+bool ValidityOut::AndArg(const columnar::Column& c, bool constant) {
   if (c.validity == nullptr || c.null_count == 0) return true;
-  if (arg.constant) {
+  if (constant) {
     if (!columnar::GetBit(c.validity->data(), 0)) {
       SetAllNull();
       return false;

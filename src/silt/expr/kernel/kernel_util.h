@@ -38,7 +38,7 @@ class ValidityOut {
   bool InitFromArgs(std::span<const Datum> args);
   // ANDs one argument's validity in (a constant counts for every row).
   // Returns false, with every row null, when it is a null constant.
-  bool AndArg(const Datum& arg);
+  bool AndArg(const columnar::Column& column, bool constant);
   // Starts from a copy of `column`'s validity.
   void InitFromColumn(const columnar::Column& column);
   // Marks a row null.
