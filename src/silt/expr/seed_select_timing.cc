@@ -4,8 +4,9 @@
 // sharing one BindSession, and prints rows/s for both. It asserts nothing
 // about time.
 //
-//   silt_expr_seed_timing [rows] [select|mix|kernels]   (default 1000000,
-//                                                       select and mix)
+//   silt_expr_seed_timing [rows] [select|mix|kernels [expression]]
+//   (default 1000000 rows, select and mix; `kernels` runs the one
+//   expression given, every one without it)
 //
 // Also times the filter + projection mix of bench/expr/run.py, and with
 // `kernels` single element-wise expressions (arithmetic, math, comparison,
@@ -270,9 +271,11 @@ const std::vector<std::string> kKernelExprs = {
 };
 
 // Times each of kKernelExprs alone over every batch, best of `reps`.
-Status TimeKernels(const std::vector<columnar::RecordBatchPtr>& batches, int64_t rows, int reps) {
+Status TimeKernels(const std::vector<columnar::RecordBatchPtr>& batches, int64_t rows, int reps,
+                   const std::string& only) {
   EvalContext ctx;
   for (const std::string& text : kKernelExprs) {
+    if (!only.empty() && text != only) continue;
     SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
     SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(*parsed, batches[0]->schema));
     double best = 0;
@@ -303,7 +306,7 @@ int Main(int argc, char** argv) {
   const std::string only = argc > 2 ? argv[2] : "";
   if (only == "kernels") {
     Result<std::vector<columnar::RecordBatchPtr>> typed = TypedBatches(rows);
-    Status st = typed.ok() ? TimeKernels(*typed, rows, 5) : typed.status();
+    Status st = typed.ok() ? TimeKernels(*typed, rows, 5, argc > 3 ? argv[3] : "") : typed.status();
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.ToString().c_str());
       return 1;
