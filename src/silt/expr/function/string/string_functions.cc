@@ -220,13 +220,13 @@ struct ReverseOp {
     }
   }
 };
-struct RepeatOp {
-  explicit RepeatOp(const ExecArgs& args) : times(args.args[1]) {}
-  void Apply(std::string_view in, int64_t row, std::string* out) const {
-    for (int32_t i = 0; i < times[row]; ++i) out->append(in);
-  }
-  FixedReader<int32_t> times;
-};
+Result<ColumnPtr> RepeatKernel(const KernelInfo& info, const ExecArgs& args) {
+  return BinaryExecutor<std::string_view, int32_t, std::string_view>::Execute(
+      info, args, [](std::string_view in, int32_t times, StringAppender& out) {
+        for (int32_t i = 0; i < times; ++i) out.Append(in);
+      });
+}
+
 // Spark's UTF8String.substringSQL(pos, len).
 struct SubstringOp {
   explicit SubstringOp(const ExecArgs& args)
@@ -269,8 +269,8 @@ Result<BoundNodePtr> BindRepeat(CallSite& site) {
   SILT_RETURN_NOT_OK(CoerceToInt(site, 1));
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   bool nullable = AnyNullable(site.args);
-  return MakeBoundCall(site, DataType::String(), nullable, std::move(site.args),
-                       &StringToStringKernel<RepeatOp>, std::move(sql));
+  return MakeBoundCall(site, DataType::String(), nullable, std::move(site.args), &RepeatKernel,
+                       std::move(sql));
 }
 
 Result<BoundNodePtr> BindSubstring(CallSite& site) {
