@@ -61,6 +61,10 @@
 
 namespace silt::expr {
 
+template <typename Out>
+class ExecutorOutput;
+struct ExecutorLoops;
+
 // An argument: a column of the batch's length, or a constant (one row
 // standing for every row). Converts from a Datum, or from a column that is
 // not constant.
@@ -80,7 +84,7 @@ class RowContext {
   void SetNull() { state_ = State::kNull; }
   // Stops the batch: the executor returns `status` (not OK).
   void Fail(Status status) {
-    status_ = std::move(status);
+    *status_ = std::move(status);
     state_ = State::kFailed;
   }
   // Fail(make_error()) when `fail` (ANSI mode), else SetNull(): the status
@@ -97,26 +101,57 @@ class RowContext {
  private:
   friend struct ExecutorLoops;
   enum class State : uint8_t { kValue, kNull, kFailed };
+  // The status lives outside, so a context whose methods inline stays in
+  // registers.
+  explicit RowContext(Status* status) : status_(status) {}
   int64_t row_ = 0;
   State state_ = State::kValue;
-  Status status_;
+  Status* status_;
 };
 
-// Appends one row's string value to the output's data buffer.
+// Appends one row's string value to the output's data buffer. It keeps the
+// write position and capacity itself (the executor's loop holds it as a
+// local), growing the buffer geometrically.
 class StringAppender {
  public:
-  explicit StringAppender(Buffer* data) : data_(data) {}
-  void Append(std::string_view s) { data_->Append(s.data(), static_cast<int64_t>(s.size())); }
-  void Push(char c) { data_->Append(&c, 1); }
+  void Append(std::string_view s) {
+    const int64_t n = static_cast<int64_t>(s.size());
+    if (size_ + n > capacity_) Grow(n);
+    if (n > 0) std::memcpy(data_ + size_, s.data(), static_cast<size_t>(n));
+    size_ += n;
+  }
+  void Push(char c) {
+    if (size_ + 1 > capacity_) Grow(1);
+    data_[size_++] = c;
+  }
   // Grows the value by `n` bytes and returns them for the op to fill.
   char* Extend(int64_t n) {
-    int64_t at = data_->size();
-    data_->Resize(at + n);
-    return reinterpret_cast<char*>(data_->mutable_data()) + at;
+    if (size_ + n > capacity_) Grow(n);
+    char* at = data_ + size_;
+    size_ += n;
+    return at;
   }
 
  private:
-  Buffer* data_;
+  friend class ExecutorOutput<std::string_view>;
+  friend struct ExecutorLoops;
+  StringAppender(Buffer* buffer, int64_t capacity) : buffer_(buffer) {
+    if (capacity > 0) Grow(capacity);
+  }
+  // The buffer's size is its capacity while the batch runs (Resize zeroes
+  // the new bytes once); Finish shrinks it to what was written.
+  void Grow(int64_t n) {
+    int64_t want = std::max<int64_t>({capacity_ * 2, size_ + n, 256});
+    buffer_->Resize(want);
+    data_ = reinterpret_cast<char*>(buffer_->mutable_data());
+    capacity_ = want;
+  }
+  void Finish() { buffer_->Resize(size_); }
+
+  Buffer* buffer_;
+  char* data_ = nullptr;
+  int64_t size_ = 0;
+  int64_t capacity_ = 0;
 };
 
 // Reads argument values of value type T from a column without a constant
@@ -174,6 +209,13 @@ class ExecutorOutput {
     for (int64_t row = 0; row < n; ++row) dst[row] = f(row);
   }
   void Set(int64_t row, Out v) { writer_.data()[row] = v; }
+  // A raw view for the checked loop (a local pointer, so stores need not
+  // reload it).
+  struct Sink {
+    Out* data;
+    void Set(int64_t row, Out v) const { data[row] = v; }
+  };
+  Sink sink() { return Sink{writer_.data()}; }
   void Repeat(int64_t n, Out v) { std::fill(writer_.data(), writer_.data() + n, v); }
   void RepeatFirst() { Repeat(length_, writer_.data()[0]); }
   columnar::ColumnPtr Finish(const columnar::TypePtr& type, ValidityOut* validity) {
@@ -207,6 +249,13 @@ class ExecutorOutput<bool> {
   void Set(int64_t row, bool v) {
     if (v) columnar::SetBit(writer_.bits(), row);
   }
+  struct Sink {
+    uint8_t* bits;
+    void Set(int64_t row, bool v) const {
+      if (v) columnar::SetBit(bits, row);
+    }
+  };
+  Sink sink() { return Sink{writer_.bits()}; }
   void Repeat(int64_t n, bool v) {
     if (!v) return;
     for (int64_t row = 0; row < n; ++row) columnar::SetBit(writer_.bits(), row);
@@ -224,45 +273,28 @@ class ExecutorOutput<bool> {
 template <>
 class ExecutorOutput<std::string_view> {
  public:
-  // Offsets for `n` rows at once; the data buffer starts at `data_hint`
-  // bytes and grows geometrically.
+  // Offsets for `n` rows at once (all rows empty until written); the data
+  // buffer grows geometrically from `data_hint` bytes.
   explicit ExecutorOutput(int64_t n, int64_t data_hint = 0)
       : length_(n),
         offsets_(std::make_shared<Buffer>()),
         data_(std::make_shared<Buffer>()),
-        appender_(data_.get()) {
+        appender_(data_.get(), data_hint) {
     offsets_->Resize((n + 1) * static_cast<int64_t>(sizeof(int32_t)));
-    offset_data_ = offsets_->mutable_data_as<int32_t>();
-    if (data_hint > 0) data_->Reserve(data_hint);
   }
-  // Starts `row`: rows skipped since the last one get empty values.
-  StringAppender& Begin(int64_t row) {
-    const int32_t end = static_cast<int32_t>(data_->size());
-    for (int64_t r = filled_; r < row; ++r) offset_data_[r + 1] = end;
-    filled_ = row;
-    return appender_;
-  }
-  // Ends the row begun last, keeping (or dropping) what it appended.
-  void Commit(int64_t row) {
-    offset_data_[row + 1] = static_cast<int32_t>(data_->size());
-    filled_ = row + 1;
-  }
-  void Drop(int64_t row) {
-    data_->Resize(offset_data_[row]);
-    offset_data_[row + 1] = offset_data_[row];
-    filled_ = row + 1;
-  }
-  // Every row gets the bytes of row 0 (already committed).
+  int32_t* offsets() { return offsets_->mutable_data_as<int32_t>(); }
+  StringAppender& appender() { return appender_; }
+  // Every row gets the bytes of row 0 (already written).
   void RepeatFirst() {
-    const std::string_view first(reinterpret_cast<const char*>(data_->data()),
-                                 static_cast<size_t>(offset_data_[1]));
+    int32_t* off = offsets();
+    const std::string first(appender_.data_, static_cast<size_t>(off[1]));
     for (int64_t row = 1; row < length_; ++row) {
-      Begin(row).Append(first);
-      Commit(row);
+      appender_.Append(first);
+      off[row + 1] = static_cast<int32_t>(appender_.size_);
     }
   }
   columnar::ColumnPtr Finish(const columnar::TypePtr& type, ValidityOut* validity) {
-    Begin(length_);
+    appender_.Finish();
     auto col = std::make_shared<columnar::Column>();
     col->type = type;
     col->length = length_;
@@ -276,18 +308,25 @@ class ExecutorOutput<std::string_view> {
   int64_t length_;
   BufferPtr offsets_;
   BufferPtr data_;
-  int32_t* offset_data_;
   StringAppender appender_;
-  int64_t filled_ = 0;
 };
 
-// The row loops shared by the executors. `row_op(row, ctx)` computes one
-// row and, for string outputs, appends it to `appender`.
+// The row loops shared by the executors.
 struct ExecutorLoops {
+  // The `len` (<= 64) validity bits at `bits`, returned by value so the
+  // loop's word stays in a register.
+  [[gnu::always_inline]] static uint64_t LoadWord(const uint8_t* bits, int64_t len) {
+    uint64_t word = 0;
+    std::memcpy(&word, bits, static_cast<size_t>((len + 7) / 8));
+    return len < 64 ? word & ((uint64_t{1} << len) - 1) : word;
+  }
+
   // Runs `one(row)` for every valid row (all rows when `bits` is null), a
   // 64-bit validity word at a time. Stops at the first `one` returning false.
+  // Always inlined into its caller, so the caller's row state (the
+  // RowContext, output pointers) stays in registers.
   template <typename One>
-  static bool ForEachValid(const uint8_t* bits, int64_t n, One&& one) {
+  [[gnu::always_inline]] static bool ForEachValid(const uint8_t* bits, int64_t n, One&& one) {
     if (bits == nullptr) {
       for (int64_t row = 0; row < n; ++row) {
         if (!one(row)) return false;
@@ -296,9 +335,7 @@ struct ExecutorLoops {
     }
     for (int64_t base = 0; base < n; base += 64) {
       const int64_t len = std::min<int64_t>(64, n - base);
-      uint64_t word = 0;
-      std::memcpy(&word, bits + base / 8, static_cast<size_t>((len + 7) / 8));
-      if (len < 64) word &= (uint64_t{1} << len) - 1;
+      uint64_t word = LoadWord(bits + base / 8, len);
       const uint64_t full = len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1;
       if (word == full) {
         for (int64_t row = base; row < base + len; ++row) {
@@ -315,27 +352,64 @@ struct ExecutorLoops {
     return true;
   }
 
-  // A checked op over valid rows. `compute(row, ctx)` returns the value (for
-  // a string output: appends it and returns nothing).
+  // A checked op over valid rows: `compute(row, ctx)` returns the row's
+  // value; for a string output `compute(row, appender, ctx)` appends it.
   template <typename Out, typename Compute>
   static Status RunChecked(int64_t n, ValidityOut* validity, ExecutorOutput<Out>* out,
                            Compute&& compute) {
-    RowContext ctx;
+    if constexpr (std::is_same_v<Out, std::string_view>) {
+      return RunString(n, validity, out, compute);
+    } else {
+      return RunFixed(n, validity, out, compute);
+    }
+  }
+
+  // String output: the appender and offsets are locals of the loop; every
+  // row's end offset is written (NULL rows: empty).
+  template <typename Compute>
+  static Status RunString(int64_t n, ValidityOut* validity, ExecutorOutput<std::string_view>* out,
+                          Compute&& compute) {
+    Status status;
+    RowContext ctx(&status);
+    StringAppender appender = out->appender();
+    int32_t* offsets = out->offsets();
     const uint8_t* bits = validity->bits();
+    bool ok = true;
+    for (int64_t row = 0; row < n; ++row) {
+      if (bits == nullptr || columnar::GetBit(bits, row)) {
+        const int64_t start = appender.size_;
+        ctx.row_ = row;
+        compute(row, appender, ctx);
+        if (ctx.state_ != RowContext::State::kValue) {
+          appender.size_ = start;
+          if (ctx.state_ == RowContext::State::kFailed) {
+            ok = false;
+            break;
+          }
+          validity->SetNull(row);
+          ctx.state_ = RowContext::State::kValue;
+        }
+      }
+      offsets[row + 1] = static_cast<int32_t>(appender.size_);
+    }
+    out->appender() = appender;
+    if (!ok) return status;
+    return Status::OK();
+  }
+
+  template <typename Out, typename Compute>
+  static Status RunFixed(int64_t n, ValidityOut* validity, ExecutorOutput<Out>* out,
+                         Compute&& compute) {
+    Status status;
+    RowContext ctx(&status);
+    const uint8_t* bits = validity->bits();
+    const auto sink = out->sink();
     auto one = [&](int64_t row) {
       ctx.row_ = row;
-      if constexpr (std::is_same_v<Out, std::string_view>) {
-        StringAppender& appender = out->Begin(row);
-        compute(row, appender, ctx);
-        if (ctx.state_ == RowContext::State::kValue) {
-          out->Commit(row);
-          return true;
-        }
-        out->Drop(row);
-      } else {
+      {
         Out v = compute(row, ctx);
         if (ctx.state_ == RowContext::State::kValue) {
-          out->Set(row, v);
+          sink.Set(row, v);
           return true;
         }
       }
@@ -344,7 +418,7 @@ struct ExecutorLoops {
       ctx.state_ = RowContext::State::kValue;
       return true;
     };
-    if (!ForEachValid(bits, n, one)) return std::move(ctx.status_);
+    if (!ForEachValid(bits, n, one)) return status;
     return Status::OK();
   }
 };
@@ -391,7 +465,7 @@ struct UnaryExecutor {
       if (a.constant) {
         out.Repeat(n, op(in[0]));
       } else {
-        out.FillAll(n, [&](int64_t row) { return op(in[row]); });
+        out.FillAll(n, [&op, in](int64_t row) { return op(in[row]); });
       }
       return out.Finish(type, &validity);
     }
@@ -406,11 +480,12 @@ struct UnaryExecutor {
     ExecutorInput<In> in(*a.column);
     if (a.constant) {
       const In x = in[0];
-      SILT_RETURN_NOT_OK(ExecuteOnce<Out>(n, &validity, &out,
-                                          [&](int64_t, auto&&... rest) { return op(x, rest...); }));
+      SILT_RETURN_NOT_OK(ExecuteOnce<Out>(
+          n, &validity, &out, [&op, x](int64_t, auto&&... rest) { return op(x, rest...); }));
     } else {
       SILT_RETURN_NOT_OK(ExecutorLoops::RunChecked<Out>(
-          n, &validity, &out, [&](int64_t row, auto&&... rest) { return op(in[row], rest...); }));
+          n, &validity, &out,
+          [&op, in](int64_t row, auto&&... rest) { return op(in[row], rest...); }));
     }
     return out.Finish(type, &validity);
   }
@@ -446,12 +521,12 @@ struct BinaryExecutor {
         out.Repeat(n, op(left[0], right[0]));
       } else if (a.constant) {
         const A x = left[0];
-        out.FillAll(n, [&](int64_t row) { return op(x, right[row]); });
+        out.FillAll(n, [&op, x, right](int64_t row) { return op(x, right[row]); });
       } else if (b.constant) {
         const B y = right[0];
-        out.FillAll(n, [&](int64_t row) { return op(left[row], y); });
+        out.FillAll(n, [&op, left, y](int64_t row) { return op(left[row], y); });
       } else {
-        out.FillAll(n, [&](int64_t row) { return op(left[row], right[row]); });
+        out.FillAll(n, [&op, left, right](int64_t row) { return op(left[row], right[row]); });
       }
       return out.Finish(type, &validity);
     }
@@ -471,21 +546,22 @@ struct BinaryExecutor {
       const A x = left[0];
       const B y = right[0];
       st = ExecuteOnce<Out>(n, &validity, &out,
-                            [&](int64_t, auto&&... rest) { return op(x, y, rest...); });
+                            [&op, x, y](int64_t, auto&&... rest) { return op(x, y, rest...); });
     } else if (a.constant) {
       const A x = left[0];
-      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
-        return op(x, right[row], rest...);
-      });
+      st = ExecutorLoops::RunChecked<Out>(
+          n, &validity, &out,
+          [&op, x, right](int64_t row, auto&&... rest) { return op(x, right[row], rest...); });
     } else if (b.constant) {
       const B y = right[0];
-      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
-        return op(left[row], y, rest...);
-      });
+      st = ExecutorLoops::RunChecked<Out>(
+          n, &validity, &out,
+          [&op, left, y](int64_t row, auto&&... rest) { return op(left[row], y, rest...); });
     } else {
-      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out, [&](int64_t row, auto&&... rest) {
-        return op(left[row], right[row], rest...);
-      });
+      st = ExecutorLoops::RunChecked<Out>(n, &validity, &out,
+                                          [&op, left, right](int64_t row, auto&&... rest) {
+                                            return op(left[row], right[row], rest...);
+                                          });
     }
     SILT_RETURN_NOT_OK(st);
     return out.Finish(type, &validity);
