@@ -179,54 +179,23 @@ using ReaderValue = std::remove_cv_t<decltype(std::declval<const Reader&>()[0])>
 // convert(value, &out) -> Conv for each valid row: kNull and (outside ANSI)
 // kInvalid / kOverflow make the row NULL; under ANSI those two fail naming
 // the row and value.
-//
-// Text input keeps a hand loop writing straight into the output: through
-// the executor, CAST(STRING AS INT) ran ~3% more instructions per row
-// (cachegrind), the parse leaving no room to hide the row context.
-template <typename Out, typename Convert>
-inline Result<ColumnPtr> MapTextToFixed(const CastCtx& c, const Column& in, Convert convert) {
-  const int64_t n = in.length;
-  StringReader reader(in);
-  ValidityOut validity(n);
-  validity.InitFromColumn(in);
-  std::conditional_t<std::is_same_v<Out, bool>, BoolWriter, FixedWriter<Out>> out(n);
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    Out value{};
-    Conv r = convert(reader[row], &value);
-    if (r != Conv::kOk) {
-      if (c.options.ansi && r != Conv::kNull) {
-        return CastFailure(c, row, Describe(c, reader[row]), r);
-      }
-      validity.SetNull(row);
-      continue;
-    }
-    out.Set(row, value);
-  }
-  return out.Finish(c.to, &validity);
-}
-
 template <typename Out, typename Reader, typename Convert>
 inline Result<ColumnPtr> MapToFixed(const CastCtx& c, const Column& in, const Reader&,
                                     Convert convert) {
   using In = ReaderValue<Reader>;
-  if constexpr (std::is_same_v<In, std::string_view>) {
-    return MapTextToFixed<Out>(c, in, convert);
-  } else {
-    const bool ansi = c.options.ansi;
-    return UnaryExecutor<In, Out>::ExecuteChecked(
-        c.to, in, in.length, [&c, ansi, convert](In v, RowContext& ctx) -> Out {
-          Out value{};
-          Conv r = convert(v, &value);
-          if (r == Conv::kOk) return value;
-          if (ansi && r != Conv::kNull) {
-            ctx.Fail(CastFailure(c, ctx.row(), Describe(c, v), r));
-          } else {
-            ctx.SetNull();
-          }
-          return Out();
-        });
-  }
+  const bool ansi = c.options.ansi;
+  return UnaryExecutor<In, Out>::ExecuteChecked(
+      c.to, in, in.length, [&c, ansi, convert](In v, RowContext& ctx) -> Out {
+        Out value{};
+        Conv r = convert(v, &value);
+        if (r == Conv::kOk) return value;
+        if (ansi && r != Conv::kNull) {
+          ctx.Fail(CastFailure(c, ctx.row(), Describe(c, v), r));
+        } else {
+          ctx.SetNull();
+        }
+        return Out();
+      });
 }
 
 template <typename Reader, typename Convert>

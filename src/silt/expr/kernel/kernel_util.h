@@ -42,8 +42,9 @@ class ValidityOut {
   // Starts from a copy of `column`'s validity.
   void InitFromColumn(const columnar::Column& column);
   // Marks a row null.
-  void SetNull(int64_t row) {
-    EnsureBuffer();
+  // Inlined whole (the buffer test too): kernels call it in their loops.
+  [[gnu::always_inline]] void SetNull(int64_t row) {
+    if (bits_ == nullptr) EnsureBuffer();
     columnar::ClearBit(bits_, row);
   }
   void SetAllNull() {
