@@ -4,9 +4,15 @@
 // sharing one BindSession, and prints rows/s for both. It asserts nothing
 // about time.
 //
-//   silt_expr_seed_timing [rows] [select|mix]   (default 1000000, both)
+//   silt_expr_seed_timing [rows] [select|mix|kernels [expression]]
+//   (default 1000000 rows, select and mix; `kernels` runs the one
+//   expression given, every one without it)
 //
-// Also times the filter + projection mix of bench/expr/run.py.
+// Also times the filter + projection mix of bench/expr/run.py, and with
+// `kernels` single element-wise expressions (arithmetic, math, comparison,
+// date parts, hashes, strings, casts) over generated typed columns with 10%
+// nulls, one line each in ns per row of thread CPU time, for comparing two
+// builds of the kernels side by side.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -178,6 +184,116 @@ Result<Timing> TimeMix(const std::vector<columnar::RecordBatchPtr>& batches, boo
   return out;
 }
 
+// The columns of the `kernels` workload: every 10th row NULL in a, x, s.
+Result<std::vector<columnar::RecordBatchPtr>> TypedBatches(int64_t rows) {
+  using columnar::DataType;
+  std::vector<columnar::RecordBatchPtr> out;
+  for (int64_t start = 0; start < rows; start += columnar::kTargetBatchRows) {
+    const int64_t n = std::min(columnar::kTargetBatchRows, rows - start);
+    columnar::ColumnBuilder a(DataType::Int()), b(DataType::Int()), l(DataType::Long()),
+        x(DataType::Double()), y(DataType::Double()), d(DataType::Date()),
+        ts(DataType::Timestamp()), s(DataType::String());
+    for (int64_t row_idx = start; row_idx < start + n; ++row_idx) {
+      const bool null = row_idx % 10 == 3;
+      const int32_t v = static_cast<int32_t>((row_idx * 2654435761u) % 100000) - 50000;
+      if (null) {
+        a.AppendNull();
+        x.AppendNull();
+        s.AppendNull();
+      } else {
+        a.Append<int32_t>(v);
+        x.Append<double>(v * 0.37);
+        s.AppendString(fmt::format(" Device-{} ", v % 977));
+      }
+      b.Append<int32_t>(static_cast<int32_t>(row_idx % 97) - 3);
+      l.Append<int64_t>(row_idx * 1000003);
+      y.Append<double>(1.5 + static_cast<double>(row_idx % 13));
+      d.Append<int32_t>(static_cast<int32_t>(18000 + row_idx % 4000));
+      ts.Append<int64_t>(int64_t{1750000000} * 1000000 + row_idx * 7777777);
+    }
+    auto batch = std::make_shared<columnar::RecordBatch>();
+    batch->schema = DataType::Struct({{"a", DataType::Int(), true},
+                                      {"b", DataType::Int(), false},
+                                      {"l", DataType::Long(), false},
+                                      {"x", DataType::Double(), true},
+                                      {"y", DataType::Double(), false},
+                                      {"d", DataType::Date(), false},
+                                      {"ts", DataType::Timestamp(), false},
+                                      {"s", DataType::String(), true}});
+    batch->num_rows = n;
+    for (columnar::ColumnBuilder* c : {&a, &b, &l, &x, &y, &d, &ts, &s}) {
+      batch->columns.push_back(c->Finish());
+    }
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+const std::vector<std::string> kKernelExprs = {
+    "a + b",
+    "a * 3",
+    "l - l",
+    "x * y",
+    "x + 1.5",
+    "a % 7",
+    "x / y",
+    "a div b",
+    "-a",
+    "abs(x)",
+    "sqrt(y)",
+    "ln(x)",
+    "pow(y, 2)",
+    "floor(x)",
+    "a < b",
+    "x = 1.5",
+    "s = ' Device-5 '",
+    "a & b",
+    "year(d)",
+    "month(d)",
+    "dayofweek(d)",
+    "hour(ts)",
+    "date_add(d, 3)",
+    "datediff(d, d)",
+    "last_day(d)",
+    "weekofyear(d)",
+    "hash(a)",
+    "xxhash64(s)",
+    "md5(s)",
+    "length(s)",
+    "upper(s)",
+    "lower(s)",
+    "trim(s)",
+    "CAST(a AS DOUBLE)",
+    "CAST(x AS INT)",
+    "CAST(a AS STRING)",
+    "CAST(s AS INT)",
+    "hex(l)",
+};
+
+// Times each of kKernelExprs alone over every batch, best of `reps`.
+Status TimeKernels(const std::vector<columnar::RecordBatchPtr>& batches, int64_t rows, int reps,
+                   const std::string& only) {
+  EvalContext ctx;
+  for (const std::string& text : kKernelExprs) {
+    if (!only.empty() && text != only) continue;
+    SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
+    SILT_ASSIGN_OR_RETURN(BoundExpressionPtr bound, Bind(*parsed, batches[0]->schema));
+    double best = 0;
+    for (int rep = 0; rep < reps; ++rep) {
+      const double cpu_begin = ThreadCpuSeconds();
+      for (const columnar::RecordBatchPtr& batch : batches) {
+        SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, bound->Evaluate(*batch, ctx));
+        if (column->length != batch->num_rows) return Status::Internal("wrong length");
+      }
+      const double cpu = ThreadCpuSeconds() - cpu_begin;
+      if (rep == 0 || cpu < best) best = cpu;
+    }
+    std::printf("kernel %-20s %8.2f ns/row\n", text.c_str(),
+                best * 1e9 / static_cast<double>(rows));
+  }
+  return Status::OK();
+}
+
 void Print(const char* what, int64_t rows, const Timing& t, const std::string& extra = "") {
   std::printf("%s: %lld rows%s in %.4f s CPU (%.4f s wall) = %.0f rows/s\n", what,
               static_cast<long long>(rows), extra.c_str(), t.cpu, t.wall,
@@ -188,6 +304,15 @@ int Main(int argc, char** argv) {
   int64_t rows = argc > 1 ? std::atoll(argv[1]) : 1000000;
   if (rows <= 0) rows = 1;
   const std::string only = argc > 2 ? argv[2] : "";
+  if (only == "kernels") {
+    Result<std::vector<columnar::RecordBatchPtr>> typed = TypedBatches(rows);
+    Status st = typed.ok() ? TimeKernels(*typed, rows, 5, argc > 3 ? argv[3] : "") : typed.status();
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s\n", st.ToString().c_str());
+      return 1;
+    }
+    return 0;
+  }
   Result<std::vector<columnar::RecordBatchPtr>> batches = ParsedBatches(rows);
   if (!batches.ok()) {
     std::fprintf(stderr, "%s\n", batches.status().ToString().c_str());

@@ -7,13 +7,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "silt/base/json_writer.h"
 #include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
 #include "silt/expr/value/decimal_util.h"
@@ -158,77 +162,60 @@ inline Status CastFailure(const CastCtx& c, int64_t row, const std::string& valu
                                  c.options.context, "'");
 }
 
-template <typename Reader>
-inline auto Describe(const CastCtx& c, const Reader& reader, int64_t row) {
-  auto v = reader[row];
-  if constexpr (std::is_same_v<decltype(v), int128>) {
+template <typename In>
+inline std::string Describe(const CastCtx& c, In v) {
+  if constexpr (std::is_same_v<In, int128>) {
     return DecimalText(v, c.from.scale());
   } else {
     return ValueText(v);
   }
 }
 
+// The value type a reader yields (the reader only names the input layout:
+// the executor reads the column itself).
+template <typename Reader>
+using ReaderValue = std::remove_cv_t<decltype(std::declval<const Reader&>()[0])>;
+
+// convert(value, &out) -> Conv for each valid row: kNull and (outside ANSI)
+// kInvalid / kOverflow make the row NULL; under ANSI those two fail naming
+// the row and value.
 template <typename Out, typename Reader, typename Convert>
-inline Result<ColumnPtr> MapToFixed(const CastCtx& c, const Column& in, const Reader& reader,
+inline Result<ColumnPtr> MapToFixed(const CastCtx& c, const Column& in, const Reader&,
                                     Convert convert) {
-  int64_t n = in.length;
-  FixedWriter<Out> out(n);
-  ValidityOut validity(n);
-  validity.InitFromColumn(in);
-  Out* data = out.data();
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    Conv r = convert(reader[row], &data[row]);
-    if (r != Conv::kOk) {
-      if (c.options.ansi && r != Conv::kNull)
-        return CastFailure(c, row, Describe(c, reader, row), r);
-      data[row] = Out();
-      validity.SetNull(row);
-    }
-  }
-  return out.Finish(c.to, &validity);
+  using In = ReaderValue<Reader>;
+  const bool ansi = c.options.ansi;
+  return UnaryExecutor<In, Out>::ExecuteChecked(
+      c.to, in, in.length, [&c, ansi, convert](In v, RowContext& ctx) -> Out {
+        Out value{};
+        Conv r = convert(v, &value);
+        if (r == Conv::kOk) return value;
+        if (ansi && r != Conv::kNull) {
+          ctx.Fail(CastFailure(c, ctx.row(), Describe(c, v), r));
+        } else {
+          ctx.SetNull();
+        }
+        return Out();
+      });
 }
 
 template <typename Reader, typename Convert>
 inline Result<ColumnPtr> MapToBool(const CastCtx& c, const Column& in, const Reader& reader,
                                    Convert convert) {
-  int64_t n = in.length;
-  BoolWriter out(n);
-  ValidityOut validity(n);
-  validity.InitFromColumn(in);
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    bool value = false;
-    Conv r = convert(reader[row], &value);
-    if (r != Conv::kOk) {
-      if (c.options.ansi && r != Conv::kNull)
-        return CastFailure(c, row, Describe(c, reader, row), r);
-      validity.SetNull(row);
-      continue;
-    }
-    out.Set(row, value);
-  }
-  return out.Finish(c.to, &validity);
+  return MapToFixed<bool>(c, in, reader, convert);
 }
 
 // Appends text for each valid row; `format(value, &text)` appends to text.
 template <typename Reader, typename Format>
-inline Result<ColumnPtr> MapToString(const CastCtx& c, const Column& in, const Reader& reader,
+inline Result<ColumnPtr> MapToString(const CastCtx& c, const Column& in, const Reader&,
                                      Format format) {
-  int64_t n = in.length;
-  ColumnBuilder builder(c.to);
-  builder.Reserve(n);
+  using In = ReaderValue<Reader>;
   std::string text;
-  for (int64_t row = 0; row < n; ++row) {
-    if (!reader.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    text.clear();
-    format(reader[row], &text);
-    builder.AppendString(text);
-  }
-  return builder.Finish();
+  return UnaryExecutor<In, std::string_view>::Execute(c.to, in, in.length,
+                                                      [&](In v, StringAppender& out) {
+                                                        text.clear();
+                                                        format(v, &text);
+                                                        out.Append(text);
+                                                      });
 }
 
 // Calls f(reader) with the typed reader for a numeric or boolean column.

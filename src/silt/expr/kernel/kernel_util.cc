@@ -51,20 +51,24 @@ void ValidityOut::EnsureBuffer() {
 
 bool ValidityOut::InitFromArgs(std::span<const Datum> args) {
   for (const Datum& d : args) {
-    const columnar::Column& c = *d.column;
-    if (c.validity == nullptr || c.null_count == 0) continue;
-    if (d.constant) {
-      if (!columnar::GetBit(c.validity->data(), 0)) {
-        SetAllNull();
-        return false;
-      }
-      continue;
-    }
-    EnsureBuffer();
-    const uint8_t* src = c.validity->data();
-    int64_t bytes = BitmapBytes(length_);
-    for (int64_t i = 0; i < bytes; ++i) bits_[i] &= src[i];
+    if (!AndArg(*d.column, d.constant)) return false;
   }
+  return true;
+}
+
+bool ValidityOut::AndArg(const columnar::Column& c, bool constant) {
+  if (c.validity == nullptr || c.null_count == 0) return true;
+  if (constant) {
+    if (!columnar::GetBit(c.validity->data(), 0)) {
+      SetAllNull();
+      return false;
+    }
+    return true;
+  }
+  EnsureBuffer();
+  const uint8_t* src = c.validity->data();
+  int64_t bytes = BitmapBytes(length_);
+  for (int64_t i = 0; i < bytes; ++i) bits_[i] &= src[i];
   return true;
 }
 

@@ -36,11 +36,15 @@ class ValidityOut {
   // value for every row). Returns false when some constant argument is null
   // (every row is null).
   bool InitFromArgs(std::span<const Datum> args);
+  // ANDs one argument's validity in (a constant counts for every row).
+  // Returns false, with every row null, when it is a null constant.
+  bool AndArg(const columnar::Column& column, bool constant);
   // Starts from a copy of `column`'s validity.
   void InitFromColumn(const columnar::Column& column);
   // Marks a row null.
-  void SetNull(int64_t row) {
-    EnsureBuffer();
+  // Inlined whole (the buffer test too): kernels call it in their loops.
+  [[gnu::always_inline]] void SetNull(int64_t row) {
+    if (bits_ == nullptr) EnsureBuffer();
     columnar::ClearBit(bits_, row);
   }
   void SetAllNull() {

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
-#include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/value/decimal_util.h"
@@ -56,117 +56,89 @@ T WrapMul(T a, T b) {
 // + - * over one physical type.
 template <typename T, BinaryOp kOp>
 Result<ColumnPtr> ArithmeticKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedReader<T> b(args.args[1]);
-  FixedWriter<T> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* o = out.data();
+  using Exec = BinaryExecutor<T, T, T>;
   if constexpr (std::is_integral_v<T>) {
     if (info.options.ansi) {
-      for (int64_t row = 0; row < n; ++row) {
-        if (!validity.IsValid(row)) continue;
+      return Exec::ExecuteChecked(info, args, [&info](T x, T y, RowContext& ctx) {
         T r;
         bool overflow;
         if constexpr (kOp == BinaryOp::kAdd) {
-          overflow = __builtin_add_overflow(a[row], b[row], &r);
+          overflow = __builtin_add_overflow(x, y, &r);
         } else if constexpr (kOp == BinaryOp::kSubtract) {
-          overflow = __builtin_sub_overflow(a[row], b[row], &r);
+          overflow = __builtin_sub_overflow(x, y, &r);
         } else {
-          overflow = __builtin_mul_overflow(a[row], b[row], &r);
+          overflow = __builtin_mul_overflow(x, y, &r);
         }
-        if (overflow) return OverflowError(info, row);
-        o[row] = r;
-      }
-      return out.Finish(info.type, &validity);
+        if (overflow) ctx.Fail(OverflowError(info, ctx.row()));
+        return r;
+      });
     }
-    for (int64_t row = 0; row < n; ++row) {
+    return Exec::Execute(info, args, [](T x, T y) {
       if constexpr (kOp == BinaryOp::kAdd) {
-        o[row] = WrapAdd(a[row], b[row]);
+        return WrapAdd(x, y);
       } else if constexpr (kOp == BinaryOp::kSubtract) {
-        o[row] = WrapSub(a[row], b[row]);
+        return WrapSub(x, y);
       } else {
-        o[row] = WrapMul(a[row], b[row]);
+        return WrapMul(x, y);
       }
-    }
+    });
   } else {
-    for (int64_t row = 0; row < n; ++row) {
+    return Exec::Execute(info, args, [](T x, T y) -> T {
       if constexpr (kOp == BinaryOp::kAdd) {
-        o[row] = a[row] + b[row];
+        return x + y;
       } else if constexpr (kOp == BinaryOp::kSubtract) {
-        o[row] = a[row] - b[row];
+        return x - y;
       } else {
-        o[row] = a[row] * b[row];
+        return x * y;
       }
-    }
+    });
   }
-  return out.Finish(info.type, &validity);
 }
 
 // % for integral and floating types; / for DOUBLE; div for BIGINT.
 template <typename T, BinaryOp kOp>
 Result<ColumnPtr> DivisionKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedReader<T> b(args.args[1]);
-  FixedWriter<T> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* o = out.data();
   const bool ansi = info.options.ansi;
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    T x = a[row];
-    T y = b[row];
-    if (y == 0) {
-      if (ansi) return DivideByZeroError(info, row);
-      validity.SetNull(row);
-      continue;
-    }
-    if constexpr (std::is_integral_v<T>) {
-      if (y == -1) {
-        // MIN / -1 overflows; Java wraps (MIN div -1 = MIN, MIN % -1 = 0).
-        if constexpr (kOp == BinaryOp::kIntegralDivide) {
-          if (ansi && x == std::numeric_limits<T>::min()) return OverflowError(info, row);
-          o[row] = WrapSub(T(0), x);
-        } else {
-          o[row] = 0;
+  return BinaryExecutor<T, T, T>::ExecuteChecked(
+      info, args, [&info, ansi](T x, T y, RowContext& ctx) -> T {
+        if (y == 0) {
+          ctx.FailOrNull(ansi, [&] { return DivideByZeroError(info, ctx.row()); });
+          return 0;
         }
-        continue;
-      }
-      o[row] = kOp == BinaryOp::kIntegralDivide ? static_cast<T>(x / y) : static_cast<T>(x % y);
-    } else {
-      if constexpr (kOp == BinaryOp::kRemainder) {
-        o[row] = std::fmod(x, y);
-      } else {
-        o[row] = x / y;
-      }
-    }
-  }
-  return out.Finish(info.type, &validity);
+        if constexpr (std::is_integral_v<T>) {
+          if (y == -1) {
+            // MIN / -1 overflows; Java wraps (MIN div -1 = MIN, MIN % -1 = 0).
+            if constexpr (kOp == BinaryOp::kIntegralDivide) {
+              if (ansi && x == std::numeric_limits<T>::min()) {
+                ctx.Fail(OverflowError(info, ctx.row()));
+              }
+              return WrapSub(T(0), x);
+            } else {
+              return 0;
+            }
+          }
+          return kOp == BinaryOp::kIntegralDivide ? static_cast<T>(x / y) : static_cast<T>(x % y);
+        } else {
+          if constexpr (kOp == BinaryOp::kRemainder) {
+            return std::fmod(x, y);
+          } else {
+            return x / y;
+          }
+        }
+      });
 }
 
 // Decimal + - * / %: exact in 256 bits, then rounded half up to the result
 // scale. Overflow of the result precision is NULL (ANSI: error).
 template <BinaryOp kOp>
 Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<int128> a(args.args[0]);
-  FixedReader<int128> b(args.args[1]);
-  FixedWriter<int128> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
   const int s1 = info.arg_types[0]->scale();
   const int s2 = info.arg_types[1]->scale();
   const int rp = info.type->precision();
   const int rs = info.type->scale();
   const bool ansi = info.options.ansi;
-  int128* o = out.data();
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    int128 x = a[row];
-    int128 y = b[row];
+  auto op = [&](int128 x, int128 y, RowContext& ctx) -> int128 {
+    int128 result = 0;
     bool ok = false;
     if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSubtract ||
                   kOp == BinaryOp::kRemainder) {
@@ -177,9 +149,8 @@ Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
       MulU256(wy.magnitude, Pow10U256(s - s2), &wy.magnitude);
       if constexpr (kOp == BinaryOp::kRemainder) {
         if (y == 0) {
-          if (ansi) return DivideByZeroError(info, row);
-          validity.SetNull(row);
-          continue;
+          ctx.FailOrNull(ansi, [&] { return DivideByZeroError(info, ctx.row()); });
+          return 0;
         }
         U256 q;
         U256 r;
@@ -188,7 +159,7 @@ Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
         wr.negative = wx.negative && !r.IsZero();  // sign of the dividend, as Java
         wr.magnitude = r;
         WideDecimal rounded = DivPow10HalfUp(wr, s - rs);
-        ok = WideToDecimal(rounded, rp, &o[row]);
+        ok = WideToDecimal(rounded, rp, &result);
       } else {
         if (kOp == BinaryOp::kSubtract) wy.negative = !wy.negative && !wy.magnitude.IsZero();
         WideDecimal sum;
@@ -207,7 +178,7 @@ Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
         // precision adjustment.
         WideDecimal rounded = s > rs ? DivPow10HalfUp(sum, s - rs) : sum;
         if (rs > s) MulU256(rounded.magnitude, Pow10U256(rs - s), &rounded.magnitude);
-        ok = WideToDecimal(rounded, rp, &o[row]);
+        ok = WideToDecimal(rounded, rp, &result);
       }
     } else if constexpr (kOp == BinaryOp::kMultiply) {
       WideDecimal product;
@@ -217,13 +188,12 @@ Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
       int s = s1 + s2;
       WideDecimal rounded = s > rs ? DivPow10HalfUp(product, s - rs) : product;
       if (rs > s) MulU256(rounded.magnitude, Pow10U256(rs - s), &rounded.magnitude);
-      ok = WideToDecimal(rounded, rp, &o[row]);
+      ok = WideToDecimal(rounded, rp, &result);
     } else {
       // x/10^s1 / (y/10^s2) at scale rs = x * 10^(rs - s1 + s2) / y.
       if (y == 0) {
-        if (ansi) return DivideByZeroError(info, row);
-        validity.SetNull(row);
-        continue;
+        ctx.FailOrNull(ansi, [&] { return DivideByZeroError(info, ctx.row()); });
+        return 0;
       }
       int k = rs - s1 + s2;
       U256 num = ToWide(x).magnitude;
@@ -243,102 +213,72 @@ Result<ColumnPtr> DecimalKernel(const KernelInfo& info, const ExecArgs& args) {
         if (!AddU256(r, r, &twice) || CompareU256(twice, den) >= 0) {
           AddU256(q, U256::FromU128(1), &q);
         }
-        WideDecimal result;
-        result.negative = ((x < 0) != (y < 0)) && !q.IsZero();
-        result.magnitude = q;
-        ok = WideToDecimal(result, rp, &o[row]);
+        WideDecimal quotient;
+        quotient.negative = ((x < 0) != (y < 0)) && !q.IsZero();
+        quotient.magnitude = q;
+        ok = WideToDecimal(quotient, rp, &result);
       }
     }
     if (!ok) {
-      if (ansi) return OverflowError(info, row);
-      o[row] = 0;
-      validity.SetNull(row);
+      ctx.FailOrNull(ansi, [&] { return OverflowError(info, ctx.row()); });
     }
-  }
-  return out.Finish(info.type, &validity);
+    return result;
+  };
+  return BinaryExecutor<int128, int128, int128>::ExecuteChecked(info, args, op);
 }
 
 // div over decimals: the truncated quotient as BIGINT. Both operands share
 // one scale (the binder casts them to a common decimal type).
 Result<ColumnPtr> DecimalIntegralDivideKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<int128> a(args.args[0]);
-  FixedReader<int128> b(args.args[1]);
-  FixedWriter<int64_t> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  int64_t* o = out.data();
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    if (b[row] == 0) {
-      if (info.options.ansi) return DivideByZeroError(info, row);
-      validity.SetNull(row);
-      continue;
-    }
-    int128 q = a[row] / b[row];
-    if (info.options.ansi &&
-        (q < std::numeric_limits<int64_t>::min() || q > std::numeric_limits<int64_t>::max())) {
-      return OverflowError(info, row);
-    }
-    o[row] = static_cast<int64_t>(q);
-  }
-  return out.Finish(info.type, &validity);
+  const bool ansi = info.options.ansi;
+  return BinaryExecutor<int128, int128, int64_t>::ExecuteChecked(
+      info, args, [&info, ansi](int128 x, int128 y, RowContext& ctx) -> int64_t {
+        if (y == 0) {
+          ctx.FailOrNull(ansi, [&] { return DivideByZeroError(info, ctx.row()); });
+          return 0;
+        }
+        int128 q = x / y;
+        if (ansi &&
+            (q < std::numeric_limits<int64_t>::min() || q > std::numeric_limits<int64_t>::max())) {
+          ctx.Fail(OverflowError(info, ctx.row()));
+        }
+        return static_cast<int64_t>(q);
+      });
 }
 
 template <typename T>
 Result<ColumnPtr> NegateKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedWriter<T> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* o = out.data();
-  for (int64_t row = 0; row < n; ++row) {
-    if constexpr (std::is_integral_v<T>) {
-      if (info.options.ansi && validity.IsValid(row) && a[row] == std::numeric_limits<T>::min()) {
-        return OverflowError(info, row);
-      }
-      o[row] = WrapSub(T(0), a[row]);
-    } else if constexpr (std::is_same_v<T, int128>) {
-      o[row] = -a[row];  // |decimal| < 10^38 never overflows
-    } else {
-      o[row] = -a[row];
+  using Exec = UnaryExecutor<T, T>;
+  if constexpr (std::is_integral_v<T>) {
+    if (info.options.ansi) {
+      return Exec::ExecuteChecked(info, args, [&info](T x, RowContext& ctx) {
+        if (x == std::numeric_limits<T>::min()) ctx.Fail(OverflowError(info, ctx.row()));
+        return WrapSub(T(0), x);
+      });
     }
+    return Exec::Execute(info, args, [](T x) { return WrapSub(T(0), x); });
+  } else {
+    // |decimal| < 10^38 never overflows.
+    return Exec::Execute(info, args, [](T x) { return static_cast<T>(-x); });
   }
-  return out.Finish(info.type, &validity);
 }
 
 template <typename T, BinaryOp kOp>
 Result<ColumnPtr> BitwiseKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedReader<T> b(args.args[1]);
-  FixedWriter<T> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* o = out.data();
-  for (int64_t row = 0; row < n; ++row) {
+  return BinaryExecutor<T, T, T>::Execute(info, args, [](T x, T y) {
     if constexpr (kOp == BinaryOp::kBitAnd) {
-      o[row] = static_cast<T>(a[row] & b[row]);
+      return static_cast<T>(x & y);
     } else if constexpr (kOp == BinaryOp::kBitOr) {
-      o[row] = static_cast<T>(a[row] | b[row]);
+      return static_cast<T>(x | y);
     } else {
-      o[row] = static_cast<T>(a[row] ^ b[row]);
+      return static_cast<T>(x ^ y);
     }
-  }
-  return out.Finish(info.type, &validity);
+  });
 }
 
 template <typename T>
 Result<ColumnPtr> BitNotKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedWriter<T> out(n);
-  ValidityOut validity(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* o = out.data();
-  for (int64_t row = 0; row < n; ++row) o[row] = static_cast<T>(~a[row]);
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<T, T>::Execute(info, args, [](T x) { return static_cast<T>(~x); });
 }
 
 template <BinaryOp kOp>

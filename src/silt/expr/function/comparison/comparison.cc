@@ -10,9 +10,12 @@
 // Also: `a IN (x, y, ...)`, greatest / least, and nullif.
 #include <cmath>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -69,22 +72,24 @@ bool Apply(T a, T b) {
 
 template <typename Reader, Cmp kOp>
 Result<ColumnPtr> CompareKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  Reader a(args.args[0]);
-  Reader b(args.args[1]);
-  BoolWriter out(n);
-  ValidityOut validity(n);
   if constexpr (kOp == Cmp::kNullSafeEq) {
+    // Never NULL: not the null-propagating executor.
+    int64_t n = args.num_rows;
+    Reader a(args.args[0]);
+    Reader b(args.args[1]);
+    BoolWriter out(n);
+    ValidityOut validity(n);
     for (int64_t row = 0; row < n; ++row) {
       bool va = a.IsValid(row);
       bool vb = b.IsValid(row);
       out.Set(row, va && vb ? Apply<kOp>(a[row], b[row]) : (!va && !vb));
     }
     return out.Finish(info.type, &validity);
+  } else {
+    using T = std::decay_t<decltype(std::declval<const Reader&>()[0])>;
+    return BinaryExecutor<T, T, bool>::Execute(info, args,
+                                               [](T x, T y) { return Apply<kOp>(x, y); });
   }
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  for (int64_t row = 0; row < n; ++row) out.Set(row, Apply<kOp>(a[row], b[row]));
-  return out.Finish(info.type, &validity);
 }
 
 // Both operands of NULL type.

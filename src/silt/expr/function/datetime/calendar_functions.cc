@@ -5,11 +5,13 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/function/datetime/datetime_args.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -20,7 +22,6 @@ namespace silt::expr {
 
 namespace {
 
-using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::kMicrosPerDay;
 using columnar::kMicrosPerSecond;
@@ -79,29 +80,20 @@ class DateTruncKernel final : public Kernel {
  public:
   explicit DateTruncKernel(TimeZonePtr zone) : zone_(std::move(zone)) {}
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
-    const int64_t n = args.num_rows;
-    StringReader unit_in(args.args[0]);
-    FixedReader<int64_t> in(args.args[1]);
-    ValidityOut validity(n);
-    FixedWriter<int64_t> out(n);
-    if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
     std::string_view last_text;
     Unit unit = Unit::kNone;
     bool have_unit = false;
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      if (!have_unit || unit_in[row] != last_text) {
-        last_text = unit_in[row];
+    auto op = [&](std::string_view unit_text, int64_t ts, RowContext& ctx) -> int64_t {
+      if (!have_unit || unit_text != last_text) {
+        last_text = unit_text;
         unit = ParseUnit(last_text, false);
         have_unit = true;
       }
-      int64_t ts = in[row];
-      int64_t r = ts;
       switch (unit) {
-        case Unit::kNone: validity.SetNull(row); continue;
-        case Unit::kMicro: break;
-        case Unit::kMilli: r = ts - (ts - FloorDiv(ts, 1000) * 1000); break;
-        case Unit::kSecond: r = FloorDiv(ts, kMicrosPerSecond) * kMicrosPerSecond; break;
+        case Unit::kNone: ctx.SetNull(); return 0;
+        case Unit::kMicro: return ts;
+        case Unit::kMilli: return ts - (ts - FloorDiv(ts, 1000) * 1000);
+        case Unit::kSecond: return FloorDiv(ts, kMicrosPerSecond) * kMicrosPerSecond;
         case Unit::kMinute:
         case Unit::kHour: {
           // Truncate the local time, then back to UTC (zones with
@@ -110,20 +102,17 @@ class DateTruncKernel final : public Kernel {
           int64_t unit_micros =
               unit == Unit::kMinute ? 60 * kMicrosPerSecond : 3600 * kMicrosPerSecond;
           int64_t local_trunc = FloorDiv(local, unit_micros) * unit_micros;
-          r = ts - (local - local_trunc);
-          break;
+          return ts - (local - local_trunc);
         }
         default: {
           int64_t local = zone_->UtcToLocal(ts);
           int32_t days = columnar::DaysFromMicros(local);
           int32_t t = unit == Unit::kDay ? days : TruncDays(days, unit);
-          r = zone_->LocalToUtc(int64_t{t} * kMicrosPerDay);
-          break;
+          return zone_->LocalToUtc(int64_t{t} * kMicrosPerDay);
         }
       }
-      out.Set(row, r);
-    }
-    return out.Finish(info.type, &validity);
+    };
+    return BinaryExecutor<std::string_view, int64_t, int64_t>::ExecuteChecked(info, args, op);
   }
 
  private:
@@ -142,22 +131,12 @@ Result<BoundNodePtr> BindDateTrunc(CallSite& site) {
 
 // trunc(date, unit).
 Result<ColumnPtr> TruncKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int32_t> in(args.args[0]);
-  StringReader unit_in(args.args[1]);
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    Unit unit = ParseUnit(unit_in[row], true);
-    if (unit == Unit::kNone) {
-      validity.SetNull(row);
-      continue;
-    }
-    out.Set(row, TruncDays(in[row], unit));
-  }
-  return out.Finish(info.type, &validity);
+  return BinaryExecutor<int32_t, std::string_view, int32_t>::ExecuteChecked(
+      info, args, [](int32_t days, std::string_view unit_text, RowContext& ctx) {
+        Unit unit = ParseUnit(unit_text, true);
+        if (unit == Unit::kNone) ctx.SetNull();
+        return TruncDays(days, unit);
+      });
 }
 
 Result<BoundNodePtr> BindTrunc(CallSite& site) {
@@ -171,21 +150,14 @@ Result<BoundNodePtr> BindTrunc(CallSite& site) {
 
 // weekofyear(date): the ISO-8601 week number.
 Result<ColumnPtr> WeekOfYearKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int32_t> in(args.args[0]);
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  validity.InitFromArgs(args.args);
-  for (int64_t row = 0; row < n; ++row) {
-    int32_t days = in[row];
+  return UnaryExecutor<int32_t, int32_t>::Execute(info, args, [](int32_t days) {
     // The Thursday of this ISO week decides its year.
     int32_t dow = static_cast<int32_t>(((int64_t{days} % 7) + 7 + 3) % 7);  // Monday = 0
     int32_t thursday = days - dow + 3;
     columnar::CivilDate c = columnar::CivilFromDays(thursday);
     int32_t jan1 = columnar::DaysFromCivil(c.year, 1, 1);
-    out.Set(row, (thursday - jan1) / 7 + 1);
-  }
-  return out.Finish(info.type, &validity);
+    return (thursday - jan1) / 7 + 1;
+  });
 }
 
 Result<BoundNodePtr> BindWeekOfYear(CallSite& site) {
@@ -205,21 +177,15 @@ int DaysInMonth(int64_t y, int m) {
 
 // add_months(date, n): the day is clamped to the target month's length.
 Result<ColumnPtr> AddMonthsKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int32_t> in(args.args[0]);
-  FixedReader<int32_t> months(args.args[1]);
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  validity.InitFromArgs(args.args);
-  for (int64_t row = 0; row < n; ++row) {
-    columnar::CivilDate c = columnar::CivilFromDays(in[row]);
-    int64_t total = int64_t{c.year} * 12 + (c.month - 1) + months[row];
-    int64_t year = FloorDiv(total, 12);
-    int month = static_cast<int>(total - year * 12) + 1;
-    int day = std::min<int>(c.day, DaysInMonth(year, month));
-    out.Set(row, columnar::DaysFromCivil(static_cast<int32_t>(year), month, day));
-  }
-  return out.Finish(info.type, &validity);
+  return BinaryExecutor<int32_t, int32_t, int32_t>::Execute(
+      info, args, [](int32_t days, int32_t months) {
+        columnar::CivilDate c = columnar::CivilFromDays(days);
+        int64_t total = int64_t{c.year} * 12 + (c.month - 1) + months;
+        int64_t year = FloorDiv(total, 12);
+        int month = static_cast<int>(total - year * 12) + 1;
+        int day = std::min<int>(c.day, DaysInMonth(year, month));
+        return columnar::DaysFromCivil(static_cast<int32_t>(year), month, day);
+      });
 }
 
 Result<BoundNodePtr> BindAddMonths(CallSite& site) {
@@ -238,16 +204,10 @@ Result<BoundNodePtr> BindAddMonths(CallSite& site) {
 
 // last_day(date).
 Result<ColumnPtr> LastDayKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int32_t> in(args.args[0]);
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  validity.InitFromArgs(args.args);
-  for (int64_t row = 0; row < n; ++row) {
-    columnar::CivilDate c = columnar::CivilFromDays(in[row]);
-    out.Set(row, columnar::DaysFromCivil(c.year, c.month, DaysInMonth(c.year, c.month)));
-  }
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<int32_t, int32_t>::Execute(info, args, [](int32_t days) {
+    columnar::CivilDate c = columnar::CivilFromDays(days);
+    return columnar::DaysFromCivil(c.year, c.month, DaysInMonth(c.year, c.month));
+  });
 }
 
 Result<BoundNodePtr> BindLastDay(CallSite& site) {
@@ -325,28 +285,23 @@ template <bool kFromUtc>
 class UtcShiftKernel final : public Kernel {
  public:
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
-    const int64_t n = args.num_rows;
-    FixedReader<int64_t> in(args.args[0]);
-    StringReader zone_in(args.args[1]);
-    ValidityOut validity(n);
-    FixedWriter<int64_t> out(n);
-    if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      std::string_view name = zone_in[row];
+    auto op = [&](int64_t ts, std::string_view name, RowContext& ctx) -> int64_t {
       if (zone_ == nullptr || name != zone_->name()) {
         Result<TimeZonePtr> zone = TimeZone::Load(name);
         if (!zone.ok()) {
-          if (info.options.ansi) return zone.status().WithContextParts("in '", info.sql, "'");
+          if (info.options.ansi) {
+            ctx.Fail(zone.status().WithContextParts("in '", info.sql, "'"));
+          } else {
+            ctx.SetNull();
+          }
           zone_ = nullptr;
-          validity.SetNull(row);
-          continue;
+          return 0;
         }
         zone_ = *zone;
       }
-      out.Set(row, kFromUtc ? zone_->UtcToLocal(in[row]) : zone_->LocalToUtc(in[row]));
-    }
-    return out.Finish(info.type, &validity);
+      return kFromUtc ? zone_->UtcToLocal(ts) : zone_->LocalToUtc(ts);
+    };
+    return BinaryExecutor<int64_t, std::string_view, int64_t>::ExecuteChecked(info, args, op);
   }
 
  private:

@@ -9,9 +9,13 @@
 // DateTimeFormat; non-matching text is NULL (ANSI: an error). Zone-less text
 // is in the session time zone. current_timestamp() is fixed per batch (the
 // EvalContext's value), as Spark fixes it per micro-batch.
+#include <optional>
+#include <string_view>
+
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/function/datetime/datetime_format.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -31,41 +35,31 @@ class ParseWithFormatKernel final : public Kernel {
       : format_(std::move(format)), to_date_(to_date) {}
 
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
-    int64_t n = args.num_rows;
-    StringReader in(args.args[0]);
-    ValidityOut validity(n);
-    validity.InitFromArgs(args.args);
     const TimeZonePtr zone = SessionTimeZone(info.options);
-    auto parse = [&](std::string_view text) {
-      return ParseInZone(*zone,
-                         [&](int64_t offset) { return format_.ParseTimestamp(text, offset); });
+    auto parse = [&](std::string_view text, RowContext& ctx) -> std::optional<int64_t> {
+      std::optional<int64_t> micros =
+          ParseInZone(*zone, [&](int64_t offset) { return format_.ParseTimestamp(text, offset); });
+      if (!micros) {
+        Status st = Fail(info, text, ctx.row());
+        if (!st.ok()) {
+          ctx.Fail(std::move(st));
+        } else {
+          ctx.SetNull();
+        }
+      }
+      return micros;
     };
     if (to_date_) {
-      FixedWriter<int32_t> out(n);
-      for (int64_t row = 0; row < n; ++row) {
-        if (!validity.IsValid(row)) continue;
-        std::optional<int64_t> micros = parse(in[row]);
-        if (!micros) {
-          SILT_RETURN_NOT_OK(Fail(info, in[row], row));
-          validity.SetNull(row);
-          continue;
-        }
-        out.Set(row, columnar::DaysFromMicros(zone->UtcToLocal(*micros)));
-      }
-      return out.Finish(info.type, &validity);
+      return UnaryExecutor<std::string_view, int32_t>::ExecuteChecked(
+          info, args, [&](std::string_view text, RowContext& ctx) -> int32_t {
+            std::optional<int64_t> micros = parse(text, ctx);
+            return micros ? columnar::DaysFromMicros(zone->UtcToLocal(*micros)) : 0;
+          });
     }
-    FixedWriter<int64_t> out(n);
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      std::optional<int64_t> micros = parse(in[row]);
-      if (!micros) {
-        SILT_RETURN_NOT_OK(Fail(info, in[row], row));
-        validity.SetNull(row);
-        continue;
-      }
-      out.Set(row, *micros);
-    }
-    return out.Finish(info.type, &validity);
+    return UnaryExecutor<std::string_view, int64_t>::ExecuteChecked(
+        info, args, [&](std::string_view text, RowContext& ctx) -> int64_t {
+          return parse(text, ctx).value_or(0);
+        });
   }
 
  private:
@@ -189,34 +183,30 @@ int32_t DatePart(int32_t days) {
 
 template <Part kPart>
 Result<ColumnPtr> PartKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  int32_t* dst = out.data();
   if constexpr (IsTimePart(kPart)) {
-    FixedReader<int64_t> in(args.args[0]);
     const TimeZonePtr zone = SessionTimeZone(info.options);
-    const bool fixed = zone->is_fixed();
-    const int64_t offset = fixed ? int64_t{zone->fixed_offset_seconds()} * 1000000 : 0;
-    for (int64_t row = 0; row < n; ++row) {
-      // Wrapping add as before for fixed zones; the zone's rules otherwise.
-      int64_t local =
-          fixed
-              ? static_cast<int64_t>(static_cast<uint64_t>(in[row]) + static_cast<uint64_t>(offset))
-              : zone->UtcToLocal(in[row]);
+    auto part = [](int64_t local) {
       int64_t in_day = local % columnar::kMicrosPerDay;
       if (in_day < 0) in_day += columnar::kMicrosPerDay;
       int64_t seconds = in_day / 1000000;
-      dst[row] = static_cast<int32_t>(kPart == Part::kHour     ? seconds / 3600
-                                      : kPart == Part::kMinute ? (seconds / 60) % 60
-                                                               : seconds % 60);
+      return static_cast<int32_t>(kPart == Part::kHour     ? seconds / 3600
+                                  : kPart == Part::kMinute ? (seconds / 60) % 60
+                                                           : seconds % 60);
+    };
+    using Exec = UnaryExecutor<int64_t, int32_t>;
+    if (zone->is_fixed()) {
+      // Wrapping add as before for fixed zones; the zone's rules otherwise.
+      const uint64_t offset =
+          static_cast<uint64_t>(int64_t{zone->fixed_offset_seconds()} * 1000000);
+      return Exec::Execute(info, args, [part, offset](int64_t ts) {
+        return part(static_cast<int64_t>(static_cast<uint64_t>(ts) + offset));
+      });
     }
+    return Exec::Execute(info, args, [&](int64_t ts) { return part(zone->UtcToLocal(ts)); });
   } else {
-    FixedReader<int32_t> in(args.args[0]);
-    for (int64_t row = 0; row < n; ++row) dst[row] = DatePart<kPart>(in[row]);
+    return UnaryExecutor<int32_t, int32_t>::Execute(
+        info, args, [](int32_t days) { return DatePart<kPart>(days); });
   }
-  return out.Finish(info.type, &validity);
 }
 
 Status CoerceTo(CallSite& site, size_t index, const TypePtr& to, std::string_view expected) {
@@ -249,19 +239,11 @@ Result<BoundNodePtr> BindPart(CallSite& site) {
 // datediff(end, start): days between (kSign 0).
 template <int kSign>
 Result<ColumnPtr> DayArithmeticKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int32_t> a(args.args[0]);
-  FixedReader<int32_t> b(args.args[1]);
-  ValidityOut validity(n);
-  FixedWriter<int32_t> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  int32_t* dst = out.data();
-  for (int64_t row = 0; row < n; ++row) {
+  return BinaryExecutor<int32_t, int32_t, int32_t>::Execute(info, args, [](int32_t a, int32_t b) {
     // Wrapping int arithmetic, as Spark's non-ANSI date_add.
-    int64_t v = kSign == 0 ? int64_t{a[row]} - b[row] : int64_t{a[row]} + kSign * int64_t{b[row]};
-    dst[row] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
-  }
-  return out.Finish(info.type, &validity);
+    int64_t v = kSign == 0 ? int64_t{a} - b : int64_t{a} + kSign * int64_t{b};
+    return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+  });
 }
 
 template <int kSign>

@@ -11,6 +11,7 @@
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/function/datetime/datetime_args.h"
 #include "silt/expr/function/datetime/datetime_format.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -21,7 +22,6 @@ namespace silt::expr {
 
 namespace {
 
-using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::kMicrosPerDay;
 using columnar::kMicrosPerSecond;
@@ -47,36 +47,23 @@ class FormatKernel final : public Kernel {
   FormatKernel(std::optional<DateTimeFormat> format, TimeZonePtr zone, bool seconds)
       : format_(std::move(format)), zone_(std::move(zone)), seconds_(seconds) {}
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
-    const int64_t n = args.num_rows;
-    FixedReader<int64_t> in(args.args[0]);
-    ValidityOut validity(n);
-    ColumnBuilder builder(info.type);
-    builder.Reserve(n);
-    if (!validity.InitFromArgs(args.args.subspan(0, 1)) || !format_) {
-      builder.AppendNulls(n);
-      return builder.Finish();
-    }
+    if (!format_) return NullColumn(info.type, args.num_rows);
     std::string text;
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) {
-        builder.AppendNull();
-        continue;
-      }
-      int64_t micros = in[row];
+    auto op = [&](int64_t micros, StringAppender& out, RowContext& ctx) {
       if (seconds_) {
         if (micros > std::numeric_limits<int64_t>::max() / kMicrosPerSecond ||
             micros < std::numeric_limits<int64_t>::min() / kMicrosPerSecond) {
-          builder.AppendNull();
-          continue;
+          ctx.SetNull();
+          return;
         }
         micros *= kMicrosPerSecond;
       }
       int32_t offset = zone_->OffsetSecondsAt(micros);
       text.clear();
       format_->Format(micros + int64_t{offset} * kMicrosPerSecond, offset, &text);
-      builder.AppendString(text);
-    }
-    return builder.Finish();
+      out.Append(text);
+    };
+    return UnaryExecutor<int64_t, std::string_view>::ExecuteChecked(info, args, op);
   }
 
  private:
@@ -127,62 +114,51 @@ class UnixTimestampKernel final : public Kernel {
       : format_(std::move(format)), zone_(std::move(zone)) {}
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     const int64_t n = args.num_rows;
-    ValidityOut validity(n);
-    FixedWriter<int64_t> out(n);
     if (args.args.empty()) {
+      ValidityOut validity(n);
+      FixedWriter<int64_t> out(n);
       for (int64_t row = 0; row < n; ++row) {
         out.Set(row, FloorDiv(args.eval->current_timestamp_micros, kMicrosPerSecond));
       }
       return out.Finish(info.type, &validity);
     }
-    if (!validity.InitFromArgs(args.args.subspan(0, 1))) return out.Finish(info.type, &validity);
     switch (info.arg_types[0]->id()) {
       case TypeId::kTimestamp:
-      case TypeId::kTimestampNtz: {
-        FixedReader<int64_t> in(args.args[0]);
+      case TypeId::kTimestampNtz:
         // Spark divides with truncation (1969-12-31 23:59:59.5 gives 0).
-        for (int64_t row = 0; row < n; ++row) out.Set(row, in[row] / kMicrosPerSecond);
-        break;
-      }
-      case TypeId::kDate: {
-        FixedReader<int32_t> in(args.args[0]);
-        for (int64_t row = 0; row < n; ++row) {
-          out.Set(row,
-                  FloorDiv(zone_->LocalToUtc(int64_t{in[row]} * kMicrosPerDay), kMicrosPerSecond));
-        }
-        break;
-      }
-      default: {
-        StringReader in(args.args[0]);
-        if (!format_) {
-          validity.SetAllNull();
-          break;
-        }
-        for (int64_t row = 0; row < n; ++row) {
-          if (!validity.IsValid(row)) continue;
-          std::optional<int64_t> local = format_->ParseTimestamp(in[row], 0);
-          if (!local) {
-            SILT_RETURN_NOT_OK(CheckLegacyParser(*format_, in[row], row, info.sql));
-            if (info.options.ansi) {
-              return Status::InvalidArgument("Cannot parse '", in[row], "' with pattern '",
-                                             format_->pattern(), "' (row ", row, ") in '", info.sql,
-                                             "'");
-            }
-            validity.SetNull(row);
-            continue;
-          }
-          // Text with its own offset parses to UTC directly; zone-less text
-          // is local time in the session zone.
-          std::optional<int64_t> with_offset =
-              format_->ParseTimestamp(in[row], int64_t{1} * kMicrosPerSecond);
-          int64_t utc =
-              (with_offset && *with_offset == *local) ? *local : zone_->LocalToUtc(*local);
-          out.Set(row, utc / kMicrosPerSecond);
-        }
-        break;
-      }
+        return UnaryExecutor<int64_t, int64_t>::Execute(
+            info, args, [](int64_t micros) { return micros / kMicrosPerSecond; });
+      case TypeId::kDate:
+        return UnaryExecutor<int32_t, int64_t>::Execute(info, args, [this](int32_t days) {
+          return FloorDiv(zone_->LocalToUtc(int64_t{days} * kMicrosPerDay), kMicrosPerSecond);
+        });
+      default: break;
     }
-    return out.Finish(info.type, &validity);
+    if (!format_) return NullColumn(info.type, n);
+    auto op = [&](std::string_view text, RowContext& ctx) -> int64_t {
+      std::optional<int64_t> local = format_->ParseTimestamp(text, 0);
+      if (!local) {
+        Status st = CheckLegacyParser(*format_, text, ctx.row(), info.sql);
+        if (st.ok() && info.options.ansi) {
+          st = Status::InvalidArgument("Cannot parse '", text, "' with pattern '",
+                                       format_->pattern(), "' (row ", ctx.row(), ") in '", info.sql,
+                                       "'");
+        }
+        if (!st.ok()) {
+          ctx.Fail(std::move(st));
+        } else {
+          ctx.SetNull();
+        }
+        return 0;
+      }
+      // Text with its own offset parses to UTC directly; zone-less text
+      // is local time in the session zone.
+      std::optional<int64_t> with_offset =
+          format_->ParseTimestamp(text, int64_t{1} * kMicrosPerSecond);
+      int64_t utc = (with_offset && *with_offset == *local) ? *local : zone_->LocalToUtc(*local);
+      return utc / kMicrosPerSecond;
+    };
+    return UnaryExecutor<std::string_view, int64_t>::ExecuteChecked(info, args, op);
   }
 
  private:
@@ -224,39 +200,29 @@ Result<BoundNodePtr> BindUnixTimestamp(CallSite& site) {
 // timestamp_seconds / _millis / _micros: numbers to TIMESTAMP.
 template <int64_t kUnit>
 Result<ColumnPtr> FromEpochKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  ValidityOut validity(n);
-  FixedWriter<int64_t> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
   if (info.arg_types[0]->id() == TypeId::kDouble) {
-    FixedReader<double> in(args.args[0]);
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      double v = in[row];
-      if (!std::isfinite(v)) {
-        validity.SetNull(row);
-        continue;
-      }
-      // Spark: (d * MICROS_PER_SECOND).toLong, which saturates.
-      double m = v * static_cast<double>(kUnit);
-      int64_t r = m >= 9.2233720368547758e18    ? std::numeric_limits<int64_t>::max()
-                  : m <= -9.2233720368547758e18 ? std::numeric_limits<int64_t>::min()
-                                                : static_cast<int64_t>(m);
-      out.Set(row, r);
-    }
-    return out.Finish(info.type, &validity);
+    return UnaryExecutor<double, int64_t>::ExecuteChecked(
+        info, args, [](double v, RowContext& ctx) -> int64_t {
+          if (!std::isfinite(v)) {
+            ctx.SetNull();
+            return 0;
+          }
+          // Spark: (d * MICROS_PER_SECOND).toLong, which saturates.
+          double m = v * static_cast<double>(kUnit);
+          return m >= 9.2233720368547758e18    ? std::numeric_limits<int64_t>::max()
+                 : m <= -9.2233720368547758e18 ? std::numeric_limits<int64_t>::min()
+                                               : static_cast<int64_t>(m);
+        });
   }
-  FixedReader<int64_t> in(args.args[0]);
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    int64_t r;
-    if (__builtin_mul_overflow(in[row], kUnit, &r)) {
-      return Status::InvalidArgument("long overflow converting ", in[row], " (row ", row,
-                                     ") to a timestamp in '", info.sql, "'");
-    }
-    out.Set(row, r);
-  }
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<int64_t, int64_t>::ExecuteChecked(
+      info, args, [&info](int64_t v, RowContext& ctx) {
+        int64_t r;
+        if (__builtin_mul_overflow(v, kUnit, &r)) {
+          ctx.Fail(Status::InvalidArgument("long overflow converting ", v, " (row ", ctx.row(),
+                                           ") to a timestamp in '", info.sql, "'"));
+        }
+        return r;
+      });
 }
 
 template <int64_t kUnit>
@@ -280,13 +246,8 @@ Result<BoundNodePtr> BindFromEpoch(CallSite& site) {
 // unix_seconds / _millis / _micros: TIMESTAMP to BIGINT (floor).
 template <int64_t kUnit>
 Result<ColumnPtr> ToEpochKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  ValidityOut validity(n);
-  FixedWriter<int64_t> out(n);
-  validity.InitFromArgs(args.args);
-  FixedReader<int64_t> in(args.args[0]);
-  for (int64_t row = 0; row < n; ++row) out.Set(row, FloorDiv(in[row], kMicrosPerSecond / kUnit));
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<int64_t, int64_t>::Execute(
+      info, args, [](int64_t micros) { return FloorDiv(micros, kMicrosPerSecond / kUnit); });
 }
 
 template <int64_t kUnit>

@@ -10,8 +10,8 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
-#include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 
@@ -24,10 +24,11 @@ using columnar::ColumnPtr;
 constexpr char kLowerHex[] = "0123456789abcdef";
 constexpr char kUpperHex[] = "0123456789ABCDEF";
 
-void AppendHex(const unsigned char* bytes, size_t n, const char* digits, std::string* out) {
+void AppendHex(const unsigned char* bytes, size_t n, const char* digits, StringAppender& out) {
+  char* dst = out.Extend(static_cast<int64_t>(2 * n));
   for (size_t i = 0; i < n; ++i) {
-    out->push_back(digits[bytes[i] >> 4]);
-    out->push_back(digits[bytes[i] & 0xF]);
+    dst[2 * i] = digits[bytes[i] >> 4];
+    dst[2 * i + 1] = digits[bytes[i] & 0xF];
   }
 }
 
@@ -35,45 +36,37 @@ void AppendHex(const unsigned char* bytes, size_t n, const char* digits, std::st
 // unsupported bit length gives NULL, as in Spark.
 template <int kKind>  // 0 = md5, 1 = sha1, 2 = sha2
 Result<ColumnPtr> DigestKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader in(args.args[0]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  columnar::ColumnBuilder builder(info.type);
-  builder.Reserve(n);
-  std::string hex;
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    const EVP_MD* md = kKind == 0 ? EVP_md5() : EVP_sha1();
-    if constexpr (kKind == 2) {
-      FixedReader<int32_t> bits(args.args[1]);
-      switch (bits[row]) {
-        case 0:
-        case 256: md = EVP_sha256(); break;
-        case 224: md = EVP_sha224(); break;
-        case 384: md = EVP_sha384(); break;
-        case 512: md = EVP_sha512(); break;
-        default: md = nullptr; break;
-      }
-      if (md == nullptr) {
-        builder.AppendNull();
-        continue;
-      }
-    }
-    std::string_view data = in[row];
+  auto digest = [&info](std::string_view data, const EVP_MD* md, StringAppender& out,
+                        RowContext& ctx) {
+    unsigned char bytes[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
-    if (EVP_Digest(data.data(), data.size(), digest, &size, md, nullptr) != 1) {
-      return Status::Internal("OpenSSL digest failed in '", info.sql, "'");
+    if (EVP_Digest(data.data(), data.size(), bytes, &size, md, nullptr) != 1) {
+      ctx.Fail(Status::Internal("OpenSSL digest failed in '", info.sql, "'"));
+      return;
     }
-    hex.clear();
-    AppendHex(digest, size, kLowerHex, &hex);
-    builder.AppendString(hex);
+    AppendHex(bytes, size, kLowerHex, out);
+  };
+  if constexpr (kKind == 2) {
+    return BinaryExecutor<std::string_view, int32_t, std::string_view>::ExecuteChecked(
+        info, args, [&](std::string_view data, int32_t bits, StringAppender& out, RowContext& ctx) {
+          const EVP_MD* md = nullptr;
+          switch (bits) {
+            case 0:
+            case 256: md = EVP_sha256(); break;
+            case 224: md = EVP_sha224(); break;
+            case 384: md = EVP_sha384(); break;
+            case 512: md = EVP_sha512(); break;
+            default: ctx.SetNull(); return;
+          }
+          digest(data, md, out, ctx);
+        });
+  } else {
+    const EVP_MD* md = kKind == 0 ? EVP_md5() : EVP_sha1();
+    return UnaryExecutor<std::string_view, std::string_view>::ExecuteChecked(
+        info, args, [&](std::string_view data, StringAppender& out, RowContext& ctx) {
+          digest(data, md, out, ctx);
+        });
   }
-  return builder.Finish();
 }
 
 Status CoerceBinary(CallSite& site, size_t index) {
@@ -103,48 +96,24 @@ Result<BoundNodePtr> BindDigest(CallSite& site) {
 }
 
 Result<ColumnPtr> HexBytesKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader in(args.args[0]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  columnar::ColumnBuilder builder(info.type);
-  builder.Reserve(n);
-  std::string hex;
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    std::string_view data = in[row];
-    hex.clear();
-    AppendHex(reinterpret_cast<const unsigned char*>(data.data()), data.size(), kUpperHex, &hex);
-    builder.AppendString(hex);
-  }
-  return builder.Finish();
+  return UnaryExecutor<std::string_view, std::string_view>::Execute(
+      info, args, [](std::string_view data, StringAppender& out) {
+        AppendHex(reinterpret_cast<const unsigned char*>(data.data()), data.size(), kUpperHex, out);
+      });
 }
 
 Result<ColumnPtr> HexLongKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<int64_t> in(args.args[0]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  columnar::ColumnBuilder builder(info.type);
-  builder.Reserve(n);
-  char buffer[16];
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    uint64_t v = static_cast<uint64_t>(in[row]);
-    int pos = 16;
-    do {
-      buffer[--pos] = kUpperHex[v & 0xF];
-      v >>= 4;
-    } while (v != 0);
-    builder.AppendString(std::string_view(buffer + pos, static_cast<size_t>(16 - pos)));
-  }
-  return builder.Finish();
+  return UnaryExecutor<int64_t, std::string_view>::Execute(
+      info, args, [](int64_t in, StringAppender& out) {
+        char buffer[16];
+        uint64_t v = static_cast<uint64_t>(in);
+        int pos = 16;
+        do {
+          buffer[--pos] = kUpperHex[v & 0xF];
+          v >>= 4;
+        } while (v != 0);
+        out.Append(std::string_view(buffer + pos, static_cast<size_t>(16 - pos)));
+      });
 }
 
 Result<BoundNodePtr> BindHex(CallSite& site) {
@@ -167,40 +136,29 @@ Result<BoundNodePtr> BindHex(CallSite& site) {
 Result<ColumnPtr> Base64Kernel(const KernelInfo& info, const ExecArgs& args) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const int64_t n = args.num_rows;
-  StringReader in(args.args[0]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  columnar::ColumnBuilder builder(info.type);
-  builder.Reserve(n);
-  std::string out;
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    std::string_view data = in[row];
-    out.clear();
-    size_t i = 0;
-    for (; i + 3 <= data.size(); i += 3) {
-      uint32_t v = (static_cast<uint8_t>(data[i]) << 16) |
-                   (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
-      out.push_back(kAlphabet[(v >> 18) & 63]);
-      out.push_back(kAlphabet[(v >> 12) & 63]);
-      out.push_back(kAlphabet[(v >> 6) & 63]);
-      out.push_back(kAlphabet[v & 63]);
-    }
-    if (i < data.size()) {
-      uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(data[i])) << 16;
-      if (i + 1 < data.size()) v |= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1])) << 8;
-      out.push_back(kAlphabet[(v >> 18) & 63]);
-      out.push_back(kAlphabet[(v >> 12) & 63]);
-      out.push_back(i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=');
-      out.push_back('=');
-    }
-    builder.AppendString(out);
-  }
-  return builder.Finish();
+  return UnaryExecutor<std::string_view, std::string_view>::Execute(
+      info, args, [](std::string_view data, StringAppender& out) {
+        char* dst = out.Extend(static_cast<int64_t>((data.size() + 2) / 3 * 4));
+        size_t i = 0;
+        for (; i + 3 <= data.size(); i += 3) {
+          uint32_t v = (static_cast<uint8_t>(data[i]) << 16) |
+                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
+          *dst++ = kAlphabet[(v >> 18) & 63];
+          *dst++ = kAlphabet[(v >> 12) & 63];
+          *dst++ = kAlphabet[(v >> 6) & 63];
+          *dst++ = kAlphabet[v & 63];
+        }
+        if (i < data.size()) {
+          uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(data[i])) << 16;
+          if (i + 1 < data.size()) {
+            v |= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1])) << 8;
+          }
+          *dst++ = kAlphabet[(v >> 18) & 63];
+          *dst++ = kAlphabet[(v >> 12) & 63];
+          *dst++ = i + 1 < data.size() ? kAlphabet[(v >> 6) & 63] : '=';
+          *dst++ = '=';
+        }
+      });
 }
 
 Result<BoundNodePtr> BindBase64(CallSite& site) {
@@ -215,23 +173,10 @@ Result<BoundNodePtr> BindBase64(CallSite& site) {
 // unbase64(str): java.util.Base64's MIME decoder, as Spark uses it:
 // characters outside the alphabet are skipped and '=' ends the data.
 Result<ColumnPtr> Unbase64Kernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader in(args.args[0]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  columnar::ColumnBuilder builder(info.type);
-  builder.Reserve(n);
-  std::string out;
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) {
-      builder.AppendNull();
-      continue;
-    }
-    out.clear();
+  auto op = [&info](std::string_view text, StringAppender& out, RowContext& ctx) {
     uint32_t acc = 0;
     int bits = 0;
     int in_unit = 0;  // characters of the current 4-character unit
-    std::string_view text = in[row];
     const char* error = nullptr;
     for (size_t i = 0; i < text.size(); ++i) {
       char c = text[i];
@@ -265,17 +210,16 @@ Result<ColumnPtr> Unbase64Kernel(const KernelInfo& info, const ExecArgs& args) {
       bits += 6;
       if (bits >= 8) {
         bits -= 8;
-        out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        out.Push(static_cast<char>((acc >> bits) & 0xFF));
       }
     }
     if (error == nullptr && in_unit == 1) error = "Last unit does not have enough valid bits";
     if (error != nullptr) {
-      return Status::InvalidArgument("unbase64: ", error, " in '", text, "' (row ", row, ") in '",
-                                     info.sql, "'");
+      ctx.Fail(Status::InvalidArgument("unbase64: ", error, " in '", text, "' (row ", ctx.row(),
+                                       ") in '", info.sql, "'"));
     }
-    builder.AppendString(out);
-  }
-  return builder.Finish();
+  };
+  return UnaryExecutor<std::string_view, std::string_view>::ExecuteChecked(info, args, op);
 }
 
 Result<BoundNodePtr> BindUnbase64(CallSite& site) {

@@ -1,6 +1,7 @@
 // Boolean logic with SQL's three-valued semantics: AND, OR, NOT, and the
 // IS [NOT] NULL predicates (never null themselves).
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -50,13 +51,7 @@ Result<ColumnPtr> AndOrKernel(const KernelInfo& info, const ExecArgs& args) {
 }
 
 Result<ColumnPtr> NotKernel(const KernelInfo& info, const ExecArgs& args) {
-  int64_t n = args.num_rows;
-  BoolReader a(args.args[0]);
-  BoolWriter out(n);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  for (int64_t row = 0; row < n; ++row) out.Set(row, !a[row]);
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<bool, bool>::Execute(info, args, [](bool x) { return !x; });
 }
 
 template <bool kIsNull>

@@ -14,8 +14,8 @@
 #include <type_traits>
 
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
-#include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/value/decimal_util.h"
@@ -131,19 +131,15 @@ constexpr bool NullBelowDomain(double x) {
 
 template <Fn kFn>
 Result<ColumnPtr> UnaryKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<double> in(args.args[0]);
-  ValidityOut validity(n);
-  FixedWriter<double> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  double* dst = out.data();
-  for (int64_t row = 0; row < n; ++row) dst[row] = Apply<kFn>(in[row]);
+  using Exec = UnaryExecutor<double, double>;
   if constexpr (kFn == Fn::kLn || kFn == Fn::kLog10 || kFn == Fn::kLog2 || kFn == Fn::kLog1p) {
-    for (int64_t row = 0; row < n; ++row) {
-      if (NullBelowDomain<kFn>(in[row])) validity.SetNull(row);
-    }
+    return Exec::ExecuteChecked(info, args, [](double x, RowContext& ctx) {
+      if (NullBelowDomain<kFn>(x)) ctx.SetNull();
+      return Apply<kFn>(x);
+    });
+  } else {
+    return Exec::Execute(info, args, [](double x) { return Apply<kFn>(x); });
   }
-  return out.Finish(info.type, &validity);
 }
 
 Status CoerceDouble(CallSite& site, size_t index) {
@@ -168,15 +164,8 @@ Result<BoundNodePtr> BindUnary(CallSite& site) {
 }
 
 Result<ColumnPtr> PowKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<double> base(args.args[0]);
-  FixedReader<double> exponent(args.args[1]);
-  ValidityOut validity(n);
-  FixedWriter<double> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  double* dst = out.data();
-  for (int64_t row = 0; row < n; ++row) dst[row] = std::pow(base[row], exponent[row]);
-  return out.Finish(info.type, &validity);
+  return BinaryExecutor<double, double, double>::Execute(
+      info, args, [](double base, double exponent) { return std::pow(base, exponent); });
 }
 
 Result<BoundNodePtr> BindPow(CallSite& site) {
@@ -202,23 +191,15 @@ struct UnsignedOf<__int128> {
 // Math.abs wraps), as Spark's non-ANSI abs does.
 template <typename T>
 Result<ColumnPtr> AbsKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<T> in(args.args[0]);
-  ValidityOut validity(n);
-  FixedWriter<T> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  T* dst = out.data();
-  for (int64_t row = 0; row < n; ++row) {
-    T v = in[row];
+  return UnaryExecutor<T, T>::Execute(info, args, [](T v) -> T {
     if constexpr (std::is_floating_point_v<T>) {
-      dst[row] = std::fabs(v);
+      return std::fabs(v);
     } else {
       using U = typename UnsignedOf<T>::type;
       // Two's complement negation without signed overflow.
-      dst[row] = v < 0 ? static_cast<T>(U{0} - static_cast<U>(v)) : v;
+      return v < 0 ? static_cast<T>(U{0} - static_cast<U>(v)) : v;
     }
-  }
-  return out.Finish(info.type, &validity);
+  });
 }
 
 Result<BoundNodePtr> BindAbs(CallSite& site) {
@@ -346,46 +327,27 @@ class RoundKernel final : public Kernel {
  private:
   template <typename T>
   Result<ColumnPtr> Integral(const KernelInfo& info, const ExecArgs& args) {
-    const int64_t n = args.num_rows;
-    FixedReader<T> in(args.args[0]);
-    ValidityOut validity(n);
-    FixedWriter<T> out(n);
-    validity.InitFromArgs(args.args.subspan(0, 1));
-    for (int64_t row = 0; row < n; ++row) {
-      out.Set(row, RoundIntegral<T>(in[row], s_.scale, s_.half_even));
-    }
-    return out.Finish(info.type, &validity);
+    return UnaryExecutor<T, T>::Execute(info.type, args.args[0], args.num_rows, [this](T v) {
+      return RoundIntegral<T>(v, s_.scale, s_.half_even);
+    });
   }
   template <typename T>
   Result<ColumnPtr> Floating(const KernelInfo& info, const ExecArgs& args) {
-    const int64_t n = args.num_rows;
-    FixedReader<T> in(args.args[0]);
-    ValidityOut validity(n);
-    validity.InitFromArgs(args.args.subspan(0, 1));
-    FixedWriter<T> out(n);
-    for (int64_t row = 0; row < n; ++row) {
-      double v = static_cast<double>(in[row]);
+    return UnaryExecutor<T, T>::Execute(info.type, args.args[0], args.num_rows, [this](T in) {
+      double v = static_cast<double>(in);
       if constexpr (std::is_same_v<T, float>) {
         // Spark rounds a float through its Float.toString text.
         char buf[32];
-        auto res = std::to_chars(buf, buf + sizeof(buf), in[row]);
+        auto res = std::to_chars(buf, buf + sizeof(buf), in);
         v = std::strtod(std::string(buf, res.ptr).c_str(), nullptr);
       }
-      out.Set(row, static_cast<T>(RoundDoubleJava(v, s_.scale, s_.half_even)));
-    }
-    return out.Finish(info.type, &validity);
+      return static_cast<T>(RoundDoubleJava(v, s_.scale, s_.half_even));
+    });
   }
   Result<ColumnPtr> Decimal(const KernelInfo& info, const ExecArgs& args) {
-    const int64_t n = args.num_rows;
-    FixedReader<int128> in(args.args[0]);
-    ValidityOut validity(n);
-    validity.InitFromArgs(args.args.subspan(0, 1));
-    FixedWriter<int128> out(n);
     const int drop = s_.in_scale - std::min<int>(s_.in_scale, s_.scale);
     const int neg = s_.scale < 0 ? -s_.scale : 0;
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      int128 v = in[row];
+    auto op = [&](int128 v, RowContext& ctx) -> int128 {
       int total_drop = s_.scale < 0 ? s_.in_scale + neg : drop;
       if (total_drop > 0) {
         if (total_drop > 38) {
@@ -402,21 +364,19 @@ class RoundKernel final : public Kernel {
         if (s_.scale < 0) {
           if (neg > 38 || DecimalDigits(v) + neg > s_.out_precision) {
             if (v != 0) {
-              validity.SetNull(row);
-              continue;
+              ctx.SetNull();
+              return 0;
             }
           } else {
             v *= Pow10(neg);
           }
         }
       }
-      if (!FitsPrecision(v, s_.out_precision)) {
-        validity.SetNull(row);
-        continue;
-      }
-      out.Set(row, v);
-    }
-    return out.Finish(info.type, &validity);
+      if (!FitsPrecision(v, s_.out_precision)) ctx.SetNull();
+      return v;
+    };
+    return UnaryExecutor<int128, int128>::ExecuteChecked(info.type, args.args[0], args.num_rows,
+                                                         op);
   }
   RoundState s_;
 };
@@ -471,46 +431,27 @@ Result<BoundNodePtr> BindRound(CallSite& site) {
 // saturating toLong), DECIMAL(p - s + 1, 0) for decimals.
 template <bool kCeil>
 Result<ColumnPtr> FloorCeilKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
   const TypeId in = info.arg_types[0]->id();
   if (in == TypeId::kDecimal) {
-    FixedReader<int128> src(args.args[0]);
-    FixedWriter<int128> out(n);
-    int128 unit = Pow10(info.arg_types[0]->scale());
-    for (int64_t row = 0; row < n; ++row) {
-      int128 v = src[row];
+    const int128 unit = Pow10(info.arg_types[0]->scale());
+    return UnaryExecutor<int128, int128>::Execute(info, args, [unit](int128 v) {
       int128 q = v / unit;
       int128 r = v % unit;
       if (kCeil && r > 0) ++q;
       if (!kCeil && r < 0) --q;
-      out.Set(row, q);
-    }
-    return out.Finish(info.type, &validity);
+      return q;
+    });
   }
-  FixedWriter<int64_t> out(n);
   if (in == TypeId::kDouble) {
-    FixedReader<double> src(args.args[0]);
-    for (int64_t row = 0; row < n; ++row) {
-      double v = kCeil ? std::ceil(src[row]) : std::floor(src[row]);
-      int64_t r;
-      if (std::isnan(v)) {
-        r = 0;
-      } else if (v >= 9.2233720368547758e18) {
-        r = std::numeric_limits<int64_t>::max();
-      } else if (v <= -9.2233720368547758e18) {
-        r = std::numeric_limits<int64_t>::min();
-      } else {
-        r = static_cast<int64_t>(v);
-      }
-      out.Set(row, r);
-    }
-  } else {
-    FixedReader<int64_t> src(args.args[0]);
-    for (int64_t row = 0; row < n; ++row) out.Set(row, src[row]);
+    return UnaryExecutor<double, int64_t>::Execute(info, args, [](double x) -> int64_t {
+      double v = kCeil ? std::ceil(x) : std::floor(x);
+      if (std::isnan(v)) return 0;
+      if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+      if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+      return static_cast<int64_t>(v);
+    });
   }
-  return out.Finish(info.type, &validity);
+  return UnaryExecutor<int64_t, int64_t>::Execute(info, args, [](int64_t v) { return v; });
 }
 
 template <bool kCeil>
@@ -537,38 +478,27 @@ Result<BoundNodePtr> BindFloorCeil(CallSite& site) {
 // pmod(a, b): the positive remainder; NULL when b is 0.
 template <typename T>
 Result<ColumnPtr> PmodKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  FixedReader<T> a(args.args[0]);
-  FixedReader<T> b(args.args[1]);
-  ValidityOut validity(n);
-  FixedWriter<T> out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  for (int64_t row = 0; row < n; ++row) {
-    if (!validity.IsValid(row)) continue;
-    T x = a[row];
-    T y = b[row];
-    if (y == 0) {
-      if (info.options.ansi) {
-        return Status::InvalidArgument("Division by zero (row ", row, ") in '", info.sql, "'");
-      }
-      validity.SetNull(row);
-      continue;
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-      T r = std::fmod(x, y);
-      if (r < 0) r = std::fmod(r + y, y);
-      out.Set(row, r);
-    } else {
-      if (y == -1) {
-        out.Set(row, 0);
-        continue;
-      }
-      T r = static_cast<T>(x % y);
-      if (r < 0) r = static_cast<T>((r + y) % y);
-      out.Set(row, r);
-    }
-  }
-  return out.Finish(info.type, &validity);
+  const bool ansi = info.options.ansi;
+  return BinaryExecutor<T, T, T>::ExecuteChecked(
+      info, args, [&info, ansi](T x, T y, RowContext& ctx) -> T {
+        if (y == 0) {
+          ctx.FailOrNull(ansi, [&] {
+            return Status::InvalidArgument("Division by zero (row ", ctx.row(), ") in '", info.sql,
+                                           "'");
+          });
+          return 0;
+        }
+        if constexpr (std::is_floating_point_v<T>) {
+          T r = std::fmod(x, y);
+          if (r < 0) r = std::fmod(r + y, y);
+          return r;
+        } else {
+          if (y == -1) return 0;
+          T r = static_cast<T>(x % y);
+          if (r < 0) r = static_cast<T>((r + y) % y);
+          return r;
+        }
+      });
 }
 
 Result<BoundNodePtr> BindPmod(CallSite& site) {

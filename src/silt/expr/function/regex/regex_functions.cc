@@ -18,6 +18,7 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -83,19 +84,15 @@ Status CheckConstantPattern(CallSite& site, size_t index) {
 class RlikeKernel final : public Kernel {
  public:
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
-    const int64_t n = args.num_rows;
-    StringReader text(args.args[0]);
-    StringReader pattern(args.args[1]);
-    ValidityOut validity(n);
-    BoolWriter out(n);
-    if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-    for (int64_t row = 0; row < n; ++row) {
-      if (!validity.IsValid(row)) continue;
-      SILT_ASSIGN_OR_RETURN(const RE2* re, cache_.Get(pattern[row], info.sql));
-      std::string_view t = text[row];
-      out.Set(row, RE2::PartialMatch(re2::StringPiece(t.data(), t.size()), *re));
-    }
-    return out.Finish(info.type, &validity);
+    return BinaryExecutor<std::string_view, std::string_view, bool>::ExecuteChecked(
+        info, args, [&](std::string_view t, std::string_view pattern, RowContext& ctx) {
+          Result<const RE2*> re = cache_.Get(pattern, info.sql);
+          if (!re.ok()) {
+            ctx.Fail(re.status());
+            return false;
+          }
+          return RE2::PartialMatch(re2::StringPiece(t.data(), t.size()), **re);
+        });
   }
 
  private:

@@ -22,6 +22,7 @@
 #include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/kernel/executor.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -143,15 +144,14 @@ locale_t Utf8Locale() {
 }
 
 template <bool kUpper>
-void MapCase(std::string_view in, std::string* out) {
+void MapCase(std::string_view in, StringAppender& out, std::string* scratch) {
   bool ascii = std::all_of(in.begin(), in.end(), [](char c) { return (c & 0x80) == 0; });
   if (ascii || Utf8Locale() == static_cast<locale_t>(nullptr)) {
-    out->resize(in.size());
-    std::transform(in.begin(), in.end(), out->begin(),
+    std::transform(in.begin(), in.end(), out.Extend(static_cast<int64_t>(in.size())),
                    [](char c) { return kUpper ? AsciiUpper(c) : AsciiLower(c); });
     return;
   }
-  out->clear();
+  scratch->clear();
   size_t pos = 0;
   while (pos < in.size()) {
     unsigned char lead = static_cast<unsigned char>(in[pos]);
@@ -160,30 +160,42 @@ void MapCase(std::string_view in, std::string* out) {
     for (size_t k = 1; k < width; ++k)
       cp = (cp << 6) | (static_cast<unsigned char>(in[pos + k]) & 0x3F);
     if (width == 1 && lead >= 0x80) {
-      out->push_back(static_cast<char>(lead));  // a stray byte passes through
+      scratch->push_back(static_cast<char>(lead));  // a stray byte passes through
     } else if (kUpper && cp == 0xDF) {
-      out->append("SS");
+      scratch->append("SS");
     } else {
       wint_t mapped = kUpper ? towupper_l(static_cast<wint_t>(cp), Utf8Locale())
                              : towlower_l(static_cast<wint_t>(cp), Utf8Locale());
-      AppendUtf8(static_cast<uint32_t>(mapped), out);
+      AppendUtf8(static_cast<uint32_t>(mapped), scratch);
     }
     pos += width;
   }
+  out.Append(*scratch);
+}
+
+// One-argument string -> string functions: Op::Apply(in, out, scratch),
+// `scratch` a string kept across the batch's rows.
+template <typename Op>
+Result<ColumnPtr> UnaryStringKernel(const KernelInfo& info, const ExecArgs& args) {
+  std::string scratch;
+  return UnaryExecutor<std::string_view, std::string_view>::Execute(
+      info, args,
+      [&scratch](std::string_view in, StringAppender& out) { Op::Apply(in, out, &scratch); });
 }
 
 struct LowerOp {
-  explicit LowerOp(const ExecArgs&) {}
-  void Apply(std::string_view in, int64_t, std::string* out) const { MapCase<false>(in, out); }
+  static void Apply(std::string_view in, StringAppender& out, std::string* scratch) {
+    MapCase<false>(in, out, scratch);
+  }
 };
 struct UpperOp {
-  explicit UpperOp(const ExecArgs&) {}
-  void Apply(std::string_view in, int64_t, std::string* out) const { MapCase<true>(in, out); }
+  static void Apply(std::string_view in, StringAppender& out, std::string* scratch) {
+    MapCase<true>(in, out, scratch);
+  }
 };
 template <bool kLeft, bool kRight>
 struct TrimOp {
-  explicit TrimOp(const ExecArgs&) {}
-  void Apply(std::string_view in, int64_t, std::string* out) const {
+  static void Apply(std::string_view in, StringAppender& out, std::string*) {
     size_t begin = 0;
     size_t end = in.size();
     if (kLeft) {
@@ -192,30 +204,29 @@ struct TrimOp {
     if (kRight) {
       while (end > begin && in[end - 1] == ' ') --end;
     }
-    out->assign(in.substr(begin, end - begin));
+    out.Append(in.substr(begin, end - begin));
   }
 };
 struct ReverseOp {
-  explicit ReverseOp(const ExecArgs&) {}
-  void Apply(std::string_view in, int64_t, std::string* out) const {
-    out->resize(in.size());
+  static void Apply(std::string_view in, StringAppender& out, std::string*) {
+    char* dst = out.Extend(static_cast<int64_t>(in.size()));
     size_t pos = 0;
     while (pos < in.size()) {
       size_t width = std::min(Utf8Width(in[pos]), in.size() - pos);
       std::copy(in.begin() + static_cast<std::ptrdiff_t>(pos),
                 in.begin() + static_cast<std::ptrdiff_t>(pos + width),
-                out->begin() + static_cast<std::ptrdiff_t>(in.size() - pos - width));
+                dst + (in.size() - pos - width));
       pos += width;
     }
   }
 };
-struct RepeatOp {
-  explicit RepeatOp(const ExecArgs& args) : times(args.args[1]) {}
-  void Apply(std::string_view in, int64_t row, std::string* out) const {
-    for (int32_t i = 0; i < times[row]; ++i) out->append(in);
-  }
-  FixedReader<int32_t> times;
-};
+Result<ColumnPtr> RepeatKernel(const KernelInfo& info, const ExecArgs& args) {
+  return BinaryExecutor<std::string_view, int32_t, std::string_view>::Execute(
+      info, args, [](std::string_view in, int32_t times, StringAppender& out) {
+        for (int32_t i = 0; i < times; ++i) out.Append(in);
+      });
+}
+
 // Spark's UTF8String.substringSQL(pos, len).
 struct SubstringOp {
   explicit SubstringOp(const ExecArgs& args)
@@ -249,7 +260,7 @@ Result<BoundNodePtr> BindStringToString(CallSite& site) {
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   bool nullable = AnyNullable(site.args);
   return MakeBoundCall(site, DataType::String(), nullable, std::move(site.args),
-                       &StringToStringKernel<Op>, std::move(sql));
+                       &UnaryStringKernel<Op>, std::move(sql));
 }
 
 Result<BoundNodePtr> BindRepeat(CallSite& site) {
@@ -258,8 +269,8 @@ Result<BoundNodePtr> BindRepeat(CallSite& site) {
   SILT_RETURN_NOT_OK(CoerceToInt(site, 1));
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   bool nullable = AnyNullable(site.args);
-  return MakeBoundCall(site, DataType::String(), nullable, std::move(site.args),
-                       &StringToStringKernel<RepeatOp>, std::move(sql));
+  return MakeBoundCall(site, DataType::String(), nullable, std::move(site.args), &RepeatKernel,
+                       std::move(sql));
 }
 
 Result<BoundNodePtr> BindSubstring(CallSite& site) {
@@ -273,17 +284,13 @@ Result<BoundNodePtr> BindSubstring(CallSite& site) {
 }
 
 Result<ColumnPtr> LengthKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader in(args.args[0]);
-  const bool bytes = info.arg_types[0]->id() == TypeId::kBinary;
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
-  FixedWriter<int32_t> out(n);
-  for (int64_t row = 0; row < n; ++row) {
-    std::string_view s = in[row];
-    out.Set(row, static_cast<int32_t>(bytes ? static_cast<int64_t>(s.size()) : NumChars(s)));
+  using Exec = UnaryExecutor<std::string_view, int32_t>;
+  if (info.arg_types[0]->id() == TypeId::kBinary) {
+    return Exec::Execute(info, args,
+                         [](std::string_view s) { return static_cast<int32_t>(s.size()); });
   }
-  return out.Finish(info.type, &validity);
+  return Exec::Execute(info, args,
+                       [](std::string_view s) { return static_cast<int32_t>(NumChars(s)); });
 }
 
 Result<BoundNodePtr> BindLength(CallSite& site) {
@@ -356,16 +363,10 @@ Status CheckLikePattern(const CallSite& site, std::string_view pattern) {
 
 template <bool kFold>
 Result<ColumnPtr> LikeKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader text(args.args[0]);
-  StringReader pattern(args.args[1]);
-  ValidityOut validity(n);
-  BoolWriter out(n);
-  if (!validity.InitFromArgs(args.args)) return out.Finish(info.type, &validity);
-  for (int64_t row = 0; row < n; ++row) {
-    out.Set(row, validity.IsValid(row) && LikeMatch(text[row], pattern[row], kFold));
-  }
-  return out.Finish(info.type, &validity);
+  return BinaryExecutor<std::string_view, std::string_view, bool>::Execute(
+      info, args, [](std::string_view text, std::string_view pattern) {
+        return LikeMatch(text, pattern, kFold);
+      });
 }
 
 Result<BoundNodePtr> BindLike(CallSite& site) {
@@ -388,32 +389,20 @@ enum class Find { kStartsWith, kEndsWith, kContains, kInstr };
 
 template <Find kFind>
 Result<ColumnPtr> FindKernel(const KernelInfo& info, const ExecArgs& args) {
-  const int64_t n = args.num_rows;
-  StringReader text(args.args[0]);
-  StringReader needle(args.args[1]);
-  ValidityOut validity(n);
-  validity.InitFromArgs(args.args);
   if constexpr (kFind == Find::kInstr) {
-    FixedWriter<int32_t> out(n);
-    for (int64_t row = 0; row < n; ++row) {
-      std::string_view t = text[row];
-      size_t at = t.find(needle[row]);
-      out.Set(row, at == std::string_view::npos
-                       ? 0
-                       : static_cast<int32_t>(NumChars(t.substr(0, at)) + 1));
-    }
-    return out.Finish(info.type, &validity);
+    return BinaryExecutor<std::string_view, std::string_view, int32_t>::Execute(
+        info, args, [](std::string_view t, std::string_view needle) {
+          size_t at = t.find(needle);
+          return at == std::string_view::npos ? 0
+                                              : static_cast<int32_t>(NumChars(t.substr(0, at)) + 1);
+        });
   } else {
-    BoolWriter out(n);
-    for (int64_t row = 0; row < n; ++row) {
-      std::string_view t = text[row];
-      std::string_view x = needle[row];
-      bool hit = kFind == Find::kStartsWith ? t.starts_with(x)
+    return BinaryExecutor<std::string_view, std::string_view, bool>::Execute(
+        info, args, [](std::string_view t, std::string_view x) {
+          return kFind == Find::kStartsWith ? t.starts_with(x)
                  : kFind == Find::kEndsWith ? t.ends_with(x)
                                             : t.find(x) != std::string_view::npos;
-      out.Set(row, hit);
-    }
-    return out.Finish(info.type, &validity);
+        });
   }
 }
 
@@ -533,13 +522,12 @@ Result<BoundNodePtr> BindReplaceString(CallSite& site) {
 // initcap: lower case, then the first letter of every space-separated word
 // upper case (UTF8String.toLowerCase().toTitleCase(); ASCII letters only).
 struct InitcapOp {
-  explicit InitcapOp(const ExecArgs&) {}
-  void Apply(std::string_view in, int64_t, std::string* out) const {
-    out->resize(in.size());
+  static void Apply(std::string_view in, StringAppender& out, std::string*) {
+    char* dst = out.Extend(static_cast<int64_t>(in.size()));
     char prev = ' ';
     for (size_t i = 0; i < in.size(); ++i) {
       char c = AsciiLower(in[i]);
-      (*out)[i] = prev == ' ' ? AsciiUpper(c) : c;
+      dst[i] = prev == ' ' ? AsciiUpper(c) : c;
       prev = in[i];
     }
   }
