@@ -57,24 +57,6 @@ Result<columnar::TypePtr> MergeStruct(const columnar::TypePtr& table,
 
 }  // namespace
 
-columnar::TypePtr AsNullable(const columnar::TypePtr& type) {
-  using columnar::DataType;
-  switch (type->id()) {
-    case columnar::TypeId::kStruct: {
-      std::vector<columnar::Field> fields = type->fields();
-      for (columnar::Field& field : fields) {
-        field.nullable = true;
-        field.type = AsNullable(field.type);
-      }
-      return DataType::Struct(std::move(fields));
-    }
-    case columnar::TypeId::kArray: return DataType::Array(AsNullable(type->element_type()), true);
-    case columnar::TypeId::kMap:
-      return DataType::Map(AsNullable(type->key_type()), AsNullable(type->value_type()), true);
-    default: return type;
-  }
-}
-
 bool SameTypeIgnoringNullability(const columnar::DataType& a, const columnar::DataType& b) {
   if (&a == &b) return true;
   if (a.id() != b.id()) return false;

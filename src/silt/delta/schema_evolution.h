@@ -6,14 +6,14 @@
 #pragma once
 
 #include "silt/base/result.h"
+#include "silt/columnar/nullability.h"
 #include "silt/columnar/types.h"
 
 namespace silt::delta {
 
-// `type` with every struct field nullable, arrays containsNull and maps
-// valueContainsNull, at every depth: Spark's DataType.asNullable, which
-// delta-spark applies to the schema of a table it creates from a query.
-columnar::TypePtr AsNullable(const columnar::TypePtr& type);
+// AsNullable (columnar/nullability.h): a new table's schema, as delta-spark
+// writes schema.asNullable.
+using columnar::AsNullable;
 
 // Whether `a` and `b` are the same type once nullability (of struct fields,
 // array elements and map values, at any depth) is ignored; field names

@@ -140,23 +140,6 @@ TypePtr FindCommonTypeForComparison(const TypePtr& a, const TypePtr& b) {
   return FindWiderTypeForTwo(a, b);
 }
 
-TypePtr AsNullable(const TypePtr& type) {
-  switch (type->id()) {
-    case TypeId::kStruct: {
-      std::vector<columnar::Field> fields = type->fields();
-      for (columnar::Field& f : fields) {
-        f.type = AsNullable(f.type);
-        f.nullable = true;
-      }
-      return DataType::Struct(std::move(fields));
-    }
-    case TypeId::kArray: return DataType::Array(AsNullable(type->element_type()), true);
-    case TypeId::kMap:
-      return DataType::Map(AsNullable(type->key_type()), AsNullable(type->value_type()), true);
-    default: return type;
-  }
-}
-
 std::string TypeName(const DataType& t) { return t.ToDdl(); }
 
 std::string SimpleTypeString(const DataType& t) {

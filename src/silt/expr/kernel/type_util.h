@@ -4,6 +4,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include "silt/columnar/nullability.h"
 #include "silt/columnar/types.h"
 
 namespace silt::expr {
@@ -42,9 +43,8 @@ TypePtr FindWiderTypeForTwo(const TypePtr& a, const TypePtr& b);
 // FindWiderTypeForTwo; null when the two cannot be compared.
 TypePtr FindCommonTypeForComparison(const TypePtr& a, const TypePtr& b);
 
-// The same type with every nested field, element and value nullable
-// (StructType.asNullable), as from_json returns.
-TypePtr AsNullable(const TypePtr& type);
+// StructType.asNullable, as from_json returns (columnar/nullability.h).
+using columnar::AsNullable;
 
 // The SQL name of a type for messages ("INT", "DECIMAL(10,2)").
 std::string TypeName(const DataType& t);
