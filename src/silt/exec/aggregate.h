@@ -1,6 +1,5 @@
-// Hash aggregation over RecordBatches: GROUP BY keys with count(*),
-// count(x), count(DISTINCT x), sum, avg, min and max, with Spark's result
-// types and null rules:
+// Hash aggregation over RecordBatches: GROUP BY keys with Spark's aggregate
+// functions, result types and null rules:
 //
 //   count(*), count(x)        BIGINT, never null (count(x) skips nulls)
 //   sum(integral)             BIGINT (wraps on overflow, as Spark without ANSI)
@@ -10,6 +9,18 @@
 //                             min(38,s+4)) rounded half up
 //   min/max(x)                x's type (strings by bytes, NaN above numbers)
 //   sum/avg/min/max           null for a group without non-null values
+//   first(x), last(x)         x's type; the first/last row's value, null
+//                             included unless ignore_nulls (then the
+//                             first/last non-null value, null if none)
+//   stddev_samp, stddev_pop,  DOUBLE over x cast to double (Spark's one-pass
+//   var_samp, var_pop         central moments); null without rows, and the
+//                             _samp ones null for one row (Spark 3.5 without
+//                             spark.sql.legacy.statisticalAggregate)
+//   collect_list(x)           ARRAY<x> (elements not null): non-null values
+//                             in order of arrival
+//   collect_set(x)            ARRAY<x> (elements not null): distinct non-null
+//                             values in order of first arrival, floats
+//                             normalized as for grouping
 //
 // Rows are grouped on an encoding of their key values (nulls group
 // together; NaN with NaN and -0.0 with 0.0, as Spark normalizes floats);
@@ -26,15 +37,16 @@
 // consumed (not on how they were split into batches, except for the order of
 // floating-point additions), so input can arrive incrementally. The running
 // state per group is a partial aggregate (count; sum and count for avg;
-// running min/max; the distinct set), which is what a streaming operator
-// would keep in a state store and merge: such an Update/Merge of partial
-// states belongs beside this class, in exec/.
+// running min/max; the distinct set; ...); StreamingAggregator
+// (streaming_aggregate.h) keeps the same states per micro-batch and
+// serializes and merges them for a state store.
 //
 // Thread safety: one aggregator per thread.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "silt/base/result.h"
@@ -42,12 +54,46 @@
 
 namespace silt::exec {
 
-enum class AggKind : uint8_t { kCountStar, kCount, kCountDistinct, kSum, kAvg, kMin, kMax };
+// The values are persisted nowhere (states record no kind); new kinds go at
+// the end all the same.
+enum class AggKind : uint8_t {
+  kCountStar,
+  kCount,
+  kCountDistinct,
+  kSum,
+  kAvg,
+  kMin,
+  kMax,
+  kFirst,
+  kLast,
+  kStddevSamp,
+  kStddevPop,
+  kVarSamp,
+  kVarPop,
+  kCollectList,
+  kCollectSet,
+};
 
 struct AggregateSpec {
   AggKind kind = AggKind::kCountStar;
   columnar::TypePtr arg_type;  // null for kCountStar
+  // first/last only: skip null values (Spark's first(x, true) / IGNORE NULLS).
+  bool ignore_nulls = false;
 };
+
+// The aggregate kind of Spark function `spark_name` (case-insensitive; the
+// aliases mean, first_value, last_value, std, stddev, variance, array_agg
+// too). `distinct` is the call's DISTINCT: count(DISTINCT x) is
+// kCountDistinct; DISTINCT is accepted and ignored where it changes nothing
+// (min, max, collect_set) and refused elsewhere. count(*) is not
+// distinguished by name: callers map a star count to kCountStar.
+// Errors: NotFound for a name that is no aggregate function (suggesting the
+// closest known name when one is near); NotSupported for DISTINCT where
+// unsupported and for Spark aggregates silt lacks.
+Result<AggKind> AggKindFromName(std::string_view spark_name, bool distinct);
+
+// Spark's name of the function, for messages ("count", "stddev_samp").
+const char* AggKindName(AggKind kind);
 
 // The result type of `spec`. Errors: InvalidArgument naming the function
 // for argument types it does not take (sum of a string, min of a map).

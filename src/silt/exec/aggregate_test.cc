@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "silt/columnar/builder.h"
+#include "silt/testing/gtest_util.h"
 
 namespace silt::exec {
 namespace {
@@ -126,6 +127,73 @@ TEST(AggregateTest, NaNGroupsTogetherAndIsLargest) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)->num_rows, 2);
   EXPECT_TRUE(std::isnan((*out)->column(1)->Value<double>(0)));
+}
+
+TEST(AggregateTest, KindsFromSparkNamesAndAliases) {
+  auto kind = [](std::string_view name, bool distinct = false) {
+    Result<AggKind> k = AggKindFromName(name, distinct);
+    EXPECT_TRUE(k.ok()) << name << ": " << k.status().ToString();
+    return k.ok() ? *k : AggKind::kCountStar;
+  };
+  EXPECT_EQ(kind("COUNT"), AggKind::kCount);
+  EXPECT_EQ(kind("count", true), AggKind::kCountDistinct);
+  EXPECT_EQ(kind("mean"), AggKind::kAvg);
+  EXPECT_EQ(kind("first_value"), AggKind::kFirst);
+  EXPECT_EQ(kind("last_value"), AggKind::kLast);
+  EXPECT_EQ(kind("std"), AggKind::kStddevSamp);
+  EXPECT_EQ(kind("stddev"), AggKind::kStddevSamp);
+  EXPECT_EQ(kind("stddev_pop"), AggKind::kStddevPop);
+  EXPECT_EQ(kind("variance"), AggKind::kVarSamp);
+  EXPECT_EQ(kind("var_pop"), AggKind::kVarPop);
+  EXPECT_EQ(kind("array_agg"), AggKind::kCollectList);
+  EXPECT_EQ(kind("collect_set", true), AggKind::kCollectSet);
+  EXPECT_EQ(kind("max", true), AggKind::kMax);
+  EXPECT_RAISES(NotSupported, AggKindFromName("sum", true));
+  EXPECT_RAISES(NotSupported, AggKindFromName("percentile_approx", false));
+  Result<AggKind> typo = AggKindFromName("stdev_samp", false);
+  ASSERT_RAISES(NotFound, typo);
+  EXPECT_NE(typo.status().ToString().find("did you mean stddev_samp"), std::string::npos)
+      << typo.status().ToString();
+  EXPECT_RAISES(NotFound, AggKindFromName("upper", false));
+}
+
+TEST(AggregateTest, NewFunctionTypesAndNullRules) {
+  auto agg = HashAggregator::Make({}, {{AggKind::kFirst, DataType::Int()},
+                                       {AggKind::kFirst, DataType::Int(), true},
+                                       {AggKind::kLast, DataType::Int()},
+                                       {AggKind::kLast, DataType::Int(), true},
+                                       {AggKind::kVarSamp, DataType::Int()},
+                                       {AggKind::kVarPop, DataType::Int()},
+                                       {AggKind::kCollectList, DataType::Int()},
+                                       {AggKind::kCollectSet, DataType::Int()}});
+  ASSERT_TRUE(agg.ok()) << agg.status().ToString();
+  ColumnPtr x = Ints({std::nullopt, 4, 4, std::nullopt});
+  ASSERT_TRUE((*agg)->Consume({}, std::vector<ColumnPtr>(8, x), 4).ok());
+  auto out = (*agg)->Finish({"f", "fi", "l", "li", "vs", "vp", "cl", "cs"});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const auto& b = **out;
+  EXPECT_TRUE(b.column(0)->IsNull(0));
+  EXPECT_EQ(b.column(1)->Value<int32_t>(0), 4);
+  EXPECT_TRUE(b.column(2)->IsNull(0));
+  EXPECT_EQ(b.column(3)->Value<int32_t>(0), 4);
+  EXPECT_EQ(b.column(4)->Value<double>(0), 0.0);
+  EXPECT_EQ(b.column(5)->Value<double>(0), 0.0);
+  EXPECT_TRUE(b.schema->field(6).type->Equals(*DataType::Array(DataType::Int(), false)));
+  EXPECT_EQ(b.column(6)->offsets()[1], 2);
+  EXPECT_EQ(b.column(7)->offsets()[1], 1);
+  // One value: the sample variance is null (Spark 3.5), the population one 0.
+  auto one = HashAggregator::Make(
+      {}, {{AggKind::kStddevSamp, DataType::Double()}, {AggKind::kStddevPop, DataType::Double()}});
+  ASSERT_TRUE(one.ok());
+  ColumnBuilder d(DataType::Double());
+  d.Append<double>(2.5);
+  ColumnPtr dc = d.Finish();
+  ASSERT_TRUE((*one)->Consume({}, {dc, dc}, 1).ok());
+  auto r = (*one)->Finish({"s", "p"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE((*r)->column(0)->IsNull(0));
+  EXPECT_EQ((*r)->column(1)->Value<double>(0), 0.0);
+  EXPECT_FALSE(AggregateResultType({AggKind::kStddevPop, DataType::String()}).ok());
 }
 
 }  // namespace
