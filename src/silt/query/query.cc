@@ -73,11 +73,19 @@ std::optional<AggKind> AggregateKind(const expr::CallNode& call) {
     if (call.star_arg()) return AggKind::kCountStar;
     return call.distinct() ? AggKind::kCountDistinct : AggKind::kCount;
   }
-  if (name == "sum") return AggKind::kSum;
-  if (name == "avg" || name == "mean") return AggKind::kAvg;
-  if (name == "min") return AggKind::kMin;
-  if (name == "max") return AggKind::kMax;
-  return std::nullopt;
+  Result<AggKind> kind = exec::AggKindFromName(name, /*distinct=*/false);
+  if (!kind.ok()) return std::nullopt;
+  return *kind;
+}
+
+// first(x, true) / last(x, true): the ignoreNulls flag, a boolean literal.
+std::optional<bool> IgnoreNullsArg(const Node& node) {
+  if (node.kind() != NodeKind::kLiteral) return std::nullopt;
+  const auto& value = static_cast<const expr::LiteralNode&>(node).value();
+  if (value.is_null || value.type == nullptr || value.type->id() != columnar::TypeId::kBoolean) {
+    return std::nullopt;
+  }
+  return value.int_value != 0;
 }
 
 bool ContainsAggregate(const Node& node) {
@@ -118,6 +126,7 @@ struct AggRewriter {
     AggKind kind;
     NodePtr arg;  // null for count(*)
     std::string text;
+    bool ignore_nulls = false;
   };
   std::vector<Call> calls;
 
@@ -141,7 +150,17 @@ struct AggRewriter {
                                              node->ToString(), "'");
             }
           }
-          if (*kind != AggKind::kCountStar && call.args().size() != 1) {
+          bool ignore_nulls = false;
+          const bool first_last = *kind == AggKind::kFirst || *kind == AggKind::kLast;
+          if (first_last && call.args().size() == 2) {
+            std::optional<bool> flag = IgnoreNullsArg(*call.args()[1]);
+            if (!flag) {
+              return Status::InvalidArgument("the second argument of ", call.name(),
+                                             " must be a boolean literal, in '", node->ToString(),
+                                             "'");
+            }
+            ignore_nulls = *flag;
+          } else if (*kind != AggKind::kCountStar && call.args().size() != 1) {
             return Status::InvalidArgument(call.name(), " takes one argument in silt sql, in '",
                                            node->ToString(), "'");
           }
@@ -152,7 +171,8 @@ struct AggRewriter {
           for (size_t a = 0; a < calls.size(); ++a) {
             if (calls[a].text == text) return Ref("__agg" + std::to_string(a), pos);
           }
-          calls.push_back(Call{*kind, call.args().empty() ? nullptr : call.args()[0], text});
+          calls.push_back(
+              Call{*kind, call.args().empty() ? nullptr : call.args()[0], text, ignore_nulls});
           return Ref("__agg" + std::to_string(calls.size() - 1), pos);
         }
         std::vector<NodePtr> args;
@@ -569,7 +589,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
   }
   for (size_t a = 0; a < rewriter.calls.size(); ++a) {
     const AggRewriter::Call& call = rewriter.calls[a];
-    AggregateSpec agg{call.kind, nullptr};
+    AggregateSpec agg{call.kind, nullptr, call.ignore_nulls};
     expr::BoundExpressionPtr arg;
     if (call.arg != nullptr) {
       SILT_ASSIGN_OR_RETURN(arg, BindScanned(*call.arg, scan_schema, table_schema));
