@@ -16,13 +16,26 @@
 #include "silt/cli/table_util.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/checkpoint/checkpoint.h"
+#include "silt/stream/stateful/state_reader.h"
 
 namespace silt::cli {
 
 namespace {
 
+// One stateful operator at the state version of the last committed batch.
+struct OperatorSummary {
+  int operator_id = 0;
+  std::string name;
+  std::string step;  // the job-file step, as recorded
+  std::optional<int64_t> version;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+};
+
 struct Summary {
   std::optional<int64_t> last_committed;
+  std::optional<int64_t> watermark_ms;  // for the next batch
+  std::vector<OperatorSummary> operators;
   // offsets/N without commits/N: batch N re-runs with the same offsets.
   std::optional<int64_t> rerun;
   int64_t next_batch = 0;
@@ -31,7 +44,10 @@ struct Summary {
 Summary Summarize(const std::vector<stream::BatchInfo>& batches) {
   Summary summary;
   for (const auto& batch : batches) {
-    if (batch.commit.has_value()) summary.last_committed = batch.batch_id;
+    if (batch.commit.has_value()) {
+      summary.last_committed = batch.batch_id;
+      summary.watermark_ms = batch.commit->next_batch_watermark_ms;
+    }
   }
   if (!batches.empty()) {
     const auto& last = batches.back();
@@ -80,6 +96,29 @@ class CheckpointCommand final : public Command {
     }
     SILT_ASSIGN_OR_RETURN(std::vector<stream::BatchInfo> batches, checkpoint->ListBatches());
     Summary summary = Summarize(batches);
+    SILT_ASSIGN_OR_RETURN(std::vector<stream::StateOperatorInfo> operators,
+                          stream::ListStateOperators(file_system, path));
+    for (const stream::StateOperatorInfo& op : operators) {
+      OperatorSummary entry;
+      entry.operator_id = op.operator_id;
+      entry.name = op.operator_name;
+      entry.step = op.step.step.kind;
+      for (size_t i = 0; i < op.step.step.exprs.size(); ++i) {
+        entry.step += (i == 0 ? " " : ", ") + op.step.step.exprs[i];
+      }
+      if (!op.step.step.aggs.empty()) entry.step += ":";
+      for (size_t i = 0; i < op.step.step.aggs.size(); ++i) {
+        entry.step += (i == 0 ? " " : ", ") + op.step.step.aggs[i];
+      }
+      if (summary.last_committed) {
+        entry.version = *summary.last_committed + 1;
+        SILT_ASSIGN_OR_RETURN(stream::StateRows rows,
+                              stream::ReadStateRows(file_system, op, *entry.version));
+        entry.rows = rows.rows->num_rows;
+        entry.bytes = rows.bytes;
+      }
+      summary.operators.push_back(std::move(entry));
+    }
     std::string out = format_ == "json" ? FormatJson(path, *query_id, batches, summary)
                                         : FormatText(path, *query_id, batches, summary);
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -129,6 +168,16 @@ class CheckpointCommand final : public Command {
       out += "  batch to re-run: none\n";
     }
     out += fmt::format("  next batch: {}\n", summary.next_batch);
+    for (const OperatorSummary& op : summary.operators) {
+      out += fmt::format("\nstate operator {}: {} ({})\n", op.operator_id, op.name, op.step);
+      if (op.version) {
+        out += fmt::format("  state version {} (after batch {}): {} rows, {} bytes\n", *op.version,
+                           *op.version - 1, op.rows, op.bytes);
+      } else {
+        out += "  no committed state\n";
+      }
+      out += fmt::format("  watermark: {}\n", FormatWatermark(summary.watermark_ms.value_or(0)));
+    }
     return out;
   }
 
@@ -180,6 +229,24 @@ class CheckpointCommand final : public Command {
       writer.Null();
     }
     writer.Member("nextBatch", summary.next_batch);
+    writer.Key("stateOperators");
+    writer.BeginArray();
+    for (const OperatorSummary& op : summary.operators) {
+      writer.BeginObject();
+      writer.Member("operatorId", static_cast<int64_t>(op.operator_id));
+      writer.Member("operatorName", op.name);
+      writer.Key("stateVersion");
+      if (op.version) {
+        writer.Int(*op.version);
+      } else {
+        writer.Null();
+      }
+      writer.Member("numRows", op.rows);
+      writer.Member("bytes", op.bytes);
+      writer.Member("watermarkMs", summary.watermark_ms.value_or(0));
+      writer.EndObject();
+    }
+    writer.EndArray();
     writer.EndObject();
     return writer.Take() + "\n";
   }

@@ -50,6 +50,8 @@ std::unique_ptr<Command> AddDescribeCommand(CLI::App* app);
 std::unique_ptr<Command> AddRestoreCommand(CLI::App* app);
 // silt checkpoint DIR [--format text|json]
 std::unique_ptr<Command> AddCheckpointCommand(CLI::App* app);
+// silt state CHECKPOINT [--operator N] [--batch N] [--format table|jsonl|csv] [--limit N]
+std::unique_ptr<Command> AddStateCommand(CLI::App* app);
 // silt produce [--bootstrap-servers S] [--topic T] [--count N] [--from I] [--rate R]
 //              [--property NAME=VALUE]...
 std::unique_ptr<Command> AddProduceCommand(CLI::App* app);

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   commands.push_back(silt::cli::AddDescribeCommand(&app));
   commands.push_back(silt::cli::AddRestoreCommand(&app));
   commands.push_back(silt::cli::AddCheckpointCommand(&app));
+  commands.push_back(silt::cli::AddStateCommand(&app));
   commands.push_back(silt::cli::AddProduceCommand(&app));
 
   try {
