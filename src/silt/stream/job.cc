@@ -401,7 +401,8 @@ class JobParser {
       if (!item.IsMap() || item.size() != 1) {
         return Error(item, path,
                      "each step is a mapping with exactly one key (select, where, filter, "
-                     "withColumn, withColumnRenamed, drop, withWatermark)");
+                     "withColumn, withColumnRenamed, drop, withWatermark, groupBy, "
+                     "dropDuplicates, dropDuplicatesWithinWatermark)");
       }
       auto it = item.begin();
       if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
@@ -453,10 +454,31 @@ class JobParser {
         if (!micros.ok()) {
           return Error(delay, Join(body_path, "delayThreshold"), micros.status().message());
         }
+      } else if (kind == "groupBy") {
+        step.kind = "groupBy";
+        if (!body.IsMap()) {
+          return Error(body, body_path, "expected {keys: [<expr>, ...], agg: [<aggregate>, ...]}");
+        }
+        SILT_RETURN_NOT_OK(CheckKeys(body, body_path, {"keys", "agg"}));
+        if (YAML::Node keys = body["keys"]) {
+          SILT_ASSIGN_OR_RETURN(step.exprs, ScalarList(keys, Join(body_path, "keys")));
+        }
+        YAML::Node agg = body["agg"];
+        if (!agg) return Error(body, Join(body_path, "agg"), "required key is missing");
+        SILT_ASSIGN_OR_RETURN(step.aggs, ScalarList(agg, Join(body_path, "agg")));
+        if (step.aggs.empty()) {
+          return Error(agg, Join(body_path, "agg"), "needs at least one aggregate");
+        }
+      } else if (kind == "dropDuplicates" || kind == "dropDuplicatesWithinWatermark") {
+        step.kind = kind;
+        if (!body.IsNull()) {
+          SILT_ASSIGN_OR_RETURN(step.exprs, ScalarList(body, body_path));
+        }
       } else {
         return Error(it->first, body_path,
                      "unknown step; expected one of select, where, filter, withColumn, "
-                     "withColumnRenamed, drop, withWatermark, sql");
+                     "withColumnRenamed, drop, withWatermark, sql, groupBy, dropDuplicates, "
+                     "dropDuplicatesWithinWatermark");
       }
       steps->push_back(std::move(step));
     }

@@ -6,7 +6,10 @@
 //   source: { format: generator|json|text|kafka, options: {...}, schema: <DDL> }
 //   transform: [ {select: [expr...]}, {withColumn: {name: expr}},
 //                {withWatermark: {eventTime: col, delayThreshold: "5 minutes"}},
-//                {where: expr} ... ]
+//                {where: expr},
+//                {groupBy: {keys: [expr...], agg: ["count(*) AS n", ...]}},
+//                {dropDuplicates: [col...]},
+//                {dropDuplicatesWithinWatermark: [col...]} ... ]
 //   sink: { format: delta, outputMode: append, path: ..., partitionBy: [...],
 //           options: {...} }  (format kafka: no path; options.topic, kafka.*)
 //   checkpointLocation: <path>
@@ -44,9 +47,13 @@ struct SourceSpec {
 
 struct TransformStep {
   // "select", "where", "withColumn", "withWatermark", "drop",
-  // "withColumnRenamed", "sql" (exprs[0]: SELECT ... FROM input [WHERE ...]).
+  // "withColumnRenamed", "sql" (exprs[0]: SELECT ... FROM input [WHERE ...]),
+  // and the stateful ones: "groupBy" (exprs: the keys, aggs: the aggregate
+  // items), "dropDuplicates" and "dropDuplicatesWithinWatermark" (exprs: the
+  // column names; empty: every column).
   std::string kind;
   std::vector<std::string> exprs;                          // select items / where predicate
+  std::vector<std::string> aggs;                           // groupBy: "avg(temp) AS t", ...
   std::vector<std::pair<std::string, std::string>> named;  // withColumn / renames
   std::string event_time;                                  // withWatermark
   std::string delay_threshold;                             // withWatermark

@@ -123,6 +123,53 @@ checkpointLocation: /c
       << job.status().message();
 }
 
+TEST(JobTest, StatefulSteps) {
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"yaml(source: {format: generator}
+transform:
+  - withWatermark: { eventTime: ts, delayThreshold: 10 seconds }
+  - groupBy:
+      keys: ["window(ts, '1 minute')", device]
+      agg: ["count(*) AS n", "avg(temp)"]
+  - dropDuplicates: [id, ts]
+  - dropDuplicates:
+  - dropDuplicatesWithinWatermark: [id]
+sink: {path: /t, outputMode: complete}
+checkpointLocation: /c
+)yaml",
+                                                 "j.yaml"));
+  ASSERT_EQ(job.transforms.size(), 5u);
+  EXPECT_EQ(job.transforms[1].kind, "groupBy");
+  EXPECT_EQ(job.transforms[1].exprs,
+            (std::vector<std::string>{"window(ts, '1 minute')", "device"}));
+  EXPECT_EQ(job.transforms[1].aggs, (std::vector<std::string>{"count(*) AS n", "avg(temp)"}));
+  EXPECT_EQ(job.transforms[2].kind, "dropDuplicates");
+  EXPECT_EQ(job.transforms[2].exprs, (std::vector<std::string>{"id", "ts"}));
+  EXPECT_TRUE(job.transforms[3].exprs.empty());  // every column
+  EXPECT_EQ(job.transforms[4].kind, "dropDuplicatesWithinWatermark");
+  EXPECT_EQ(job.sink.output_mode, "complete");
+
+  Result<JobSpec> no_agg = ParseJobYaml(R"(source: {format: generator}
+transform:
+  - groupBy: { keys: [a] }
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                        "j.yaml");
+  ASSERT_RAISES(InvalidArgument, no_agg);
+  EXPECT_NE(no_agg.status().message().find("transform[0].groupBy.agg: required key is missing"),
+            std::string::npos)
+      << no_agg.status().message();
+  Result<JobSpec> typo = ParseJobYaml(R"(source: {format: generator}
+transform:
+  - groupBy: { keys: [a], aggs: [count(*)] }
+sink: {path: /t}
+checkpointLocation: /c
+)",
+                                      "j.yaml");
+  ASSERT_RAISES(InvalidArgument, typo);
+  EXPECT_NE(typo.status().message().find("aggs"), std::string::npos) << typo.status().message();
+}
+
 TEST(JobTest, BadWatermarkDelayNamesTheKey) {
   Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
 transform:

@@ -70,6 +70,28 @@ void WriteSource(JsonWriter* w, const SourceProgress& source) {
   w->EndObject();
 }
 
+void WriteStateOperator(JsonWriter* w, const StateOperatorProgress& op) {
+  w->BeginObject();
+  w->Member("operatorName", op.operator_name);
+  w->Member("numRowsTotal", op.num_rows_total);
+  w->Member("numRowsUpdated", op.num_rows_updated);
+  w->Member("allUpdatesTimeMs", op.all_updates_time_ms);
+  w->Member("numRowsRemoved", op.num_rows_removed);
+  w->Member("allRemovalsTimeMs", op.all_removals_time_ms);
+  w->Member("commitTimeMs", op.commit_time_ms);
+  w->Member("memoryUsedBytes", op.memory_used_bytes);
+  w->Member("numRowsDroppedByWatermark", op.num_rows_dropped_by_watermark);
+  w->Member("numShufflePartitions", op.num_shuffle_partitions);
+  w->Member("numStateStoreInstances", op.num_state_store_instances);
+  w->Key("customMetrics");
+  w->BeginObject();
+  if (op.num_dropped_duplicate_rows >= 0) {
+    w->Member("numDroppedDuplicateRows", op.num_dropped_duplicate_rows);
+  }
+  w->EndObject();
+  w->EndObject();
+}
+
 }  // namespace
 
 std::string ProgressToJson(const QueryProgress& progress) {
@@ -93,6 +115,7 @@ std::string ProgressToJson(const QueryProgress& progress) {
   if (progress.event_time) WriteEventTime(&w, *progress.event_time);
   w.Key("stateOperators");
   w.BeginArray();
+  for (const StateOperatorProgress& op : progress.state_operators) WriteStateOperator(&w, op);
   w.EndArray();
   w.Key("sources");
   w.BeginArray();

@@ -56,6 +56,23 @@ struct SinkProgress {
   int64_t num_output_rows = 0;
 };
 
+// One entry of stateOperators, as Spark reports it (StateOperatorProgress).
+struct StateOperatorProgress {
+  std::string operator_name;  // "stateStoreSave", "dedupe", "dedupeWithinWatermark"
+  int64_t num_rows_total = 0;
+  int64_t num_rows_updated = 0;
+  int64_t all_updates_time_ms = 0;
+  int64_t num_rows_removed = 0;
+  int64_t all_removals_time_ms = 0;
+  int64_t commit_time_ms = 0;
+  int64_t memory_used_bytes = 0;
+  int64_t num_rows_dropped_by_watermark = 0;
+  int64_t num_shuffle_partitions = 1;
+  int64_t num_state_store_instances = 1;
+  // customMetrics.numDroppedDuplicateRows (deduplication); -1: not written.
+  int64_t num_dropped_duplicate_rows = -1;
+};
+
 struct QueryProgress {
   std::string id;
   std::string run_id;
@@ -68,8 +85,7 @@ struct QueryProgress {
   double processed_rows_per_second = 0;
   ProgressDurations duration_ms;
   std::optional<EventTimeProgress> event_time;
-  // stateOperators is always written empty: silt has no stateful operators
-  // yet.
+  std::vector<StateOperatorProgress> state_operators;
   std::vector<SourceProgress> sources;
   SinkProgress sink;
 };

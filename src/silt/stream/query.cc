@@ -1,10 +1,12 @@
 #include "silt/stream/query.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
 #include "silt/base/logging.h"
+#include "silt/base/strings.h"
 #include "silt/base/uuid.h"
 #include "silt/fs/s3_file_system.h"
 #include "silt/stream/checkpoint/checkpoint.h"
@@ -25,6 +27,48 @@ namespace {
 // before its batch starts.
 constexpr int64_t kPollMicros = 10'000;
 constexpr int64_t kMaxSleepMicros = 100'000;  // stop flag latency during waits
+
+// The state stores' settings from the job's Spark confs (Spark's names;
+// sizes in MB as Spark takes them).
+constexpr const char* kMinDeltasForSnapshot = "spark.sql.streaming.stateStore.minDeltasForSnapshot";
+constexpr const char* kBlockCacheSizeMb = "spark.sql.streaming.stateStore.rocksdb.blockCacheSizeMB";
+constexpr const char* kWriteBufferSizeMb =
+    "spark.sql.streaming.stateStore.rocksdb.writeBufferSizeMB";
+constexpr const char* kMaxWriteBufferNumber =
+    "spark.sql.streaming.stateStore.rocksdb.maxWriteBufferNumber";
+
+bool IsStateStoreConfKey(const std::string& key) {
+  return key == kMinDeltasForSnapshot || key == kBlockCacheSizeMb || key == kWriteBufferSizeMb ||
+         key == kMaxWriteBufferNumber;
+}
+
+Result<state::StateStoreOptions> StateStoreOptionsForJob(
+    const std::map<std::string, std::string>& conf) {
+  state::StateStoreOptions options;
+  auto positive = [&](const char* key, int64_t* out) -> Status {
+    auto it = conf.find(key);
+    if (it == conf.end()) return Status::OK();
+    int64_t value = 0;
+    const std::string& text = it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
+      return Status::InvalidArgument(key, ": expected a positive integer, got '", text, "'");
+    }
+    *out = value;
+    return Status::OK();
+  };
+  SILT_RETURN_NOT_OK(positive(kMinDeltasForSnapshot, &options.snapshot_interval));
+  int64_t mb = 0;
+  SILT_RETURN_NOT_OK(positive(kBlockCacheSizeMb, &mb));
+  if (mb > 0) options.block_cache_bytes = mb << 20;
+  mb = 0;
+  SILT_RETURN_NOT_OK(positive(kWriteBufferSizeMb, &mb));
+  if (mb > 0) options.write_buffer_bytes = mb << 20;
+  int64_t buffers = 0;
+  SILT_RETURN_NOT_OK(positive(kMaxWriteBufferNumber, &buffers));
+  if (buffers > 0) options.max_write_buffers = static_cast<int>(buffers);
+  return options;
+}
 
 bool IsLocalPath(const std::string& normalized) {
   return normalized.find("://") == std::string::npos;
@@ -64,7 +108,14 @@ class QueryRunner {
                                                   ": planning the source offsets");
         }
         durations.latest_offset = (clock_->MonotonicMicros() - t0) / 1000;
-        if (!*latest) {
+        // Spark's no-data batch: nothing new, but the watermark moved far
+        // enough for a stateful step to emit or evict; the batch re-records
+        // the previous end offsets with the new watermark.
+        std::optional<std::string> planned = *latest;
+        if (!planned && !once && start_offset_ && transform_->WantsNoDataBatch(watermark_ms_)) {
+          planned = *start_offset_;
+        }
+        if (!planned) {
           if (once || available_now) break;
           if (job_.trigger.kind == TriggerKind::kProcessingTime) {
             WaitForNextInterval(trigger_wall);
@@ -77,7 +128,7 @@ class QueryRunner {
         seq.batch_watermark_ms = watermark_ms_;
         seq.batch_timestamp_ms = trigger_wall / 1000;
         seq.conf_json = conf_json_;
-        seq.source_offsets = {**latest};
+        seq.source_offsets = {*planned};
         t0 = clock_->MonotonicMicros();
         Status wal = checkpoint_->WriteOffsets(seq);
         if (!wal.ok()) {
@@ -146,11 +197,22 @@ class QueryRunner {
     }
   }
 
+  // spark.sql.streaming.multipleWatermarkPolicy as the batch records it
+  // (the checkpoint's value wins, as every persisted conf).
+  static bool MaxWatermarkPolicy(std::string_view conf_json) {
+    simdjson::dom::parser parser;
+    Result<simdjson::dom::object> conf = internal::ParseJsonObject(parser, conf_json, "conf");
+    if (!conf.ok()) return false;
+    Result<std::optional<std::string>> policy =
+        internal::GetOptionalString(*conf, "spark.sql.streaming.multipleWatermarkPolicy", "conf");
+    return policy.ok() && *policy && AsciiLower(**policy) == "max";
+  }
+
   // spark.sql.* keys of the job file that silt neither honours nor records.
   void WarnInertSparkConf() const {
     for (const auto& [key, value] : job_.spark_conf) {
       if (key == "spark.sql.session.timeZone" || key == "spark.sql.ansi.enabled" ||
-          IsOffsetConfKey(key)) {
+          IsOffsetConfKey(key) || IsStateStoreConfKey(key)) {
         continue;
       }
       SILT_LOG_WARN("stream", key, ": Spark conf without effect in silt; ignored");
@@ -179,8 +241,21 @@ class QueryRunner {
     context.session_time_zone = job_.session_time_zone;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
     SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_, *clock_));
-    SILT_ASSIGN_OR_RETURN(transform_,
-                          Transform::Make(job_.transforms, source_->schema(), eval_options));
+    StatefulOptions stateful;
+    SILT_ASSIGN_OR_RETURN(stateful.output_mode, ParseOutputMode(job_.sink.output_mode));
+    SILT_ASSIGN_OR_RETURN(state::StateStoreOptions store_options,
+                          StateStoreOptionsForJob(job_.spark_conf));
+    stateful.make_store = [this, checkpoint_fs, store_options](
+                              int operator_id) -> Result<std::unique_ptr<state::StateStore>> {
+      state::StateStoreOptions options = store_options;
+      options.file_system = checkpoint_fs;
+      options.dir = checkpoint_->StateDir(operator_id, 0);
+      Result<std::unique_ptr<state::StateStore>> store = state::StateStore::Open(options);
+      if (!store.ok()) return store.status().WithContextParts("state store ", options.dir);
+      return store;
+    };
+    SILT_ASSIGN_OR_RETURN(
+        transform_, Transform::Make(job_.transforms, source_->schema(), eval_options, &stateful));
 
     // The sink checks its options and the table before the checkpoint is
     // created, with the query id the checkpoint will hold (its txn appId).
@@ -204,6 +279,12 @@ class QueryRunner {
         query_id_ = *id;
         SILT_RETURN_NOT_OK(MakeQuerySink());
       }
+    }
+    if (const std::optional<StatefulStep>& step = transform_->stateful_step()) {
+      Status recorded =
+          RecordOrCheckStatefulStep(checkpoint_fs, checkpoint_->StateOperatorDir(step->operator_id),
+                                    *step, *transform_->stateful_operator());
+      if (!recorded.ok()) return recorded.WithContextParts("checkpoint ", checkpoint_path_);
     }
     return Status::OK();
   }
@@ -248,6 +329,7 @@ class QueryRunner {
         next_batch_id_ = *latest + 1;
         start_offset_ = NoneIfDash(last.source_offsets[0]);
         watermark_ms_ = last.batch_watermark_ms;
+        previous_watermark_ms_ = last.batch_watermark_ms;
         Result<CommitMark> mark = checkpoint_->ReadCommit(*latest);
         if (mark.ok()) {
           watermark_ms_ = std::max(watermark_ms_, mark->next_batch_watermark_ms);
@@ -273,6 +355,7 @@ class QueryRunner {
                 static_cast<int64_t>(previous->source_offsets.size()), " sources");
           }
           start_offset_ = NoneIfDash(previous->source_offsets[0]);
+          previous_watermark_ms_ = previous->batch_watermark_ms;
         }
         watermark_ms_ = last.batch_watermark_ms;
         pending_ = std::move(last);
@@ -297,9 +380,16 @@ class QueryRunner {
     std::string table = sink_->target();
 
     int64_t t0 = clock_->MonotonicMicros();
-    Result<std::unique_ptr<BatchReader>> reader = source_->GetBatch(start_offset_, end);
-    if (!reader.ok()) {
-      return reader.status().WithContextParts("batch ", batch_id, ": reading the source");
+    // A no-data batch (its end is where the previous batch ended) reads
+    // nothing.
+    const bool no_data = start_offset_ && *start_offset_ == end;
+    std::unique_ptr<BatchReader> reader;
+    if (!no_data) {
+      Result<std::unique_ptr<BatchReader>> opened = source_->GetBatch(start_offset_, end);
+      if (!opened.ok()) {
+        return opened.status().WithContextParts("batch ", batch_id, ": reading the source");
+      }
+      reader = std::move(*opened);
     }
     durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
@@ -309,6 +399,16 @@ class QueryRunner {
       return write.status().WithContextParts("batch ", batch_id, ": opening table ", table);
     }
     transform_->StartBatch();
+    StatefulBatch stateful_batch;
+    stateful_batch.batch_id = batch_id;
+    stateful_batch.late_watermark_ms = previous_watermark_ms_;
+    stateful_batch.eviction_watermark_ms = seq.batch_watermark_ms;
+    stateful_batch.has_watermark = transform_->has_watermark();
+    Status started = transform_->StartStatefulBatch(stateful_batch);
+    if (!started.ok()) {
+      sink_->Abort();
+      return started.WithContextParts("batch ", batch_id, ": loading the state");
+    }
     expr::EvalContext ctx;
     // current_timestamp() is the batch's recorded time, so a re-run after a
     // crash produces the same values.
@@ -316,29 +416,38 @@ class QueryRunner {
     int64_t input_rows = 0;
     int64_t output_rows = 0;
     Status st = Status::OK();
-    while (true) {
-      Result<columnar::RecordBatchPtr> raw = (*reader)->Next();
+    while (reader != nullptr) {
+      Result<columnar::RecordBatchPtr> raw = reader->Next();
       if (!raw.ok()) {
         st = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
         break;
       }
       if (*raw == nullptr) break;
       input_rows += (*raw)->num_rows;
-      ctx.input_file_name = (*reader)->input_file_name();
+      ctx.input_file_name = reader->input_file_name();
       Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
       if (!out.ok()) {
         st = AddFailingRecord(out.status(), *transform_, *source_, *raw, ctx)
                  .WithContextParts("batch ", batch_id, ": transform");
         break;
       }
-      output_rows += (*out)->num_rows;
-      st = sink_->Write(**out);
-      if (!st.ok()) {
-        st = st.WithContextParts("batch ", batch_id, ": writing to ", table);
-        break;
+      st = WriteRows(*out, batch_id, &output_rows);
+      if (!st.ok()) break;
+    }
+    if (st.ok() && transform_->has_stateful()) {
+      ctx.input_file_name.clear();
+      Result<columnar::RecordBatchPtr> emitted = transform_->FinishBatch(ctx);
+      st = emitted.ok() ? WriteRows(*emitted, batch_id, &output_rows)
+                        : emitted.status().WithContextParts("batch ", batch_id, ": transform");
+      // The state of batch N is durable before the table commit, so a crash
+      // in between re-runs N from the same state version.
+      if (st.ok()) {
+        st = transform_->CommitState();
+        if (!st.ok()) st = st.WithContextParts("batch ", batch_id, ": committing the state");
       }
     }
     if (!st.ok()) {
+      transform_->AbortState();
       sink_->Abort();
       return st;
     }
@@ -349,7 +458,8 @@ class QueryRunner {
     }
     durations->add_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
-    const int64_t next_watermark = transform_->AdvanceWatermark(seq.batch_watermark_ms);
+    const int64_t next_watermark =
+        transform_->AdvanceWatermark(seq.batch_watermark_ms, MaxWatermarkPolicy(seq.conf_json));
     t0 = clock_->MonotonicMicros();
     // Only now, with the table commit done (or known done), is the batch
     // marked complete.
@@ -373,9 +483,19 @@ class QueryRunner {
         ProgressToJson(MakeProgress(seq, trigger_wall, trigger_mono, *durations, *progress));
 
     start_offset_ = end;
+    previous_watermark_ms_ = seq.batch_watermark_ms;
     watermark_ms_ = next_watermark;
     next_batch_id_ = batch_id + 1;
     last_trigger_mono_ = trigger_mono;
+    return Status::OK();
+  }
+
+  // Writes one transform result (null or empty: nothing) to the sink.
+  Status WriteRows(const columnar::RecordBatchPtr& rows, int64_t batch_id, int64_t* output_rows) {
+    if (rows == nullptr || rows->num_rows == 0) return Status::OK();
+    *output_rows += rows->num_rows;
+    Status st = sink_->Write(*rows);
+    if (!st.ok()) return st.WithContextParts("batch ", batch_id, ": writing to ", sink_->target());
     return Status::OK();
   }
 
@@ -412,6 +532,7 @@ class QueryRunner {
       event_time.watermark_ms = seq.batch_watermark_ms;
       progress.event_time = event_time;
     }
+    progress.state_operators = transform_->state_progress();
     SourceProgress source;
     source.description = source_->Description();
     source.start_offset = start_offset_;
@@ -442,6 +563,9 @@ class QueryRunner {
   int64_t next_batch_id_ = 0;
   std::optional<std::string> start_offset_;
   int64_t watermark_ms_ = 0;
+  // The watermark of the batch before the next one (offsets/N-1's): rows at
+  // or below it are late for a stateful step (Spark 3.5's late-event rule).
+  int64_t previous_watermark_ms_ = 0;
   std::optional<OffsetSeq> pending_;
   std::optional<int64_t> last_trigger_mono_;
 };

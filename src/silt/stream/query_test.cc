@@ -469,10 +469,10 @@ trigger: {availableNow: true}
   EXPECT_TRUE(committed);
 }
 
-TEST_F(QueryTest, CompleteOutputModeIsNotSupportedYet) {
+TEST_F(QueryTest, CompleteOutputModeWithoutAnAggregationIsRefused) {
   JobSpec job = ParseJob(GeneratorJob(10, 10, "trigger: {once: true}"));
   job.sink.output_mode = "complete";
-  ASSERT_RAISES(NotSupported, RunQuery(job, options_));
+  ASSERT_RAISES(InvalidArgument, RunQuery(job, options_));
 }
 
 TEST_F(QueryTest, TransformErrorsStopTheQueryBeforeAnyBatch) {

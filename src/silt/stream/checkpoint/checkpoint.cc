@@ -202,6 +202,14 @@ std::string CheckpointDir::SourceDir(int source_index) const {
   return fs::JoinPath(fs::JoinPath(path_, kSourcesDir), std::to_string(source_index));
 }
 
+std::string CheckpointDir::StateOperatorDir(int operator_id) const {
+  return fs::JoinPath(fs::JoinPath(path_, "state"), std::to_string(operator_id));
+}
+
+std::string CheckpointDir::StateDir(int operator_id, int partition_id) const {
+  return fs::JoinPath(StateOperatorDir(operator_id), std::to_string(partition_id));
+}
+
 Result<std::string> CheckpointDir::ReadQueryId() {
   std::string file = fs::JoinPath(path_, kMetadataFile);
   SILT_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file));

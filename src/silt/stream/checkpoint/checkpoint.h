@@ -100,6 +100,11 @@ class CheckpointDir {
 
   // `<checkpoint>/sources/<index>`: the source's private metadata directory.
   std::string SourceDir(int source_index) const;
+  // `<checkpoint>/state/<operator>/<partition>`: one stateful operator's
+  // state store files (docs/format/state-store.md), as Spark lays them out.
+  std::string StateDir(int operator_id, int partition_id) const;
+  // `<checkpoint>/state/<operator>`.
+  std::string StateOperatorDir(int operator_id) const;
   const fs::FileSystemPtr& file_system() const { return fs_; }
 
  private:

@@ -13,7 +13,7 @@ namespace {
 bool Fails(Transform& transform, const columnar::RecordBatchPtr& chunk, int64_t offset,
            int64_t length, const expr::EvalContext& ctx) {
   Result<columnar::RecordBatchPtr> out =
-      transform.Process(columnar::SliceBatch(*chunk, offset, length), ctx);
+      transform.ProcessStateless(columnar::SliceBatch(*chunk, offset, length), ctx);
   return !out.ok() && out.status().IsInvalidArgument();
 }
 

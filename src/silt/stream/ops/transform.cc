@@ -13,6 +13,7 @@
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/options_internal.h"
+#include "silt/stream/stateful/stateful_step.h"
 
 namespace silt::stream {
 
@@ -649,7 +650,8 @@ Transform::~Transform() = default;
 
 Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformStep>& steps,
                                                    SchemaPtr input_schema,
-                                                   const expr::EvalOptions& options) {
+                                                   const expr::EvalOptions& options,
+                                                   const StatefulOptions* stateful) {
   auto out = std::unique_ptr<Transform>(new Transform());
   out->input_schema_ = input_schema;
   SchemaPtr schema = input_schema;
@@ -666,9 +668,36 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
   // and SELECT) share one session: the select reuses the JSON parses of the
   // kept rows.
   std::unique_ptr<expr::BindSession> where_session;
+  std::optional<WatermarkColumn> watermark;
+  bool aggregates = false;
   for (const TransformStep& step : expanded) {
     std::unique_ptr<TransformStepImpl> impl;
     std::unique_ptr<expr::BindSession> session = std::move(where_session);
+    if (IsStatefulStepKind(step.kind)) {
+      const std::string path = step.key_path + "." + step.kind;
+      if (stateful == nullptr || !stateful->make_store) {
+        return Status::InvalidArgument(path, ": a stateful step needs a streaming query");
+      }
+      if (out->stateful_ != nullptr) {
+        return Status::NotSupported(path,
+                                    ": only one stateful step (groupBy, dropDuplicates, "
+                                    "dropDuplicatesWithinWatermark) per job is supported yet");
+      }
+      StatefulStep record;
+      record.operator_id = 0;
+      record.step = step;
+      record.input_schema = schema;
+      record.watermark = watermark;
+      record.output_mode = stateful->output_mode;
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<state::StateStore> store,
+                            stateful->make_store(record.operator_id));
+      SILT_ASSIGN_OR_RETURN(out->stateful_,
+                            MakeStatefulOperator(record, options, std::move(store)));
+      aggregates = aggregates || step.kind == "groupBy";
+      out->stateful_step_ = std::move(record);
+      schema = out->stateful_->output_schema();
+      continue;
+    }
     if (step.kind == "select") {
       SILT_ASSIGN_OR_RETURN(impl, SelectStep::Make(step, schema, options, session.get()));
     } else if (step.kind == "where" || step.kind == "filter") {
@@ -684,16 +713,27 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
     } else if (step.kind == "drop") {
       SILT_ASSIGN_OR_RETURN(impl, ProjectStep::MakeDrop(step, schema));
     } else if (step.kind == "withWatermark") {
-      SILT_ASSIGN_OR_RETURN(std::unique_ptr<WatermarkStep> watermark,
+      if (out->stateful_ != nullptr) {
+        return Status::NotSupported(step.key_path,
+                                    ".withWatermark: a watermark after a stateful step is not "
+                                    "supported yet; put it before");
+      }
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<WatermarkStep> watermark_step,
                             WatermarkStep::Make(step, schema));
       out->watermark_steps_.push_back(out->steps_.size());
       out->operator_watermarks_.emplace_back();
-      impl = std::move(watermark);
+      watermark = WatermarkColumn{step.event_time, watermark_step->delay_ms()};
+      impl = std::move(watermark_step);
     } else {
       return Status::InvalidArgument(step.key_path, ": unknown transform step '", step.kind, "'");
     }
     schema = impl->output_schema();
-    out->steps_.push_back(std::move(impl));
+    (out->stateful_ ? out->post_steps_ : out->steps_).push_back(std::move(impl));
+  }
+  if (stateful != nullptr && stateful->output_mode == OutputMode::kComplete && !aggregates) {
+    return Status::InvalidArgument(
+        "sink.outputMode: Complete output mode not supported when there are no streaming "
+        "aggregations on streaming DataFrames/Datasets (add a groupBy step, or use append)");
   }
   // Delta tables need unique column names (case-insensitively).
   for (int i = 0; i < schema->num_fields(); ++i) {
@@ -713,13 +753,56 @@ void Transform::StartBatch() {
   for (size_t idx : watermark_steps_) static_cast<WatermarkStep*>(steps_[idx].get())->Reset();
 }
 
-Result<RecordBatchPtr> Transform::Process(const RecordBatchPtr& batch,
-                                          const expr::EvalContext& ctx) {
-  RecordBatchPtr current = batch;
-  for (const std::unique_ptr<TransformStepImpl>& step : steps_) {
+namespace {
+
+Result<RecordBatchPtr> RunSteps(const std::vector<std::unique_ptr<TransformStepImpl>>& steps,
+                                RecordBatchPtr current, const expr::EvalContext& ctx) {
+  for (const std::unique_ptr<TransformStepImpl>& step : steps) {
     SILT_ASSIGN_OR_RETURN(current, step->Apply(current, ctx));
   }
   return current;
+}
+
+}  // namespace
+
+Result<RecordBatchPtr> Transform::ProcessStateless(const RecordBatchPtr& batch,
+                                                   const expr::EvalContext& ctx) {
+  return RunSteps(steps_, batch, ctx);
+}
+
+Result<RecordBatchPtr> Transform::Process(const RecordBatchPtr& batch,
+                                          const expr::EvalContext& ctx) {
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunSteps(steps_, batch, ctx));
+  if (stateful_ == nullptr) return current;
+  SILT_ASSIGN_OR_RETURN(current, stateful_->Process(current, ctx));
+  if (current == nullptr || current->num_rows == 0) return RecordBatchPtr();
+  return RunSteps(post_steps_, std::move(current), ctx);
+}
+
+Status Transform::StartStatefulBatch(const StatefulBatch& batch) {
+  return stateful_ ? stateful_->StartBatch(batch) : Status::OK();
+}
+
+Result<RecordBatchPtr> Transform::FinishBatch(const expr::EvalContext& ctx) {
+  if (stateful_ == nullptr) return RecordBatchPtr();
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr emitted, stateful_->FinishBatch());
+  if (emitted == nullptr || emitted->num_rows == 0) return RecordBatchPtr();
+  return RunSteps(post_steps_, std::move(emitted), ctx);
+}
+
+Status Transform::CommitState() { return stateful_ ? stateful_->Commit() : Status::OK(); }
+
+void Transform::AbortState() {
+  if (stateful_) stateful_->Abort();
+}
+
+std::vector<StateOperatorProgress> Transform::state_progress() const {
+  if (stateful_ == nullptr) return {};
+  return {stateful_->progress()};
+}
+
+bool Transform::WantsNoDataBatch(int64_t next_watermark_ms) const {
+  return stateful_ != nullptr && stateful_->WantsNoDataBatch(next_watermark_ms);
 }
 
 std::optional<EventTimeStats> Transform::batch_event_time_stats() const {
@@ -739,7 +822,7 @@ std::optional<EventTimeStats> Transform::batch_event_time_stats() const {
   return merged;
 }
 
-int64_t Transform::AdvanceWatermark(int64_t current_watermark_ms) {
+int64_t Transform::AdvanceWatermark(int64_t current_watermark_ms, bool max_policy) {
   if (watermark_steps_.empty()) return current_watermark_ms;
   for (size_t i = 0; i < watermark_steps_.size(); ++i) {
     const auto* step = static_cast<const WatermarkStep*>(steps_[watermark_steps_[i]].get());
@@ -752,9 +835,11 @@ int64_t Transform::AdvanceWatermark(int64_t current_watermark_ms) {
       operator_watermark = 0;
     }
   }
-  // spark.sql.streaming.multipleWatermarkPolicy = min.
-  int64_t chosen = std::numeric_limits<int64_t>::max();
-  for (const std::optional<int64_t>& w : operator_watermarks_) chosen = std::min(chosen, *w);
+  int64_t chosen =
+      max_policy ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  for (const std::optional<int64_t>& w : operator_watermarks_) {
+    chosen = max_policy ? std::max(chosen, *w) : std::min(chosen, *w);
+  }
   return std::max(current_watermark_ms, chosen);
 }
 

@@ -24,6 +24,13 @@
 //                     min/max of every batch so the query can advance the
 //                     watermark as Spark does (max event time - delay, never
 //                     backwards, minimum across several watermarks)
+//   groupBy, dropDuplicates, dropDuplicatesWithinWatermark
+//                     stateful steps (stream/stateful/): at most one per
+//                     job; the steps after it run on what it emits. Process
+//                     passes a chunk through the steps before it and into
+//                     it; FinishBatch, after the batch's last chunk, runs
+//                     what it emits at the end of the batch through the
+//                     steps after it. Needs StatefulOptions.
 //
 // Errors name the job-file key path ("transform[1].select[3]") and, from the
 // expression module, the position within the expression.
@@ -41,6 +48,7 @@
 #include "silt/columnar/column.h"
 #include "silt/expr/expression.h"
 #include "silt/stream/job.h"
+#include "silt/stream/stateful/stateful_step.h"
 
 namespace silt::stream {
 
@@ -61,14 +69,25 @@ class TransformStepImpl;
 // (the query's clock, so tests can pin it).
 Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clock);
 
+// What stateful steps need from the query: the output mode (Spark's
+// UnsupportedOperationChecker rules are checked against it) and where their
+// state stores live.
+struct StatefulOptions {
+  OutputMode output_mode = OutputMode::kAppend;
+  StateStoreFactory make_store;
+};
+
 class Transform {
  public:
   // Binds `steps` against `input_schema`. Errors: InvalidArgument naming the
   // step's key path (unknown column, bad expression, non-boolean predicate,
   // watermark on a non-timestamp column, duplicate output column names).
+  // Without `stateful`, a stateful step is an InvalidArgument error; with
+  // it, complete mode without an aggregation is one too (Spark's rule).
   static Result<std::unique_ptr<Transform>> Make(const std::vector<TransformStep>& steps,
                                                  columnar::SchemaPtr input_schema,
-                                                 const expr::EvalOptions& options = {});
+                                                 const expr::EvalOptions& options = {},
+                                                 const StatefulOptions* stateful = nullptr);
   ~Transform();
 
   const columnar::SchemaPtr& input_schema() const { return input_schema_; }
@@ -78,21 +97,53 @@ class Transform {
   // Forgets the event-time statistics of the previous batch.
   void StartBatch();
   // Runs every step over one chunk of the current batch. `ctx` fixes
-  // current_timestamp() for the batch. Errors name the failing step.
+  // current_timestamp() for the batch. Errors name the failing step. With a
+  // stateful step the result holds what it passes on now: null or empty
+  // when it keeps the rows (an aggregation).
   Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& batch,
                                            const expr::EvalContext& ctx);
+  // Only the steps before a stateful one (all steps without one): the
+  // failing-record search re-runs rows through them without touching state.
+  Result<columnar::RecordBatchPtr> ProcessStateless(const columnar::RecordBatchPtr& batch,
+                                                    const expr::EvalContext& ctx);
+
+  // The stateful step's part of a batch (stateful_operator.h); each is a
+  // no-op without one. StartStatefulBatch after StartBatch; FinishBatch after
+  // the last Process (null: nothing emitted); CommitState before the sink
+  // commits; AbortState when the batch fails.
+  bool has_stateful() const { return stateful_ != nullptr; }
+  // The stateful step as its checkpoint records it, and its operator (null
+  // without one).
+  const std::optional<StatefulStep>& stateful_step() const { return stateful_step_; }
+  const StatefulOperator* stateful_operator() const { return stateful_.get(); }
+  Status StartStatefulBatch(const StatefulBatch& batch);
+  Result<columnar::RecordBatchPtr> FinishBatch(const expr::EvalContext& ctx);
+  Status CommitState();
+  void AbortState();
+  // stateOperators of the last committed batch (empty without a stateful step).
+  std::vector<StateOperatorProgress> state_progress() const;
+  // Spark's no-data batch rule: the stateful step would evict or emit
+  // because the watermark moved to `next_watermark_ms`.
+  bool WantsNoDataBatch(int64_t next_watermark_ms) const;
   // Event-time statistics of the batch so far, merged over watermark steps;
   // nullopt without a watermark or without non-null event times.
   std::optional<EventTimeStats> batch_event_time_stats() const;
   // Spark's WatermarkTracker.updateWatermark after a batch: returns the
   // global watermark for the next batch, given the current one.
-  int64_t AdvanceWatermark(int64_t current_watermark_ms);
+  // Several watermarks combine by spark.sql.streaming.multipleWatermarkPolicy:
+  // the minimum (Spark's default) or, with `max_policy`, the maximum.
+  int64_t AdvanceWatermark(int64_t current_watermark_ms, bool max_policy = false);
 
  private:
   Transform() = default;
   columnar::SchemaPtr input_schema_;
   columnar::SchemaPtr output_schema_;
+  // The steps before the stateful one (all of them without one), the
+  // stateful step, and the steps after it.
   std::vector<std::unique_ptr<TransformStepImpl>> steps_;
+  std::unique_ptr<StatefulOperator> stateful_;
+  std::optional<StatefulStep> stateful_step_;
+  std::vector<std::unique_ptr<TransformStepImpl>> post_steps_;
   // Indices into steps_ of the withWatermark steps, and each one's operator
   // watermark (Spark keeps these per run, not in the checkpoint).
   std::vector<size_t> watermark_steps_;

@@ -421,6 +421,33 @@ TEST(TransformTest, WatermarkIsMaxEventTimeMinusDelayAndNeverGoesBack) {
   EXPECT_EQ(transform->AdvanceWatermark(watermark_ms), watermark_ms);
 }
 
+TEST(TransformTest, TwoWatermarksCombineByThePolicy) {
+  // withWatermark on ts (5 minutes), then on a copy of ts (1 hour): min
+  // takes the second, max the first.
+  TransformStep first;
+  first.kind = "withWatermark";
+  first.key_path = "transform[0]";
+  first.event_time = "ts";
+  first.delay_threshold = "5 minutes";
+  TransformStep shifted;
+  shifted.kind = "withColumn";
+  shifted.key_path = "transform[1]";
+  shifted.named = {{"early", "ts"}};
+  TransformStep second = first;
+  second.key_path = "transform[2]";
+  second.event_time = "early";
+  second.delay_threshold = "1 hour";
+  auto input = MakeInput({1}, {"a"}, {kT0 + 7'200'000'000});
+  for (bool max_policy : {false, true}) {
+    ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({first, shifted, second}, input->schema));
+    transform->StartBatch();
+    ASSERT_OK(transform->Process(input, {}));
+    const int64_t max_ms = (kT0 + 7'200'000'000) / 1000;
+    EXPECT_EQ(transform->AdvanceWatermark(0, max_policy),
+              max_policy ? max_ms - 300'000 : max_ms - 3'600'000);
+  }
+}
+
 TEST(TransformTest, NoStepsPassesBatchesThrough) {
   auto input = MakeInput({1}, {"a"}, {kT0});
   ASSERT_OK_AND_ASSIGN(auto transform, Transform::Make({}, input->schema));

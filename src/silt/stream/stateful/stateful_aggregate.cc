@@ -1,0 +1,431 @@
+#include "silt/stream/stateful/stateful_aggregate.h"
+
+#include <chrono>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "silt/base/strings.h"
+#include "silt/exec/streaming_aggregate.h"
+#include "silt/expr/expression.h"
+#include "silt/expr/parse/ast.h"
+#include "silt/expr/parse/parser.h"
+
+namespace silt::stream {
+
+namespace {
+
+using columnar::ColumnPtr;
+using columnar::RecordBatchPtr;
+using columnar::SchemaPtr;
+using expr::NodeKind;
+
+int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               since)
+      .count();
+}
+
+struct AggItem {
+  exec::AggregateSpec spec;
+  expr::NodePtr arg;  // null for count(*)
+  std::string name;
+};
+
+const expr::Node& Unalias(const expr::Node& node) {
+  if (node.kind() == NodeKind::kAlias) {
+    return *static_cast<const expr::AliasNode&>(node).child();
+  }
+  return node;
+}
+
+Result<AggItem> ParseAggItem(const std::string& text, const std::string& path) {
+  Result<expr::NodePtr> node = expr::ParseNode(text);
+  if (!node.ok()) return Status::InvalidArgument(path, ": ", node.status().message());
+  AggItem item;
+  item.name = (*node)->OutputName();
+  const expr::Node& inner = Unalias(**node);
+  if (inner.kind() != NodeKind::kCall) {
+    return Status::InvalidArgument(path, ": '", text,
+                                   "' is not an aggregate function call (write e.g. "
+                                   "\"count(*) AS n\" or \"avg(temp) AS avg_temp\")");
+  }
+  const auto& call = static_cast<const expr::CallNode&>(inner);
+  if (EqualsIgnoreCase(call.name(), "count") && call.star_arg()) {
+    item.spec.kind = exec::AggKind::kCountStar;
+    return item;
+  }
+  Result<exec::AggKind> kind = exec::AggKindFromName(call.name(), call.distinct());
+  if (!kind.ok()) return Status::InvalidArgument(path, ": ", kind.status().message());
+  item.spec.kind = *kind;
+  const bool first_last = *kind == exec::AggKind::kFirst || *kind == exec::AggKind::kLast;
+  const size_t max_args = first_last ? 2 : 1;
+  if (call.args().empty() || call.args().size() > max_args) {
+    return Status::InvalidArgument(path, ": ", call.name(), " takes ",
+                                   first_last ? "one or two arguments" : "one argument", ", in '",
+                                   text, "'");
+  }
+  if (call.args().size() == 2) {
+    const expr::Node& flag = *call.args()[1];
+    const auto* literal =
+        flag.kind() == NodeKind::kLiteral ? static_cast<const expr::LiteralNode*>(&flag) : nullptr;
+    if (literal == nullptr || literal->value().is_null || literal->value().type == nullptr ||
+        literal->value().type->id() != columnar::TypeId::kBoolean) {
+      return Status::InvalidArgument(path, ": the second argument of ", call.name(),
+                                     " (ignoreNulls) must be true or false, in '", text, "'");
+    }
+    item.spec.ignore_nulls = literal->value().int_value != 0;
+  }
+  item.arg = call.args()[0];
+  return item;
+}
+
+// The key the watermark applies to: `window(<watermark column>, ...)` or the
+// watermark column itself; -1 when no key carries the event time.
+struct EventTimeKey {
+  int index = -1;
+  bool is_window = false;
+};
+
+bool RefersTo(const expr::Node& node, const std::string& column) {
+  if (node.kind() != NodeKind::kColumnRef) return false;
+  const auto& parts = static_cast<const expr::ColumnRefNode&>(node).parts();
+  return parts.size() == 1 && EqualsIgnoreCase(parts[0], column);
+}
+
+EventTimeKey FindEventTimeKey(const std::vector<expr::NodePtr>& keys,
+                              const std::optional<WatermarkColumn>& watermark) {
+  EventTimeKey out;
+  if (!watermark) return out;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const expr::Node& key = Unalias(*keys[k]);
+    if (RefersTo(key, watermark->name)) {
+      out.index = static_cast<int>(k);
+      return out;
+    }
+    if (key.kind() == NodeKind::kCall) {
+      const auto& call = static_cast<const expr::CallNode&>(key);
+      if (EqualsIgnoreCase(call.name(), "window") && !call.args().empty() &&
+          RefersTo(*call.args()[0], watermark->name)) {
+        out.index = static_cast<int>(k);
+        out.is_window = true;
+        return out;
+      }
+    }
+  }
+  return out;
+}
+
+// Spark names an unaliased window() key `window` (TimeWindowing's alias).
+std::string KeyName(const expr::Node& key) {
+  if (key.kind() == NodeKind::kCall &&
+      EqualsIgnoreCase(static_cast<const expr::CallNode&>(key).name(), "window")) {
+    return "window";
+  }
+  return key.OutputName();
+}
+
+class StatefulAggregate final : public StatefulOperator {
+ public:
+  StatefulAggregate() = default;
+
+  Status Init(const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
+              const std::optional<WatermarkColumn>& watermark, OutputMode mode,
+              std::unique_ptr<state::StateStore> store) {
+    const std::string path = step.key_path + ".groupBy";
+    mode_ = mode;
+    store_ = std::move(store);
+    std::vector<expr::NodePtr> keys;
+    for (size_t k = 0; k < step.exprs.size(); ++k) {
+      const std::string key_path = path + ".keys[" + std::to_string(k) + "]";
+      Result<expr::NodePtr> node = expr::ParseNode(step.exprs[k]);
+      if (!node.ok()) return Status::InvalidArgument(key_path, ": ", node.status().message());
+      if ((*node)->kind() == NodeKind::kCall &&
+          EqualsIgnoreCase(static_cast<const expr::CallNode&>(**node).name(), "session_window")) {
+        return Status::NotSupported(key_path, ": session_window is not supported yet");
+      }
+      keys.push_back(std::move(*node));
+    }
+    std::vector<AggItem> items;
+    for (size_t a = 0; a < step.aggs.size(); ++a) {
+      SILT_ASSIGN_OR_RETURN(AggItem item,
+                            ParseAggItem(step.aggs[a], path + ".agg[" + std::to_string(a) + "]"));
+      items.push_back(std::move(item));
+    }
+    event_time_ = FindEventTimeKey(keys, watermark);
+    if (mode_ == OutputMode::kAppend && event_time_.index < 0) {
+      return Status::InvalidArgument(
+          path,
+          ": Append output mode not supported when there are streaming aggregations on streaming "
+          "DataFrames/DataSets without watermark (group by window(<event time>, ...) or by the "
+          "event-time column of a withWatermark step, or use outputMode complete)");
+    }
+
+    // window() in a key expands each row into its windows before the keys
+    // and the aggregate arguments are evaluated.
+    std::vector<const expr::Expression*> projected;
+    for (const expr::NodePtr& key : keys) projected.push_back(key.get());
+    for (const AggItem& item : items) {
+      if (item.arg != nullptr) projected.push_back(item.arg.get());
+    }
+    SILT_ASSIGN_OR_RETURN(windows_, expr::WindowExpansion::Make(projected, input, options));
+    const SchemaPtr& bind_schema = windows_ ? windows_->schema() : input;
+    const expr::EvalOptions& bind_options = windows_ ? windows_->options() : options;
+
+    std::vector<columnar::TypePtr> key_types;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      Result<expr::BoundExpressionPtr> bound = expr::Bind(*keys[k], bind_schema, bind_options);
+      if (!bound.ok()) {
+        return Status::InvalidArgument(path, ".keys[", k, "]: ", bound.status().message());
+      }
+      key_types.push_back((*bound)->type());
+      key_exprs_.push_back(std::move(*bound));
+      names_.push_back(KeyName(*keys[k]));
+    }
+    std::vector<exec::AggregateSpec> specs;
+    for (size_t a = 0; a < items.size(); ++a) {
+      AggItem& item = items[a];
+      expr::BoundExpressionPtr arg;
+      if (item.arg != nullptr) {
+        Result<expr::BoundExpressionPtr> bound = expr::Bind(*item.arg, bind_schema, bind_options);
+        if (!bound.ok()) {
+          return Status::InvalidArgument(path, ".agg[", a, "]: ", bound.status().message());
+        }
+        arg = std::move(*bound);
+        item.spec.arg_type = arg->type();
+      }
+      arg_exprs_.push_back(std::move(arg));
+      specs.push_back(item.spec);
+      names_.push_back(item.name);
+    }
+    Result<std::unique_ptr<exec::StreamingAggregator>> agg =
+        exec::StreamingAggregator::Make(key_types, specs);
+    if (!agg.ok()) return Status::InvalidArgument(path, ": ", agg.status().message());
+    agg_ = std::move(*agg);
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr empty, agg_->Finalize({}, {}, names_));
+    schema_ = empty->schema;
+    progress_.operator_name = "stateStoreSave";
+    return Status::OK();
+  }
+
+  const SchemaPtr& output_schema() const override { return schema_; }
+
+  Status StartBatch(const StatefulBatch& batch) override {
+    batch_ = batch;
+    ran_batch_ = true;
+    agg_->Reset();
+    current_ = StateOperatorProgress();
+    current_.operator_name = progress_.operator_name;
+    updates_time_ = std::chrono::steady_clock::duration::zero();
+    return store_->Load(batch.batch_id);
+  }
+
+  Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk,
+                                 const expr::EvalContext& ctx) override {
+    const auto start = std::chrono::steady_clock::now();
+    RecordBatchPtr input = chunk;
+    if (windows_) {
+      SILT_ASSIGN_OR_RETURN(input, windows_->Expand(*chunk, ctx));
+    }
+    if (input->num_rows > 0) {
+      std::vector<ColumnPtr> keys;
+      std::vector<ColumnPtr> args;
+      for (const expr::BoundExpressionPtr& e : key_exprs_) {
+        SILT_ASSIGN_OR_RETURN(ColumnPtr column, e->Evaluate(*input, ctx));
+        keys.push_back(std::move(column));
+      }
+      for (const expr::BoundExpressionPtr& e : arg_exprs_) {
+        ColumnPtr column;
+        if (e != nullptr) {
+          SILT_ASSIGN_OR_RETURN(column, e->Evaluate(*input, ctx));
+        }
+        args.push_back(std::move(column));
+      }
+      SILT_RETURN_NOT_OK(agg_->Consume(keys, args, input->num_rows));
+    }
+    updates_time_ += std::chrono::steady_clock::now() - start;
+    return RecordBatchPtr();
+  }
+
+  Result<RecordBatchPtr> FinishBatch() override {
+    auto start = std::chrono::steady_clock::now();
+    const int64_t groups = agg_->num_groups();
+    std::vector<int64_t> event_micros;
+    std::vector<bool> has_event_time;
+    if (event_time_.index >= 0 && groups > 0) {
+      SILT_RETURN_NOT_OK(GroupEventTimes(groups, &event_micros, &has_event_time));
+    }
+    const bool drops_late = mode_ != OutputMode::kComplete && event_time_.index >= 0;
+    const int64_t late_micros = batch_.late_watermark_ms * 1000;
+    std::vector<std::string> emit_keys;
+    std::vector<std::string> emit_states;
+    std::string store_key;
+    std::string state;
+    for (int64_t g = 0; g < groups; ++g) {
+      const std::string_view key = agg_->group_key(g);
+      if (drops_late && has_event_time[static_cast<size_t>(g)] &&
+          event_micros[static_cast<size_t>(g)] <= late_micros) {
+        ++current_.num_rows_dropped_by_watermark;
+        continue;
+      }
+      store_key.clear();
+      if (event_time_.index >= 0) {
+        // A NULL event time never expires (Spark's predicate is NULL there).
+        store_key = EventTimeKeyPrefix(has_event_time[static_cast<size_t>(g)]
+                                           ? event_micros[static_cast<size_t>(g)]
+                                           : std::numeric_limits<int64_t>::max());
+      }
+      store_key.append(key);
+      SILT_ASSIGN_OR_RETURN(std::optional<std::string> stored, store_->Get(store_key));
+      if (stored) {
+        Status merged = agg_->MergeStored(g, *stored);
+        if (!merged.ok()) return merged.WithContext("the stored state of a group");
+      }
+      state.clear();
+      agg_->SerializeState(g, &state);
+      SILT_RETURN_NOT_OK(store_->Put(store_key, state));
+      ++current_.num_rows_updated;
+      if (mode_ == OutputMode::kUpdate) {
+        emit_keys.emplace_back(key);
+        emit_states.push_back(state);
+      }
+    }
+    agg_->Reset();
+    updates_time_ += std::chrono::steady_clock::now() - start;
+    current_.all_updates_time_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(updates_time_).count();
+
+    start = std::chrono::steady_clock::now();
+    if (mode_ == OutputMode::kComplete) {
+      SILT_RETURN_NOT_OK(
+          store_->Scan("", "", [&](std::string_view k, std::string_view v) -> Result<bool> {
+            emit_keys.emplace_back(StripPrefix(k));
+            emit_states.emplace_back(v);
+            return true;
+          }));
+    } else if (event_time_.index >= 0) {
+      SILT_RETURN_NOT_OK(Evict(mode_ == OutputMode::kAppend ? &emit_keys : nullptr,
+                               mode_ == OutputMode::kAppend ? &emit_states : nullptr));
+    }
+    current_.all_removals_time_ms = ElapsedMs(start);
+    if (emit_keys.empty()) return RecordBatchPtr();
+    std::vector<std::string_view> key_views(emit_keys.begin(), emit_keys.end());
+    std::vector<std::string_view> state_views(emit_states.begin(), emit_states.end());
+    Result<RecordBatchPtr> out = agg_->Finalize(key_views, state_views, names_);
+    if (!out.ok()) return out.status().WithContext("the stored state of the aggregation");
+    return out;
+  }
+
+  Status Commit() override {
+    const auto start = std::chrono::steady_clock::now();
+    SILT_RETURN_NOT_OK(store_->Commit().status());
+    current_.commit_time_ms = ElapsedMs(start);
+    state::StateStoreMetrics metrics = store_->metrics();
+    current_.num_rows_total = metrics.num_rows;
+    current_.memory_used_bytes = metrics.memory_bytes;
+    progress_ = current_;
+    return Status::OK();
+  }
+
+  void Abort() override {
+    agg_->Reset();
+    store_->Abort();
+  }
+
+  StateOperatorProgress progress() const override { return progress_; }
+
+  Result<RecordBatchPtr> DecodeState(const std::vector<std::string_view>& keys,
+                                     const std::vector<std::string_view>& values) const override {
+    std::vector<std::string_view> stripped;
+    stripped.reserve(keys.size());
+    for (std::string_view key : keys) {
+      if (event_time_.index >= 0 && key.size() < kEventTimeKeyPrefixBytes) {
+        return Status::Corruption("a state key of ", static_cast<int64_t>(key.size()),
+                                  " bytes is shorter than its event-time prefix");
+      }
+      stripped.push_back(StripPrefix(key));
+    }
+    return agg_->Finalize(stripped, values, names_);
+  }
+
+  bool WantsNoDataBatch(int64_t next_watermark_ms) const override {
+    return ran_batch_ && mode_ != OutputMode::kComplete && event_time_.index >= 0 &&
+           next_watermark_ms > batch_.eviction_watermark_ms;
+  }
+
+ private:
+  std::string_view StripPrefix(std::string_view key) const {
+    if (event_time_.index >= 0 && key.size() >= kEventTimeKeyPrefixBytes) {
+      key.remove_prefix(kEventTimeKeyPrefixBytes);
+    }
+    return key;
+  }
+
+  // Each group's event time: the window's end, or the key itself.
+  Status GroupEventTimes(int64_t groups, std::vector<int64_t>* micros,
+                         std::vector<bool>* valid) const {
+    std::vector<std::string_view> encoded;
+    encoded.reserve(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) encoded.push_back(agg_->group_key(g));
+    SILT_ASSIGN_OR_RETURN(std::vector<ColumnPtr> columns, agg_->key_codec().Decode(encoded));
+    const columnar::Column& key = *columns[static_cast<size_t>(event_time_.index)];
+    const columnar::Column* times = &key;
+    if (event_time_.is_window) times = key.children[1].get();
+    micros->resize(static_cast<size_t>(groups));
+    valid->resize(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      const bool ok = key.IsValid(g) && times->IsValid(g);
+      (*valid)[static_cast<size_t>(g)] = ok;
+      (*micros)[static_cast<size_t>(g)] = ok ? times->Value<int64_t>(g) : 0;
+    }
+    return Status::OK();
+  }
+
+  // Removes the groups whose event time is <= the eviction watermark,
+  // collecting them when asked (append mode emits them).
+  Status Evict(std::vector<std::string>* keys, std::vector<std::string>* states) {
+    const int64_t limit_micros = batch_.eviction_watermark_ms * 1000;
+    if (limit_micros == std::numeric_limits<int64_t>::max()) return Status::OK();
+    std::vector<std::string> evicted;
+    SILT_RETURN_NOT_OK(store_->Scan("", EventTimeKeyPrefix(limit_micros + 1),
+                                    [&](std::string_view k, std::string_view v) -> Result<bool> {
+                                      evicted.emplace_back(k);
+                                      if (keys != nullptr) {
+                                        keys->emplace_back(StripPrefix(k));
+                                        states->emplace_back(v);
+                                      }
+                                      return true;
+                                    }));
+    for (const std::string& k : evicted) SILT_RETURN_NOT_OK(store_->Delete(k));
+    current_.num_rows_removed += static_cast<int64_t>(evicted.size());
+    return Status::OK();
+  }
+
+  OutputMode mode_ = OutputMode::kAppend;
+  std::unique_ptr<state::StateStore> store_;
+  std::unique_ptr<expr::WindowExpansion> windows_;
+  std::vector<expr::BoundExpressionPtr> key_exprs_;
+  std::vector<expr::BoundExpressionPtr> arg_exprs_;  // null for count(*)
+  std::vector<std::string> names_;
+  std::unique_ptr<exec::StreamingAggregator> agg_;
+  EventTimeKey event_time_;
+  SchemaPtr schema_;
+  StatefulBatch batch_;
+  bool ran_batch_ = false;
+  std::chrono::steady_clock::duration updates_time_{};
+  StateOperatorProgress current_;
+  StateOperatorProgress progress_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StatefulOperator>> MakeStatefulAggregate(
+    const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
+    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
+    std::unique_ptr<state::StateStore> store) {
+  auto op = std::make_unique<StatefulAggregate>();
+  SILT_RETURN_NOT_OK(op->Init(step, input, options, watermark, mode, std::move(store)));
+  return std::unique_ptr<StatefulOperator>(std::move(op));
+}
+
+}  // namespace silt::stream

@@ -1,0 +1,104 @@
+// StatefulOperator: a transform step whose result depends on earlier
+// batches (Spark's StateStoreWriter operators): a streaming aggregation, a
+// deduplication. Each keeps its rows in one versioned state store
+// (state/state_store.h) and takes part in every micro-batch in this order:
+//
+//   StartBatch(N)    loads state version N (the state after batches < N)
+//   Process(chunk)   for each chunk of the batch's input; may return rows
+//                    at once (deduplication) or keep them (aggregation)
+//   FinishBatch()    after the last chunk: rows the batch emits (per output
+//                    mode), state below the watermark evicted
+//   Commit()         state version N+1 durable in the checkpoint
+//
+// or Abort() after a failure anywhere before Commit. The query commits the
+// state before the sink's table commit, and commits/N after both, so a
+// batch re-run after a crash finds version N still loadable and writes N+1
+// again with the same content.
+//
+// Watermarks (Spark 3.5's IncrementalExecution with one stateful
+// operator): rows are late, dropped and counted, when their event time is
+// <= the watermark of the previous batch (`late_watermark_ms`); state is
+// evicted when its event time is <= the watermark of this batch
+// (`eviction_watermark_ms`). For a window key the event time is the
+// window's end.
+//
+// Thread safety: one query thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/columnar/column.h"
+#include "silt/expr/eval_options.h"
+#include "silt/state/state_store.h"
+#include "silt/stream/progress.h"
+
+namespace silt::stream {
+
+enum class OutputMode { kAppend, kComplete, kUpdate };
+
+// "append", "complete" or "update" (as the job file spells them, lower
+// case); InvalidArgument otherwise.
+Result<OutputMode> ParseOutputMode(const std::string& text);
+const char* OutputModeName(OutputMode mode);  // Spark's: "Append", ...
+
+// The column withWatermark set, as seen by a later stateful step.
+struct WatermarkColumn {
+  std::string name;
+  int64_t delay_ms = 0;
+};
+
+struct StatefulBatch {
+  int64_t batch_id = 0;
+  int64_t late_watermark_ms = 0;
+  int64_t eviction_watermark_ms = 0;
+  bool has_watermark = false;  // false: neither watermark applies
+};
+
+// Opens the state store of operator `operator_id` (0, 1, ... in plan order).
+using StateStoreFactory =
+    std::function<Result<std::unique_ptr<state::StateStore>>(int operator_id)>;
+
+class StatefulOperator {
+ public:
+  virtual ~StatefulOperator() = default;
+
+  virtual const columnar::SchemaPtr& output_schema() const = 0;
+  virtual Status StartBatch(const StatefulBatch& batch) = 0;
+  // Rows of `chunk` passed on now (may be empty or null).
+  virtual Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& chunk,
+                                                   const expr::EvalContext& ctx) = 0;
+  // Rows emitted at the end of the batch (may be null).
+  virtual Result<columnar::RecordBatchPtr> FinishBatch() = 0;
+  virtual Status Commit() = 0;
+  virtual void Abort() = 0;
+  // Of the batch last committed.
+  virtual StateOperatorProgress progress() const = 0;
+  // Spark's shouldRunAnotherBatch: true when a batch without new data
+  // would emit or evict something because the watermark moved to
+  // `next_watermark_ms` (past this batch's eviction watermark).
+  virtual bool WantsNoDataBatch(int64_t next_watermark_ms) const = 0;
+
+  // State entries as rows, for `silt state`: the key columns, then what
+  // the value holds (an aggregation: each aggregate's current result;
+  // dropDuplicatesWithinWatermark: expiresAtMicros). Errors: Corruption on
+  // bytes this operator did not write.
+  virtual Result<columnar::RecordBatchPtr> DecodeState(
+      const std::vector<std::string_view>& keys,
+      const std::vector<std::string_view>& values) const = 0;
+};
+
+// The 8 bytes that lead a state key whose rows carry an event time, so the
+// store's byte order is event-time order and eviction is a range scan:
+// big-endian with the sign bit flipped (microseconds).
+std::string EventTimeKeyPrefix(int64_t micros);
+int64_t DecodeEventTimeKeyPrefix(std::string_view key);  // REQUIRES: key.size() >= 8
+constexpr size_t kEventTimeKeyPrefixBytes = 8;
+
+}  // namespace silt::stream
