@@ -230,6 +230,7 @@ class RocksDbStateStore final : public StateStore {
     const int64_t version = version_ + 1;
     Status st = WriteFiles(version);
     if (st.ok()) {
+      db_empty_ = false;
       st = FromRocks(db_->Write(write_options_, batch_.GetWriteBatch()), "apply", working_dir_);
       // A failed write may have left part of the batch behind.
       if (!st.ok()) db_trusted_ = false;
@@ -322,9 +323,13 @@ class RocksDbStateStore final : public StateStore {
   // An empty working copy.
   Status ResetDb() {
     CloseDb();
+    db_empty_ = false;
     SILT_RETURN_NOT_OK(
         FromRocks(rocksdb::DestroyDB(working_dir_, db_options_), "destroy", working_dir_));
-    return FromRocks(rocksdb::DB::Open(db_options_, working_dir_, &db_), "open", working_dir_);
+    SILT_RETURN_NOT_OK(
+        FromRocks(rocksdb::DB::Open(db_options_, working_dir_, &db_), "open", working_dir_));
+    db_empty_ = true;
+    return Status::OK();
   }
 
   Status Rebuild(int64_t version) {
@@ -335,7 +340,7 @@ class RocksDbStateStore final : public StateStore {
     const bool reuse = held >= 0 && plan.base == held && !plan.from_snapshot;
     db_trusted_ = false;
     if (!reuse) {
-      SILT_RETURN_NOT_OK(ResetDb());
+      if (!db_empty_) SILT_RETURN_NOT_OK(ResetDb());
       rows_ = 0;
       bytes_ = 0;
       if (plan.from_snapshot) {
@@ -371,6 +376,7 @@ class RocksDbStateStore final : public StateStore {
     }
     SILT_ASSIGN_OR_RETURN(auto reader, std::move(opened));
     rocksdb::WriteBatch batch;
+    db_empty_ = false;
     while (true) {
       SILT_ASSIGN_OR_RETURN(bool more, reader->Next());
       if (!more) break;
@@ -460,6 +466,9 @@ class RocksDbStateStore final : public StateStore {
   // False when the working copy may not match version_ (a failed Load or
   // local write): the next Load rebuilds it.
   bool db_trusted_ = true;
+  // Nothing was written to the working copy since it was created: a
+  // rebuild can start on it (Open followed by Load, the restart path).
+  bool db_empty_ = false;
   int64_t rows_ = 0;  // of the committed version
   int64_t bytes_ = 0;
   int64_t rows_delta_ = 0;  // of the uncommitted changes
