@@ -229,17 +229,30 @@ class RocksDbStateStore final : public StateStore {
     const auto start = std::chrono::steady_clock::now();
     const int64_t version = version_ + 1;
     Status st = WriteFiles(version);
+    bool applied_in_part = false;
     if (st.ok()) {
       db_empty_ = false;
       st = FromRocks(db_->Write(write_options_, batch_.GetWriteBatch()), "apply", working_dir_);
-      // A failed write may have left part of the batch behind.
-      if (!st.ok()) db_trusted_ = false;
+      applied_in_part = !st.ok();
     }
-    commit_ms_ = ElapsedMs(start);
     if (!st.ok()) {
       Discard();
+      if (applied_in_part) {
+        // The working copy may hold part of the batch: back to the old
+        // version from the files (which reach it, as they reach `version`).
+        const int64_t old_version = version_;
+        db_trusted_ = false;
+        Status rebuilt = Rebuild(old_version);
+        if (!rebuilt.ok()) {
+          version_ = -1;
+          Log(LogLevel::kWarn, "state", "cannot restore state version ", old_version, " of ",
+              options_.dir, " after a failed commit: ", rebuilt.ToString());
+        }
+      }
+      commit_ms_ = ElapsedMs(start);
       return st.WithContextParts("committing state version ", version, " of ", options_.dir);
     }
+    commit_ms_ = ElapsedMs(start);
     rows_ += rows_delta_;
     bytes_ += bytes_delta_;
     Discard();
@@ -440,7 +453,6 @@ class RocksDbStateStore final : public StateStore {
       SILT_RETURN_NOT_OK(FromRocks(it->status(), "snapshot", working_dir_));
     }
     SILT_RETURN_NOT_OK(writer->Finish(rows, bytes));
-    known_snapshots_.insert(version);
     if (rows != rows_ + rows_delta_ || bytes != bytes_ + bytes_delta_) {
       Log(LogLevel::kWarn, "state", "state version ", version, " of ", options_.dir, " has ", rows,
           " rows of ", bytes, " bytes, the store counted ", rows_ + rows_delta_, " of ",
