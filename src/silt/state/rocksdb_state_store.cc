@@ -359,7 +359,7 @@ class RocksDbStateStore final : public StateStore {
       if (plan.from_snapshot) {
         SILT_ASSIGN_OR_RETURN(StateFileStats stats,
                               Apply(listing.Path(plan.base, StateFileKind::kSnapshot),
-                                    StateFileKind::kSnapshot, plan.base));
+                                    StateFileKind::kSnapshot, plan.base, version));
         if (stats.record_count != stats.num_rows) {
           return Status::Corruption("state file ",
                                     listing.Path(plan.base, StateFileKind::kSnapshot), ": holds ",
@@ -371,7 +371,7 @@ class RocksDbStateStore final : public StateStore {
     }
     for (int64_t v : plan.changelogs) {
       SILT_ASSIGN_OR_RETURN(StateFileStats stats, Apply(listing.Path(v, StateFileKind::kChangelog),
-                                                        StateFileKind::kChangelog, v));
+                                                        StateFileKind::kChangelog, v, version));
       rows_ = stats.num_rows;
       bytes_ = stats.key_value_bytes;
     }
@@ -380,12 +380,14 @@ class RocksDbStateStore final : public StateStore {
     return Status::OK();
   }
 
-  // Replays one file into the working copy.
-  Result<StateFileStats> Apply(const std::string& path, StateFileKind kind, int64_t version) {
+  // Replays the file of `version` into the working copy, on the way to
+  // `target`.
+  Result<StateFileStats> Apply(const std::string& path, StateFileKind kind, int64_t version,
+                               int64_t target) {
     auto opened = StateFileReader::Open(fs(), path, kind, version);
     if (opened.status().IsNotFound()) {
       return Status::Corruption("state file ", path, " is missing (needed to rebuild version ",
-                                version, ")");
+                                target, ")");
     }
     SILT_ASSIGN_OR_RETURN(auto reader, std::move(opened));
     rocksdb::WriteBatch batch;
