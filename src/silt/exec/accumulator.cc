@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "silt/columnar/builder.h"
@@ -318,19 +319,45 @@ void Accumulator::UpdateFirstLast(const Column& c, const int32_t* gids, int64_t 
   for (size_t g : touched) last_row_[g] = -1;
 }
 
-bool Accumulator::AddMember(size_t g, std::string_view value) {
-  std::string key(reinterpret_cast<const char*>(&g), sizeof(g));
-  key.append(value);
-  if (!members_.insert(std::move(key)).second) return false;
+bool Accumulator::MemberKey(size_t g, std::string_view element, std::string* key) const {
+  key->assign(reinterpret_cast<const char*>(&g), sizeof(g));
+  const TypeId id = spec_.arg_type->id();
+  if (spec_.kind == AggKind::kCollectSet && (id == TypeId::kFloat || id == TypeId::kDouble)) {
+    // Spark 3.5's collect_set keeps boxed floats in a Scala HashSet, whose ==
+    // is numeric: -0.0 equals 0.0 (the first one stays) and NaN equals
+    // nothing, so every NaN is kept.
+    double v;
+    if (id == TypeId::kFloat) {
+      float f = 0;
+      std::memcpy(&f, element.data() + 1, sizeof(f));
+      v = f;
+    } else {
+      std::memcpy(&v, element.data() + 1, sizeof(v));
+    }
+    if (std::isnan(v)) return false;
+    if (v == 0) v = 0;
+    PutFixed(key, v);
+    return true;
+  }
+  // count(DISTINCT) elements are normalized (grouping equality); collect_set
+  // of other types compares the bytes, as Spark's UnsafeRow/UTF8String.
+  key->append(element);
+  return true;
+}
+
+bool Accumulator::AddMember(size_t g, std::string_view element) {
+  std::string key;
+  if (MemberKey(g, element, &key) && !members_.insert(std::move(key)).second) return false;
   ++counts_[g];
-  lists_[g].emplace_back(value);
+  lists_[g].emplace_back(element);
   return true;
 }
 
 void Accumulator::UpdateCollect(const Column& c, const int32_t* gids, int64_t rows) {
   const bool has_nulls = c.null_count > 0;
-  // Distinct values compare as Spark groups them; collect_list keeps the bits.
-  const bool normalize = spec_.kind != AggKind::kCollectList;
+  // count(DISTINCT) compares values as Spark groups them; the collected
+  // values keep their bits.
+  const bool normalize = spec_.kind == AggKind::kCountDistinct;
   encoded_.assign(static_cast<size_t>(rows), std::string());
   EncodeColumn(c, normalize, nullptr, rows, encoded_.data());
   for (int64_t i = 0; i < rows; ++i) {
@@ -515,10 +542,9 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
       std::vector<std::string> own = std::move(lists_[g]);
       lists_[g].clear();
       counts_[g] = 0;
+      std::string key;
       for (const std::string& v : own) {
-        std::string key(reinterpret_cast<const char*>(&g), sizeof(g));
-        key.append(v);
-        members_.erase(key);
+        if (MemberKey(g, v, &key)) members_.erase(key);
       }
       for (const std::string& v : stored) AddMember(g, v);
       for (const std::string& v : own) AddMember(g, v);

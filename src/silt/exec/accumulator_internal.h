@@ -59,8 +59,11 @@ class Accumulator {
   void UpdateMoments(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateFirstLast(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateCollect(const columnar::Column& c, const int32_t* gids, int64_t rows);
-  // Adds `value` to group g's distinct set; true when it was new.
-  bool AddMember(size_t g, std::string_view value);
+  // Adds encoded `element` to group g's distinct set; true when it was new.
+  bool AddMember(size_t g, std::string_view element);
+  // Sets `key` to the set key of `element` in group g; false when the element
+  // equals no other (a NaN in collect_set).
+  bool MemberKey(size_t g, std::string_view element, std::string* key) const;
   bool IsMoment() const;
   void PutDomainValue(size_t g, std::string* out) const;
   bool GetDomainValue(std::string_view* in, int64_t* i, double* d, __int128* dec,
@@ -85,7 +88,7 @@ class Accumulator {
   // first/last: the value's encoding (value_codec_internal.h), tag included.
   std::vector<std::string> values_;
   // count(DISTINCT), collect_list, collect_set: encoded values per group in
-  // order of arrival; `members_` (group id + value) dedupes the distinct ones.
+  // order of arrival; `members_` (MemberKey) dedupes the distinct ones.
   std::vector<std::vector<std::string>> lists_;
   std::unordered_set<std::string> members_;
   // Per-batch scratch: encoded argument values, last rows per group.
