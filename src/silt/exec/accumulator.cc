@@ -321,8 +321,12 @@ void Accumulator::UpdateFirstLast(const Column& c, const int32_t* gids, int64_t 
 
 bool Accumulator::MemberKey(size_t g, std::string_view element, std::string* key) const {
   key->assign(reinterpret_cast<const char*>(&g), sizeof(g));
+  if (spec_.kind == AggKind::kCountDistinct) {
+    key->append(element);  // normalized already: grouping equality
+    return true;
+  }
   const TypeId id = spec_.arg_type->id();
-  if (spec_.kind == AggKind::kCollectSet && (id == TypeId::kFloat || id == TypeId::kDouble)) {
+  if (id == TypeId::kFloat || id == TypeId::kDouble) {
     // Spark 3.5's collect_set keeps boxed floats in a Scala HashSet, whose ==
     // is numeric: -0.0 equals 0.0 (the first one stays) and NaN equals
     // nothing, so every NaN is kept.
@@ -335,14 +339,11 @@ bool Accumulator::MemberKey(size_t g, std::string_view element, std::string* key
       std::memcpy(&v, element.data() + 1, sizeof(v));
     }
     if (std::isnan(v)) return false;
-    if (v == 0) v = 0;
-    PutFixed(key, v);
-    return true;
   }
-  // count(DISTINCT) elements are normalized (grouping equality); collect_set
-  // of other types compares the bytes, as Spark's UnsafeRow/UTF8String.
-  key->append(element);
-  return true;
+  // Otherwise (structs too, where Spark's row equality has NaN equal NaN and
+  // -0.0 equal 0.0) values compare normalized.
+  std::string_view in = element;
+  return NormalizeValue(*spec_.arg_type, &in, key);
 }
 
 bool Accumulator::AddMember(size_t g, std::string_view element) {

@@ -21,10 +21,10 @@
 //   collect_set(x)            ARRAY<x> (elements not null): distinct non-null
 //                             values in order of first arrival (Spark's order
 //                             is its hash set's: compare as sets). Equality
-//                             is Spark 3.5's: a float/double -0.0 equals 0.0
-//                             (the first stays) and a NaN equals nothing
-//                             (every NaN is kept); other values (structs
-//                             too) compare by their bytes
+//                             is Spark 3.5's: -0.0 equals 0.0 (the first
+//                             stays); a float/double NaN equals nothing
+//                             (every NaN is kept) but NaN fields of structs
+//                             equal each other
 //
 // Rows are grouped on an encoding of their key values (nulls group
 // together; NaN with NaN and -0.0 with 0.0, as Spark normalizes floats);

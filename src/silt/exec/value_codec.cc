@@ -204,4 +204,59 @@ bool DecodeValue(const DataType& type, std::string_view* in, ColumnBuilder* b) {
   }
 }
 
+bool NormalizeValue(const DataType& type, std::string_view* in, std::string* out) {
+  if (in->empty()) return false;
+  const char tag = in->front();
+  in->remove_prefix(1);
+  out->push_back(tag);
+  if (tag == kNullTag) return true;
+  if (tag != kValueTag) return false;
+  auto copy = [&](size_t n) {
+    if (in->size() < n) return false;
+    out->append(in->data(), n);
+    in->remove_prefix(n);
+    return true;
+  };
+  switch (type.id()) {
+    case TypeId::kBoolean:
+    case TypeId::kByte: return copy(1);
+    case TypeId::kShort: return copy(2);
+    case TypeId::kInt:
+    case TypeId::kDate: return copy(4);
+    case TypeId::kLong:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: return copy(8);
+    case TypeId::kDecimal: return copy(16);
+    case TypeId::kFloat: {
+      float v;
+      if (!GetFixed(in, &v)) return false;
+      if (std::isnan(v)) v = std::numeric_limits<float>::quiet_NaN();
+      if (v == 0) v = 0;
+      PutFixed(out, v);
+      return true;
+    }
+    case TypeId::kDouble: {
+      double v;
+      if (!GetFixed(in, &v)) return false;
+      if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+      if (v == 0) v = 0;
+      PutFixed(out, v);
+      return true;
+    }
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      std::string_view bytes;
+      if (!GetBytes(in, &bytes)) return false;
+      PutBytes(out, bytes);
+      return true;
+    }
+    case TypeId::kStruct:
+      for (const columnar::Field& f : type.fields()) {
+        if (!NormalizeValue(*f.type, in, out)) return false;
+      }
+      return true;
+    default: return false;
+  }
+}
+
 }  // namespace silt::exec::internal

@@ -43,6 +43,11 @@ void EncodeColumn(const columnar::Column& column, bool normalize, const uint8_t*
 [[nodiscard]] bool DecodeValue(const columnar::DataType& type, std::string_view* in,
                                columnar::ColumnBuilder* builder);
 
+// Reads one value of `type` from the front of `*in` (advancing it) and
+// appends its normalized encoding to `out`. False when malformed.
+[[nodiscard]] bool NormalizeValue(const columnar::DataType& type, std::string_view* in,
+                                  std::string* out);
+
 // Fixed-width little-endian helpers for the state formats.
 template <typename T>
 void PutFixed(std::string* out, T v) {
