@@ -1,6 +1,7 @@
 // Accumulator: typed update loops per aggregate kind and argument family,
 // and the per-group state format of docs/format/aggregate-state.md.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,10 @@ Result<Accumulator> Accumulator::Make(const AggregateSpec& spec) {
                                     spec.arg_type->ToDdl(), " is not supported yet");
       }
       acc.domain_ = static_cast<Domain>(d);
+      if (acc.domain_ == Domain::kDecimal) {
+        // The sum buffer of sum and avg: DECIMAL(min(38, p + 10), s).
+        acc.sum_bound_ = Pow10(std::min(38, spec.arg_type->precision() + 10));
+      }
       break;
     }
   }
@@ -139,7 +144,10 @@ void Accumulator::Resize(size_t groups) {
       // avg of integers accumulates in doubles (as Spark's Average).
       if (domain_ == Domain::kInt) ints_.resize(groups, 0);
       if (domain_ == Domain::kDouble || domain_ == Domain::kInt) doubles_.resize(groups, 0);
-      if (domain_ == Domain::kDecimal) decimals_.resize(groups, 0);
+      if (domain_ == Domain::kDecimal) {
+        decimals_.resize(groups, 0);
+        overflowed_.resize(groups, 0);
+      }
       if (domain_ == Domain::kBytes) strings_.resize(groups);
       break;
     case AggKind::kFirst:
@@ -166,6 +174,7 @@ void Accumulator::Clear() {
   ints_.clear();
   doubles_.clear();
   decimals_.clear();
+  overflowed_.clear();
   strings_.clear();
   n_.clear();
   avg_.clear();
@@ -217,7 +226,7 @@ void Accumulator::UpdateSum(const Column& c, const int32_t* gids, int64_t rows) 
     seen_[g] = 1;
     ++counts_[g];
     if (domain_ == Domain::kDecimal) {
-      decimals_[g] += DecimalAt(c, i);
+      AddDecimal(g, DecimalAt(c, i));
     } else if (as_double) {
       doubles_[g] += domain_ == Domain::kDouble ? DoubleAt(c, i) : static_cast<double>(IntAt(c, i));
     } else {
@@ -226,6 +235,19 @@ void Accumulator::UpdateSum(const Column& c, const int32_t* gids, int64_t rows) 
                                       static_cast<uint64_t>(IntAt(c, i)));
     }
   }
+}
+
+void Accumulator::AddDecimal(size_t g, __int128 v) {
+  if (overflowed_[g]) return;
+  // Spark checks every addition against the sum type's precision; past it
+  // the sum is null for good (non-ANSI).
+  __int128 r;
+  if (__builtin_add_overflow(decimals_[g], v, &r) || r >= sum_bound_ || r <= -sum_bound_) {
+    overflowed_[g] = 1;
+    decimals_[g] = 0;
+    return;
+  }
+  decimals_[g] = r;
 }
 
 void Accumulator::UpdateExtreme(const Column& c, const int32_t* gids, int64_t rows) {
@@ -414,7 +436,9 @@ void Accumulator::Serialize(size_t g, std::string* out) const {
     case AggKind::kSum:
     case AggKind::kAvg:
       PutFixed(out, counts_[g]);
-      if (counts_[g] > 0) PutDomainValue(g, out);
+      if (counts_[g] == 0) return;
+      if (domain_ == Domain::kDecimal) PutFixed<uint8_t>(out, overflowed_[g]);
+      PutDomainValue(g, out);
       return;
     case AggKind::kMin:
     case AggKind::kMax:
@@ -457,6 +481,10 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
       int64_t n;
       if (!GetFixed(in, &n) || n < 0) return corrupt();
       if (n == 0) return Status::OK();
+      uint8_t overflow = 0;
+      if (domain_ == Domain::kDecimal && (!GetFixed(in, &overflow) || overflow > 1)) {
+        return corrupt();
+      }
       int64_t iv = 0;
       double dv = 0;
       __int128 decv = 0;
@@ -465,7 +493,11 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
       counts_[g] += n;
       seen_[g] = 1;
       if (domain_ == Domain::kDecimal) {
-        decimals_[g] += decv;
+        if (overflow) {
+          overflowed_[g] = 1;
+        } else {
+          AddDecimal(g, decv);
+        }
       } else if (domain_ == Domain::kDouble || spec_.kind == AggKind::kAvg) {
         doubles_[g] = dv + doubles_[g];
       } else {
@@ -636,12 +668,10 @@ Result<ColumnPtr> Accumulator::Finish(size_t groups) const {
     }
     if (spec_.kind == AggKind::kSum) {
       if (domain_ == Domain::kDecimal) {
-        __int128 v = decimals_[g];
-        __int128 bound = Pow10(result_type_->precision());
-        if (v >= bound || v <= -bound) {
+        if (overflowed_[g]) {
           b.AppendNull();  // overflow: null without ANSI
         } else {
-          b.Append<__int128>(v);
+          b.Append<__int128>(decimals_[g]);
         }
       } else if (domain_ == Domain::kDouble) {
         b.Append<double>(doubles_[g]);
@@ -651,7 +681,9 @@ Result<ColumnPtr> Accumulator::Finish(size_t groups) const {
       continue;
     }
     if (spec_.kind == AggKind::kAvg) {
-      if (domain_ == Domain::kDecimal) {
+      if (domain_ == Domain::kDecimal && overflowed_[g]) {
+        b.AppendNull();  // the sum overflowed: null without ANSI
+      } else if (domain_ == Domain::kDecimal) {
         int shift = result_type_->scale() - spec_.arg_type->scale();
         __int128 num = decimals_[g] * Pow10(shift);
         __int128 n = counts_[g];

@@ -55,6 +55,7 @@ class Accumulator {
 
   Accumulator() = default;
   void UpdateSum(const columnar::Column& c, const int32_t* gids, int64_t rows);
+  void AddDecimal(size_t g, __int128 v);
   void UpdateExtreme(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateMoments(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateFirstLast(const columnar::Column& c, const int32_t* gids, int64_t rows);
@@ -80,6 +81,9 @@ class Accumulator {
   std::vector<int64_t> ints_;
   std::vector<double> doubles_;
   std::vector<__int128> decimals_;
+  // Decimal sum/avg: the sum passed the sum type's precision (null result).
+  std::vector<uint8_t> overflowed_;
+  __int128 sum_bound_ = 0;
   std::vector<std::string> strings_;
   // Central moments (Spark's CentralMomentAgg buffer: n, avg, m2).
   std::vector<double> n_;

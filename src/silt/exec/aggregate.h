@@ -4,9 +4,13 @@
 //   count(*), count(x)        BIGINT, never null (count(x) skips nulls)
 //   sum(integral)             BIGINT (wraps on overflow, as Spark without ANSI)
 //   sum(float/double)         DOUBLE
-//   sum(decimal(p,s))         DECIMAL(min(38,p+10), s); null on overflow
+//   sum(decimal(p,s))         DECIMAL(min(38,p+10), s); null once a running
+//                             sum passes that precision (Spark without ANSI;
+//                             where Spark fails a query whose running sum
+//                             needs 39 digits, silt returns null too)
 //   avg(numeric)              DOUBLE; avg(decimal(p,s)) DECIMAL(min(38,p+4),
-//                             min(38,s+4)) rounded half up
+//                             min(38,s+4)) rounded half up, null when its sum
+//                             overflows as sum's
 //   min/max(x)                x's type (strings by bytes, NaN above numbers)
 //   sum/avg/min/max           null for a group without non-null values
 //   first(x), last(x)         x's type; the first/last row's value, null

@@ -116,6 +116,33 @@ TEST(AggregateTest, DecimalSumAndAvgTypes) {
   EXPECT_TRUE(v == 1666667);  // 1.666667 (HALF_UP)
 }
 
+// Spark 3.5: sum/avg of DECIMAL(38,0) over two values of 38 nines -> NULL
+// (pyspark: spark.sql("select sum(x), avg(x) from t") with t of
+// [10^38 - 10, 10^38 - 10]). The running sum does not fit an __int128 either.
+TEST(AggregateTest, DecimalSumOverflowIsNullForGood) {
+  auto agg = HashAggregator::Make({}, {{AggKind::kSum, DataType::Decimal(38, 0)},
+                                       {AggKind::kAvg, DataType::Decimal(38, 0)},
+                                       {AggKind::kSum, DataType::Decimal(28, 0)}});
+  ASSERT_TRUE(agg.ok());
+  __int128 big = 1;
+  for (int i = 0; i < 38; ++i) big *= 10;
+  big -= 10;
+  __int128 p28 = 1;
+  for (int i = 0; i < 28; ++i) p28 *= 10;
+  ColumnBuilder b(DataType::Decimal(38, 0));
+  ColumnBuilder c(DataType::Decimal(28, 0));
+  for (__int128 v : {big, big, -big}) b.Append<__int128>(v);
+  for (__int128 v : {p28 - 1, p28 - 1, -(p28 - 1)}) c.Append<__int128>(v);
+  ColumnPtr col = b.Finish();
+  ASSERT_TRUE((*agg)->Consume({}, {col, col, c.Finish()}, 3).ok());
+  auto out = (*agg)->Finish({"s", "a", "s28"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE((*out)->column(0)->IsNull(0));
+  EXPECT_TRUE((*out)->column(1)->IsNull(0));
+  // DECIMAL(28,0) sums in DECIMAL(38,0): no overflow.
+  EXPECT_TRUE((*out)->column(2)->Value<__int128>(0) == p28 - 1);
+}
+
 TEST(AggregateTest, NaNGroupsTogetherAndIsLargest) {
   auto agg = HashAggregator::Make({DataType::Double()}, {{AggKind::kMax, DataType::Double()}});
   ASSERT_TRUE(agg.ok());
