@@ -90,8 +90,8 @@ struct AggregateSpec {
 };
 
 // The aggregate kind of Spark function `spark_name` (case-insensitive; the
-// aliases mean, first_value, last_value, std, stddev, variance, array_agg
-// too). `distinct` is the call's DISTINCT: count(DISTINCT x) is
+// aliases mean, first_value, last_value, any_value, std, stddev, variance,
+// array_agg too). `distinct` is the call's DISTINCT: count(DISTINCT x) is
 // kCountDistinct; DISTINCT is accepted and ignored where it changes nothing
 // (min, max, collect_set) and refused elsewhere. count(*) is not
 // distinguished by name: callers map a star count to kCountStar.

@@ -75,8 +75,9 @@ class StreamingAggregator {
 
   // Final result rows for stored (key, state) pairs, in their order: the key
   // columns (named names[0..k)), then one column per aggregate (named by the
-  // rest of `names`) of its AggregateResultType. Count columns are not
-  // nullable, the others are. Does not touch this batch's groups.
+  // rest of `names`) of its AggregateResultType. count and collect_*
+  // columns are not nullable (as Spark's), the others are. Does not touch
+  // this batch's groups.
   // REQUIRES: keys.size() == states.size(); names has one name per key
   // column and aggregate.
   // Errors: Corruption for a malformed key or state.
