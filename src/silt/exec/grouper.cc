@@ -1,7 +1,13 @@
+#include <xxhash.h>
+
 #include "silt/exec/grouper_internal.h"
 #include "silt/exec/value_codec_internal.h"
 
 namespace silt::exec::internal {
+
+size_t GroupKeyHash::operator()(const std::string& key) const {
+  return static_cast<size_t>(XXH3_64bits(key.data(), key.size()));
+}
 
 void Grouper::Assign(const std::vector<columnar::ColumnPtr>& keys, int64_t rows,
                      std::vector<int32_t>* gids, std::vector<int64_t>* new_group_rows) {

@@ -16,6 +16,12 @@
 
 namespace silt::exec::internal {
 
+// Hashes group keys with XXH3: std::hash<std::string> made grouping 100k
+// groups of ~20-byte keys about 25% slower (commit message of this change).
+struct GroupKeyHash {
+  size_t operator()(const std::string& key) const;
+};
+
 class Grouper {
  public:
   explicit Grouper(KeyCodec codec) : codec_(std::move(codec)) {}
@@ -34,7 +40,7 @@ class Grouper {
 
  private:
   KeyCodec codec_;
-  std::unordered_map<std::string, int32_t> groups_;
+  std::unordered_map<std::string, int32_t, GroupKeyHash> groups_;
   // Group id -> its key (map nodes do not move).
   std::vector<const std::string*> keys_;
   std::vector<std::string> row_keys_;
