@@ -189,6 +189,25 @@ TEST(KeyCodecTest, EncodingIsTheDocumentedOne) {
   EXPECT_EQ(e[0], std::string("\0\1\2\0\0\0ab\1\7\0\0\0", 13));
 }
 
+TEST(KeyCodecTest, EncodeRowsAppendsAndNoKeysGiveEmptyStrings) {
+  ColumnBuilder b(DataType::Long());
+  b.Append<int64_t>(5);
+  b.Append<int64_t>(6);
+  ASSERT_OK_AND_ASSIGN(KeyCodec codec, KeyCodec::Make({DataType::Long()}));
+  std::vector<std::string> out = {"kept"};
+  codec.EncodeRows({b.Finish()}, 2, &out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0], "kept");
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> d, codec.Decode({out[1], out[2]}));
+  EXPECT_EQ(CellText(*d[0], 1), "6");
+  ASSERT_OK_AND_ASSIGN(KeyCodec none, KeyCodec::Make({}));
+  std::vector<std::string> empty;
+  none.EncodeRows({}, 2, &empty);
+  EXPECT_EQ(empty, (std::vector<std::string>{"", ""}));
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> no_columns, none.Decode({empty[0]}));
+  EXPECT_TRUE(no_columns.empty());
+}
+
 TEST(KeyCodecTest, MalformedBytesAreCorruption) {
   ASSERT_OK_AND_ASSIGN(KeyCodec codec, KeyCodec::Make({DataType::Int(), DataType::String()}));
   for (std::string bad :

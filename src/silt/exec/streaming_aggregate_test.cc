@@ -306,5 +306,23 @@ TEST(StreamingAggregatorTest, FirstKeepsStoredAndLastKeepsBatch) {
   EXPECT_FALSE(out->schema->field(3).nullable);
 }
 
+TEST(StreamingAggregatorTest, FinalizeOfNoStatesIsAnEmptyBatchWithTheResultSchema) {
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<StreamingAggregator> agg,
+      StreamingAggregator::Make({DataType::String()}, {{AggKind::kCountStar, nullptr},
+                                                       {AggKind::kAvg, DataType::Decimal(10, 2)},
+                                                       {AggKind::kCollectSet, DataType::Int()}}));
+  EXPECT_EQ(agg->num_groups(), 0);
+  ASSERT_EQ(agg->result_types().size(), 3u);
+  EXPECT_TRUE(agg->result_types()[1]->Equals(*DataType::Decimal(14, 6)));
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, agg->Finalize({}, {}, {"k", "n", "a", "s"}));
+  EXPECT_EQ(out->num_rows, 0);
+  ASSERT_EQ(out->num_columns(), 4);
+  EXPECT_TRUE(out->schema->field(3).type->Equals(*DataType::Array(DataType::Int(), false)));
+  ASSERT_OK(columnar::ValidateBatch(*out));
+  EXPECT_RAISES(InvalidArgument, agg->Finalize({}, {}, {"k"}));
+  EXPECT_RAISES(NotSupported, StreamingAggregator::Make({DataType::Array(DataType::Int())}, {}));
+}
+
 }  // namespace
 }  // namespace silt::exec
