@@ -254,6 +254,7 @@ TEST(StreamingAggregatorTest, MalformedStatesAreCorruption) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> agg,
                        StreamingAggregator::Make(r.key_types, specs));
   ASSERT_OK(agg->Consume(r.keys, arg_cols, r.n));
+  ASSERT_GE(agg->num_groups(), 2);  // group 1 takes the merges
   std::string state;
   agg->SerializeState(0, &state);
   std::string key(agg->group_key(0));
@@ -271,6 +272,38 @@ TEST(StreamingAggregatorTest, MalformedStatesAreCorruption) {
   other[0] = 2;
   EXPECT_RAISES(Corruption, agg->MergeStored(1, other));
   EXPECT_RAISES(Corruption, agg->Finalize({key.substr(1)}, {state}, names));
+}
+
+// Random byte flips of a valid state and key: each read is OK or Corruption,
+// never a crash (run under make asan for the memory checks).
+TEST(StreamingAggregatorTest, MutatedStatesAndKeysNeverCrash) {
+  Rows r = MakeRows(5, 40);
+  std::vector<Agg> aggs = AllAggregates(r);
+  std::vector<AggregateSpec> specs;
+  std::vector<ColumnPtr> arg_cols;
+  for (const Agg& a : aggs) {
+    specs.push_back(a.spec);
+    arg_cols.push_back(a.arg < 0 ? nullptr : r.args[static_cast<size_t>(a.arg)]);
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> agg,
+                       StreamingAggregator::Make(r.key_types, specs));
+  ASSERT_OK(agg->Consume(r.keys, arg_cols, r.n));
+  ASSERT_GE(agg->num_groups(), 2);  // group 1 takes the merges
+  std::string state;
+  agg->SerializeState(0, &state);
+  const std::string key(agg->group_key(0));
+  const std::vector<std::string> names = Names(r.key_types.size() + aggs.size());
+  std::mt19937 rng(99);
+  for (int round = 0; round < 300; ++round) {
+    std::string s = state, k = key;
+    for (int flips = 1 + static_cast<int>(rng() % 3); flips > 0; --flips) {
+      s[rng() % s.size()] = static_cast<char>(rng());
+      k[rng() % k.size()] = static_cast<char>(rng());
+    }
+    for (const Status& st : {agg->MergeStored(1, s), agg->Finalize({k}, {s}, names).status()}) {
+      EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
+    }
+  }
 }
 
 TEST(StreamingAggregatorTest, FirstKeepsStoredAndLastKeepsBatch) {
