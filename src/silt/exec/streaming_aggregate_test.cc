@@ -339,6 +339,27 @@ TEST(StreamingAggregatorTest, FirstKeepsStoredAndLastKeepsBatch) {
   EXPECT_FALSE(out->schema->field(3).nullable);
 }
 
+TEST(StreamingAggregatorTest, StateIsTheDocumentedOne) {
+  // docs/format/aggregate-state.md, "Aggregate states".
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> agg,
+                       StreamingAggregator::Make({}, {{AggKind::kCountStar, nullptr},
+                                                      {AggKind::kSum, DataType::Int()},
+                                                      {AggKind::kMax, DataType::String()}}));
+  ColumnBuilder x(DataType::Int()), s(DataType::String());
+  x.Append<int32_t>(3);
+  x.Append<int32_t>(4);
+  s.AppendString("b");
+  s.AppendString("a");
+  ASSERT_OK(agg->Consume({}, {nullptr, x.Finish(), s.Finish()}, 2));
+  std::string state;
+  agg->SerializeState(0, &state);
+  std::string expected("\1", 1);
+  expected += std::string("\2\0\0\0\0\0\0\0", 8);
+  expected += std::string("\2\0\0\0\0\0\0\0\7\0\0\0\0\0\0\0", 16);
+  expected += std::string("\1\1\0\0\0b", 6);
+  EXPECT_EQ(state, expected);
+}
+
 TEST(StreamingAggregatorTest, FinalizeOfNoStatesIsAnEmptyBatchWithTheResultSchema) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<StreamingAggregator> agg,
