@@ -382,6 +382,25 @@ void WriteStringArray(JsonWriter* w, const std::vector<std::string>& values) {
   w->EndArray();
 }
 
+// A file's deletion vector as delta-spark writes it in add and remove
+// actions: a remove must carry the add's descriptor, since readers match the
+// two by path and deletion vector id.
+void WriteDeletionVector(JsonWriter* w, const DeletionVectorDescriptor& dv) {
+  w->Key("deletionVector");
+  w->BeginObject();
+  w->Member("storageType", dv.storage_type);
+  w->Member("pathOrInlineDv", dv.path_or_inline_dv);
+  if (dv.offset) {
+    w->Member("offset", *dv.offset);
+  }
+  w->Member("sizeInBytes", dv.size_in_bytes);
+  w->Member("cardinality", dv.cardinality);
+  if (dv.max_row_index) {
+    w->Member("maxRowIndex", *dv.max_row_index);
+  }
+  w->EndObject();
+}
+
 void EndLine(JsonWriter* w, std::string* out) {
   *out += w->str();
   *out += '\n';
@@ -509,6 +528,9 @@ std::string SerializeCommit(const CommitActions& actions) {
       w.Key("tags");
       WriteStringMap(&w, a.tags);
     }
+    if (a.deletion_vector) {
+      WriteDeletionVector(&w, *a.deletion_vector);
+    }
     w.EndObject();
     w.EndObject();
     EndLine(&w, &out);
@@ -532,6 +554,9 @@ std::string SerializeCommit(const CommitActions& actions) {
     }
     if (r.size) {
       w.Member("size", *r.size);
+    }
+    if (r.deletion_vector) {
+      WriteDeletionVector(&w, *r.deletion_vector);
     }
     w.EndObject();
     w.EndObject();

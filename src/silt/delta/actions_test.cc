@@ -177,6 +177,25 @@ TEST(SerializeCommitTest, WritesCommitInfoFirstAndEndsEveryLineWithNewline) {
             "\"size\":10,\"modificationTime\":20,\"dataChange\":true,\"tags\":{\"k\":\"v\"}}}\n");
 }
 
+TEST(SerializeCommitTest, DeletionVectorsOfAddsAndRemovesRoundTrip) {
+  // Readers match a remove to its add by path and deletion vector, so both
+  // must carry the descriptor.
+  constexpr std::string_view kText =
+      R"({"add":{"path":"f.parquet","partitionValues":{},"size":5,"modificationTime":6,)"
+      R"("dataChange":true,"deletionVector":{"storageType":"i","pathOrInlineDv":"wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L",)"
+      R"("sizeInBytes":40,"cardinality":6}}})"
+      "\n"
+      R"({"remove":{"path":"g.parquet","deletionTimestamp":7,"dataChange":true,)"
+      R"("extendedFileMetadata":true,"partitionValues":{},"size":8,)"
+      R"("deletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^",)"
+      R"("offset":1,"sizeInBytes":36,"cardinality":2,"maxRowIndex":9}}})"
+      "\n";
+  ASSERT_OK_AND_ASSIGN(CommitActions c, ParseCommit(kText, "t"));
+  ASSERT_TRUE(c.adds.at(0).deletion_vector.has_value());
+  ASSERT_TRUE(c.removes.at(0).deletion_vector.has_value());
+  EXPECT_EQ(SerializeCommit(c), kText);
+}
+
 TEST(SerializeCommitTest, RoundTripsThroughParse) {
   CommitActions c;
   c.commit_info_json = R"({"operation":"WRITE"})";
