@@ -475,6 +475,25 @@ TEST_F(QueryTest, CompleteOutputModeWithoutAnAggregationIsRefused) {
   ASSERT_RAISES(InvalidArgument, RunQuery(job, options_));
 }
 
+TEST_F(QueryTest, CompleteOutputModeLeavesTheWholeResultOfTheLastBatchInTheTable) {
+  JobSpec job = ParseJob(GeneratorJob(20, 10, "trigger: {availableNow: true}"));
+  job.sink.output_mode = "complete";
+  TransformStep count;
+  count.kind = "groupBy";
+  count.key_path = "transform[0]";
+  count.aggs = {"count(*) AS n"};
+  job.transforms = {count};
+  ASSERT_OK_AND_ASSIGN(QueryResult result, RunQuery(job, options_));
+  EXPECT_EQ(result.batches_run, 2);
+  EXPECT_EQ(ReadTable(memory_, "memory://table", {"n"}).size(), 1u);
+}
+
+TEST_F(QueryTest, UpdateOutputModeIsRefusedForADeltaSink) {
+  JobSpec job = ParseJob(GeneratorJob(10, 10, "trigger: {once: true}"));
+  job.sink.output_mode = "update";
+  ASSERT_RAISES(InvalidArgument, RunQuery(job, options_));
+}
+
 TEST_F(QueryTest, TransformErrorsStopTheQueryBeforeAnyBatch) {
   JobSpec job = ParseJob(R"(
 source: {format: generator}

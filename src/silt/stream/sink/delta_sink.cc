@@ -5,6 +5,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/partition_utils.h"
+#include "silt/delta/replace_all.h"
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
@@ -82,17 +83,20 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
                                                    columnar::SchemaPtr output_schema,
                                                    std::string query_id, fs::FileSystemPtr fs,
                                                    Clock* clock) {
-  if (spec.output_mode == "complete") {
-    return Status::NotSupported(
-        "sink.outputMode: complete (rewriting the whole table every batch comes with "
-        "aggregations in a later issue; use append)");
+  if (spec.output_mode == "update") {
+    // delta-spark refuses it ("Data source delta does not support Update
+    // output mode"); upserting by the group keys is a later step.
+    return Status::InvalidArgument(
+        "sink.outputMode: update mode on a Delta sink is not supported yet (use append, or "
+        "complete to rewrite the table every batch)");
   }
-  if (spec.output_mode != "append") {
+  if (spec.output_mode != "append" && spec.output_mode != "complete") {
     return Status::InvalidArgument("sink.outputMode: '", spec.output_mode,
                                    "' is not supported by the Delta sink (append or complete)");
   }
   if (spec.path.empty()) return Status::InvalidArgument("sink.path: required");
   auto sink = std::unique_ptr<DeltaSink>(new DeltaSink());
+  sink->complete_ = spec.output_mode == "complete";
   sink->path_ = fs::NormalizePath(spec.path);
   sink->fs_ = fs;
   if (sink->fs_ == nullptr) {
@@ -165,9 +169,10 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
   sink->merge_schema_ = merge_schema.value_or(false);
   SILT_ASSIGN_OR_RETURN(std::optional<bool> overwrite_schema, reader.GetBool("overwriteSchema"));
-  if (overwrite_schema.value_or(false)) {
-    // As in delta-spark, overwriteSchema only takes effect when a write
-    // replaces the table (complete mode); appends ignore it.
+  // As in delta-spark, overwriteSchema only takes effect when a write
+  // replaces the table (complete mode); appends ignore it.
+  sink->overwrite_schema_ = sink->complete_ && overwrite_schema.value_or(false);
+  if (overwrite_schema.value_or(false) && !sink->complete_) {
     SILT_LOG_WARN("stream", reader.KeyPath("overwriteSchema"),
                   ": ignored for outputMode append (it applies when a write replaces the table)");
   }
@@ -196,6 +201,21 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
 std::string DeltaSink::Description() const { return "DeltaSink[" + path_ + "]"; }
 
 Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
+  if (overwrite_schema_) {
+    // Complete mode with overwriteSchema (delta-spark's
+    // ImplicitMetadataOperation): the batch replaces the table's schema and
+    // partitioning with the query's, so any difference is allowed.
+    layout_ = delta::NewTableLayout(output_schema_);
+    const std::vector<std::string>& existing = snapshot.partition_columns();
+    bool same_partitioning = existing.size() == partition_by_.size();
+    for (size_t i = 0; same_partitioning && i < existing.size(); ++i) {
+      same_partitioning = existing[i] == partition_by_[i];
+    }
+    layout_.schema_changed =
+        !same_partitioning || snapshot.schema() == nullptr ||
+        columnar::SchemaToJson(*snapshot.schema()) != columnar::SchemaToJson(*layout_.table_schema);
+    return Status::OK();
+  }
   SILT_ASSIGN_OR_RETURN(
       layout_, delta::PlanAppend(snapshot.schema(), *output_schema_, merge_schema_, path_));
   if (!partition_by_.empty()) {
@@ -273,7 +293,7 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
       skip_ = true;
       return false;
     }
-    partition_columns_ = snapshot_->partition_columns();
+    partition_columns_ = overwrite_schema_ ? partition_by_ : snapshot_->partition_columns();
     SILT_ASSIGN_OR_RETURN(writer_options_.num_indexed_cols,
                           delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
   } else {
@@ -318,10 +338,12 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     request.new_metadata = std::move(metadata);
     request.new_protocol = delta::Protocol();
   } else if (layout_.schema_changed) {
-    // mergeSchema grew the schema: this commit carries the new metaData.
+    // mergeSchema grew the schema, or overwriteSchema replaced it: this
+    // commit carries the new metaData (same table id and properties).
     delta::Metadata metadata = snapshot_->metadata();
     metadata.schema = layout_.table_schema;
     metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
+    metadata.partition_columns = partition_columns_;
     request.new_metadata = std::move(metadata);
   }
   int64_t bytes = 0;
@@ -330,14 +352,21 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   request.adds = adds;
   request.txn = delta::Txn{query_id_, batch_id_, now_ms};
   request.operation = "STREAMING UPDATE";
-  request.operation_parameters = {
-      {"outputMode", "Append"}, {"queryId", query_id_}, {"epochId", std::to_string(batch_id_)}};
+  request.operation_parameters = {{"outputMode", complete_ ? "Complete" : "Append"},
+                                  {"queryId", query_id_},
+                                  {"epochId", std::to_string(batch_id_)}};
   request.operation_metrics = {{"numAddedFiles", std::to_string(adds.size())},
-                               {"numRemovedFiles", "0"},
                                {"numOutputRows", std::to_string(rows_)},
                                {"numOutputBytes", std::to_string(bytes)}};
-  request.is_blind_append = true;
-  Result<delta::CommitResult> committed = delta::Commit(table_.get(), snapshot_, request);
+  if (!complete_) {
+    request.operation_metrics.emplace("numRemovedFiles", "0");
+    request.is_blind_append = true;
+  }
+  // Complete mode: the batch is the whole result, so every file of the table
+  // read at Begin goes in the commit that adds the batch's files.
+  Result<delta::CommitResult> committed =
+      complete_ ? delta::CommitReplacingAllFiles(table_.get(), snapshot_, request, now_ms)
+                : delta::Commit(table_.get(), snapshot_, request);
   if (!committed.ok()) return committed.status();
   if (committed->skipped_duplicate) {
     // Another run of this query committed the batch between our snapshot and

@@ -11,6 +11,14 @@
 //     operation "STREAMING UPDATE" {outputMode, queryId, epochId}. A batch
 //     without rows still commits its txn (delta-spark does the same), so the
 //     table records that N is done.
+// outputMode complete (delta-spark's DeltaSink in Complete mode): each
+// batch is the query's whole result, so its commit also removes every file
+// of the table read at Begin (delta/replace_all.h; not a blind append, so a
+// concurrent writer's data change makes it conflict). A batch without rows
+// empties the table. The table's schema must match as for appends
+// (mergeSchema may grow it), unless overwriteSchema is set: then each batch
+// replaces the schema and partition columns with the query's.
+// outputMode update is refused (InvalidArgument), as delta-spark refuses it.
 // The table is created by the first commit when absent (schema = the
 // query's output schema, partition columns = partitionBy); an existing
 // table's schema must match the output schema, by delta/append_writer.h's
@@ -20,11 +28,9 @@
 // autoCompact (opt-in background compaction every N commits, see
 // delta/auto_compact.h; its options in maintenance.h); parquet-mr's
 // parquet.bloom.filter.* options; mergeSchema (Spark's: new columns and struct fields are
-// added to the table schema), overwriteSchema (ignored by appends, as in
-// delta-spark); `delta.*` keys are table properties applied when the sink
+// added to the table schema), overwriteSchema (complete mode only; ignored by
+// appends, as in delta-spark); `delta.*` keys are table properties applied when the sink
 // creates the table (validated by delta/table_properties.h).
-// outputMode complete is NotSupported for now; update is rejected as in
-// delta-spark.
 //
 // Thread safety: one query thread.
 #pragma once
@@ -88,6 +94,11 @@ class DeltaSink final : public Sink {
   // Spark's mergeSchema write option; `delta.*` sink options become table
   // properties when the sink creates the table.
   bool merge_schema_ = false;
+  // outputMode complete: every batch replaces the table's contents.
+  bool complete_ = false;
+  // overwriteSchema in complete mode: every batch also replaces the table's
+  // schema and partition columns with the query's.
+  bool overwrite_schema_ = false;
   std::map<std::string, std::string> table_properties_;
   std::unique_ptr<delta::DeltaTable> table_;
   // sink.options.autoCompact (maintenance.h); null when off.

@@ -33,9 +33,12 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Make(const SinkSpec& spec,
                                                    columnar::SchemaPtr output_schema) {
   const std::string key_path = "sink.options";
   internal::OptionReader reader(spec.options, key_path);
-  if (spec.output_mode != "append") {
-    return Status::NotSupported("sink.outputMode: the Kafka sink supports append, not ",
-                                spec.output_mode);
+  // Spark's Kafka sink takes every output mode: each batch's rows are sent
+  // as records, whatever they mean (job.cc has checked the mode's name).
+  if (spec.output_mode != "append" && spec.output_mode != "complete" &&
+      spec.output_mode != "update") {
+    return Status::InvalidArgument("sink.outputMode: expected append, complete or update, got '",
+                                   spec.output_mode, "'");
   }
   if (!spec.partition_by.empty()) {
     return Status::InvalidArgument(

@@ -13,6 +13,8 @@
 // Other columns are ignored. Options: `topic`; every `kafka.*` option goes to
 // the librdkafka producer without the prefix (kafka.bootstrap.servers is
 // required; key.serializer / value.serializer are rejected as in Spark).
+// Every outputMode (append, complete, update) is accepted, as Spark's Kafka
+// sink accepts them: the batch's rows are sent either way.
 //
 // Delivery is at least once, as in Spark: the producer is idempotent
 // (enable.idempotence=true, so its own retries neither duplicate nor reorder

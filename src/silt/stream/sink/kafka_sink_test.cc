@@ -104,6 +104,23 @@ TEST_F(KafkaSinkTest, TopicOptionWinsOverTheColumn) {
   EXPECT_EQ(ReadBack("other", 0)->num_rows, 0);
 }
 
+TEST_F(KafkaSinkTest, EveryOutputModeSendsTheBatchRows) {
+  // As Spark's Kafka sink: the mode changes which rows a query emits, not
+  // how they are sent.
+  for (std::string mode : {"append", "complete", "update"}) {
+    kafka::RecordColumns in(false);
+    in.Append("k", "v-" + mode, "out", 0, 0, 0, 0);
+    columnar::RecordBatchPtr batch = in.Finish();
+    SinkSpec spec = Spec({{"topic", "other"}});
+    spec.output_mode = mode;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSink> sink, KafkaSink::Make(spec, batch->schema));
+    ASSERT_OK(sink->Begin(0).status());
+    ASSERT_OK(sink->Write(*batch));
+    ASSERT_OK(sink->Commit().status());
+  }
+  EXPECT_EQ(ReadBack("other", 0)->num_rows, 3);
+}
+
 TEST_F(KafkaSinkTest, RejectsSchemasAndOptionsSparkRejects) {
   ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr no_value, columnar::ParseDdlSchema("key STRING"));
   ASSERT_RAISES(InvalidArgument, KafkaSink::Make(Spec({{"topic", "out"}}), no_value));

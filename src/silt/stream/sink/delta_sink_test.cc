@@ -1,0 +1,208 @@
+#include "silt/stream/sink/delta_sink.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include "silt/columnar/builder.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::stream {
+namespace {
+
+using columnar::ColumnBuilder;
+using columnar::DataType;
+using columnar::Field;
+
+columnar::SchemaPtr Schema() {
+  return DataType::Struct({Field{"device", DataType::String()}, Field{"n", DataType::Long()}});
+}
+
+columnar::RecordBatch Rows(const std::vector<std::pair<std::string, int64_t>>& rows,
+                           columnar::SchemaPtr schema = Schema()) {
+  ColumnBuilder device(DataType::String());
+  ColumnBuilder n(DataType::Long());
+  for (const auto& [d, v] : rows) {
+    device.AppendString(d);
+    n.Append<int64_t>(v);
+  }
+  columnar::RecordBatch batch;
+  batch.schema = std::move(schema);
+  batch.num_rows = static_cast<int64_t>(rows.size());
+  batch.columns = {device.Finish(), n.Finish()};
+  return batch;
+}
+
+class DeltaSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fs_ = fs::MakeMemoryFileSystem(); }
+
+  SinkSpec Spec(std::string mode, std::map<std::string, std::string> options = {}) {
+    SinkSpec spec;
+    spec.format = "delta";
+    spec.path = "memory://t";
+    spec.output_mode = std::move(mode);
+    spec.options = std::move(options);
+    return spec;
+  }
+
+  std::unique_ptr<DeltaSink> Make(const SinkSpec& spec, columnar::SchemaPtr schema = Schema()) {
+    Result<std::unique_ptr<DeltaSink>> sink =
+        DeltaSink::Make(spec, std::move(schema), "query-1", fs_, &clock_);
+    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    return sink.ok() ? std::move(*sink) : nullptr;
+  }
+
+  // Runs batch `id` through `sink`; returns what Commit reports.
+  SinkBatchResult Run(DeltaSink* sink, int64_t id, const columnar::RecordBatch& rows) {
+    Result<bool> begun = sink->Begin(id);
+    EXPECT_TRUE(begun.ok()) << begun.status().ToString();
+    EXPECT_TRUE(sink->Write(rows).ok());
+    Result<SinkBatchResult> result = sink->Commit();
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? *result : SinkBatchResult();
+  }
+
+  // The table's rows at `version` (latest when -1) as "device=n", sorted.
+  std::vector<std::string> Table(int64_t version = -1) {
+    std::vector<std::string> out;
+    auto table = delta::DeltaTable::Open(fs_, "memory://t");
+    EXPECT_TRUE(table.ok());
+    Result<delta::SnapshotPtr> snapshot =
+        version < 0 ? (*table)->LatestSnapshot() : (*table)->SnapshotAt(version);
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    if (!snapshot.ok()) return out;
+    auto scan = delta::TableScan::Make(fs_, "memory://t", *snapshot);
+    EXPECT_TRUE(scan.ok());
+    while (true) {
+      Result<columnar::RecordBatchPtr> batch = (*scan)->Next();
+      EXPECT_TRUE(batch.ok());
+      if (!batch.ok() || *batch == nullptr) break;
+      for (int64_t row = 0; row < (*batch)->num_rows; ++row) {
+        const columnar::Column& first = *(*batch)->column(0);
+        const columnar::Column& second = *(*batch)->column(1);
+        std::string text(first.StringValue(row));
+        text += "=";
+        text += second.type->id() == columnar::TypeId::kLong
+                    ? std::to_string(second.Value<int64_t>(row))
+                    : std::string(second.StringValue(row));
+        out.push_back(std::move(text));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  fs::FileSystemPtr fs_;
+  ManualClock clock_{1'700'000'000'000'000};
+};
+
+using Lines = std::vector<std::string>;
+
+TEST_F(DeltaSinkTest, CompleteModeReplacesTheTableEveryBatch) {
+  std::unique_ptr<DeltaSink> sink = Make(Spec("complete"));
+  ASSERT_NE(sink, nullptr);
+  EXPECT_EQ(Run(sink.get(), 0, Rows({{"a", 1}, {"b", 1}})).table_version, 0);
+  EXPECT_EQ(Run(sink.get(), 1, Rows({{"a", 2}, {"b", 1}, {"c", 1}})).table_version, 1);
+  // An empty result empties the table, and still records the batch.
+  EXPECT_EQ(Run(sink.get(), 2, Rows({})).table_version, 2);
+  EXPECT_EQ(Run(sink.get(), 3, Rows({{"d", 7}})).table_version, 3);
+
+  EXPECT_EQ(Table(0), (Lines{"a=1", "b=1"}));
+  EXPECT_EQ(Table(1), (Lines{"a=2", "b=1", "c=1"}));
+  EXPECT_EQ(Table(2), Lines{});
+  EXPECT_EQ(Table(), Lines{"d=7"});
+
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(fs_, "memory://t"));
+  ASSERT_OK_AND_ASSIGN(delta::CommitActions c, table->ReadCommit(1));
+  ASSERT_EQ(c.removes.size(), 1u);
+  EXPECT_TRUE(c.removes[0].data_change);
+  EXPECT_EQ(c.removes[0].deletion_timestamp, 1'700'000'000'000);
+  ASSERT_EQ(c.txns.size(), 1u);
+  EXPECT_EQ(c.txns[0].app_id, "query-1");
+  EXPECT_EQ(c.txns[0].version, 1);
+  simdjson::dom::parser parser;
+  simdjson::dom::element info;
+  ASSERT_EQ(parser.parse(*c.commit_info_json).get(info), simdjson::SUCCESS);
+  EXPECT_EQ(info["operation"].get_string().value(), "STREAMING UPDATE");
+  EXPECT_EQ(info["operationParameters"]["outputMode"].get_string().value(), "Complete");
+  EXPECT_EQ(info["operationParameters"]["queryId"].get_string().value(), "query-1");
+  EXPECT_EQ(info["operationParameters"]["epochId"].get_string().value(), "1");
+  EXPECT_FALSE(info["isBlindAppend"].get_bool().value());
+  EXPECT_EQ(info["operationMetrics"]["numRemovedFiles"].get_string().value(), "1");
+  EXPECT_EQ(info["operationMetrics"]["numAddedFiles"].get_string().value(), "1");
+  EXPECT_EQ(info["operationMetrics"]["numOutputRows"].get_string().value(), "3");
+}
+
+TEST_F(DeltaSinkTest, CompleteModeSkipsABatchTheTableHolds) {
+  std::unique_ptr<DeltaSink> first = Make(Spec("complete"));
+  ASSERT_NE(first, nullptr);
+  Run(first.get(), 0, Rows({{"a", 1}}));
+  Run(first.get(), 1, Rows({{"a", 2}}));
+  // A re-run of batch 1 (crash before commits/1) writes nothing.
+  std::unique_ptr<DeltaSink> rerun = Make(Spec("complete"));
+  ASSERT_OK_AND_ASSIGN(bool run, rerun->Begin(1));
+  EXPECT_FALSE(run);
+  ASSERT_OK(rerun->Write(Rows({{"zzz", 9}})));
+  ASSERT_OK_AND_ASSIGN(SinkBatchResult result, rerun->Commit());
+  EXPECT_TRUE(result.skipped_duplicate);
+  EXPECT_EQ(Table(), Lines{"a=2"});
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(fs_, "memory://t"));
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table->ListVersions());
+  EXPECT_EQ(versions.back(), 1);
+}
+
+TEST_F(DeltaSinkTest, CompleteModeReplacesAnAppendedTable) {
+  std::unique_ptr<DeltaSink> append = Make(Spec("append"));
+  Run(append.get(), 0, Rows({{"a", 1}}));
+  Run(append.get(), 1, Rows({{"b", 1}}));
+  std::unique_ptr<DeltaSink> complete = Make(Spec("complete"));
+  Run(complete.get(), 2, Rows({{"c", 3}}));
+  EXPECT_EQ(Table(), Lines{"c=3"});
+}
+
+TEST_F(DeltaSinkTest, CompleteModeKeepsTheSchemaUnlessOverwriteSchemaIsSet) {
+  std::unique_ptr<DeltaSink> sink = Make(Spec("complete"));
+  Run(sink.get(), 0, Rows({{"a", 1}}));
+  // The query's `n` is now a string: refused, as for appends ...
+  columnar::SchemaPtr changed =
+      DataType::Struct({Field{"device", DataType::String()}, Field{"n", DataType::String()}});
+  std::unique_ptr<DeltaSink> other = Make(Spec("complete"), changed);
+  ASSERT_RAISES(InvalidArgument, other->Begin(1));
+  // ... unless overwriteSchema lets complete mode replace the schema.
+  std::unique_ptr<DeltaSink> overwrite =
+      Make(Spec("complete", {{"overwriteSchema", "true"}}), changed);
+  ASSERT_OK_AND_ASSIGN(bool run, overwrite->Begin(1));
+  ASSERT_TRUE(run);
+  ColumnBuilder device(DataType::String());
+  ColumnBuilder n(DataType::String());
+  device.AppendString("x");
+  n.AppendString("many");
+  columnar::RecordBatch batch;
+  batch.schema = changed;
+  batch.num_rows = 1;
+  batch.columns = {device.Finish(), n.Finish()};
+  ASSERT_OK(overwrite->Write(batch));
+  ASSERT_OK(overwrite->Commit().status());
+  EXPECT_EQ(Table(), Lines{"x=many"});
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(fs_, "memory://t"));
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr latest, table->LatestSnapshot());
+  EXPECT_EQ(latest->schema()->field(1).type->id(), columnar::TypeId::kString);
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr first, table->SnapshotAt(0));
+  EXPECT_EQ(latest->metadata().id, first->metadata().id);
+}
+
+TEST_F(DeltaSinkTest, UpdateModeIsRefusedAtCreation) {
+  Result<std::unique_ptr<DeltaSink>> sink =
+      DeltaSink::Make(Spec("update"), Schema(), "q", fs_, &clock_);
+  ASSERT_RAISES(InvalidArgument, sink.status());
+  EXPECT_EQ(sink.status().message().rfind("sink.outputMode: update mode on a Delta sink is not "
+                                          "supported yet",
+                                          0),
+            0u)
+      << sink.status().ToString();
+}
+
+}  // namespace
+}  // namespace silt::stream
