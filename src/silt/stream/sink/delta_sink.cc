@@ -191,7 +191,14 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
                         delta::DataSkippingNumIndexedCols(sink->table_properties_));
   SILT_ASSIGN_OR_RETURN(std::optional<delta::AutoCompactOptions> auto_compact,
                         ParseAutoCompactOptions(spec.options));
-  if (auto_compact) {
+  if (auto_compact && sink->complete_) {
+    // Every batch rewrites the whole table, so there is nothing to compact,
+    // and a compaction committed between a batch's snapshot and its commit
+    // would make the batch conflict.
+    SILT_LOG_WARN("stream",
+                  "sink.options.autoCompact: ignored for outputMode complete (every "
+                  "batch rewrites the table)");
+  } else if (auto_compact) {
     sink->auto_compactor_ =
         std::make_unique<delta::AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
   }

@@ -26,11 +26,13 @@
 //
 // Options: compression (snappy default; zstd, gzip, lz4, none);
 // autoCompact (opt-in background compaction every N commits, see
-// delta/auto_compact.h; its options in maintenance.h); parquet-mr's
-// parquet.bloom.filter.* options; mergeSchema (Spark's: new columns and struct fields are
-// added to the table schema), overwriteSchema (complete mode only; ignored by
-// appends, as in delta-spark); `delta.*` keys are table properties applied when the sink
-// creates the table (validated by delta/table_properties.h).
+// delta/auto_compact.h; its options in maintenance.h; ignored in complete
+// mode, where every batch rewrites the table); parquet-mr's
+// parquet.bloom.filter.* options; mergeSchema (Spark's: new columns and
+// struct fields are added to the table schema), overwriteSchema (complete
+// mode only; ignored by appends, as in delta-spark); `delta.*` keys are
+// table properties applied when the sink creates the table (validated by
+// delta/table_properties.h).
 //
 // Thread safety: one query thread.
 #pragma once

@@ -193,6 +193,20 @@ TEST_F(DeltaSinkTest, CompleteModeKeepsTheSchemaUnlessOverwriteSchemaIsSet) {
   EXPECT_EQ(latest->metadata().id, first->metadata().id);
 }
 
+TEST_F(DeltaSinkTest, CompleteModeIgnoresAutoCompact) {
+  // A compaction between a batch's snapshot and its commit would make the
+  // batch conflict, and there is nothing to compact in a rewritten table.
+  std::unique_ptr<DeltaSink> sink = Make(Spec("complete", {{"autoCompact", "true"},
+                                                           {"autoCompact.everyNCommits", "1"},
+                                                           {"autoCompact.minNumFiles", "2"}}));
+  ASSERT_NE(sink, nullptr);
+  for (int64_t batch = 0; batch < 3; ++batch) Run(sink.get(), batch, Rows({{"a", batch}}));
+  sink.reset();
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(fs_, "memory://t"));
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table->ListVersions());
+  EXPECT_EQ(versions, (std::vector<int64_t>{0, 1, 2}));
+}
+
 TEST_F(DeltaSinkTest, UpdateModeIsRefusedAtCreation) {
   Result<std::unique_ptr<DeltaSink>> sink =
       DeltaSink::Make(Spec("update"), Schema(), "q", fs_, &clock_);
