@@ -1,0 +1,629 @@
+"""Differential tests of stateful streaming (issue #15): silt against
+pyspark 3.5 + delta-spark 3.2, batch by batch.
+
+Each case is one row of CASES: a name, the input batches, the pyspark job (a
+function from the prepared streaming DataFrame to the result), the silt
+transform steps (job-file YAML, the same job written in silt's syntax), and
+the output mode. For every case:
+
+1. The batches are written as JSON-lines files into one input directory, one
+   file per batch, with increasing modification times (helpers.write_input_file).
+   Both engines read that directory with `maxFilesPerTrigger: 1` and trigger
+   `availableNow`, so batch N is file N in both (plus the no-data batch Spark
+   runs at the end when the watermark moved, which silt must run too).
+   Both start with the same select, PREP: `CAST(ts AS TIMESTAMP) AS ts, id,
+   device, site, temp` over SCHEMA.
+2. Spark runs the job into a Delta table (always: it proves the reference
+   works, and a case's optional `check` asserts that the input exercises what
+   the case is named for, e.g. that rows were dropped by the watermark).
+3. silt runs the same job through the binary (`silt run --progress-json`)
+   into its own table. While silt does not have a stateful step yet it exits
+   with code 2 and "unknown step"/"unknown transform step": the case is then
+   xfailed with that reason (not strict). Any other silt failure is a real
+   failure.
+4. test_tables_match_spark: both tables have the same versions (each batch is
+   one commit in both, so version N is batch N), and the rows at every
+   version (time travel, read with delta-rs from both tables) are equal as
+   multisets, as are the final tables and their schemas (column names as
+   Spark names them: `window`, `session_window`, aggregate aliases; types;
+   nullability is ignored). Values are normalised: doubles to 12 significant
+   digits, timestamps to UTC ISO text, every array sorted (the only arrays
+   are collect_set results, whose order is unspecified).
+5. test_progress_matches_spark: per batch, Spark's `query.recentProgress`
+   stateOperators (numRowsTotal, numRowsUpdated, numRowsDroppedByWatermark,
+   for every operator in Spark's order) equal silt's progress JSON. silt's
+   progress has no stateOperators yet (progress.h writes the list empty), so
+   this test is xfail(strict=True): the day silt reports them correctly the
+   xfail turns into a failure and the mark must go.
+
+Both tests of a case share one run of each engine. The module fixture
+`spark_runs` runs the Spark side of every selected case up front, in the
+session-wide `spark` session (conftest.py: one JVM for the file), several
+streaming queries at a time (SILT_STATEFUL_SPARK_WAVE, default 6: a batch's
+time is mostly latency, so concurrent queries share the two cores well); silt
+runs once per case, when its first test needs it. Inputs are small (<= 50
+rows, 3-5 batches) because every Spark batch costs seconds.
+
+Adding a case: append a Case to CASES; keep the Spark and silt sides written
+independently (the Spark side in the DataFrame API, the silt side in YAML),
+so that the comparison checks that the two spellings mean the same job.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import pytest
+
+from helpers import describe, log_versions, run_silt, snapshot, write_input_file
+
+SCHEMA = "id BIGINT, ts STRING, device STRING, site STRING, temp DOUBLE"
+PREP_SILT = {"select": ["CAST(ts AS TIMESTAMP) AS ts", "id", "device", "site", "temp"]}
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+STATE_FIELDS = ("numRowsTotal", "numRowsUpdated", "numRowsDroppedByWatermark")
+UNKNOWN_STEP = re.compile(r"unknown (transform )?step")
+
+
+def ev(id_, sec, device="d1", temp=None, site="s1"):
+    """An input row `sec` seconds after T0 (device/temp/site None = null)."""
+    row = {"id": id_, "ts": (T0 + dt.timedelta(seconds=sec)).strftime("%Y-%m-%d %H:%M:%S")}
+    if device is not None:
+        row["device"] = device
+    if site is not None:
+        row["site"] = site
+    if temp is not None:
+        row["temp"] = float(temp)
+    return row
+
+
+def prep(df):
+    from pyspark.sql import functions as F
+
+    return df.select(F.col("ts").cast("timestamp").alias("ts"), "id", "device", "site", "temp")
+
+
+@dataclass
+class SparkRun:
+    table: Path
+    batches: int  # input files
+    progress: list  # one entry per executed batch, by batchId
+    seconds: float
+
+    def dropped(self):
+        return sum(op["numRowsDroppedByWatermark"] for p in self.progress
+                   for op in p.get("stateOperators", []))
+
+
+@dataclass
+class SiltRun:
+    table: Path
+    proc: object
+    progress: list
+
+    def xfail_if_unsupported(self):
+        """xfails the calling test while silt refuses the job's stateful step."""
+        if self.proc.returncode == 2 and UNKNOWN_STEP.search(self.proc.stderr):
+            pytest.xfail("silt has no such transform step yet: " + self.proc.stderr.strip())
+        assert self.proc.returncode == 0, describe(self.proc)
+
+
+@dataclass
+class Case:
+    name: str
+    batches: list
+    spark: Callable
+    silt: str
+    mode: str = "append"
+    check: Optional[Callable[[SparkRun], None]] = None
+
+
+# --------------------------------------------------------------------------
+# Inputs (seconds after T0; watermark delay 10 s unless a case says otherwise)
+
+# Tumbling 1-minute windows over ~3 minutes, two devices.
+TUMBLE = [
+    [ev(1, 5, "d1", 20.0), ev(2, 12, "d2", 21.5), ev(3, 30, "d1", 19.0), ev(4, 45, "d2", 22.0)],
+    [ev(5, 62, "d1", 23.0), ev(6, 70, "d2", 18.5), ev(7, 75, "d1", 20.5)],
+    [ev(8, 130, "d1", 24.0), ev(9, 128, "d2", 25.5), ev(10, 140, "d2", 17.0)],
+    [ev(11, 185, "d1", 21.0), ev(12, 190, "d2", 19.5)],
+]
+
+# Rows behind the watermark. Spark drops a row when its window (or, for
+# deduplication, its event time) ends at or before the watermark of the
+# batch before (eventTimeWatermarkForLateEvents); the current batch's
+# watermark only evicts state. Watermark = max event time so far - 10 s.
+LATE = [
+    [ev(1, 5, "d1", 1.0), ev(2, 50, "d2", 2.0), ev(3, 70, "d1", 3.0)],  # wm -> 60
+    [ev(4, 80, "d2", 4.0), ev(5, 85, "d1", 5.0)],  # [0, 60) evicted; wm -> 75
+    [ev(6, 30, "d1", 6.0), ev(7, 55, "d2", 7.0),  # [0, 60) ends <= 60: dropped
+     ev(8, 100, "d1", 8.0), ev(9, 150, "d2", 9.0)],  # wm -> 140
+    [ev(10, 65, "d1", 10.0), ev(11, 10, "d2", 11.0), ev(12, 155, "d1", 12.0)],  # 10 dropped
+]
+
+# A row older than the newest one but within the delay: still counted.
+WITHIN_DELAY = [
+    [ev(1, 50, "d1", 1.0), ev(2, 20, "d2", 2.0)],  # wm -> 40
+    [ev(3, 45, "d1", 3.0), ev(4, 58, "d2", 4.0)],  # 45 >= 40: accepted; wm -> 48
+    [ev(5, 125, "d1", 5.0)],  # wm -> 115: [0, 60) closes
+    [ev(6, 190, "d2", 6.0)],
+]
+
+# Session windows with a 30 s gap; sessions grow across batches.
+SESSIONS = [
+    [ev(1, 0, "d1", 1.0), ev(2, 10, "d1", 2.0), ev(3, 5, "d2", 3.0), ev(4, 50, "d1", 4.0)],
+    [ev(5, 75, "d1", 5.0), ev(6, 20, "d2", 6.0), ev(7, 100, "d2", 7.0)],
+    [ev(8, 160, "d1", 8.0), ev(9, 170, "d2", 9.0)],
+    [ev(10, 250, "d1", 10.0)],
+]
+
+# Duplicated ids, some exact duplicate rows, some repeats much later.
+DUPES = [
+    [ev(1, 5, "d1", 1.0), ev(2, 10, "d2", 2.0), ev(1, 5, "d1", 1.0), ev(3, 20, "d1", 3.0)],
+    [ev(2, 10, "d2", 2.0), ev(4, 40, "d2", 4.0), ev(5, 45, "d1", 5.0), ev(1, 12, "d1", 9.0)],
+    [ev(1, 5, "d1", 1.0), ev(6, 110, "d2", 6.0), ev(6, 111, "d2", 6.5), ev(4, 104, "d2", 4.0)],
+    [ev(7, 200, "d1", 7.0), ev(3, 205, "d1", 3.0), ev(6, 110, "d2", 6.0)],
+]
+
+# Plain columns, two sites, across batches (for complete mode).
+SITES = [
+    [ev(1, 1, "d1", 1.0, "s1"), ev(2, 2, "d2", 2.0, "s1"), ev(3, 3, "d1", 3.0, "s2")],
+    [ev(4, 4, "d3", 4.0, "s2"), ev(5, 5, "d1", 5.0, "s1")],
+    [ev(6, 6, "d2", 6.0, "s2"), ev(7, 7, "d2", 7.0, "s1"), ev(8, 8, "d3", 8.0, "s2")],
+]
+
+# Nulls in the keys (device, site) and the values (temp).
+NULLS = [
+    [ev(1, 5, None, 1.0), ev(2, 10, "d1", None), ev(3, 15, "d1", 3.0, None)],
+    [ev(4, 70, None, None), ev(5, 80, "d2", 5.0), ev(6, 85, None, 6.0, None)],
+    [ev(7, 130, "d1", None), ev(8, 135, None, 8.0)],
+    [ev(9, 200, "d2", None)],
+]
+
+# Repeated values per device, for first/last/stddev/collect_set.
+VALUES = [
+    [ev(1, 1, "d1", 1.0), ev(2, 2, "d1", 2.0), ev(3, 3, "d2", 5.0)],
+    [ev(4, 4, "d1", 2.0), ev(5, 5, "d2", 5.0), ev(6, 6, "d2", -1.5)],
+    [ev(7, 7, "d1", 4.0), ev(8, 8, "d3", 0.0)],
+    [ev(9, 9, "d2", 10.25), ev(10, 10, "d1", 1.0)],
+]
+
+
+# --------------------------------------------------------------------------
+# Spark jobs (pyspark API) and the checks that the input means what the case says
+
+
+def F():
+    from pyspark.sql import functions
+
+    return functions
+
+
+def wm(df, delay="10 seconds"):
+    return df.withWatermark("ts", delay)
+
+
+def some_rows_dropped(run: SparkRun):
+    assert run.dropped() > 0, f"no row was dropped by the watermark: {run.progress}"
+
+
+def no_rows_dropped(run: SparkRun):
+    assert run.dropped() == 0, f"rows were dropped by the watermark: {run.progress}"
+
+
+def ends_with_a_no_data_batch(run: SparkRun):
+    assert len(run.progress) == run.batches + 1, [p["numInputRows"] for p in run.progress]
+    assert run.progress[-1]["numInputRows"] == 0
+
+
+WATERMARK = "- withWatermark: { eventTime: ts, delayThreshold: 10 seconds }\n"
+
+
+def agg_yaml(keys, aggs, watermark=True):
+    """The silt steps for [withWatermark] + groupBy (keys/aggs as Spark SQL)."""
+    text = WATERMARK if watermark else ""
+    text += "- groupBy:\n"
+    text += "    keys: [ " + ", ".join(json.dumps(k) for k in keys) + " ]\n"
+    text += "    agg: [ " + ", ".join(json.dumps(a) for a in aggs) + " ]\n"
+    return text
+
+
+CASES = [
+    # ---- tumbling windows, append (rows appear when the watermark closes a window)
+    Case("tumble_count_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"])),
+    Case("tumble_sum_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().sum("temp").alias("total")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["sum(temp) AS total"])),
+    Case("tumble_avg_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().avg("temp").alias("avg_temp")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["avg(temp) AS avg_temp"])),
+    Case("tumble_min_max_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().min("temp").alias("lo"), F().max("temp").alias("hi")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["min(temp) AS lo", "max(temp) AS hi"])),
+    Case("tumble_window_only_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"))
+         .agg(F().count("*").alias("n"), F().sum("id").alias("ids")),
+         agg_yaml(["window(ts, '1 minute')"], ["count(*) AS n", "sum(id) AS ids"])),
+    Case("tumble_30s_two_keys_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "30 seconds"), "device", "site")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '30 seconds')", "device", "site"], ["count(*) AS n"])),
+    # ---- tumbling windows, complete
+    Case("tumble_all_aggs_complete", TUMBLE,
+         lambda df: df.groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total"),
+              F().avg("temp").alias("avg_temp"), F().min("temp").alias("lo"),
+              F().max("temp").alias("hi")),
+         agg_yaml(["window(ts, '1 minute')", "device"],
+                  ["count(*) AS n", "sum(temp) AS total", "avg(temp) AS avg_temp",
+                   "min(temp) AS lo", "max(temp) AS hi"], watermark=False),
+         mode="complete"),
+    Case("tumble_count_complete_with_watermark", LATE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"]),
+         mode="complete"),
+    # ---- sliding windows
+    Case("sliding_count_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute", "30 seconds"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '1 minute', '30 seconds')", "device"], ["count(*) AS n"])),
+    Case("sliding_avg_complete", TUMBLE,
+         lambda df: df.groupBy(F().window("ts", "1 minute", "30 seconds"), "device")
+         .agg(F().avg("temp").alias("avg_temp")),
+         agg_yaml(["window(ts, '1 minute', '30 seconds')", "device"], ["avg(temp) AS avg_temp"],
+                  watermark=False),
+         mode="complete"),
+    Case("sliding_sum_append_late_rows", LATE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute", "30 seconds"), "device")
+         .agg(F().sum("temp").alias("total")),
+         agg_yaml(["window(ts, '1 minute', '30 seconds')", "device"], ["sum(temp) AS total"]),
+         check=some_rows_dropped),
+    # ---- session windows
+    Case("session_count_append", SESSIONS,
+         lambda df: wm(df).groupBy(F().session_window("ts", "30 seconds"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["session_window(ts, '30 seconds')", "device"], ["count(*) AS n"])),
+    Case("session_complete", SESSIONS,
+         lambda df: df.groupBy(F().session_window("ts", "30 seconds"), "device")
+         .agg(F().count("*").alias("n"), F().max("temp").alias("hi")),
+         agg_yaml(["session_window(ts, '30 seconds')", "device"],
+                  ["count(*) AS n", "max(temp) AS hi"], watermark=False),
+         mode="complete"),
+    Case("session_sum_append_merging", SESSIONS,
+         lambda df: wm(df).groupBy(F().session_window("ts", "30 seconds"), "device")
+         .agg(F().sum("temp").alias("total"), F().min("id").alias("first_id")),
+         agg_yaml(["session_window(ts, '30 seconds')", "device"],
+                  ["sum(temp) AS total", "min(id) AS first_id"])),
+    # ---- watermark behaviour
+    Case("late_rows_dropped_append", LATE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n", "sum(temp) AS total"]),
+         check=some_rows_dropped),
+    Case("late_row_within_delay_accepted", WITHIN_DELAY,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"]),
+         check=no_rows_dropped),
+    Case("late_rows_session_append", LATE,
+         lambda df: wm(df).groupBy(F().session_window("ts", "30 seconds"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["session_window(ts, '30 seconds')", "device"], ["count(*) AS n"]),
+         check=some_rows_dropped),
+    Case("no_data_batch_closes_last_window", WITHIN_DELAY,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"))
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["window(ts, '1 minute')"], ["count(*) AS n"]),
+         check=ends_with_a_no_data_batch),
+    Case("one_batch_closes_several_windows", [
+        [ev(1, 5, "d1", 1.0), ev(2, 65, "d1", 2.0), ev(3, 125, "d2", 3.0)],
+        [ev(4, 130, "d1", 4.0)],
+        [ev(5, 400, "d2", 5.0)],  # wm -> 390: closes [120, 180)
+    ], lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+        .agg(F().count("*").alias("n")),
+        agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"])),
+    Case("long_delay_keeps_windows_open", LATE,
+         lambda df: wm(df, "2 minutes").groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n")),
+         "- withWatermark: { eventTime: ts, delayThreshold: 2 minutes }\n"
+         + agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"], watermark=False),
+         check=no_rows_dropped),
+    # ---- deduplication
+    Case("dedupe_without_watermark", DUPES,
+         lambda df: df.dropDuplicates(["id"]),
+         "- dropDuplicates: [ id ]\n"),
+    Case("dedupe_two_columns_without_watermark", DUPES,
+         lambda df: df.dropDuplicates(["id", "device"]),
+         "- dropDuplicates: [ id, device ]\n"),
+    Case("dedupe_with_event_time", DUPES,
+         lambda df: wm(df).dropDuplicates(["id", "ts"]),
+         WATERMARK + "- dropDuplicates: [ id, ts ]\n",
+         check=some_rows_dropped),
+    Case("dedupe_within_watermark", DUPES,
+         lambda df: wm(df).dropDuplicatesWithinWatermark(["id"]),
+         WATERMARK + "- dropDuplicatesWithinWatermark: [ id ]\n"),
+    Case("dedupe_within_watermark_long_delay", DUPES,
+         lambda df: wm(df, "5 minutes").dropDuplicatesWithinWatermark(["id", "device"]),
+         "- withWatermark: { eventTime: ts, delayThreshold: 5 minutes }\n"
+         "- dropDuplicatesWithinWatermark: [ id, device ]\n"),
+    Case("dedupe_then_count_complete", DUPES,
+         lambda df: df.dropDuplicates(["id"]).groupBy("device").agg(F().count("*").alias("n")),
+         "- dropDuplicates: [ id ]\n" + agg_yaml(["device"], ["count(*) AS n"], watermark=False),
+         mode="complete"),
+    # ---- global aggregates (no keys), complete
+    Case("global_count_complete", TUMBLE,
+         lambda df: df.groupBy().agg(F().count("*").alias("n")),
+         agg_yaml([], ["count(*) AS n"], watermark=False), mode="complete"),
+    Case("global_aggs_complete", TUMBLE,
+         lambda df: df.groupBy().agg(F().count("*").alias("n"), F().sum("temp").alias("total"),
+                                     F().avg("temp").alias("avg_temp"),
+                                     F().min("ts").alias("first_ts"),
+                                     F().max("ts").alias("last_ts")),
+         agg_yaml([], ["count(*) AS n", "sum(temp) AS total", "avg(temp) AS avg_temp",
+                       "min(ts) AS first_ts", "max(ts) AS last_ts"], watermark=False),
+         mode="complete"),
+    Case("global_count_complete_with_empty_batch", [TUMBLE[0], [], TUMBLE[1]],
+         lambda df: df.groupBy().agg(F().count("*").alias("n"), F().max("id").alias("max_id")),
+         agg_yaml([], ["count(*) AS n", "max(id) AS max_id"], watermark=False), mode="complete"),
+    # ---- plain columns, complete
+    Case("groupby_device_complete", SITES,
+         lambda df: df.groupBy("device").agg(F().count("*").alias("n"),
+                                             F().sum("temp").alias("total")),
+         agg_yaml(["device"], ["count(*) AS n", "sum(temp) AS total"], watermark=False),
+         mode="complete"),
+    Case("groupby_device_site_complete", SITES,
+         lambda df: df.groupBy("device", "site").agg(F().avg("temp").alias("avg_temp"),
+                                                     F().max("id").alias("max_id")),
+         agg_yaml(["device", "site"], ["avg(temp) AS avg_temp", "max(id) AS max_id"],
+                  watermark=False),
+         mode="complete"),
+    # ---- nulls
+    Case("null_keys_complete", NULLS,
+         lambda df: df.groupBy("device", "site").agg(F().count("*").alias("n")),
+         agg_yaml(["device", "site"], ["count(*) AS n"], watermark=False), mode="complete"),
+    Case("null_values_complete", NULLS,
+         lambda df: df.groupBy("device").agg(
+             F().count("*").alias("n"), F().count("temp").alias("n_temp"),
+             F().sum("temp").alias("total"), F().avg("temp").alias("avg_temp"),
+             F().min("temp").alias("lo")),
+         agg_yaml(["device"], ["count(*) AS n", "count(temp) AS n_temp", "sum(temp) AS total",
+                               "avg(temp) AS avg_temp", "min(temp) AS lo"], watermark=False),
+         mode="complete"),
+    Case("null_keys_window_append", NULLS,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n"), F().max("temp").alias("hi")),
+         agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n", "max(temp) AS hi"])),
+    # ---- other aggregate functions
+    Case("first_last_complete", VALUES,
+         lambda df: df.groupBy("device").agg(F().first("temp").alias("first_temp"),
+                                             F().last("temp").alias("last_temp")),
+         agg_yaml(["device"], ["first(temp) AS first_temp", "last(temp) AS last_temp"],
+                  watermark=False),
+         mode="complete"),
+    Case("stddev_complete", VALUES,
+         lambda df: df.groupBy("device").agg(F().stddev("temp").alias("sd"),
+                                             F().stddev_pop("temp").alias("sd_pop")),
+         agg_yaml(["device"], ["stddev(temp) AS sd", "stddev_pop(temp) AS sd_pop"],
+                  watermark=False),
+         mode="complete"),
+    Case("collect_set_complete", VALUES,
+         lambda df: df.groupBy("device").agg(F().collect_set("temp").alias("temps")),
+         agg_yaml(["device"], ["collect_set(temp) AS temps"], watermark=False),
+         mode="complete"),
+    Case("collect_set_window_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "1 minute"))
+         .agg(F().collect_set("device").alias("devices")),
+         agg_yaml(["window(ts, '1 minute')"], ["collect_set(device) AS devices"])),
+]
+
+
+# --------------------------------------------------------------------------
+# Running the two engines
+
+
+# Spark queries run concurrently in waves of this many (one JVM, several
+# streaming queries): most of a batch's time is latency, not CPU.
+SPARK_WAVE = int(os.environ.get("SILT_STATEFUL_SPARK_WAVE", "6"))
+
+
+def write_inputs(case: Case, input_dir: Path):
+    input_dir.mkdir()
+    assert 3 <= len(case.batches) <= 5 and sum(map(len, case.batches)) <= 50, case.name
+    for i, batch in enumerate(case.batches):
+        write_input_file(input_dir / f"batch-{i:02d}.json", [json.dumps(r) for r in batch])
+
+
+def start_spark(spark, case: Case, input_dir: Path, work: Path):
+    df = (spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1)
+          .json(str(input_dir)))
+    return (case.spark(prep(df)).writeStream.format("delta").outputMode(case.mode)
+            .queryName(case.name)
+            .option("checkpointLocation", str(work / "spark-checkpoint"))
+            .trigger(availableNow=True).start(str(work / "spark-table")))
+
+
+def finish_spark(query, case: Case, work: Path, started: float) -> SparkRun:
+    query.awaitTermination()
+    # Executed batches only (idle progress events carry no addBatch), one per id.
+    progress = {}
+    for p in query.recentProgress:
+        if "addBatch" in p.get("durationMs", {}):
+            progress[p["batchId"]] = p
+    return SparkRun(work / "spark-table", len(case.batches),
+                    [progress[k] for k in sorted(progress)], time.monotonic() - started)
+
+
+def silt_job(case: Case, input_dir: Path, work: Path) -> Path:
+    steps = textwrap.indent(textwrap.dedent(case.silt).strip("\n"), "  ")
+    source = {"format": "json", "schema": SCHEMA,
+              "options": {"path": str(input_dir), "maxFilesPerTrigger": 1}}
+    sink = {"format": "delta", "path": str(work / "silt-table"), "outputMode": case.mode}
+    text = "\n".join([
+        "name: " + json.dumps("stateful-" + case.name),
+        "source: " + json.dumps(source),
+        "transform:",
+        "  - " + json.dumps(PREP_SILT),
+        steps,
+        "sink: " + json.dumps(sink),
+        "checkpointLocation: " + json.dumps(str(work / "silt-checkpoint")),
+        "trigger: {availableNow: true}",
+    ]) + "\n"
+    path = work / "job.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_silt_job(silt_bin, case: Case, input_dir: Path, work: Path) -> SiltRun:
+    proc = run_silt(silt_bin, "run", silt_job(case, input_dir, work), "--progress-json",
+                    timeout=120)
+    progress = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            progress.append(json.loads(line))
+    return SiltRun(work / "silt-table", proc, progress)
+
+
+@pytest.fixture(scope="module")
+def spark_runs(request, spark, tmp_path_factory):
+    """Runs the Spark side of every selected case (the ones pytest collected
+    from this module), SPARK_WAVE queries at a time. name -> (work, input
+    directory, SparkRun or the exception the query failed with)."""
+    selected = {}
+    for item in request.session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.module is request.module and "case" in params:
+            selected[params["case"].name] = params["case"]
+    cases = list(selected.values())
+    out = {}
+    started_all = time.monotonic()
+    for wave in range(0, len(cases), SPARK_WAVE):
+        running = []
+        for case in cases[wave:wave + SPARK_WAVE]:
+            work = tmp_path_factory.mktemp(case.name)
+            write_inputs(case, work / "in")
+            running.append((case, work, start_spark(spark, case, work / "in", work),
+                            time.monotonic()))
+        for case, work, query, started in running:
+            try:
+                result = finish_spark(query, case, work, started)
+            except Exception as e:  # the query's failure is the case's
+                result = e
+            out[case.name] = (work, work / "in", result)
+    print(f"\n[stateful] {len(cases)} Spark queries in {time.monotonic() - started_all:.1f} s")
+    return out
+
+
+def runs(case: Case, spark_runs, silt_bin):
+    """(SparkRun, SiltRun) of `case`; silt runs once per case."""
+    work, input_dir, spark_run = spark_runs[case.name]
+    if isinstance(spark_run, Exception):
+        raise AssertionError(f"Spark failed on {case.name}: {spark_run}")
+    if case.name not in _SILT:
+        _SILT[case.name] = run_silt_job(silt_bin, case, input_dir, work)
+    return spark_run, _SILT[case.name]
+
+
+_SILT: dict = {}
+
+
+# --------------------------------------------------------------------------
+# Comparing
+
+
+def normalize(value):
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return value
+        return float(f"{value:.12g}") + 0.0  # + 0.0: -0.0 == 0.0 as text too
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return sorted((normalize(v) for v in value), key=repr)
+    return value
+
+
+def table_rows(table: Path, version: int):
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(table), version=version).to_pyarrow_table().to_pylist()
+    return sorted((normalize(r) for r in rows), key=lambda r: json.dumps(r, sort_keys=True))
+
+
+def schema_fields(table: Path):
+    """(name, type) of the latest schema, nullability left out."""
+    def strip(t):
+        if isinstance(t, dict):
+            return {k: strip(v) for k, v in t.items()
+                    if k not in ("nullable", "containsNull", "valueContainsNull", "metadata")}
+        if isinstance(t, list):
+            return [strip(v) for v in t]
+        return t
+
+    fields = json.loads(snapshot(table).metadata["schemaString"])["fields"]
+    return [(f["name"], strip(f["type"])) for f in fields]
+
+
+def state_progress(progress):
+    return [{"batchId": p.get("batchId"),
+             "stateOperators": [{k: op.get(k) for k in STATE_FIELDS}
+                                for op in p.get("stateOperators", [])]}
+            for p in progress]
+
+
+IDS = [c.name for c in CASES]
+
+
+def test_cases_are_distinct_and_enough():
+    assert len(set(IDS)) == len(IDS)
+    assert len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_tables_match_spark(case, spark_runs, silt_bin):
+    spark_run, silt_run = runs(case, spark_runs, silt_bin)
+    spark_versions = log_versions(spark_run.table)
+    assert spark_versions, f"Spark wrote no table for {case.name}"
+    if case.check is not None:
+        case.check(spark_run)
+    silt_run.xfail_if_unsupported()
+
+    silt_versions = log_versions(silt_run.table)
+    assert schema_fields(silt_run.table) == schema_fields(spark_run.table)
+    # Batch by batch: version N of both tables is batch N.
+    per_batch_spark = [table_rows(spark_run.table, v) for v in spark_versions]
+    per_batch_silt = [table_rows(silt_run.table, v) for v in silt_versions]
+    for v, (got, want) in enumerate(zip(per_batch_silt, per_batch_spark)):
+        assert got == want, f"{case.name}: table at version {v} differs\n silt  {got}\n spark {want}"
+    assert silt_versions == spark_versions, (
+        f"{case.name}: silt committed versions {silt_versions}, Spark {spark_versions}")
+    assert per_batch_silt[-1] == per_batch_spark[-1], f"{case.name}: final tables differ"
+
+
+@pytest.mark.xfail(strict=True, reason="silt's progress JSON has no stateOperators yet "
+                   "(progress.h writes the list empty)")
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_progress_matches_spark(case, spark_runs, silt_bin):
+    spark_run, silt_run = runs(case, spark_runs, silt_bin)
+    silt_run.xfail_if_unsupported()
+    assert state_progress(silt_run.progress) == state_progress(spark_run.progress)
