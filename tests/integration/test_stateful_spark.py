@@ -591,6 +591,21 @@ def state_progress(progress):
             for p in progress]
 
 
+def assert_same_tables(name, silt_table: Path, spark_table: Path):
+    """Same schema, same versions, same rows at every version."""
+    spark_versions, silt_versions = log_versions(spark_table), log_versions(silt_table)
+    ours, theirs = schema_fields(silt_table), schema_fields(spark_table)
+    assert ours == theirs, f"{name}: schemas differ\n silt  {ours}\n spark {theirs}"
+    # Batch by batch: version N of both tables is batch N.
+    per_batch_spark = [table_rows(spark_table, v) for v in spark_versions]
+    per_batch_silt = [table_rows(silt_table, v) for v in silt_versions]
+    for v, (got, want) in enumerate(zip(per_batch_silt, per_batch_spark)):
+        assert got == want, f"{name}: table at version {v} differs\n silt  {got}\n spark {want}"
+    assert silt_versions == spark_versions, (
+        f"{name}: silt committed versions {silt_versions}, Spark {spark_versions}")
+    assert per_batch_silt[-1] == per_batch_spark[-1], f"{name}: final tables differ"
+
+
 IDS = [c.name for c in CASES]
 
 
@@ -608,16 +623,7 @@ def test_tables_match_spark(case, spark_runs, silt_bin):
         case.check(spark_run)
     silt_run.xfail_if_unsupported()
 
-    silt_versions = log_versions(silt_run.table)
-    assert schema_fields(silt_run.table) == schema_fields(spark_run.table)
-    # Batch by batch: version N of both tables is batch N.
-    per_batch_spark = [table_rows(spark_run.table, v) for v in spark_versions]
-    per_batch_silt = [table_rows(silt_run.table, v) for v in silt_versions]
-    for v, (got, want) in enumerate(zip(per_batch_silt, per_batch_spark)):
-        assert got == want, f"{case.name}: table at version {v} differs\n silt  {got}\n spark {want}"
-    assert silt_versions == spark_versions, (
-        f"{case.name}: silt committed versions {silt_versions}, Spark {spark_versions}")
-    assert per_batch_silt[-1] == per_batch_spark[-1], f"{case.name}: final tables differ"
+    assert_same_tables(case.name, silt_run.table, spark_run.table)
 
 
 @pytest.mark.xfail(strict=True, reason="silt's progress JSON has no stateOperators yet "
