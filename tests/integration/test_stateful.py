@@ -113,8 +113,10 @@ def test_restart_between_batches_gives_the_uninterrupted_table(silt, work):
 
 
 def test_kill_9_at_random_moments_gives_the_uninterrupted_table(silt, silt_bin, work):
+    # 300 one-file batches, so that a kill lands in every phase of a batch:
+    # reading, the state commit, the table commit, commits/N.
     batches = [[("d%d" % (k % 7), float(k), 13 * b + k % 13) for k in range(40)]
-               for b in range(30)]
+               for b in range(300)]
     write_batches(work / "in", batches)
     whole = work / "whole"
     whole.mkdir()
@@ -127,19 +129,24 @@ def test_kill_9_at_random_moments_gives_the_uninterrupted_table(silt, silt_bin, 
     job = windowed_job(work, watermark="5 seconds")
     rng = random.Random(15)
     kills = 0
-    for _ in range(60):
+    while kills < 40:
         p = start_silt(silt_bin, "run", job)
-        time.sleep(rng.uniform(0.0, 0.25))
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)
-            kills += 1
+        time.sleep(rng.uniform(0.01, 0.08))
+        if p.poll() is not None:
+            out, err = p.communicate()
+            assert p.returncode == 0, f"exit {p.returncode}\n{out}\n{err}"
+            if "[silt] batch " not in out:
+                break  # nothing was left to do
+            continue
+        p.send_signal(signal.SIGKILL)
         p.wait()
+        kills += 1
     while True:
         proc = silt("run", job)
         assert proc.returncode == 0, describe(proc)
-        if "batch" not in proc.stdout:
+        if "[silt] batch " not in proc.stdout:
             break
-    assert kills >= 20
+    assert kills >= 40, f"only {kills} kills before the input ran out"
     assert rows_of(silt, work / "table") == expected
 
 
