@@ -223,3 +223,34 @@ def test_drop_duplicates_keeps_the_first_row_per_key_across_batches(silt, work):
     rows = sorted(r["device"] for r in read_with_silt(silt, work / "table"))
     assert rows == ["a", "b", "c", "d"]
     assert len(log_versions(work / "table")) >= 3
+
+
+def test_a_sql_step_with_group_by_is_the_groupby_step(silt, work):
+    write_batches(work / "in", BATCHES)
+    by_step = work / "step"
+    by_step.mkdir()
+    (by_step / "in").symlink_to(work / "in")
+    proc = silt("run", windowed_job(by_step))
+    assert proc.returncode == 0, describe(proc)
+    job = json_file_job("sql", work / "in", work / "table", work / "checkpoint", SCHEMA,
+                        max_files_per_trigger=1, transform=[
+                            {"withWatermark": {"eventTime": "ts", "delayThreshold": "30 seconds"}},
+                            {"sql": "SELECT window, device, count(*) AS n, sum(temp) AS total, "
+                                    "max(temp) AS hottest FROM input "
+                                    "GROUP BY window(ts, '1 minute'), device"}])
+    proc = silt("run", write_job(work / "sql.yaml", job))
+    assert proc.returncode == 0, describe(proc)
+    assert rows_of(silt, work / "table") == rows_of(silt, by_step / "table")
+    # HAVING filters the emitted groups; an item may combine aggregates.
+    job["transform"][1]["sql"] = (
+        "SELECT window.start AS start, device, sum(temp) / count(*) AS mean FROM input "
+        "GROUP BY window(ts, '1 minute'), device HAVING count(*) > 1")
+    job["checkpointLocation"] = str(work / "checkpoint2")
+    job["sink"]["path"] = str(work / "table2")
+    proc = silt("run", write_job(work / "having.yaml", job))
+    assert proc.returncode == 0, describe(proc)
+    having = sorted((r["start"][11:16], r["device"], r["mean"])
+                    for r in read_with_silt(silt, work / "table2"))
+    expected = sorted((r["window"]["start"][11:16], r["device"], r["total"] / r["n"])
+                      for r in rows_of(silt, by_step / "table") if r["n"] > 1)
+    assert having == expected and expected

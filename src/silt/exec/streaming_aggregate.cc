@@ -54,6 +54,14 @@ Status StreamingAggregator::Consume(const std::vector<ColumnPtr>& keys,
   return Status::OK();
 }
 
+void StreamingAggregator::EnsureGlobalGroup() {
+  Impl& s = *impl_;
+  if (!s.grouper.codec().types().empty() || s.grouper.num_groups() > 0) return;
+  s.new_rows.clear();
+  s.grouper.Assign({}, 1, &s.gids, &s.new_rows);
+  for (Accumulator& agg : s.aggs) agg.Resize(s.grouper.num_groups());
+}
+
 int64_t StreamingAggregator::num_groups() const {
   return static_cast<int64_t>(impl_->grouper.num_groups());
 }

@@ -67,6 +67,11 @@ class StreamingAggregator {
   // byte (group g is then unspecified; the batch should fail).
   Status MergeStored(int64_t g, std::string_view stored);
 
+  // Without key types: makes the one global group exist, with the state of
+  // no rows, when no row arrived (a global aggregate over an empty batch is
+  // one group in Spark, merged with the stored one). No-op otherwise.
+  void EnsureGlobalGroup();
+
   // Appends group g's partial state (after any MergeStored) to `out`.
   void SerializeState(int64_t g, std::string* out) const;
 

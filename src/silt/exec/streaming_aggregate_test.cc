@@ -360,6 +360,28 @@ TEST(StreamingAggregatorTest, StateIsTheDocumentedOne) {
   EXPECT_EQ(state, expected);
 }
 
+TEST(StreamingAggregatorTest, EnsureGlobalGroupGivesTheStateOfNoRows) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> global,
+                       StreamingAggregator::Make({}, {{AggKind::kCountStar, nullptr},
+                                                      {AggKind::kMax, DataType::Long()}}));
+  global->EnsureGlobalGroup();
+  global->EnsureGlobalGroup();
+  ASSERT_EQ(global->num_groups(), 1);
+  EXPECT_EQ(global->group_key(0), "");
+  std::string state;
+  global->SerializeState(0, &state);
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, global->Finalize({""}, {state}, {"n", "m"}));
+  ASSERT_EQ(out->num_rows, 1);
+  EXPECT_EQ(out->column(0)->Value<int64_t>(0), 0);  // count(*) of no rows
+  EXPECT_TRUE(out->column(1)->IsNull(0));           // max of no rows
+  // With keys there is no global group to make.
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<StreamingAggregator> keyed,
+      StreamingAggregator::Make({DataType::String()}, {{AggKind::kCountStar, nullptr}}));
+  keyed->EnsureGlobalGroup();
+  EXPECT_EQ(keyed->num_groups(), 0);
+}
+
 TEST(StreamingAggregatorTest, FinalizeOfNoStatesIsAnEmptyBatchWithTheResultSchema) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<StreamingAggregator> agg,

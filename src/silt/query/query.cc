@@ -20,8 +20,10 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
 #include "silt/exec/aggregate.h"
+#include "silt/exec/aggregate_rewriter.h"
 #include "silt/exec/value_access.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/parse/ast_walk.h"
 #include "silt/query/predicate_extractor.h"
 
 namespace silt::query {
@@ -42,62 +44,6 @@ using expr::NodeKind;
 using expr::NodePtr;
 using expr::OrderItem;
 
-// Visits `node` and its subtrees.
-template <typename F>
-void Walk(const Node& node, const F& f) {
-  f(node);
-  switch (node.kind()) {
-    case NodeKind::kFieldAccess:
-      Walk(*static_cast<const expr::FieldAccessNode&>(node).child(), f);
-      break;
-    case NodeKind::kCall:
-      for (const NodePtr& arg : static_cast<const expr::CallNode&>(node).args()) Walk(*arg, f);
-      break;
-    case NodeKind::kCast: Walk(*static_cast<const expr::CastNode&>(node).child(), f); break;
-    case NodeKind::kUnary: Walk(*static_cast<const expr::UnaryNode&>(node).child(), f); break;
-    case NodeKind::kBinary: {
-      const auto& b = static_cast<const expr::BinaryNode&>(node);
-      Walk(*b.left(), f);
-      Walk(*b.right(), f);
-      break;
-    }
-    case NodeKind::kIsNull: Walk(*static_cast<const expr::IsNullNode&>(node).child(), f); break;
-    case NodeKind::kAlias: Walk(*static_cast<const expr::AliasNode&>(node).child(), f); break;
-    default: break;
-  }
-}
-
-std::optional<AggKind> AggregateKind(const expr::CallNode& call) {
-  std::string name = AsciiLower(call.name());
-  if (name == "count") {
-    if (call.star_arg()) return AggKind::kCountStar;
-    return call.distinct() ? AggKind::kCountDistinct : AggKind::kCount;
-  }
-  Result<AggKind> kind = exec::AggKindFromName(name, /*distinct=*/false);
-  if (!kind.ok()) return std::nullopt;
-  return *kind;
-}
-
-// first(x, true) / last(x, true): the ignoreNulls flag, a boolean literal.
-std::optional<bool> IgnoreNullsArg(const Node& node) {
-  if (node.kind() != NodeKind::kLiteral) return std::nullopt;
-  const auto& value = static_cast<const expr::LiteralNode&>(node).value();
-  if (value.is_null || value.type == nullptr || value.type->id() != columnar::TypeId::kBoolean) {
-    return std::nullopt;
-  }
-  return value.int_value != 0;
-}
-
-bool ContainsAggregate(const Node& node) {
-  bool found = false;
-  Walk(node, [&](const Node& n) {
-    if (n.kind() == NodeKind::kCall && AggregateKind(static_cast<const expr::CallNode&>(n))) {
-      found = true;
-    }
-  });
-  return found;
-}
-
 // The integer a literal ORDER BY / GROUP BY item holds (an ordinal), if any.
 std::optional<int64_t> Ordinal(const Node& node) {
   if (node.kind() != NodeKind::kLiteral) return std::nullopt;
@@ -117,113 +63,6 @@ NodePtr UnaliasPtr(const NodePtr& node) {
   if (node->kind() == NodeKind::kAlias) return static_cast<const expr::AliasNode&>(*node).child();
   return node;
 }
-
-// Replaces GROUP BY expressions and aggregate calls by references to the
-// aggregation's output columns (__key<i>, __agg<i>).
-struct AggRewriter {
-  std::vector<std::string> key_texts;  // lower-cased ToString of the keys
-  struct Call {
-    AggKind kind;
-    NodePtr arg;  // null for count(*)
-    std::string text;
-    bool ignore_nulls = false;
-  };
-  std::vector<Call> calls;
-
-  static NodePtr Ref(std::string name, int64_t pos) {
-    return std::make_shared<expr::ColumnRefNode>(std::vector<std::string>{std::move(name)}, pos);
-  }
-
-  Result<NodePtr> Rewrite(const NodePtr& node) {
-    std::string text = AsciiLower(node->ToString());
-    for (size_t k = 0; k < key_texts.size(); ++k) {
-      if (key_texts[k] == text) return Ref("__key" + std::to_string(k), node->position());
-    }
-    const int64_t pos = node->position();
-    switch (node->kind()) {
-      case NodeKind::kCall: {
-        const auto& call = static_cast<const expr::CallNode&>(*node);
-        if (std::optional<AggKind> kind = AggregateKind(call)) {
-          for (const NodePtr& arg : call.args()) {
-            if (ContainsAggregate(*arg)) {
-              return Status::InvalidArgument("aggregate functions cannot be nested, in '",
-                                             node->ToString(), "'");
-            }
-          }
-          bool ignore_nulls = false;
-          const bool first_last = *kind == AggKind::kFirst || *kind == AggKind::kLast;
-          if (first_last && call.args().size() == 2) {
-            std::optional<bool> flag = IgnoreNullsArg(*call.args()[1]);
-            if (!flag) {
-              return Status::InvalidArgument("the second argument of ", call.name(),
-                                             " must be a boolean literal, in '", node->ToString(),
-                                             "'");
-            }
-            ignore_nulls = *flag;
-          } else if (*kind != AggKind::kCountStar && call.args().size() != 1) {
-            return Status::InvalidArgument(call.name(), " takes one argument in silt sql, in '",
-                                           node->ToString(), "'");
-          }
-          if (call.distinct() && *kind != AggKind::kCountDistinct) {
-            return Status::NotSupported(call.name(), "(DISTINCT ...) is not supported yet, in '",
-                                        node->ToString(), "'");
-          }
-          for (size_t a = 0; a < calls.size(); ++a) {
-            if (calls[a].text == text) return Ref("__agg" + std::to_string(a), pos);
-          }
-          calls.push_back(
-              Call{*kind, call.args().empty() ? nullptr : call.args()[0], text, ignore_nulls});
-          return Ref("__agg" + std::to_string(calls.size() - 1), pos);
-        }
-        std::vector<NodePtr> args;
-        for (const NodePtr& arg : call.args()) {
-          SILT_ASSIGN_OR_RETURN(NodePtr r, Rewrite(arg));
-          args.push_back(std::move(r));
-        }
-        return NodePtr(std::make_shared<expr::CallNode>(call.name(), std::move(args),
-                                                        call.star_arg(), call.distinct(), pos));
-      }
-      case NodeKind::kFieldAccess: {
-        const auto& n = static_cast<const expr::FieldAccessNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
-        return NodePtr(std::make_shared<expr::FieldAccessNode>(child, n.field(), pos));
-      }
-      case NodeKind::kCast: {
-        const auto& n = static_cast<const expr::CastNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
-        return NodePtr(std::make_shared<expr::CastNode>(child, n.type(), pos, n.try_cast()));
-      }
-      case NodeKind::kUnary: {
-        const auto& n = static_cast<const expr::UnaryNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
-        return NodePtr(std::make_shared<expr::UnaryNode>(n.op(), child, pos));
-      }
-      case NodeKind::kBinary: {
-        const auto& n = static_cast<const expr::BinaryNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr left, Rewrite(n.left()));
-        SILT_ASSIGN_OR_RETURN(NodePtr right, Rewrite(n.right()));
-        return NodePtr(std::make_shared<expr::BinaryNode>(n.op(), left, right, pos));
-      }
-      case NodeKind::kIsNull: {
-        const auto& n = static_cast<const expr::IsNullNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
-        return NodePtr(std::make_shared<expr::IsNullNode>(child, n.negated(), pos));
-      }
-      case NodeKind::kAlias: {
-        const auto& n = static_cast<const expr::AliasNode&>(*node);
-        SILT_ASSIGN_OR_RETURN(NodePtr child, Rewrite(n.child()));
-        return NodePtr(std::make_shared<expr::AliasNode>(child, n.name(), pos));
-      }
-      case NodeKind::kColumnRef:
-        return Status::InvalidArgument(
-            "'", node->ToString(),
-            "' is neither in the GROUP BY clause nor inside an aggregate function");
-      case NodeKind::kStar:
-        return Status::InvalidArgument("'*' cannot be selected in an aggregate query");
-      default: return node;
-    }
-  }
-};
 
 Result<RecordBatchPtr> Filter(expr::BoundExpression* predicate, const RecordBatchPtr& batch,
                               const expr::EvalContext& ctx) {
@@ -447,7 +286,7 @@ delta::ScanOptions ScanColumns(const delta::SnapshotPtr& snapshot, const QuerySp
   std::set<std::string> names;
   auto collect = [&](const NodePtr& node) {
     if (node == nullptr) return;
-    Walk(*node, [&](const Node& n) {
+    expr::VisitNodes(*node, [&](const Node& n) {
       if (n.kind() == NodeKind::kStar) star = true;
       if (n.kind() == NodeKind::kColumnRef) {
         names.insert(AsciiLower(static_cast<const expr::ColumnRefNode&>(n).parts()[0]));
@@ -520,7 +359,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
     return Status::InvalidArgument("'*' cannot be selected in an aggregate query");
   }
   AggregatePlan plan;
-  AggRewriter rewriter;
+  exec::AggregateRewriter rewriter;
   std::vector<NodePtr> keys;
   for (const NodePtr& g : spec.group_by) {
     NodePtr key = g;
@@ -539,11 +378,11 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
         }
       }
     }
-    if (ContainsAggregate(*key)) {
+    if (exec::ContainsAggregate(*key)) {
       return Status::InvalidArgument("aggregate functions are not allowed in GROUP BY: '",
                                      g->ToString(), "'");
     }
-    rewriter.key_texts.push_back(AsciiLower(key->ToString()));
+    rewriter.AddKey(*key);
     keys.push_back(std::move(key));
   }
   for (const NodePtr& item : spec.select) {
@@ -587,8 +426,8 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
     plan.key_exprs.push_back(std::move(b));
     plan.agg_names.push_back("__key" + std::to_string(k));
   }
-  for (size_t a = 0; a < rewriter.calls.size(); ++a) {
-    const AggRewriter::Call& call = rewriter.calls[a];
+  for (size_t a = 0; a < rewriter.calls().size(); ++a) {
+    const exec::AggregateRewriter::Call& call = rewriter.calls()[a];
     AggregateSpec agg{call.kind, nullptr, call.ignore_nulls};
     expr::BoundExpressionPtr arg;
     if (call.arg != nullptr) {
@@ -610,7 +449,7 @@ Result<QueryPlan> PlanQuery(const delta::DeltaTable& table, const delta::Snapsho
   const SchemaPtr& table_schema = snapshot->schema();
   delta::ScanOptions scan_options = ScanColumns(snapshot, spec);
   if (spec.where != nullptr) {
-    if (ContainsAggregate(*spec.where)) {
+    if (exec::ContainsAggregate(*spec.where)) {
       return Status::InvalidArgument("aggregate functions are not allowed in WHERE: '",
                                      spec.where->ToString(), "'");
     }
@@ -625,9 +464,9 @@ Result<QueryPlan> PlanQuery(const delta::DeltaTable& table, const delta::Snapsho
     SILT_ASSIGN_OR_RETURN(plan.where, BindPredicate(*spec.where, scan_schema, "WHERE"));
   }
   bool aggregate = !spec.group_by.empty() || spec.having != nullptr;
-  for (const NodePtr& n : spec.select) aggregate = aggregate || ContainsAggregate(*n);
+  for (const NodePtr& n : spec.select) aggregate = aggregate || exec::ContainsAggregate(*n);
   for (const OrderItem& item : spec.order_by) {
-    aggregate = aggregate || ContainsAggregate(*item.expr);
+    aggregate = aggregate || exec::ContainsAggregate(*item.expr);
   }
   if (aggregate) {
     SILT_ASSIGN_OR_RETURN(plan.aggregate, PlanAggregate(spec, scan_schema, table_schema));
@@ -802,7 +641,7 @@ Result<std::optional<int64_t>> CountFromStats(const delta::SnapshotPtr& snapshot
       if (AsciiLower(p) == AsciiLower(field.name)) fields.push_back(field);
     }
   }
-  if (fields.empty() || ContainsAggregate(*where)) return std::optional<int64_t>();
+  if (fields.empty() || exec::ContainsAggregate(*where)) return std::optional<int64_t>();
   SchemaPtr schema = columnar::DataType::Struct(fields);
   Result<expr::BoundExpressionPtr> bound = BindPredicate(*where, schema, "WHERE");
   if (!bound.ok()) return std::optional<int64_t>();  // names data columns: scan instead

@@ -15,6 +15,8 @@
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -35,6 +37,28 @@
 namespace silt::state {
 
 namespace {
+
+// Temporary working copies are named silt-state-<pid>-XXXXXX: a process
+// killed with SIGKILL cannot remove its own, so each new store removes those
+// whose process is gone (a working copy is only a cache of checkpoint files).
+constexpr const char* kWorkingDirPrefix = "silt-state-";
+
+void RemoveWorkingDirsOfDeadProcesses(const std::string& base) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kWorkingDirPrefix, 0) != 0) continue;
+    const std::string rest = name.substr(std::strlen(kWorkingDirPrefix));
+    const size_t dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (end != rest.c_str() + dash || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code remove_ec;
+    std::filesystem::remove_all(entry.path(), remove_ec);
+  }
+}
 
 // Replaying a file into RocksDB writes batches of about this many bytes.
 constexpr size_t kApplyBatchBytes = 4 << 20;
@@ -80,8 +104,11 @@ class RocksDbStateStore final : public StateStore {
 
   Status Init() {
     if (options_.working_dir.empty()) {
-      const char* base = std::getenv("TMPDIR");
-      std::string tmpl = std::string(base && *base ? base : "/tmp") + "/silt-state-XXXXXX";
+      const char* env = std::getenv("TMPDIR");
+      const std::string base = env && *env ? env : "/tmp";
+      RemoveWorkingDirsOfDeadProcesses(base);
+      std::string tmpl = base + "/" + kWorkingDirPrefix +
+                         std::to_string(static_cast<int64_t>(getpid())) + "-XXXXXX";
       if (mkdtemp(tmpl.data()) == nullptr) {
         return Status::IOError("cannot create a state working dir ", tmpl, ": ",
                                std::strerror(errno));

@@ -1,6 +1,8 @@
 #include "silt/state/state_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -551,8 +553,13 @@ TEST_P(StateStoreTest, AGivenWorkingDirIsUsedAndATemporaryOneRemoved) {
   ASSERT_OK(store->Load(1));
   EXPECT_EQ(Contents(store.get()), (Rows{{"a", "1"}}));
 
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string base = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  // Temporary working copies go under TMPDIR, a private one here so other
+  // processes' stores do not change the count.
+  testing::TempDir tmp;
+  const char* saved = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = saved ? saved : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  const std::string& base = tmp.path();
   auto count_temp = [&] {
     int n = 0;
     for (const auto& entry : std::filesystem::directory_iterator(base)) {
@@ -560,12 +567,29 @@ TEST_P(StateStoreTest, AGivenWorkingDirIsUsedAndATemporaryOneRemoved) {
     }
     return n;
   };
-  const int before = count_temp();
+  // The working copy of a process that died (kill -9 leaves it) is removed
+  // by the next store; a live process's is not.
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);
+  const std::string dead = base + "/silt-state-" + std::to_string(child) + "-abc123";
+  const std::string alive = base + "/silt-state-" + std::to_string(getpid()) + "-def456";
+  std::filesystem::create_directories(dead + "/sub");
+  std::filesystem::create_directories(alive);
+  EXPECT_EQ(count_temp(), 2);
   {
     auto temp_store = OpenStore();
-    EXPECT_EQ(count_temp(), before + 1);
+    EXPECT_FALSE(std::filesystem::exists(dead));
+    EXPECT_TRUE(std::filesystem::exists(alive));
+    EXPECT_EQ(count_temp(), 2);  // the live one and the store's own
   }
-  EXPECT_EQ(count_temp(), before);
+  EXPECT_EQ(count_temp(), 1);
+  if (saved) {
+    setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
 }
 
 TEST(StateStoreOptionsTest, RejectsMissingOptions) {

@@ -52,8 +52,12 @@ struct TransformStep {
   // items), "dropDuplicates" and "dropDuplicatesWithinWatermark" (exprs: the
   // column names; empty: every column).
   std::string kind;
-  std::vector<std::string> exprs;                          // select items / where predicate
-  std::vector<std::string> aggs;                           // groupBy: "avg(temp) AS t", ...
+  std::vector<std::string> exprs;  // select items / where predicate
+  std::vector<std::string> aggs;   // groupBy: "avg(temp) AS t", ...
+  // groupBy made from a sql step: `aggs` is the whole select list (keys are
+  // not added in front) and `having` filters the groups.
+  bool sql_select = false;
+  std::string having;
   std::vector<std::pair<std::string, std::string>> named;  // withColumn / renames
   std::string event_time;                                  // withWatermark
   std::string delay_threshold;                             // withWatermark

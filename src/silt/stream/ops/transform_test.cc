@@ -257,12 +257,17 @@ TEST(TransformTest, SqlStepErrorsNameTheProblem) {
   EXPECT_EQ(message("SELECT id"),
             "transform[0].sql: missing FROM in 'SELECT id' (write FROM input)");
   EXPECT_EQ(message("SELECT id FROM events LIMIT 1"),
-            "transform[0].sql: the query reads 'events LIMIT 1'; a sql step reads the previous "
+            "transform[0].sql: the query reads 'events'; a sql step reads the previous "
             "step's rows as 'input'");
   EXPECT_EQ(message("SELECT id FROM input WHERE  "),
             "transform[0].sql: empty WHERE in 'SELECT id FROM input WHERE  '");
   EXPECT_EQ(message("SELECT id, FROM input"),
             "transform[0].sql: empty select item in 'SELECT id, FROM input'");
+  EXPECT_EQ(message("SELECT id FROM input ORDER BY id"),
+            "transform[0].sql: ORDER BY and LIMIT are not supported yet in a streaming sql step, "
+            "in 'SELECT id FROM input ORDER BY id'");
+  EXPECT_EQ(message("SELECT id, count(*) FROM input GROUP BY id"),
+            "transform[0].sql.groupBy: a stateful step needs a streaming query");
   EXPECT_EQ(message("select id, (1) from Input where (id > 1)"), "");
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "silt/base/strings.h"
+#include "silt/exec/aggregate_rewriter.h"
 #include "silt/exec/streaming_aggregate.h"
 #include "silt/expr/expression.h"
 #include "silt/expr/parse/ast.h"
@@ -26,58 +27,11 @@ int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-struct AggItem {
-  exec::AggregateSpec spec;
-  expr::NodePtr arg;  // null for count(*)
-  std::string name;
-};
-
 const expr::Node& Unalias(const expr::Node& node) {
   if (node.kind() == NodeKind::kAlias) {
     return *static_cast<const expr::AliasNode&>(node).child();
   }
   return node;
-}
-
-Result<AggItem> ParseAggItem(const std::string& text, const std::string& path) {
-  Result<expr::NodePtr> node = expr::ParseNode(text);
-  if (!node.ok()) return Status::InvalidArgument(path, ": ", node.status().message());
-  AggItem item;
-  item.name = (*node)->OutputName();
-  const expr::Node& inner = Unalias(**node);
-  if (inner.kind() != NodeKind::kCall) {
-    return Status::InvalidArgument(path, ": '", text,
-                                   "' is not an aggregate function call (write e.g. "
-                                   "\"count(*) AS n\" or \"avg(temp) AS avg_temp\")");
-  }
-  const auto& call = static_cast<const expr::CallNode&>(inner);
-  if (EqualsIgnoreCase(call.name(), "count") && call.star_arg()) {
-    item.spec.kind = exec::AggKind::kCountStar;
-    return item;
-  }
-  Result<exec::AggKind> kind = exec::AggKindFromName(call.name(), call.distinct());
-  if (!kind.ok()) return Status::InvalidArgument(path, ": ", kind.status().message());
-  item.spec.kind = *kind;
-  const bool first_last = *kind == exec::AggKind::kFirst || *kind == exec::AggKind::kLast;
-  const size_t max_args = first_last ? 2 : 1;
-  if (call.args().empty() || call.args().size() > max_args) {
-    return Status::InvalidArgument(path, ": ", call.name(), " takes ",
-                                   first_last ? "one or two arguments" : "one argument", ", in '",
-                                   text, "'");
-  }
-  if (call.args().size() == 2) {
-    const expr::Node& flag = *call.args()[1];
-    const auto* literal =
-        flag.kind() == NodeKind::kLiteral ? static_cast<const expr::LiteralNode*>(&flag) : nullptr;
-    if (literal == nullptr || literal->value().is_null || literal->value().type == nullptr ||
-        literal->value().type->id() != columnar::TypeId::kBoolean) {
-      return Status::InvalidArgument(path, ": the second argument of ", call.name(),
-                                     " (ignoreNulls) must be true or false, in '", text, "'");
-    }
-    item.spec.ignore_nulls = literal->value().int_value != 0;
-  }
-  item.arg = call.args()[0];
-  return item;
 }
 
 // The key the watermark applies to: `window(<watermark column>, ...)` or the
@@ -125,6 +79,22 @@ std::string KeyName(const expr::Node& key) {
   return key.OutputName();
 }
 
+expr::NodePtr Unaliased(const expr::NodePtr& node) {
+  if (node->kind() == NodeKind::kAlias) return static_cast<const expr::AliasNode&>(*node).child();
+  return node;
+}
+
+// An output item's name: its alias, `window` for a window() key selected
+// as is, else Spark's generated name.
+std::string ItemName(const expr::Node& item, const std::vector<expr::NodePtr>& keys) {
+  if (item.kind() == NodeKind::kAlias) return item.OutputName();
+  const std::string text = AsciiLower(item.ToString());
+  for (const expr::NodePtr& key : keys) {
+    if (AsciiLower(key->ToString()) == text) return KeyName(*key);
+  }
+  return item.OutputName();
+}
+
 class StatefulAggregate final : public StatefulOperator {
  public:
   StatefulAggregate() = default;
@@ -146,12 +116,45 @@ class StatefulAggregate final : public StatefulOperator {
       }
       keys.push_back(std::move(*node));
     }
-    std::vector<AggItem> items;
-    for (size_t a = 0; a < step.aggs.size(); ++a) {
-      SILT_ASSIGN_OR_RETURN(AggItem item,
-                            ParseAggItem(step.aggs[a], path + ".agg[" + std::to_string(a) + "]"));
-      items.push_back(std::move(item));
+    // The items computed from the groups: the job file's agg list (the
+    // keys come first in the output, as groupBy().agg() gives them) or a
+    // sql step's select list, each rewritten over the aggregation's columns
+    // (__key<k>, __agg<a>) by exec::AggregateRewriter.
+    exec::AggregateRewriter rewriter;
+    for (const expr::NodePtr& key : keys) rewriter.AddKey(Unalias(*key), KeyName(*key));
+    std::vector<expr::NodePtr> outputs;
+    if (!step.sql_select) {
+      for (size_t k = 0; k < keys.size(); ++k) {
+        outputs.push_back(std::make_shared<expr::AliasNode>(
+            std::make_shared<expr::ColumnRefNode>(
+                std::vector<std::string>{exec::AggregateRewriter::KeyColumn(k)}, 0),
+            KeyName(*keys[k]), 0));
+      }
     }
+    for (size_t a = 0; a < step.aggs.size(); ++a) {
+      const std::string item_path =
+          path + (step.sql_select ? "(SELECT)[" : ".agg[") + std::to_string(a) + "]";
+      Result<expr::NodePtr> node = expr::ParseNode(step.aggs[a]);
+      if (!node.ok()) return Status::InvalidArgument(item_path, ": ", node.status().message());
+      if (!step.sql_select && !exec::ContainsAggregate(**node)) {
+        return Status::InvalidArgument(item_path, ": '", step.aggs[a],
+                                       "' has no aggregate function (write e.g. \"count(*) AS "
+                                       "n\"; grouping keys go under keys)");
+      }
+      Result<expr::NodePtr> rewritten = rewriter.Rewrite(Unaliased(*node));
+      if (!rewritten.ok()) {
+        return Status::InvalidArgument(item_path, ": ", rewritten.status().message());
+      }
+      outputs.push_back(std::make_shared<expr::AliasNode>(*rewritten, ItemName(**node, keys), 0));
+    }
+    expr::NodePtr having;
+    if (!step.having.empty()) {
+      Result<expr::NodePtr> node = expr::ParseNode(step.having);
+      if (node.ok()) node = rewriter.Rewrite(*node);
+      if (!node.ok()) return Status::InvalidArgument(path, "(HAVING): ", node.status().message());
+      having = std::move(*node);
+    }
+
     event_time_ = FindEventTimeKey(keys, watermark);
     if (mode_ == OutputMode::kAppend && event_time_.index < 0) {
       return Status::InvalidArgument(
@@ -165,8 +168,8 @@ class StatefulAggregate final : public StatefulOperator {
     // and the aggregate arguments are evaluated.
     std::vector<const expr::Expression*> projected;
     for (const expr::NodePtr& key : keys) projected.push_back(key.get());
-    for (const AggItem& item : items) {
-      if (item.arg != nullptr) projected.push_back(item.arg.get());
+    for (const exec::AggregateRewriter::Call& call : rewriter.calls()) {
+      if (call.arg != nullptr) projected.push_back(call.arg.get());
     }
     SILT_ASSIGN_OR_RETURN(windows_, expr::WindowExpansion::Make(projected, input, options));
     const SchemaPtr& bind_schema = windows_ ? windows_->schema() : input;
@@ -180,30 +183,52 @@ class StatefulAggregate final : public StatefulOperator {
       }
       key_types.push_back((*bound)->type());
       key_exprs_.push_back(std::move(*bound));
-      names_.push_back(KeyName(*keys[k]));
+      names_.push_back(exec::AggregateRewriter::KeyColumn(k));
     }
     std::vector<exec::AggregateSpec> specs;
-    for (size_t a = 0; a < items.size(); ++a) {
-      AggItem& item = items[a];
+    for (size_t a = 0; a < rewriter.calls().size(); ++a) {
+      const exec::AggregateRewriter::Call& call = rewriter.calls()[a];
+      exec::AggregateSpec spec{call.kind, nullptr, call.ignore_nulls};
       expr::BoundExpressionPtr arg;
-      if (item.arg != nullptr) {
-        Result<expr::BoundExpressionPtr> bound = expr::Bind(*item.arg, bind_schema, bind_options);
+      if (call.arg != nullptr) {
+        Result<expr::BoundExpressionPtr> bound = expr::Bind(*call.arg, bind_schema, bind_options);
         if (!bound.ok()) {
-          return Status::InvalidArgument(path, ".agg[", a, "]: ", bound.status().message());
+          return Status::InvalidArgument(path, ": in '", call.text,
+                                         "': ", bound.status().message());
         }
         arg = std::move(*bound);
-        item.spec.arg_type = arg->type();
+        spec.arg_type = arg->type();
       }
       arg_exprs_.push_back(std::move(arg));
-      specs.push_back(item.spec);
-      names_.push_back(item.name);
+      specs.push_back(spec);
+      names_.push_back(exec::AggregateRewriter::AggColumn(a));
     }
     Result<std::unique_ptr<exec::StreamingAggregator>> agg =
         exec::StreamingAggregator::Make(key_types, specs);
     if (!agg.ok()) return Status::InvalidArgument(path, ": ", agg.status().message());
     agg_ = std::move(*agg);
-    SILT_ASSIGN_OR_RETURN(RecordBatchPtr empty, agg_->Finalize({}, {}, names_));
-    schema_ = empty->schema;
+
+    // The output: HAVING, then the items, over the aggregation's columns.
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr grouped, agg_->Finalize({}, {}, names_));
+    if (having != nullptr) {
+      Result<expr::BoundExpressionPtr> bound = expr::Bind(*having, grouped->schema, options);
+      if (!bound.ok()) {
+        return Status::InvalidArgument(path, "(HAVING): ", bound.status().message());
+      }
+      if ((*bound)->type()->id() != columnar::TypeId::kBoolean) {
+        return Status::InvalidArgument(path, "(HAVING): '", step.having,
+                                       "' is not a boolean predicate");
+      }
+      having_ = std::move(*bound);
+    }
+    std::vector<columnar::Field> fields;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      Result<expr::BoundExpressionPtr> bound = expr::Bind(*outputs[i], grouped->schema, options);
+      if (!bound.ok()) return Status::InvalidArgument(path, ": ", bound.status().message());
+      fields.push_back(columnar::Field{outputs[i]->OutputName(), (*bound)->type()});
+      outputs_.push_back(std::move(*bound));
+    }
+    schema_ = columnar::DataType::Struct(std::move(fields));
     progress_.operator_name = "stateStoreSave";
     return Status::OK();
   }
@@ -249,6 +274,7 @@ class StatefulAggregate final : public StatefulOperator {
 
   Result<RecordBatchPtr> FinishBatch() override {
     auto start = std::chrono::steady_clock::now();
+    if (key_exprs_.empty()) agg_->EnsureGlobalGroup();
     const int64_t groups = agg_->num_groups();
     std::vector<int64_t> event_micros;
     std::vector<bool> has_event_time;
@@ -311,9 +337,9 @@ class StatefulAggregate final : public StatefulOperator {
     if (emit_keys.empty()) return RecordBatchPtr();
     std::vector<std::string_view> key_views(emit_keys.begin(), emit_keys.end());
     std::vector<std::string_view> state_views(emit_states.begin(), emit_states.end());
-    Result<RecordBatchPtr> out = agg_->Finalize(key_views, state_views, names_);
-    if (!out.ok()) return out.status().WithContext("the stored state of the aggregation");
-    return out;
+    Result<RecordBatchPtr> grouped = agg_->Finalize(key_views, state_views, names_);
+    if (!grouped.ok()) return grouped.status().WithContext("the stored state of the aggregation");
+    return Project(*grouped, /*filter=*/true);
   }
 
   Status Commit() override {
@@ -345,7 +371,8 @@ class StatefulAggregate final : public StatefulOperator {
       }
       stripped.push_back(StripPrefix(key));
     }
-    return agg_->Finalize(stripped, values, names_);
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr grouped, agg_->Finalize(stripped, values, names_));
+    return Project(grouped, /*filter=*/false);
   }
 
   bool WantsNoDataBatch(int64_t next_watermark_ms) const override {
@@ -354,6 +381,29 @@ class StatefulAggregate final : public StatefulOperator {
   }
 
  private:
+  // HAVING (when `filter`), then the output items, over finalized groups.
+  Result<RecordBatchPtr> Project(RecordBatchPtr grouped, bool filter) const {
+    expr::EvalContext ctx;
+    if (filter && having_ != nullptr && grouped->num_rows > 0) {
+      SILT_ASSIGN_OR_RETURN(ColumnPtr mask, having_->Evaluate(*grouped, ctx));
+      std::vector<int64_t> keep;
+      for (int64_t i = 0; i < grouped->num_rows; ++i) {
+        if (mask->IsValid(i) && mask->BoolValue(i)) keep.push_back(i);
+      }
+      if (static_cast<int64_t>(keep.size()) != grouped->num_rows) {
+        grouped = columnar::TakeBatch(*grouped, keep);
+      }
+    }
+    auto out = std::make_shared<columnar::RecordBatch>();
+    out->schema = schema_;
+    out->num_rows = grouped->num_rows;
+    for (const expr::BoundExpressionPtr& item : outputs_) {
+      SILT_ASSIGN_OR_RETURN(ColumnPtr column, item->Evaluate(*grouped, ctx));
+      out->columns.push_back(std::move(column));
+    }
+    return RecordBatchPtr(std::move(out));
+  }
+
   std::string_view StripPrefix(std::string_view key) const {
     if (event_time_.index >= 0 && key.size() >= kEventTimeKeyPrefixBytes) {
       key.remove_prefix(kEventTimeKeyPrefixBytes);
@@ -406,7 +456,9 @@ class StatefulAggregate final : public StatefulOperator {
   std::unique_ptr<expr::WindowExpansion> windows_;
   std::vector<expr::BoundExpressionPtr> key_exprs_;
   std::vector<expr::BoundExpressionPtr> arg_exprs_;  // null for count(*)
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;   // the aggregation's columns: __key<k>, __agg<a>
+  expr::BoundExpressionPtr having_;  // null without HAVING
+  std::vector<expr::BoundExpressionPtr> outputs_;
   std::unique_ptr<exec::StreamingAggregator> agg_;
   EventTimeKey event_time_;
   SchemaPtr schema_;

@@ -44,10 +44,11 @@ std::string Describe(const TransformStep& step) {
   for (size_t i = 0; i < step.exprs.size(); ++i) out += (i ? ", " : "") + step.exprs[i];
   out += "]";
   if (!step.aggs.empty()) {
-    out += " agg [";
+    out += step.sql_select ? " select [" : " agg [";
     for (size_t i = 0; i < step.aggs.size(); ++i) out += (i ? ", " : "") + step.aggs[i];
     out += "]";
   }
+  if (!step.having.empty()) out += " having " + step.having;
   return out;
 }
 
@@ -84,6 +85,8 @@ std::string StatefulStepToJson(const StatefulStep& step, const StatefulOperator&
   w.Member("keyPath", step.step.key_path);
   WriteStrings(&w, "exprs", step.step.exprs);
   WriteStrings(&w, "agg", step.step.aggs);
+  w.Member("having", step.step.having);
+  w.Member("sqlSelect", step.step.sql_select);
   w.EndObject();
   w.Member("inputSchema", columnar::SchemaToJson(*step.input_schema));
   w.Key("watermark");
@@ -131,6 +134,13 @@ Result<StatefulStep> StatefulStepFromJson(std::string_view json, std::string_vie
   out.step.key_path = key_path.value_or("transform");
   SILT_ASSIGN_OR_RETURN(out.step.exprs, ReadStrings(step, "exprs", source));
   SILT_ASSIGN_OR_RETURN(out.step.aggs, ReadStrings(step, "agg", source));
+  SILT_ASSIGN_OR_RETURN(std::optional<std::string> having,
+                        internal::GetOptionalString(step, "having", source));
+  out.step.having = having.value_or("");
+  bool sql_select = false;
+  if (step["sqlSelect"].get_bool().get(sql_select) == simdjson::SUCCESS) {
+    out.step.sql_select = sql_select;
+  }
   SILT_ASSIGN_OR_RETURN(std::optional<std::string> input,
                         internal::GetOptionalString(object, "inputSchema", source));
   if (!input) return Status::Corruption(source, ": \"inputSchema\" is missing");
@@ -178,9 +188,10 @@ Status RecordOrCheckStatefulStep(const fs::FileSystemPtr& fs, const std::string&
                         internal::ParseJsonObject(parser, *existing, file));
   SILT_ASSIGN_OR_RETURN(std::optional<std::string> state_schema,
                         internal::GetOptionalString(object, "stateSchema", file));
-  const bool same_step = recorded.step.kind == step.step.kind &&
-                         recorded.step.exprs == step.step.exprs &&
-                         recorded.step.aggs == step.step.aggs;
+  const bool same_step =
+      recorded.step.kind == step.step.kind && recorded.step.exprs == step.step.exprs &&
+      recorded.step.aggs == step.step.aggs && recorded.step.having == step.step.having &&
+      recorded.step.sql_select == step.step.sql_select;
   const bool same_schema =
       state_schema && *state_schema == columnar::SchemaToJson(*op.output_schema());
   if (!same_step || !same_schema) {
