@@ -1,0 +1,364 @@
+"""kill -9 a windowed aggregation over Kafka at random moments and at the
+moment between the state commit and commits/N, restart until the topic is
+drained, and check that the table equals the uninterrupted run's: once with
+the checkpoint and table on local disk, once with both on MinIO (s3://).
+
+The events go into a one-partition topic once; the uninterrupted run and
+the crashed run read the same topic with their own checkpoints and tables.
+Event times grow with the offset and are out of order by less than the
+watermark delay, so no event is ever late and the final table does not
+depend on where batches end: it is also computed here from the events.
+
+Aimed kills watch the checkpoint, without a hook in silt: batch N writes
+state/0/0/<N+1>.changelog before its Delta commit and commits/N after it,
+so a changelog newer than any at the run's start whose commits/<V-1> does
+not exist yet is the moment to SIGKILL. On MinIO the poll reads the
+server's data directory (an object is a directory with xl.meta, renamed
+into place when the PUT completes), which is much faster than a listing;
+whether a kill landed in the window is then checked through the S3 API.
+"""
+
+import datetime as dt
+import json
+import os
+import random
+import subprocess
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import kafka_service
+import minio_service
+from helpers import describe, kill, read_commit, log_versions, start_silt, write_job
+
+NUM_EVENTS = 12_000
+MAX_OFFSETS_PER_TRIGGER = 150  # 80 batches
+DEVICES = 4
+STEP_MS = 50  # event i happens at BASE + i * STEP_MS - jitter
+JITTER_MS = 2_000  # below the delay: no event is late
+DELAY = "5 seconds"
+DELAY_MS = 5_000
+WINDOW_MS = 10_000
+BASE_MS = 1_782_116_160_000  # 2026-06-22T08:16:00Z
+MIN_KILLS = 40
+MIN_AIMED_HITS = 3
+RUN_TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="module")
+def kafka():
+    if not kafka_service.available():
+        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
+                    "run scripts/setup-kafka.sh")
+    broker = kafka_service.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def events():
+    rng = random.Random(1515)
+    out = []
+    for i in range(NUM_EVENTS):
+        ms = BASE_MS + i * STEP_MS - rng.randrange(JITTER_MS)
+        ts = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+        out.append({"id": i, "device": f"d{i % DEVICES}", "temp": rng.randrange(-20, 40),
+                    "ts": ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z", "ms": ms})
+    return out
+
+
+@pytest.fixture(scope="module")
+def topic(kafka, events):
+    name = f"stateful-crash-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1)
+    kafka.console_produce(name, [json.dumps({k: e[k] for k in ("id", "device", "temp", "ts")})
+                                 for e in events])
+    assert kafka.end_offsets(name) == {0: NUM_EVENTS}
+    return name
+
+
+def expected_windows(events):
+    """The append-mode result: every 10 s window of a device that the final
+    watermark (max event time - delay) has passed."""
+    watermark = max(e["ms"] for e in events) - DELAY_MS
+    groups = {}
+    for e in events:
+        start = e["ms"] - e["ms"] % WINDOW_MS
+        if start + WINDOW_MS > watermark:
+            continue
+        g = groups.setdefault((start, e["device"]), [0, 0.0, e["id"], e["id"]])
+        g[0] += 1
+        g[1] += e["temp"]
+        g[2] = min(g[2], e["id"])
+        g[3] = max(g[3], e["id"])
+    return Counter((start, start + WINDOW_MS, device, n, total, lo, hi)
+                   for (start, device), (n, total, lo, hi) in groups.items())
+
+
+def windowed_job(path, kafka, topic, table, checkpoint, storage=None):
+    job = {
+        "name": "stateful-crash",
+        "source": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "subscribe": topic,
+            "startingOffsets": "earliest", "maxOffsetsPerTrigger": MAX_OFFSETS_PER_TRIGGER}},
+        "transform": [
+            {"select": ["from_json(CAST(value AS STRING), "
+                        "'id BIGINT, device STRING, temp DOUBLE, ts STRING') AS e"]},
+            {"select": ["e.id", "e.device", "e.temp", "to_timestamp(e.ts) AS ts"]},
+            {"withWatermark": {"eventTime": "ts", "delayThreshold": DELAY}},
+            {"groupBy": {"keys": [f"window(ts, '{WINDOW_MS // 1000} seconds')", "device"],
+                         "agg": ["count(*) AS n", "sum(temp) AS total", "min(id) AS first_id",
+                                 "max(id) AS last_id"]}},
+        ],
+        "sink": {"format": "delta", "outputMode": "append", "path": str(table)},
+        "checkpointLocation": str(checkpoint),
+        "trigger": {"availableNow": True},
+    }
+    if storage:
+        job["storage"] = storage
+    return write_job(path, job)
+
+
+def table_windows(arrow_table):
+    """The table's rows as a multiset of (start ms, end ms, device, n, total,
+    first_id, last_id)."""
+    def ms(t):
+        return int(t.timestamp() * 1000)
+    return Counter((ms(r["window"]["start"]), ms(r["window"]["end"]), r["device"], r["n"],
+                    r["total"], r["first_id"], r["last_id"])
+                   for r in arrow_table.to_pylist())
+
+
+class LocalCheckpoint:
+    def __init__(self, table, checkpoint):
+        self.table, self.checkpoint = Path(table), Path(checkpoint)
+        self.state_dir = self.checkpoint / "state" / "0" / "0"
+
+    def changelogs(self):
+        """State versions with a changelog (fast; used while polling)."""
+        try:
+            names = os.listdir(self.state_dir)
+        except FileNotFoundError:
+            return set()
+        return {int(n[:-10]) for n in names if n.endswith(".changelog") and n[:-10].isdigit()}
+
+    def has_commit(self, batch):
+        return (self.checkpoint / "commits" / str(batch)).exists()
+
+    # The checks after a kill, through the same file system here.
+    verified_changelogs = changelogs
+    verified_has_commit = has_commit
+
+    def table_batches(self):
+        """Batch ids (txn versions) in the table's commits."""
+        out = set()
+        for v in log_versions(self.table):
+            try:
+                out.update(a["txn"]["version"] for a in read_commit(self.table, v) if "txn" in a)
+            except (FileNotFoundError, ValueError):
+                pass
+        return out
+
+    def read(self):
+        from deltalake import DeltaTable
+        return DeltaTable(str(self.table)).to_pyarrow_table()
+
+    def commit_batches(self):
+        return sorted(int(p.name) for p in (self.checkpoint / "commits").iterdir()
+                      if p.name.isdigit())
+
+
+class MinioCheckpoint:
+    def __init__(self, minio, table_key, checkpoint_key):
+        self.minio, self.table_key, self.checkpoint_key = minio, table_key, checkpoint_key
+        # MinIO's single-drive layout: <data>/<bucket>/<key>/xl.meta.
+        root = Path(minio.data_dir) / "data" / minio.bucket
+        self.state_dir = root / checkpoint_key / "state" / "0" / "0"
+        self.commits_dir = root / checkpoint_key / "commits"
+
+    def changelogs(self):
+        try:
+            names = os.listdir(self.state_dir)
+        except FileNotFoundError:
+            return set()
+        return {int(n[:-10]) for n in names if n.endswith(".changelog") and n[:-10].isdigit()
+                and (self.state_dir / n / "xl.meta").exists()}
+
+    def has_commit(self, batch):
+        return (self.commits_dir / str(batch) / "xl.meta").exists()
+
+    def verified_changelogs(self):
+        keys = self.minio.list_keys(f"{self.checkpoint_key}/state/0/0/")
+        names = [k.rsplit("/", 1)[1] for k in keys]
+        return {int(n[:-10]) for n in names if n.endswith(".changelog") and n[:-10].isdigit()}
+
+    def verified_has_commit(self, batch):
+        return bool(self.minio.list_keys(f"{self.checkpoint_key}/commits/{batch}").keys()
+                    & {f"{self.checkpoint_key}/commits/{batch}"})
+
+    def table_batches(self):
+        out = set()
+        for actions in minio_service.delta_commits(self.minio, self.table_key).values():
+            out.update(a["txn"]["version"] for a in actions if "txn" in a)
+        return out
+
+    def read(self):
+        from deltalake import DeltaTable
+        return DeltaTable(f"s3://{self.minio.bucket}/{self.table_key}",
+                          storage_options=self.minio.storage_options()).to_pyarrow_table()
+
+    def commit_batches(self):
+        return minio_service.checkpoint_batches(self.minio, self.checkpoint_key, "commits")
+
+
+def run_to_end(silt, job, env):
+    """Runs the job until a run plans no batch; returns the number of runs."""
+    for runs in range(1, 20):
+        proc = silt("run", job, env=env, timeout=600)
+        assert proc.returncode == 0, describe(proc)
+        if "[silt] batch " not in proc.stdout:
+            return runs
+    pytest.fail("the job never drained the topic")
+
+
+def wait_for_aimed_moment(proc, ckpt, skip, deadline):
+    """Polls until the `skip`+1-th changelog newer than those present at the
+    start exists while its batch's commits/N does not. True when seen while
+    the process ran."""
+    known = ckpt.changelogs()
+    newest = max(known, default=0)
+    seen_new = 0
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        for v in sorted(ckpt.changelogs()):
+            if v <= newest:
+                continue
+            newest = v
+            seen_new += 1
+            if seen_new > skip and not ckpt.has_commit(v - 1):
+                return True
+    return False
+
+
+def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed):
+    """kill -9 at least MIN_KILLS times (about half aimed), then return the
+    kill statistics. A run that ends by itself has drained the topic."""
+    rng = random.Random(seed)
+    kills = Counter()
+    hits = Counter()
+    landed_at = []
+    stderr_log = log_dir / "silt-stderr.log"
+    run_time = 1.0  # a first guess at a run's length, for the random moments
+    with open(stderr_log, "w") as err:
+        while sum(kills.values()) < MIN_KILLS:
+            out_path = log_dir / "silt-stdout.log"
+            with open(out_path, "w") as out:
+                started = time.monotonic()
+                proc = start_silt(silt_bin, "run", job, env=env, stdout=out, stderr=err)
+                deadline = started + RUN_TIMEOUT_S
+                aimed = rng.random() < 0.5
+                if aimed:
+                    seen = wait_for_aimed_moment(proc, ckpt, rng.randrange(3), deadline)
+                else:
+                    moment = rng.uniform(0.0, run_time)
+                    while time.monotonic() < started + moment and proc.poll() is None:
+                        time.sleep(0.001)
+                    seen = True
+                if proc.poll() is not None:
+                    proc.wait()
+                    assert proc.returncode == 0, f"silt failed on restart; see {stderr_log}"
+                    if "[silt] batch " not in out_path.read_text():
+                        break  # nothing was left to do
+                    run_time = max(run_time, time.monotonic() - started)
+                    continue
+                kill(proc)
+            kills["aimed" if aimed and seen else "random" if not aimed else "aim timed out"] += 1
+            if aimed and seen:
+                # Did the kill land between the state commit and commits/N?
+                # (The process may have moved on between the poll and the kill.)
+                newest = max(ckpt.verified_changelogs(), default=0)
+                if newest and not ckpt.verified_has_commit(newest - 1):
+                    batch = newest - 1
+                    where = ("after the table commit" if batch in ckpt.table_batches()
+                             else "before the table commit")
+                    hits[where] += 1
+                    landed_at.append(batch)
+    return kills, hits, landed_at
+
+
+def check_crashed_table(crashed, expected, events, ckpt, kills, hits, landed_at, what):
+    total_kills = sum(kills.values())
+    assert total_kills >= MIN_KILLS, (
+        f"{what}: only {total_kills} kills before the topic was drained ({dict(kills)}); "
+        "the kill schedule needs retuning")
+    got = table_windows(crashed)
+    keys = Counter((start, device) for start, _, device, *_ in got.elements())
+    twice = [k for k, n in keys.items() if n > 1]
+    assert not twice, f"{what}: {len(twice)} windows written more than once, e.g. {twice[:5]}"
+    missing = expected - got
+    extra = got - expected
+    assert not missing and not extra, (
+        f"{what}: the crashed run's table differs from the uninterrupted run's: "
+        f"{sum(missing.values())} rows missing (e.g. {sorted(missing)[:3]}), "
+        f"{sum(extra.values())} rows extra (e.g. {sorted(extra)[:3]}); kills {dict(kills)}, "
+        f"aimed kills that landed between the state commit and commits/N: {dict(hits)} "
+        f"at batches {landed_at}")
+    assert sum(hits.values()) >= MIN_AIMED_HITS, (
+        f"{what}: only {dict(hits)} aimed kills landed between the state commit and commits/N "
+        f"({dict(kills)})")
+    batches = ckpt.commit_batches()
+    print(f"{what}: kills {dict(kills)}; landed between state commit and commits/N: "
+          f"{dict(hits)} (batches {landed_at}); {len(got)} windows; last batch {batches[-1]}")
+
+
+def test_kill_9_a_windowed_aggregation_over_kafka_gives_the_uninterrupted_table(
+        silt, silt_bin, kafka, topic, events, work):
+    want = expected_windows(events)
+    assert len(want) > 200
+
+    whole = LocalCheckpoint(work / "whole-table", work / "whole-checkpoint")
+    whole_job = windowed_job(work / "whole.yaml", kafka, topic, whole.table, whole.checkpoint)
+    run_to_end(silt, whole_job, {})
+    assert table_windows(whole.read()) == want
+    assert len(whole.commit_batches()) >= NUM_EVENTS // MAX_OFFSETS_PER_TRIGGER
+
+    ckpt = LocalCheckpoint(work / "table", work / "checkpoint")
+    job = windowed_job(work / "job.yaml", kafka, topic, ckpt.table, ckpt.checkpoint)
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, {}, work, seed=15)
+    run_to_end(silt, job, {})
+    check_crashed_table(ckpt.read(), table_windows(whole.read()), events, ckpt, kills, hits,
+                        landed_at, "local")
+
+
+@pytest.fixture(scope="module")
+def minio():
+    yield from minio_service.server_fixture()
+
+
+def test_kill_9_a_windowed_aggregation_on_s3_gives_the_uninterrupted_table(
+        silt, silt_bin, kafka, topic, events, minio, work):
+    want = expected_windows(events)
+    prefix = f"stateful-crash-{uuid.uuid4().hex[:8]}"
+    env = minio_service.clean_env()
+    storage = minio_service.job_storage(minio)
+
+    def s3(key):
+        return f"s3://{minio.bucket}/{key}"
+
+    whole = MinioCheckpoint(minio, f"{prefix}/whole-table", f"{prefix}/whole-checkpoint")
+    whole_job = windowed_job(work / "whole.yaml", kafka, topic, s3(whole.table_key),
+                             s3(whole.checkpoint_key), storage)
+    run_to_end(silt, whole_job, env)
+    assert table_windows(whole.read()) == want
+
+    ckpt = MinioCheckpoint(minio, f"{prefix}/table", f"{prefix}/checkpoint")
+    job = windowed_job(work / "job.yaml", kafka, topic, s3(ckpt.table_key),
+                       s3(ckpt.checkpoint_key), storage)
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, seed=16)
+    run_to_end(silt, job, env)
+    check_crashed_table(ckpt.read(), table_windows(whole.read()), events, ckpt, kills, hits,
+                        landed_at, "MinIO")
