@@ -22,7 +22,6 @@ import datetime as dt
 import json
 import os
 import random
-import subprocess
 import time
 import uuid
 from collections import Counter
@@ -32,7 +31,7 @@ import pytest
 
 import kafka_service
 import minio_service
-from helpers import describe, kill, read_commit, log_versions, start_silt, write_job
+from helpers import describe, kill, log_versions, read_commit, run_silt, start_silt, write_job
 
 NUM_EVENTS = 12_000
 MAX_OFFSETS_PER_TRIGGER = 40  # 300 batches
@@ -152,15 +151,18 @@ class LocalCheckpoint:
     verified_changelogs = changelogs
     verified_has_commit = has_commit
 
+    def newest_table_batch(self):
+        """The batch id (txn version) of the table's newest commit, or None."""
+        versions = log_versions(self.table)
+        if not versions:
+            return None
+        txns = [a["txn"]["version"] for a in read_commit(self.table, versions[-1]) if "txn" in a]
+        return txns[0] if txns else None
+
     def table_batches(self):
-        """Batch ids (txn versions) in the table's commits."""
-        out = set()
-        for v in log_versions(self.table):
-            try:
-                out.update(a["txn"]["version"] for a in read_commit(self.table, v) if "txn" in a)
-            except (FileNotFoundError, ValueError):
-                pass
-        return out
+        """Batch ids (txn versions) of every commit of the table, in order."""
+        return [a["txn"]["version"] for v in log_versions(self.table)
+                for a in read_commit(self.table, v) if "txn" in a]
 
     def read(self):
         from deltalake import DeltaTable
@@ -199,11 +201,19 @@ class MinioCheckpoint:
         return bool(self.minio.list_keys(f"{self.checkpoint_key}/commits/{batch}").keys()
                     & {f"{self.checkpoint_key}/commits/{batch}"})
 
+    def newest_table_batch(self):
+        keys = [k for k in self.minio.list_keys(f"{self.table_key}/_delta_log/")
+                if k.endswith(".json")]
+        if not keys:
+            return None
+        text = self.minio.get_object(max(keys)).decode()
+        txns = [a["txn"]["version"] for a in map(json.loads, text.splitlines()) if "txn" in a]
+        return txns[0] if txns else None
+
     def table_batches(self):
-        out = set()
-        for actions in minio_service.delta_commits(self.minio, self.table_key).values():
-            out.update(a["txn"]["version"] for a in actions if "txn" in a)
-        return out
+        return [a["txn"]["version"]
+                for actions in minio_service.delta_commits(self.minio, self.table_key).values()
+                for a in actions if "txn" in a]
 
     def read(self):
         from deltalake import DeltaTable
@@ -214,10 +224,10 @@ class MinioCheckpoint:
         return minio_service.checkpoint_batches(self.minio, self.checkpoint_key, "commits")
 
 
-def run_to_end(silt, job, env):
+def run_to_end(silt_bin, job, env):
     """Runs the job until a run plans no batch; returns the number of runs."""
     for runs in range(1, 20):
-        proc = silt("run", job, env=env, timeout=600)
+        proc = run_silt(silt_bin, "run", job, env=env, timeout=600)
         assert proc.returncode == 0, describe(proc)
         if "[silt] batch " not in proc.stdout:
             return runs
@@ -276,6 +286,14 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed):
                     run_time = max(run_time, time.monotonic() - started)
                     continue
                 kill(proc)
+            # Evidence for a failure: what the checkpoint held at each kill.
+            versions = ckpt.changelogs()
+            newest = max(versions, default=0)
+            with open(log_dir / "kills.log", "a") as record:
+                record.write(f"kill {sum(kills.values())} {'aimed' if aimed else 'random'} "
+                             f"after {time.monotonic() - started:.3f} s: newest changelog "
+                             f"{newest}, commits/{newest - 1} "
+                             f"{'exists' if ckpt.has_commit(newest - 1) else 'missing'}\n")
             kills["aimed" if aimed and seen else "random" if not aimed else "aim timed out"] += 1
             if aimed and seen:
                 # Did the kill land between the state commit and commits/N?
@@ -283,14 +301,14 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed):
                 newest = max(ckpt.verified_changelogs(), default=0)
                 if newest and not ckpt.verified_has_commit(newest - 1):
                     batch = newest - 1
-                    where = ("after the table commit" if batch in ckpt.table_batches()
+                    where = ("after the table commit" if ckpt.newest_table_batch() == batch
                              else "before the table commit")
                     hits[where] += 1
                     landed_at.append(batch)
     return kills, hits, landed_at
 
 
-def check_crashed_table(crashed, expected, events, ckpt, kills, hits, landed_at, what):
+def check_crashed_table(crashed, expected, ckpt, kills, hits, landed_at, log_dir, what):
     total_kills = sum(kills.values())
     assert total_kills >= MIN_KILLS, (
         f"{what}: only {total_kills} kills before the topic was drained ({dict(kills)}); "
@@ -306,36 +324,40 @@ def check_crashed_table(crashed, expected, events, ckpt, kills, hits, landed_at,
         f"{sum(missing.values())} rows missing (e.g. {sorted(missing)[:3]}), "
         f"{sum(extra.values())} rows extra (e.g. {sorted(extra)[:3]}); kills {dict(kills)}, "
         f"aimed kills that landed between the state commit and commits/N: {dict(hits)} "
-        f"at batches {landed_at}")
+        f"at batches {landed_at}; each kill is in {log_dir / 'kills.log'}")
     assert sum(hits.values()) >= MIN_AIMED_HITS, (
         f"{what}: only {dict(hits)} aimed kills landed between the state commit and commits/N "
         f"({dict(kills)})")
+    txns = ckpt.table_batches()
+    assert len(txns) == len(set(txns)), f"{what}: a batch was committed to the table twice"
     batches = ckpt.commit_batches()
+    assert sorted(txns)[-1] == batches[-1]
     print(f"{what}: kills {dict(kills)}; landed between state commit and commits/N: "
           f"{dict(hits)} (batches {landed_at}); {len(got)} windows; last batch {batches[-1]}")
 
 
-def test_kill_9_a_windowed_aggregation_over_kafka_gives_the_uninterrupted_table(
-        silt, silt_bin, kafka, topic, events, work):
-    want = expected_windows(events)
-    assert len(want) > 200
-
-    whole = LocalCheckpoint(work / "whole-table", work / "whole-checkpoint")
-    whole_job = windowed_job(work / "whole.yaml", kafka, topic, whole.table, whole.checkpoint)
-    t0 = time.monotonic()
-    run_to_end(silt, whole_job, {})
-    print(f"uninterrupted run: {time.monotonic() - t0:.1f} s")
-    assert table_windows(whole.read()) == want
+@pytest.fixture(scope="module")
+def uninterrupted(silt_bin, kafka, topic, events, tmp_path_factory):
+    """The uninterrupted run's table (local disk), as a multiset of rows; it
+    must equal what the events give."""
+    work = tmp_path_factory.mktemp("uninterrupted")
+    whole = LocalCheckpoint(work / "table", work / "checkpoint")
+    job = windowed_job(work / "job.yaml", kafka, topic, whole.table, whole.checkpoint)
+    run_to_end(silt_bin, job, {})
+    rows = table_windows(whole.read())
+    assert rows == expected_windows(events)
+    assert len(rows) > 200
     assert whole.commit_batches()[-1] + 1 >= NUM_EVENTS // MAX_OFFSETS_PER_TRIGGER
+    return rows
 
+
+def test_kill_9_a_windowed_aggregation_over_kafka_gives_the_uninterrupted_table(
+        silt_bin, kafka, topic, uninterrupted, work):
     ckpt = LocalCheckpoint(work / "table", work / "checkpoint")
     job = windowed_job(work / "job.yaml", kafka, topic, ckpt.table, ckpt.checkpoint)
-    t0 = time.monotonic()
     kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, {}, work, seed=15)
-    print(f"crashes: {time.monotonic() - t0:.1f} s, batches done {len(ckpt.commit_batches())}")
-    run_to_end(silt, job, {})
-    check_crashed_table(ckpt.read(), table_windows(whole.read()), events, ckpt, kills, hits,
-                        landed_at, "local")
+    run_to_end(silt_bin, job, {})
+    check_crashed_table(ckpt.read(), uninterrupted, ckpt, kills, hits, landed_at, work, "local")
 
 
 @pytest.fixture(scope="module")
@@ -344,25 +366,13 @@ def minio():
 
 
 def test_kill_9_a_windowed_aggregation_on_s3_gives_the_uninterrupted_table(
-        silt, silt_bin, kafka, topic, events, minio, work):
-    want = expected_windows(events)
+        silt_bin, kafka, topic, uninterrupted, minio, work):
     prefix = f"stateful-crash-{uuid.uuid4().hex[:8]}"
-    env = minio_service.clean_env()
-    storage = minio_service.job_storage(minio)
-
-    def s3(key):
-        return f"s3://{minio.bucket}/{key}"
-
-    whole = MinioCheckpoint(minio, f"{prefix}/whole-table", f"{prefix}/whole-checkpoint")
-    whole_job = windowed_job(work / "whole.yaml", kafka, topic, s3(whole.table_key),
-                             s3(whole.checkpoint_key), storage)
-    run_to_end(silt, whole_job, env)
-    assert table_windows(whole.read()) == want
-
     ckpt = MinioCheckpoint(minio, f"{prefix}/table", f"{prefix}/checkpoint")
-    job = windowed_job(work / "job.yaml", kafka, topic, s3(ckpt.table_key),
-                       s3(ckpt.checkpoint_key), storage)
+    job = windowed_job(work / "job.yaml", kafka, topic,
+                       f"s3://{minio.bucket}/{ckpt.table_key}",
+                       f"s3://{minio.bucket}/{ckpt.checkpoint_key}", minio_service.job_storage(minio))
+    env = minio_service.clean_env()
     kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, seed=16)
-    run_to_end(silt, job, env)
-    check_crashed_table(ckpt.read(), table_windows(whole.read()), events, ckpt, kills, hits,
-                        landed_at, "MinIO")
+    run_to_end(silt_bin, job, env)
+    check_crashed_table(ckpt.read(), uninterrupted, ckpt, kills, hits, landed_at, work, "MinIO")
