@@ -33,8 +33,8 @@ import kafka_service
 import minio_service
 from helpers import describe, kill, log_versions, read_commit, run_silt, start_silt, write_job
 
-NUM_EVENTS = 12_000
-MAX_OFFSETS_PER_TRIGGER = 40  # 300 batches
+NUM_EVENTS = 8_000
+MAX_OFFSETS_PER_TRIGGER = 40  # 200 batches
 DEVICES = 4
 STEP_MS = 50  # event i happens at BASE + i * STEP_MS - jitter
 JITTER_MS = 2_000  # below the delay: no event is late
@@ -147,6 +147,12 @@ class LocalCheckpoint:
     def has_commit(self, batch):
         return (self.checkpoint / "commits" / str(batch)).exists()
 
+    def offsets(self):
+        try:
+            return sum(1 for n in os.listdir(self.checkpoint / "offsets") if n.isdigit())
+        except FileNotFoundError:
+            return 0
+
     # The checks after a kill, through the same file system here.
     verified_changelogs = changelogs
     verified_has_commit = has_commit
@@ -180,6 +186,7 @@ class MinioCheckpoint:
         root = Path(minio.data_dir) / "data" / minio.bucket
         self.state_dir = root / checkpoint_key / "state" / "0" / "0"
         self.commits_dir = root / checkpoint_key / "commits"
+        self.offsets_dir = root / checkpoint_key / "offsets"
 
     def changelogs(self):
         try:
@@ -191,6 +198,12 @@ class MinioCheckpoint:
 
     def has_commit(self, batch):
         return (self.commits_dir / str(batch) / "xl.meta").exists()
+
+    def offsets(self):
+        try:
+            return sum(1 for n in os.listdir(self.offsets_dir) if n.isdigit())
+        except FileNotFoundError:
+            return 0
 
     def verified_changelogs(self):
         keys = self.minio.list_keys(f"{self.checkpoint_key}/state/0/0/")
@@ -254,15 +267,39 @@ def wait_for_aimed_moment(proc, ckpt, skip, deadline):
     return False
 
 
-def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed):
+def wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s):
+    """Sleeps to a random moment of the run: a quarter of the time within the
+    start (recovery: loading the state, re-running the unfinished batch),
+    else within the first batches after the first new offsets/N. Returns the
+    time from the start to the first new offsets/N, when it was seen."""
+    started = time.monotonic()
+    if rng.random() < 0.25:
+        end = started + rng.uniform(0.0, startup_s)
+        while time.monotonic() < end and proc.poll() is None:
+            time.sleep(0.001)
+        return None
+    known = ckpt.offsets()
+    while proc.poll() is None and time.monotonic() < started + RUN_TIMEOUT_S:
+        # (The checkpoint keeps 100 batches' files: the count may also drop.)
+        if ckpt.offsets() != known:
+            first = time.monotonic()
+            end = first + rng.uniform(0.0, 4 * batch_s)
+            while time.monotonic() < end and proc.poll() is None:
+                time.sleep(0.001)
+            return first - started
+    return None
+
+
+def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed, batch_s):
     """kill -9 at least MIN_KILLS times (about half aimed), then return the
-    kill statistics. A run that ends by itself has drained the topic."""
+    kill statistics. A run that ends by itself has drained the topic.
+    `batch_s` is a batch's duration in the uninterrupted run."""
     rng = random.Random(seed)
     kills = Counter()
     hits = Counter()
     landed_at = []
     stderr_log = log_dir / "silt-stderr.log"
-    run_time = 1.0  # a first guess at a run's length, for the random moments
+    startup_s = 0.3  # a first guess at a restart's length; then the longest seen
     with open(stderr_log, "w") as err:
         while sum(kills.values()) < MIN_KILLS:
             out_path = log_dir / "silt-stdout.log"
@@ -274,16 +311,14 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed):
                 if aimed:
                     seen = wait_for_aimed_moment(proc, ckpt, rng.randrange(3), deadline)
                 else:
-                    moment = rng.uniform(0.0, run_time)
-                    while time.monotonic() < started + moment and proc.poll() is None:
-                        time.sleep(0.001)
+                    startup = wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s)
+                    startup_s = max(startup_s, startup or 0.0)
                     seen = True
                 if proc.poll() is not None:
                     proc.wait()
                     assert proc.returncode == 0, f"silt failed on restart; see {stderr_log}"
                     if "[silt] batch " not in out_path.read_text():
                         break  # nothing was left to do
-                    run_time = max(run_time, time.monotonic() - started)
                     continue
                 kill(proc)
             # Evidence for a failure: what the checkpoint held at each kill.
@@ -338,26 +373,30 @@ def check_crashed_table(crashed, expected, ckpt, kills, hits, landed_at, log_dir
 
 @pytest.fixture(scope="module")
 def uninterrupted(silt_bin, kafka, topic, events, tmp_path_factory):
-    """The uninterrupted run's table (local disk), as a multiset of rows; it
-    must equal what the events give."""
+    """The uninterrupted run's table (local disk), as a multiset of rows
+    (which must equal what the events give), and its time per batch."""
     work = tmp_path_factory.mktemp("uninterrupted")
     whole = LocalCheckpoint(work / "table", work / "checkpoint")
     job = windowed_job(work / "job.yaml", kafka, topic, whole.table, whole.checkpoint)
+    started = time.monotonic()
     run_to_end(silt_bin, job, {})
+    elapsed = time.monotonic() - started
     rows = table_windows(whole.read())
     assert rows == expected_windows(events)
-    assert len(rows) > 200
-    assert whole.commit_batches()[-1] + 1 >= NUM_EVENTS // MAX_OFFSETS_PER_TRIGGER
-    return rows
+    assert len(rows) > 150
+    batches = whole.commit_batches()[-1] + 1
+    assert batches >= NUM_EVENTS // MAX_OFFSETS_PER_TRIGGER
+    return rows, elapsed / batches
 
 
 def test_kill_9_a_windowed_aggregation_over_kafka_gives_the_uninterrupted_table(
         silt_bin, kafka, topic, uninterrupted, work):
     ckpt = LocalCheckpoint(work / "table", work / "checkpoint")
     job = windowed_job(work / "job.yaml", kafka, topic, ckpt.table, ckpt.checkpoint)
-    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, {}, work, seed=15)
+    expected, batch_s = uninterrupted
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, {}, work, 15, batch_s)
     run_to_end(silt_bin, job, {})
-    check_crashed_table(ckpt.read(), uninterrupted, ckpt, kills, hits, landed_at, work, "local")
+    check_crashed_table(ckpt.read(), expected, ckpt, kills, hits, landed_at, work, "local")
 
 
 @pytest.fixture(scope="module")
@@ -373,6 +412,7 @@ def test_kill_9_a_windowed_aggregation_on_s3_gives_the_uninterrupted_table(
                        f"s3://{minio.bucket}/{ckpt.table_key}",
                        f"s3://{minio.bucket}/{ckpt.checkpoint_key}", minio_service.job_storage(minio))
     env = minio_service.clean_env()
-    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, seed=16)
+    expected, batch_s = uninterrupted
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, 16, batch_s)
     run_to_end(silt_bin, job, env)
-    check_crashed_table(ckpt.read(), uninterrupted, ckpt, kills, hits, landed_at, work, "MinIO")
+    check_crashed_table(ckpt.read(), expected, ckpt, kills, hits, landed_at, work, "MinIO")
