@@ -43,6 +43,7 @@ DELAY_MS = 5_000
 WINDOW_MS = 10_000
 BASE_MS = 1_782_116_160_000  # 2026-06-22T08:16:00Z
 MIN_KILLS = 40
+MAX_KILLS = 150  # then the rest is drained without kills
 MIN_AIMED_HITS = 3
 RUN_TIMEOUT_S = 60
 
@@ -270,7 +271,7 @@ def wait_for_aimed_moment(proc, ckpt, skip, deadline):
 def wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s):
     """Sleeps to a random moment of the run: a quarter of the time within the
     start (recovery: loading the state, re-running the unfinished batch),
-    else within the first batches after the first new offsets/N. Returns the
+    else within the 6 batch durations after the first new offsets/N. Returns the
     time from the start to the first new offsets/N, when it was seen."""
     started = time.monotonic()
     if rng.random() < 0.25:
@@ -283,7 +284,7 @@ def wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s):
         # (The checkpoint keeps 100 batches' files: the count may also drop.)
         if ckpt.offsets() != known:
             first = time.monotonic()
-            end = first + rng.uniform(0.0, 4 * batch_s)
+            end = first + rng.uniform(0.0, 6 * batch_s)
             while time.monotonic() < end and proc.poll() is None:
                 time.sleep(0.001)
             return first - started
@@ -291,8 +292,9 @@ def wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s):
 
 
 def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed, batch_s):
-    """kill -9 at least MIN_KILLS times (about half aimed), then return the
-    kill statistics. A run that ends by itself has drained the topic.
+    """kill -9 and restart until a run ends by itself (availableNow: it has
+    drained the topic), about half the kills aimed, a few batches apart so
+    that they spread over the whole topic; returns the kill statistics.
     `batch_s` is a batch's duration in the uninterrupted run."""
     rng = random.Random(seed)
     kills = Counter()
@@ -301,7 +303,7 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed, batch_s):
     stderr_log = log_dir / "silt-stderr.log"
     startup_s = 0.3  # a first guess at a restart's length; then the longest seen
     with open(stderr_log, "w") as err:
-        while sum(kills.values()) < MIN_KILLS:
+        while sum(kills.values()) < MAX_KILLS:
             out_path = log_dir / "silt-stdout.log"
             with open(out_path, "w") as out:
                 started = time.monotonic()
@@ -309,7 +311,7 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed, batch_s):
                 deadline = started + RUN_TIMEOUT_S
                 aimed = rng.random() < 0.5
                 if aimed:
-                    seen = wait_for_aimed_moment(proc, ckpt, rng.randrange(3), deadline)
+                    seen = wait_for_aimed_moment(proc, ckpt, rng.randrange(5), deadline)
                 else:
                     startup = wait_for_random_moment(proc, ckpt, rng, startup_s, batch_s)
                     startup_s = max(startup_s, startup or 0.0)
@@ -317,9 +319,7 @@ def crash_until_drained(silt_bin, job, ckpt, env, log_dir, seed, batch_s):
                 if proc.poll() is not None:
                     proc.wait()
                     assert proc.returncode == 0, f"silt failed on restart; see {stderr_log}"
-                    if "[silt] batch " not in out_path.read_text():
-                        break  # nothing was left to do
-                    continue
+                    break
                 kill(proc)
             # Evidence for a failure: what the checkpoint held at each kill.
             versions = ckpt.changelogs()
