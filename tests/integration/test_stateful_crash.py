@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import time
 import uuid
 from collections import Counter
@@ -367,8 +368,21 @@ def check_crashed_table(crashed, expected, ckpt, kills, hits, landed_at, log_dir
     assert len(txns) == len(set(txns)), f"{what}: a batch was committed to the table twice"
     batches = ckpt.commit_batches()
     assert sorted(txns)[-1] == batches[-1]
+    # Reported, not asserted: the state store's working copy is a mkdtemp
+    # directory that only a clean exit removes.
+    left = len(list((log_dir / "tmp").glob("silt-state-*")))
+    shutil.rmtree(log_dir / "tmp")  # 4 MB each
     print(f"{what}: kills {dict(kills)}; landed between state commit and commits/N: "
-          f"{dict(hits)} (batches {landed_at}); {len(got)} windows; last batch {batches[-1]}")
+          f"{dict(hits)} (batches {landed_at}); {len(got)} windows; last batch {batches[-1]}; "
+          f"state working copies left in TMPDIR: {left}")
+
+
+def state_tmpdir(work):
+    """TMPDIR for silt: the state store's working copies (RocksDB) go there,
+    so that the ones a kill -9 leaves behind stay in the test's directory."""
+    tmp = work / "tmp"
+    tmp.mkdir()
+    return {"TMPDIR": str(tmp)}
 
 
 @pytest.fixture(scope="module")
@@ -394,8 +408,9 @@ def test_kill_9_a_windowed_aggregation_over_kafka_gives_the_uninterrupted_table(
     ckpt = LocalCheckpoint(work / "table", work / "checkpoint")
     job = windowed_job(work / "job.yaml", kafka, topic, ckpt.table, ckpt.checkpoint)
     expected, batch_s = uninterrupted
-    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, {}, work, 15, batch_s)
-    run_to_end(silt_bin, job, {})
+    env = state_tmpdir(work)
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, 15, batch_s)
+    run_to_end(silt_bin, job, env)
     check_crashed_table(ckpt.read(), expected, ckpt, kills, hits, landed_at, work, "local")
 
 
@@ -411,7 +426,7 @@ def test_kill_9_a_windowed_aggregation_on_s3_gives_the_uninterrupted_table(
     job = windowed_job(work / "job.yaml", kafka, topic,
                        f"s3://{minio.bucket}/{ckpt.table_key}",
                        f"s3://{minio.bucket}/{ckpt.checkpoint_key}", minio_service.job_storage(minio))
-    env = minio_service.clean_env()
+    env = minio_service.clean_env() | state_tmpdir(work)
     expected, batch_s = uninterrupted
     kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, 16, batch_s)
     run_to_end(silt_bin, job, env)
