@@ -83,18 +83,11 @@ class CheckpointCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
-    std::string path = fs::NormalizePath(dir_);
-    SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr file_system, fs::FileSystemForPath(path));
-    SILT_ASSIGN_OR_RETURN(auto checkpoint, stream::CheckpointDir::Open(file_system, path));
-    Result<std::string> query_id = checkpoint->ReadQueryId();
-    if (!query_id.ok()) {
-      if (query_id.status().IsNotFound()) {
-        return Status::NotFound("'", dir_, "' is not a streaming checkpoint (no ",
-                                fs::JoinPath(path, "metadata"), ")");
-      }
-      return query_id.status();
-    }
-    SILT_ASSIGN_OR_RETURN(std::vector<stream::BatchInfo> batches, checkpoint->ListBatches());
+    SILT_ASSIGN_OR_RETURN(OpenedCheckpoint opened, OpenExistingCheckpoint(dir_));
+    const std::string& path = opened.path;
+    const fs::FileSystemPtr& file_system = opened.file_system;
+    const std::string& query_id = opened.query_id;
+    SILT_ASSIGN_OR_RETURN(std::vector<stream::BatchInfo> batches, opened.checkpoint->ListBatches());
     Summary summary = Summarize(batches);
     SILT_ASSIGN_OR_RETURN(std::vector<stream::StateOperatorInfo> operators,
                           stream::ListStateOperators(file_system, path));
@@ -119,8 +112,8 @@ class CheckpointCommand final : public Command {
       }
       summary.operators.push_back(std::move(entry));
     }
-    std::string out = format_ == "json" ? FormatJson(path, *query_id, batches, summary)
-                                        : FormatText(path, *query_id, batches, summary);
+    std::string out = format_ == "json" ? FormatJson(path, query_id, batches, summary)
+                                        : FormatText(path, query_id, batches, summary);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status::OK();
   }

@@ -11,6 +11,7 @@
 
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
+#include "silt/cli/table_util.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/checkpoint/checkpoint.h"
 #include "silt/stream/stateful/state_reader.h"
@@ -43,17 +44,10 @@ class StateCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
-    const std::string path = fs::NormalizePath(dir_);
-    SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr file_system, fs::FileSystemForPath(path));
-    SILT_ASSIGN_OR_RETURN(auto checkpoint, stream::CheckpointDir::Open(file_system, path));
-    Result<std::string> query_id = checkpoint->ReadQueryId();
-    if (!query_id.ok()) {
-      if (query_id.status().IsNotFound()) {
-        return Status::NotFound("'", dir_, "' is not a streaming checkpoint (no ",
-                                fs::JoinPath(path, "metadata"), ")");
-      }
-      return query_id.status();
-    }
+    SILT_ASSIGN_OR_RETURN(OpenedCheckpoint opened, OpenExistingCheckpoint(dir_));
+    const std::string& path = opened.path;
+    const fs::FileSystemPtr& file_system = opened.file_system;
+    stream::CheckpointDir* checkpoint = opened.checkpoint.get();
     SILT_ASSIGN_OR_RETURN(std::vector<stream::StateOperatorInfo> operators,
                           stream::ListStateOperators(file_system, path));
     const stream::StateOperatorInfo* op = nullptr;
