@@ -14,7 +14,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz \
-        format clean bench
+        format clean bench bench-windowed
 
 all: build
 
@@ -98,6 +98,12 @@ fuzz: deps
 bench: build
 	@scripts/setup-bench.sh >/dev/null
 	@$(VENV)/bin/python bench/e2e/run.py --silt $(SILT)
+
+# Windowed aggregation against Spark local[1] (bench/README.md, "Windowed
+# aggregation"); about 15 minutes, most of it Spark.
+bench-windowed: build
+	@scripts/setup-bench.sh >/dev/null
+	@$(VENV)/bin/python bench/windowed/run.py --silt $(SILT)
 
 format:
 	@scripts/check-format.sh --fix
