@@ -13,9 +13,9 @@ groupBy(window(event_time, '1 minute'), device_id) with count(*),
 avg(power), max(power), append mode into a local Delta table. Measured as
 bench/e2e measures (bench/e2e/measure.py): CPU seconds (user + system) and
 peak RSS of the engine's whole process tree; also the CPU between the first
-and the last table commit (the batches after the first, without start-up). The tables of the engines must
-hold the same rows (window, device_id, n, avg_power, max_power), else the
-run is reported as failed. Prints a Markdown table and writes the raw numbers
+and the last table commit (the batches after the first, without start-up).
+The tables of the engines must hold the same rows (window, device_id, n,
+avg_power, max_power), else the run is reported as failed. Prints a Markdown table and writes the raw numbers
 as JSON (--json).
 """
 
