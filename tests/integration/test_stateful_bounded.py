@@ -39,6 +39,7 @@ def key_of(minute, j):
 
 def write_input(input_dir: Path) -> list:
     """Writes the input files; returns each batch's maximum event time (s)."""
+    assert MINUTES <= 16 * 60  # the timestamps below stay on 2026-06-22
     input_dir.mkdir(parents=True, exist_ok=True)
     batch_max = []
     for first in range(0, MINUTES, MINUTES_PER_FILE):
@@ -80,6 +81,8 @@ def max_open_windows(batch_span_s):
 
 def test_state_rows_stay_flat_over_two_hours_of_100k_keys(silt, work):
     batch_max = write_input(work / "in")
+    first_hour_keys = {key_of(m, j) for m in range(60) for j in range(KEYS_PER_MINUTE)}
+    assert len(first_hour_keys) == DISTINCT_KEYS  # every key is seen, in the first hour already
     proc = silt("run", bounded_job(work), "--progress-json", timeout=300)
     assert proc.returncode == 0, describe(proc)
     progress = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
