@@ -95,6 +95,35 @@ void StreamingAggregator::SerializeState(int64_t g, std::string* out) const {
   for (const Accumulator& agg : impl_->aggs) agg.Serialize(static_cast<size_t>(g), out);
 }
 
+Status StreamingAggregator::MergeStates(std::string_view earlier, std::string_view later,
+                                        std::string* out) const {
+  // A fresh group takes `later` first; Merge then puts `earlier` before it.
+  std::vector<Accumulator> fresh;
+  for (const Accumulator& agg : impl_->aggs) {
+    SILT_ASSIGN_OR_RETURN(Accumulator acc, Accumulator::Make(agg.spec()));
+    acc.Resize(1);
+    fresh.push_back(std::move(acc));
+  }
+  for (std::string_view in : {later, earlier}) {
+    if (in.empty() || static_cast<uint8_t>(in.front()) != kAggregateStateFormatV1) {
+      return Status::Corruption(
+          "aggregate state: ",
+          in.empty() ? std::string("empty")
+                     : "unknown format byte " + std::to_string(static_cast<uint8_t>(in.front())));
+    }
+    in.remove_prefix(1);
+    for (size_t a = 0; a < fresh.size(); ++a) {
+      SILT_RETURN_NOT_OK_CTX(fresh[a].Merge(0, &in), "aggregate state, aggregate ", a);
+    }
+    if (!in.empty()) {
+      return Status::Corruption("aggregate state: ", in.size(), " bytes after the last aggregate");
+    }
+  }
+  out->push_back(static_cast<char>(kAggregateStateFormatV1));
+  for (const Accumulator& agg : fresh) agg.Serialize(0, out);
+  return Status::OK();
+}
+
 void StreamingAggregator::Reset() {
   impl_->grouper.Clear();
   for (Accumulator& agg : impl_->aggs) agg.Clear();

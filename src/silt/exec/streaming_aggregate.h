@@ -75,6 +75,13 @@ class StreamingAggregator {
   // Appends group g's partial state (after any MergeStored) to `out`.
   void SerializeState(int64_t g, std::string* out) const;
 
+  // Merges two states written by SerializeState into one state, appended
+  // to `out`, as MergeStored would with `earlier` as the stored rows and
+  // `later` as the group's own: for sessions that a new row bridges, whose
+  // partial states are both stored. Does not touch this batch's groups.
+  // Errors: Corruption when either state is malformed.
+  Status MergeStates(std::string_view earlier, std::string_view later, std::string* out) const;
+
   // Forgets this batch's groups (keeps capacity).
   void Reset();
 

@@ -339,6 +339,48 @@ TEST(StreamingAggregatorTest, FirstKeepsStoredAndLastKeepsBatch) {
   EXPECT_FALSE(out->schema->field(3).nullable);
 }
 
+TEST(StreamingAggregatorTest, MergeStatesPutsTheEarlierStateFirst) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> agg,
+                       StreamingAggregator::Make({}, {{AggKind::kFirst, DataType::Int()},
+                                                      {AggKind::kLast, DataType::Int()},
+                                                      {AggKind::kCollectList, DataType::Int()},
+                                                      {AggKind::kCountStar, nullptr},
+                                                      {AggKind::kSum, DataType::Int()},
+                                                      {AggKind::kMin, DataType::Int()}}));
+  auto state_of = [&](std::vector<int32_t> v) {
+    ColumnBuilder b(DataType::Int());
+    for (int32_t x : v) b.Append<int32_t>(x);
+    ColumnPtr c = b.Finish();
+    EXPECT_OK(agg->Consume({}, {c, c, c, nullptr, c, c}, static_cast<int64_t>(v.size())));
+    std::string out;
+    agg->SerializeState(0, &out);
+    agg->Reset();
+    return out;
+  };
+  const std::string a = state_of({5, 2}), b = state_of({7}), c = state_of({1, 9});
+  // Sessions [a][b][c] bridged by new rows: a then b then c, in either
+  // grouping of the merges.
+  std::string ab, abc, bc, a_bc;
+  ASSERT_OK(agg->MergeStates(a, b, &ab));
+  ASSERT_OK(agg->MergeStates(ab, c, &abc));
+  ASSERT_OK(agg->MergeStates(b, c, &bc));
+  ASSERT_OK(agg->MergeStates(a, bc, &a_bc));
+  EXPECT_EQ(abc, a_bc);
+  EXPECT_EQ(agg->num_groups(), 0);
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out,
+                       agg->Finalize({""}, {abc}, {"f", "l", "c", "n", "s", "m"}));
+  EXPECT_EQ(CellText(*out->column(0), 0), "5");
+  EXPECT_EQ(CellText(*out->column(1), 0), "9");
+  EXPECT_EQ(CellText(*out->column(2), 0), "[5, 2, 7, 1, 9]");
+  EXPECT_EQ(CellText(*out->column(3), 0), "5");
+  EXPECT_EQ(CellText(*out->column(4), 0), "24");
+  EXPECT_EQ(CellText(*out->column(5), 0), "1");
+  std::string ignored;
+  EXPECT_RAISES(Corruption, agg->MergeStates(a, "", &ignored));
+  EXPECT_RAISES(Corruption, agg->MergeStates(a.substr(0, a.size() - 1), b, &ignored));
+  EXPECT_RAISES(Corruption, agg->MergeStates(a, b + "x", &ignored));
+}
+
 TEST(StreamingAggregatorTest, StateIsTheDocumentedOne) {
   // docs/format/aggregate-state.md, "Aggregate states".
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<StreamingAggregator> agg,
