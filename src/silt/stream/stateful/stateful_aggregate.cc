@@ -11,6 +11,8 @@
 #include "silt/expr/expression.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/parser.h"
+#include "silt/stream/stateful/aggregate_items.h"
+#include "silt/stream/stateful/session_window_aggregate.h"
 
 namespace silt::stream {
 
@@ -27,25 +29,12 @@ int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-const expr::Node& Unalias(const expr::Node& node) {
-  if (node.kind() == NodeKind::kAlias) {
-    return *static_cast<const expr::AliasNode&>(node).child();
-  }
-  return node;
-}
-
 // The key the watermark applies to: `window(<watermark column>, ...)` or the
 // watermark column itself; -1 when no key carries the event time.
 struct EventTimeKey {
   int index = -1;
   bool is_window = false;
 };
-
-bool RefersTo(const expr::Node& node, const std::string& column) {
-  if (node.kind() != NodeKind::kColumnRef) return false;
-  const auto& parts = static_cast<const expr::ColumnRefNode&>(node).parts();
-  return parts.size() == 1 && EqualsIgnoreCase(parts[0], column);
-}
 
 EventTimeKey FindEventTimeKey(const std::vector<expr::NodePtr>& keys,
                               const std::optional<WatermarkColumn>& watermark) {
@@ -110,10 +99,6 @@ class StatefulAggregate final : public StatefulOperator {
       const std::string key_path = path + ".keys[" + std::to_string(k) + "]";
       Result<expr::NodePtr> node = expr::ParseNode(step.exprs[k]);
       if (!node.ok()) return Status::InvalidArgument(key_path, ": ", node.status().message());
-      if ((*node)->kind() == NodeKind::kCall &&
-          EqualsIgnoreCase(static_cast<const expr::CallNode&>(**node).name(), "session_window")) {
-        return Status::NotSupported(key_path, ": session_window is not supported yet");
-      }
       keys.push_back(std::move(*node));
     }
     // The items computed from the groups: the job file's agg list (the
@@ -475,6 +460,14 @@ Result<std::unique_ptr<StatefulOperator>> MakeStatefulAggregate(
     const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
     const std::optional<WatermarkColumn>& watermark, OutputMode mode,
     std::unique_ptr<state::StateStore> store) {
+  if (HasSessionWindowKey(step)) {
+    if (step.sql_select || !step.having.empty()) {
+      return Status::NotSupported(step.key_path,
+                                  ": session_window in a sql step is not supported yet; write a "
+                                  "groupBy step");
+    }
+    return MakeSessionWindowAggregate(step, input, options, watermark, mode, std::move(store));
+  }
   auto op = std::make_unique<StatefulAggregate>();
   SILT_RETURN_NOT_OK(op->Init(step, input, options, watermark, mode, std::move(store)));
   return std::unique_ptr<StatefulOperator>(std::move(op));
