@@ -67,8 +67,8 @@ SCHEMA = "id BIGINT, ts STRING, device STRING, site STRING, temp DOUBLE"
 PREP_SILT = {"select": ["CAST(ts AS TIMESTAMP) AS ts", "id", "device", "site", "temp"]}
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 STATE_FIELDS = ("numRowsTotal", "numRowsUpdated", "numRowsDroppedByWatermark")
-# What silt says for a stateful feature it does not have yet (session
-# windows, two stateful steps in one job): such cases are xfailed with the
+# What silt says for a stateful feature it does not have yet (two
+# stateful steps in one job): such cases are xfailed with the
 # message as the reason, and run for real once the feature lands.
 UNKNOWN_STEP = re.compile(r"unknown (transform )?step|not supported yet")
 
@@ -309,6 +309,28 @@ CASES = [
          .agg(F().sum("temp").alias("total"), F().min("id").alias("first_id")),
          agg_yaml(["session_window(ts, '30 seconds')", "device"],
                   ["sum(temp) AS total", "min(id) AS first_id"])),
+    Case("session_dynamic_gap_append", SESSIONS,
+         lambda df: wm(df).groupBy(
+             F().session_window("ts", F().when(F().col("device") == "d1", "10 seconds")
+                                .otherwise("40 seconds")), "device")
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN '10 seconds' "
+                   "ELSE '40 seconds' END)", "device"], ["count(*) AS n", "sum(temp) AS total"])),
+    Case("session_bridged_across_batches_append", [
+        [ev(1, 0, "d1", 1.0), ev(2, 50, "d1", 2.0), ev(3, 5, "d2", 4.0)],  # wm -> 40
+        [ev(4, 25, "d1", 8.0)],  # [25, 55) bridges [0, 30) and [50, 80)
+        [ev(5, 120, "d1", 16.0), ev(6, 118, "d2", 32.0)],  # wm -> 110: [0, 80) closes
+        [ev(7, 300, "d2", 64.0)],
+    ], lambda df: wm(df).groupBy(F().session_window("ts", "30 seconds"), "device")
+        .agg(F().count("*").alias("n"), F().sum("temp").alias("total"),
+             F().max("id").alias("last_id")),
+        agg_yaml(["session_window(ts, '30 seconds')", "device"],
+                 ["count(*) AS n", "sum(temp) AS total", "max(id) AS last_id"])),
+    Case("session_complete_with_watermark", LATE,
+         lambda df: wm(df).groupBy(F().session_window("ts", "30 seconds"), "device")
+         .agg(F().count("*").alias("n")),
+         agg_yaml(["session_window(ts, '30 seconds')", "device"], ["count(*) AS n"]),
+         mode="complete"),
     # ---- watermark behaviour
     Case("late_rows_dropped_append", LATE,
          lambda df: wm(df).groupBy(F().window("ts", "1 minute"), "device")
