@@ -218,6 +218,13 @@ class SessionWindowAggregate final : public StatefulOperator {
       return Status::InvalidArgument(
           path, ": a session_window needs another key to group by (Spark groups sessions per key)");
     }
+    if (mode_ == OutputMode::kUpdate) {
+      // Spark 3.5's UnsupportedOperationChecker, word for word.
+      return Status::InvalidArgument(
+          path,
+          ": Update output mode not supported for session window on streaming "
+          "DataFrames/DataSets (use outputMode append or complete)");
+    }
     if (mode_ == OutputMode::kAppend && !event_time_) {
       return Status::InvalidArgument(
           path,
@@ -309,7 +316,7 @@ class SessionWindowAggregate final : public StatefulOperator {
         }
       }
       if (kept.empty()) continue;
-      SILT_RETURN_NOT_OK(UpdateGroup(group, std::move(kept), &emit_groups, &emitted));
+      SILT_RETURN_NOT_OK(UpdateGroup(group, std::move(kept)));
     }
     updates_time_ += std::chrono::steady_clock::now() - start;
     current_.all_updates_time_ms =
@@ -317,8 +324,6 @@ class SessionWindowAggregate final : public StatefulOperator {
 
     start = std::chrono::steady_clock::now();
     if (mode_ == OutputMode::kComplete) {
-      emit_groups.clear();
-      emitted.clear();
       SILT_RETURN_NOT_OK(store_->Scan(std::string(1, kSessionTag), std::string(1, kSessionTag + 1),
                                       [&](std::string_view k, std::string_view v) -> Result<bool> {
                                         SILT_ASSIGN_OR_RETURN(ParsedKey key, ParseStateKey(k));
@@ -329,8 +334,7 @@ class SessionWindowAggregate final : public StatefulOperator {
                                         return true;
                                       }));
     } else if (event_time_) {
-      const bool append = mode_ == OutputMode::kAppend;
-      SILT_RETURN_NOT_OK(Evict(append ? &emit_groups : nullptr, append ? &emitted : nullptr));
+      SILT_RETURN_NOT_OK(Evict(&emit_groups, &emitted));
     }
     current_.all_removals_time_ms = ElapsedMs(start);
     if (emitted.empty()) return RecordBatchPtr();
@@ -507,8 +511,7 @@ class SessionWindowAggregate final : public StatefulOperator {
   // Merges a group key's batch sessions with its stored ones and writes the
   // result back (Spark's updateSessions: every session of the key counts as
   // updated; stored sessions merged away are removed).
-  Status UpdateGroup(const std::string& group, std::vector<Session> batch,
-                     std::vector<std::string>* emit_groups, std::vector<Session>* emitted) {
+  Status UpdateGroup(const std::string& group, std::vector<Session> batch) {
     const std::string prefix = SessionKeyPrefix(group);
     std::vector<Session> stored;
     SILT_RETURN_NOT_OK(
@@ -547,16 +550,12 @@ class SessionWindowAggregate final : public StatefulOperator {
       if (it == stored_by_start.end() || it->second->end != s.end) {
         SILT_RETURN_NOT_OK(store_->Put(IndexKey(group, s), ""));
       }
-      if (mode_ == OutputMode::kUpdate) {
-        emit_groups->push_back(group);
-        emitted->push_back(s);
-      }
     }
     return Status::OK();
   }
 
   // Removes the sessions whose end is <= the eviction watermark (a range
-  // of the index), collecting them when asked (append mode emits them).
+  // of the index), collecting them (append mode emits them).
   Status Evict(std::vector<std::string>* groups, std::vector<Session>* sessions) {
     const int64_t limit_micros = batch_.eviction_watermark_ms * 1000;
     if (limit_micros == std::numeric_limits<int64_t>::max()) return Status::OK();
@@ -572,11 +571,9 @@ class SessionWindowAggregate final : public StatefulOperator {
       const std::string session_key = SessionKeyPrefix(key.group) + EventTimeKeyPrefix(key.start);
       SILT_ASSIGN_OR_RETURN(std::optional<std::string> value, store_->Get(session_key));
       if (!value) return Status::Corruption("a session index entry without its session");
-      if (groups != nullptr) {
-        SILT_ASSIGN_OR_RETURN(Session s, ParseSessionValue(key.start, *value));
-        groups->emplace_back(key.group);
-        sessions->push_back(std::move(s));
-      }
+      SILT_ASSIGN_OR_RETURN(Session s, ParseSessionValue(key.start, *value));
+      groups->emplace_back(key.group);
+      sessions->push_back(std::move(s));
       SILT_RETURN_NOT_OK(store_->Delete(session_key));
       SILT_RETURN_NOT_OK(store_->Delete(k));
     }

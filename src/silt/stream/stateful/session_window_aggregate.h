@@ -23,9 +23,8 @@
 // (numRowsUpdated counts them all, as Spark's updateSessions). Then:
 //   append    sessions whose end is <= the eviction watermark leave the
 //             state and are emitted
-//   update    the touched group keys' new or changed sessions; expired
-//             sessions leave silently
 //   complete  every session in the state; nothing leaves it
+// Update mode is refused, as Spark 3.5 refuses it for session windows.
 //
 // State layout (docs/format/state-store.md, "Session windows"): per session
 // one entry keyed by group key and start, and one empty index entry led by
@@ -50,7 +49,8 @@ bool HasSessionWindowKey(const TransformStep& step);
 // Errors: InvalidArgument naming step.key_path: a bad key or aggregate,
 // more than one session_window key or none besides it (Spark needs a group
 // key), a session_window that is not (<timestamp>, <interval string>),
-// append mode without the watermark on the session's time column.
+// update mode (Spark's message), append mode without the watermark on the
+// session's time column.
 Result<std::unique_ptr<StatefulOperator>> MakeSessionWindowAggregate(
     const TransformStep& step, const columnar::SchemaPtr& input, const expr::EvalOptions& options,
     const std::optional<WatermarkColumn>& watermark, OutputMode mode,

@@ -263,6 +263,8 @@ TEST(SessionWindowAggregateTest, ChecksTheStep) {
   h.gap = "temp";
   EXPECT_RAISES(InvalidArgument, h.Open());  // not an interval string
   h.gap = "'30 seconds'";
+  h.mode = OutputMode::kUpdate;  // Spark 3.5 refuses it for session windows
+  EXPECT_RAISES(InvalidArgument, h.Open());
   h.mode = OutputMode::kComplete;
   ASSERT_OK(h.Open());
 }
