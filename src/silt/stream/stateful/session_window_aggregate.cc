@@ -302,6 +302,8 @@ class SessionWindowAggregate final : public StatefulOperator {
     auto start = std::chrono::steady_clock::now();
     SILT_ASSIGN_OR_RETURN(auto batch_sessions, BatchSessions());
     agg_->Reset();
+    // In every output mode: Spark's SessionWindowStateStoreRestoreExec
+    // filters before the mode matters (unlike StateStoreSaveExec).
     const bool drops_late = event_time_;
     const int64_t late_micros = batch_.late_watermark_ms * 1000;
     std::vector<std::string> emit_groups;
