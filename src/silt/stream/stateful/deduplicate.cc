@@ -47,13 +47,9 @@ class Deduplicate final : public StatefulOperator {
       std::unique_ptr<state::StateStore> store) {
     const std::string path = step.key_path + "." + step.kind;
     const bool within = step.kind == "dropDuplicatesWithinWatermark";
-    if (mode == OutputMode::kComplete) {
-      return Status::InvalidArgument(
-          path,
-          ": Complete output mode not supported when there are no streaming aggregations on "
-          "streaming DataFrames/Datasets (deduplication alone keeps rows as they come: use "
-          "outputMode append)");
-    }
+    // Complete mode without an aggregation after this step is refused by
+    // the transform (Spark's rule is about the whole query).
+    (void)mode;
     if (within && !watermark) {
       return Status::InvalidArgument(path,
                                      ": dropDuplicatesWithinWatermark needs a withWatermark step "

@@ -31,9 +31,8 @@
 
 namespace silt::stream {
 
-// Errors: InvalidArgument naming step.key_path for an unknown column, a
-// dropDuplicatesWithinWatermark without a watermark, or complete mode (which
-// needs an aggregation, as Spark's checker says).
+// Errors: InvalidArgument naming step.key_path for an unknown column, or a
+// dropDuplicatesWithinWatermark without a watermark.
 Result<std::unique_ptr<StatefulOperator>> MakeDeduplicate(
     const TransformStep& step, const columnar::SchemaPtr& input,
     const std::optional<WatermarkColumn>& watermark, OutputMode mode,
