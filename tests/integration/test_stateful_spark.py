@@ -70,7 +70,7 @@ STATE_FIELDS = ("numRowsTotal", "numRowsUpdated", "numRowsDroppedByWatermark")
 # What silt says for a stateful feature it does not have yet (two
 # stateful steps in one job): such cases are xfailed with the
 # message as the reason, and run for real once the feature lands.
-UNKNOWN_STEP = re.compile(r"unknown (transform )?step|not supported yet")
+UNKNOWN_STEP = re.compile(r"unknown (transform )?step|not supported yet|is supported yet")
 
 
 def ev(id_, sec, device="d1", temp=None, site="s1"):
