@@ -18,12 +18,6 @@ using columnar::ColumnPtr;
 using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
 
-int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               since)
-      .count();
-}
-
 int FindColumn(const SchemaPtr& schema, const std::string& name) {
   for (int i = 0; i < schema->num_fields(); ++i) {
     if (EqualsIgnoreCase(schema->field(i).name, name)) return i;
@@ -37,7 +31,7 @@ std::string EncodeExpiry(int64_t micros) {
   return out;
 }
 
-class Deduplicate final : public StatefulOperator {
+class Deduplicate final : public StoreBackedOperator {
  public:
   Deduplicate(exec::KeyCodec codec) : codec_(std::move(codec)) {}
 
@@ -99,13 +93,9 @@ class Deduplicate final : public StatefulOperator {
   const SchemaPtr& output_schema() const override { return schema_; }
 
   Status StartBatch(const StatefulBatch& batch) override {
-    batch_ = batch;
-    ran_batch_ = true;
-    current_ = StateOperatorProgress();
-    current_.operator_name = progress_.operator_name;
+    Status loaded = LoadForBatch(batch);
     current_.num_dropped_duplicate_rows = 0;
-    updates_time_ = std::chrono::steady_clock::duration::zero();
-    return store_->Load(batch.batch_id);
+    return loaded;
   }
 
   Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk, const expr::EvalContext&) override {
@@ -180,20 +170,7 @@ class Deduplicate final : public StatefulOperator {
     return RecordBatchPtr();
   }
 
-  Status Commit() override {
-    const auto start = std::chrono::steady_clock::now();
-    SILT_RETURN_NOT_OK(store_->Commit().status());
-    current_.commit_time_ms = ElapsedMs(start);
-    state::StateStoreMetrics metrics = store_->metrics();
-    current_.num_rows_total = metrics.num_rows;
-    current_.memory_used_bytes = metrics.memory_bytes;
-    progress_ = current_;
-    return Status::OK();
-  }
-
   void Abort() override { store_->Abort(); }
-
-  StateOperatorProgress progress() const override { return progress_; }
 
   Result<RecordBatchPtr> DecodeState(const std::vector<std::string_view>& keys,
                                      const std::vector<std::string_view>& values) const override {
@@ -245,13 +222,7 @@ class Deduplicate final : public StatefulOperator {
   int event_time_column_ = -1;
   bool keyed_by_event_time_ = false;
   int64_t delay_ms_ = 0;
-  std::unique_ptr<state::StateStore> store_;
   std::vector<std::string> encoded_;
-  StatefulBatch batch_;
-  bool ran_batch_ = false;
-  std::chrono::steady_clock::duration updates_time_{};
-  StateOperatorProgress current_;
-  StateOperatorProgress progress_;
 };
 
 }  // namespace

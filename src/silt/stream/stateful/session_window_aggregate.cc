@@ -31,12 +31,6 @@ constexpr char kSessionTag = 'S';
 constexpr char kIndexTag = 'E';
 constexpr size_t kLengthBytes = 4;
 
-int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               since)
-      .count();
-}
-
 const expr::CallNode* AsSessionWindow(const expr::Node& node) {
   const expr::Node& inner = Unalias(node);
   if (inner.kind() != NodeKind::kCall) return nullptr;
@@ -181,8 +175,11 @@ std::string IndexKey(std::string_view group, const Session& s) {
   return out;
 }
 
-class SessionWindowAggregate final : public StatefulOperator {
+class SessionWindowAggregate final : public StoreBackedOperator {
  public:
+  // Each session has an index entry beside it (by end time).
+  SessionWindowAggregate() : StoreBackedOperator(/*entries_per_row=*/2) {}
+
   Status Init(const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
               const std::optional<WatermarkColumn>& watermark, OutputMode mode,
               std::unique_ptr<state::StateStore> store) {
@@ -281,13 +278,8 @@ class SessionWindowAggregate final : public StatefulOperator {
   const SchemaPtr& output_schema() const override { return schema_; }
 
   Status StartBatch(const StatefulBatch& batch) override {
-    batch_ = batch;
-    ran_batch_ = true;
     agg_->Reset();
-    current_ = StateOperatorProgress();
-    current_.operator_name = progress_.operator_name;
-    updates_time_ = std::chrono::steady_clock::duration::zero();
-    return store_->Load(batch.batch_id);
+    return LoadForBatch(batch);
   }
 
   Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk,
@@ -345,23 +337,10 @@ class SessionWindowAggregate final : public StatefulOperator {
     return out;
   }
 
-  Status Commit() override {
-    const auto start = std::chrono::steady_clock::now();
-    SILT_RETURN_NOT_OK(store_->Commit().status());
-    current_.commit_time_ms = ElapsedMs(start);
-    state::StateStoreMetrics metrics = store_->metrics();
-    current_.num_rows_total = metrics.num_rows / 2;  // a session and its index entry
-    current_.memory_used_bytes = metrics.memory_bytes;
-    progress_ = current_;
-    return Status::OK();
-  }
-
   void Abort() override {
     agg_->Reset();
     store_->Abort();
   }
-
-  StateOperatorProgress progress() const override { return progress_; }
 
   Result<RecordBatchPtr> DecodeState(const std::vector<std::string_view>& keys,
                                      const std::vector<std::string_view>& values) const override {
@@ -605,7 +584,6 @@ class SessionWindowAggregate final : public StatefulOperator {
   }
 
   OutputMode mode_ = OutputMode::kAppend;
-  std::unique_ptr<state::StateStore> store_;
   int session_index_ = -1;
   expr::BoundExpressionPtr time_expr_;
   expr::BoundExpressionPtr gap_expr_;
@@ -617,11 +595,6 @@ class SessionWindowAggregate final : public StatefulOperator {
   std::optional<exec::KeyCodec> others_;  // the group key: the keys but the session
   std::unique_ptr<exec::StreamingAggregator> agg_;
   SchemaPtr schema_;
-  StatefulBatch batch_;
-  bool ran_batch_ = false;
-  std::chrono::steady_clock::duration updates_time_{};
-  StateOperatorProgress current_;
-  StateOperatorProgress progress_;
 };
 
 }  // namespace

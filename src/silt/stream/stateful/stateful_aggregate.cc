@@ -23,12 +23,6 @@ using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
 using expr::NodeKind;
 
-int64_t ElapsedMs(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               since)
-      .count();
-}
-
 // The key the watermark applies to: `window(<watermark column>, ...)` or the
 // watermark column itself; -1 when no key carries the event time.
 struct EventTimeKey {
@@ -84,7 +78,7 @@ std::string ItemName(const expr::Node& item, const std::vector<expr::NodePtr>& k
   return item.OutputName();
 }
 
-class StatefulAggregate final : public StatefulOperator {
+class StatefulAggregate final : public StoreBackedOperator {
  public:
   StatefulAggregate() = default;
 
@@ -221,13 +215,8 @@ class StatefulAggregate final : public StatefulOperator {
   const SchemaPtr& output_schema() const override { return schema_; }
 
   Status StartBatch(const StatefulBatch& batch) override {
-    batch_ = batch;
-    ran_batch_ = true;
     agg_->Reset();
-    current_ = StateOperatorProgress();
-    current_.operator_name = progress_.operator_name;
-    updates_time_ = std::chrono::steady_clock::duration::zero();
-    return store_->Load(batch.batch_id);
+    return LoadForBatch(batch);
   }
 
   Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk,
@@ -327,23 +316,10 @@ class StatefulAggregate final : public StatefulOperator {
     return Project(*grouped, /*filter=*/true);
   }
 
-  Status Commit() override {
-    const auto start = std::chrono::steady_clock::now();
-    SILT_RETURN_NOT_OK(store_->Commit().status());
-    current_.commit_time_ms = ElapsedMs(start);
-    state::StateStoreMetrics metrics = store_->metrics();
-    current_.num_rows_total = metrics.num_rows;
-    current_.memory_used_bytes = metrics.memory_bytes;
-    progress_ = current_;
-    return Status::OK();
-  }
-
   void Abort() override {
     agg_->Reset();
     store_->Abort();
   }
-
-  StateOperatorProgress progress() const override { return progress_; }
 
   Result<RecordBatchPtr> DecodeState(const std::vector<std::string_view>& keys,
                                      const std::vector<std::string_view>& values) const override {
@@ -437,7 +413,6 @@ class StatefulAggregate final : public StatefulOperator {
   }
 
   OutputMode mode_ = OutputMode::kAppend;
-  std::unique_ptr<state::StateStore> store_;
   std::unique_ptr<expr::WindowExpansion> windows_;
   std::vector<expr::BoundExpressionPtr> key_exprs_;
   std::vector<expr::BoundExpressionPtr> arg_exprs_;  // null for count(*)
@@ -447,11 +422,6 @@ class StatefulAggregate final : public StatefulOperator {
   std::unique_ptr<exec::StreamingAggregator> agg_;
   EventTimeKey event_time_;
   SchemaPtr schema_;
-  StatefulBatch batch_;
-  bool ran_batch_ = false;
-  std::chrono::steady_clock::duration updates_time_{};
-  StateOperatorProgress current_;
-  StateOperatorProgress progress_;
 };
 
 }  // namespace

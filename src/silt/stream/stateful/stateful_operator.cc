@@ -19,6 +19,32 @@ const char* OutputModeName(OutputMode mode) {
   return "Append";
 }
 
+int64_t StoreBackedOperator::ElapsedMs(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               since)
+      .count();
+}
+
+Status StoreBackedOperator::LoadForBatch(const StatefulBatch& batch) {
+  batch_ = batch;
+  ran_batch_ = true;
+  current_ = StateOperatorProgress();
+  current_.operator_name = progress_.operator_name;
+  updates_time_ = std::chrono::steady_clock::duration::zero();
+  return store_->Load(batch.batch_id);
+}
+
+Status StoreBackedOperator::Commit() {
+  const auto start = std::chrono::steady_clock::now();
+  SILT_RETURN_NOT_OK(store_->Commit().status());
+  current_.commit_time_ms = ElapsedMs(start);
+  state::StateStoreMetrics metrics = store_->metrics();
+  current_.num_rows_total = metrics.num_rows / entries_per_row_;
+  current_.memory_used_bytes = metrics.memory_bytes;
+  progress_ = current_;
+  return Status::OK();
+}
+
 std::string EventTimeKeyPrefix(int64_t micros) {
   uint64_t bits = static_cast<uint64_t>(micros) ^ (uint64_t{1} << 63);
   std::string out(kEventTimeKeyPrefixBytes, '\0');

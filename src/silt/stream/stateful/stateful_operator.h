@@ -25,6 +25,7 @@
 // Thread safety: one query thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -92,6 +93,34 @@ class StatefulOperator {
   virtual Result<columnar::RecordBatchPtr> DecodeState(
       const std::vector<std::string_view>& keys,
       const std::vector<std::string_view>& values) const = 0;
+};
+
+// The bookkeeping every operator over one state store shares: the batch
+// being run, its progress counters, loading the state at the start and
+// committing it (with the store's metrics) at the end.
+class StoreBackedOperator : public StatefulOperator {
+ public:
+  Status Commit() override;
+  StateOperatorProgress progress() const override { return progress_; }
+
+ protected:
+  // `entries_per_row`: store entries per state row (a session window keeps
+  // an index entry beside each session), for numRowsTotal. The operator
+  // sets progress_.operator_name.
+  explicit StoreBackedOperator(int64_t entries_per_row = 1) : entries_per_row_(entries_per_row) {}
+  // Resets the batch's counters and loads state version batch.batch_id.
+  Status LoadForBatch(const StatefulBatch& batch);
+  static int64_t ElapsedMs(std::chrono::steady_clock::time_point since);
+
+  std::unique_ptr<state::StateStore> store_;
+  StatefulBatch batch_;
+  bool ran_batch_ = false;
+  std::chrono::steady_clock::duration updates_time_{};
+  StateOperatorProgress current_;   // the running batch
+  StateOperatorProgress progress_;  // the last committed batch
+
+ private:
+  int64_t entries_per_row_;
 };
 
 // The 8 bytes that lead a state key whose rows carry an event time, so the

@@ -1,0 +1,149 @@
+#include "silt/stream/ops/sql_step.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "silt/base/strings.h"
+#include "silt/expr/parse/select_statement.h"
+#include "silt/stream/options_internal.h"
+
+namespace silt::stream {
+
+namespace {
+
+bool KeywordAt(const std::string& q, size_t i, std::string_view word) {
+  if (i + word.size() > q.size()) return false;
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (std::toupper(static_cast<unsigned char>(q[i + k])) != word[k]) return false;
+  }
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (i > 0 && ident(q[i - 1])) return false;
+  if (i + word.size() < q.size() && ident(q[i + word.size()])) return false;
+  return true;
+}
+
+// `a, f(b, c), 'x,y'` -> {"a", "f(b, c)", "'x,y'"}: commas outside
+// parentheses, brackets and quotes. Errors: InvalidArgument for an empty item.
+Result<std::vector<std::string>> SplitTopLevel(const std::string& text, const std::string& path) {
+  std::vector<std::string> out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`') {
+      quote = c;
+    } else if (c == '(' || c == '[') {
+      ++depth;
+    } else if (c == ')' || c == ']') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      std::string item(TrimAscii(text.substr(start, i - start)));
+      if (item.empty()) return Status::InvalidArgument(path, ": empty item in '", text, "'");
+      out.push_back(std::move(item));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
+  const std::string path = step.key_path + ".sql";
+  if (step.exprs.size() != 1) return Status::InvalidArgument(path, ": expected one query");
+  const std::string& q = step.exprs[0];
+  size_t first = 0;
+  while (first < q.size() && std::isspace(static_cast<unsigned char>(q[first]))) ++first;
+  if (!KeywordAt(q, first, "SELECT")) {
+    return Status::InvalidArgument(
+        path, ": expected 'SELECT <columns> FROM input [WHERE ...]' but got '", q, "'");
+  }
+  Result<expr::SelectClauses> clauses = expr::SplitSelectStatement(q, "a sql step");
+  if (!clauses.ok()) return clauses.status().WithContext(path);
+  const expr::SelectClauseSpan* from = clauses->Find(expr::SelectClause::kFrom);
+  if (from == nullptr) {
+    return Status::InvalidArgument(path, ": missing FROM in '", q, "' (write FROM input)");
+  }
+  const expr::SelectClauseSpan* where_clause = clauses->Find(expr::SelectClause::kWhere);
+  // FROM ends at the next clause (WHERE, GROUP BY, ...), or the end.
+  size_t table_end = q.size();
+  for (const expr::SelectClauseSpan& other : clauses->clauses) {
+    if (other.keyword > from->keyword) table_end = std::min(table_end, other.keyword);
+  }
+  std::string table =
+      std::string(TrimAscii(q.substr(from->body.begin, table_end - from->body.begin)));
+  if (!internal::EqualsIgnoreCase(table, "input")) {
+    return Status::InvalidArgument(path, ": the query reads '", table,
+                                   "'; a sql step reads the previous step's rows as 'input'");
+  }
+  const expr::SelectClauseSpan* group_by = clauses->Find(expr::SelectClause::kGroupBy);
+  const expr::SelectClauseSpan* having = clauses->Find(expr::SelectClause::kHaving);
+  const bool aggregates = group_by != nullptr || having != nullptr;
+  for (expr::SelectClause unsupported :
+       {expr::SelectClause::kOrderBy, expr::SelectClause::kLimit}) {
+    if (clauses->Find(unsupported) != nullptr) {
+      return Status::NotSupported(path,
+                                  ": ORDER BY and LIMIT are not supported yet in a "
+                                  "streaming sql step, in '",
+                                  q, "'");
+    }
+  }
+  // Without GROUP BY / HAVING everything after WHERE is the predicate (a
+  // later clause reaches its parser and is reported there); with them each
+  // clause ends where the next begins.
+  auto body = [&](const expr::SelectClauseSpan& clause) {
+    size_t end = q.size();
+    if (aggregates) {
+      for (const expr::SelectClauseSpan& other : clauses->clauses) {
+        if (other.keyword > clause.keyword) end = std::min(end, other.keyword);
+      }
+    }
+    return std::string(TrimAscii(q.substr(clause.body.begin, end - clause.body.begin)));
+  };
+  std::vector<TransformStep> out;
+  if (where_clause != nullptr) {
+    TransformStep where;
+    where.kind = "where";
+    where.key_path = step.key_path + ".sql(WHERE)";
+    where.exprs.push_back(body(*where_clause));
+    if (where.exprs[0].empty()) return Status::InvalidArgument(path, ": empty WHERE in '", q, "'");
+    out.push_back(std::move(where));
+  }
+  if (aggregates) {
+    // SELECT ... GROUP BY ... [HAVING ...]: one stateful groupBy whose
+    // output is the select list.
+    TransformStep group;
+    group.kind = "groupBy";
+    group.key_path = step.key_path + ".sql";
+    group.sql_select = true;
+    if (group_by != nullptr) {
+      SILT_ASSIGN_OR_RETURN(group.exprs, SplitTopLevel(body(*group_by), path + "(GROUP BY)"));
+    }
+    if (having != nullptr) group.having = body(*having);
+    for (const expr::TextSpan& span : clauses->select_items) {
+      std::string item = std::string(TrimAscii(q.substr(span.begin, span.end - span.begin)));
+      if (item.empty()) return Status::InvalidArgument(path, ": empty select item in '", q, "'");
+      group.aggs.push_back(std::move(item));
+    }
+    out.push_back(std::move(group));
+    return out;
+  }
+  TransformStep select;
+  select.kind = "select";
+  select.key_path = step.key_path + ".sql(SELECT)";
+  for (const expr::TextSpan& span : clauses->select_items) {
+    std::string item = std::string(TrimAscii(q.substr(span.begin, span.end - span.begin)));
+    if (item.empty()) return Status::InvalidArgument(path, ": empty select item in '", q, "'");
+    select.exprs.push_back(std::move(item));
+  }
+  out.push_back(std::move(select));
+  return out;
+}
+
+}  // namespace silt::stream
