@@ -158,7 +158,8 @@ EXPECTED_PHYSICAL = {
 
 
 def check_pyarrow_reads(path: Path, written: list[dict]) -> pq.ParquetFile:
-    table = pq.read_table(path)
+    # silt writes a CRC-32 in every page header; pyarrow checks each one.
+    table = pq.read_table(path, page_checksum_verification=True)
     assert table.num_rows == len(written)
     for name, arrow_type in EXPECTED_ARROW_TYPES.items():
         for col_name, nullable in ((name, True), (name + "_nn", False)):
@@ -374,6 +375,39 @@ def test_silt_reads_what_pyarrow_writes(tool, tmp_path, codec, dictionary, page_
     pq.write_table(table, path, compression=PYARROW_CODEC[codec], use_dictionary=dictionary,
                    data_page_version=page_version, row_group_size=1000, data_page_size=4096)
     assert pq.ParquetFile(path).metadata.num_row_groups == 3
+    check_silt_reads(tool, path, table)
+
+
+def first_data_page_body(path: Path) -> int:
+    """The file offset of a byte in the middle of the first column's only page."""
+    col = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    assert col.dictionary_page_offset is None
+    return col.data_page_offset + col.total_compressed_size // 2
+
+
+@pytest.mark.parametrize("page_version", ["v1", "v2"])
+def test_page_checksums_turn_a_flipped_bit_into_an_error(tool, tmp_path, page_version):
+    path = tmp_path / "silt.parquet"
+    args = ["write", str(path), "--codec", "none", "--no-dictionary", "--rows", "2000",
+            "--page-bytes", str(64 << 20)]
+    if page_version == "v2":
+        args.append("--page-v2")
+    run_tool(tool, *args)
+    data = bytearray(path.read_bytes())
+    data[first_data_page_body(path)] ^= 0x10
+    path.write_bytes(bytes(data))
+    proc = subprocess.run([str(tool), "read", str(path)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "page checksum mismatch" in proc.stderr, proc.stderr
+    with pytest.raises(OSError, match="(?i)crc|checksum"):
+        pq.read_table(path, page_checksum_verification=True)
+
+
+def test_silt_checks_the_page_checksums_pyarrow_writes(tool, tmp_path):
+    table = reference_table()
+    path = tmp_path / "pyarrow.parquet"
+    pq.write_table(table, path, compression="snappy", write_page_checksum=True,
+                   row_group_size=1000, data_page_size=4096)
     check_silt_reads(tool, path, table)
 
 

@@ -1,5 +1,7 @@
 #include "silt/parquet/column_writer.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -869,6 +871,13 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     header->uncompressed_page_size = static_cast<int32_t>(levels.size() + body_.size());
     header->compressed_page_size = static_cast<int32_t>(levels.size() + compressed.size());
+    if (options_.page_checksums) {
+      uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(levels.data()),
+                        static_cast<uInt>(levels.size()));
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(compressed.data()),
+                  static_cast<uInt>(compressed.size()));
+      header->crc = static_cast<int32_t>(static_cast<uint32_t>(crc));
+    }
     const size_t start = out->size();
     thrift::CompactWriter w(out);
     header->Write(&w);

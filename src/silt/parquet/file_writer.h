@@ -103,6 +103,10 @@ struct WriterOptions {
   // Write the page index (column index + offset index per column chunk,
   // between the last row group and the footer).
   bool write_page_index = true;
+  // A CRC-32 in every page header, as parquet-mr writes by default
+  // (parquet.page.write-checksum.enabled); readers that check it turn a
+  // flipped bit into an error.
+  bool page_checksums = true;
   // Columns that get a split-block bloom filter per column chunk, keyed like
   // column_encodings (top-level name or a nested leaf's dotted path). The
   // filters are written after the last row group, before the page index,

@@ -1,5 +1,7 @@
 #include "silt/parquet/page_reader.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -16,6 +18,20 @@ constexpr int64_t kHeaderGuess = 16 * 1024;
 Status UnsupportedLevelEncoding(Encoding encoding) {
   return Status::NotSupported("Parquet encoding ", EncodingName(encoding),
                               " is not supported for this column's type");
+}
+
+// The page checksum (parquet-format: CRC-32 of the page's bytes after its
+// header, as stored) when the header has one: a flipped bit is an error,
+// never a wrong value.
+Status CheckPageCrc(const PageHeader& header, std::string_view body) {
+  if (!header.crc) return Status::OK();
+  const auto crc = static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  if (crc != static_cast<uint32_t>(*header.crc)) {
+    return Status::Corruption("page checksum mismatch (header says ",
+                              static_cast<uint32_t>(*header.crc), ", the page has ", crc, ")");
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -127,6 +143,7 @@ Result<DictionaryPage> PageReader::ReadDictionary() {
     return UnsupportedLevelEncoding(dh.encoding);
   }
   if (dh.num_values < 0) return Status::Corruption("negative dictionary size");
+  SILT_RETURN_NOT_OK(CheckPageCrc(header_, body_));
   SILT_ASSIGN_OR_RETURN(std::string_view values,
                         Uncompress(body_, header_.uncompressed_page_size, &dict_buffer_));
   if (file_ != nullptr && values.data() != dict_buffer_.data()) {
@@ -139,6 +156,7 @@ Result<DictionaryPage> PageReader::ReadDictionary() {
 }
 
 Result<DataPage> PageReader::ReadDataPage() {
+  SILT_RETURN_NOT_OK(CheckPageCrc(header_, body_));
   if (header_.type == PageType::kDataPageV2) return SplitV2();
   return SplitV1();
 }

@@ -1,6 +1,7 @@
 #include "silt/parquet/page_reader.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <string>
@@ -231,6 +232,34 @@ TEST(PageReaderCorruptionTest, UncompressedSizeMustMatchAndCompressedSizeIsCappe
     // Corruption before anything is sized by the claimed gigabyte.
     ASSERT_RAISES(Corruption, reader.ReadDataPage());
   }
+}
+
+TEST(PageReaderCorruptionTest, PageChecksumsAreVerified) {
+  PageHeader v2;
+  v2.type = PageType::kDataPageV2;
+  v2.data_page_header_v2 = DataPageHeaderV2{};
+  v2.data_page_header_v2->num_values = 2;
+  v2.data_page_header_v2->num_rows = 2;
+  v2.data_page_header_v2->is_compressed = false;
+  const std::string body = PlainStrings({"x", "y"});
+  v2.crc = static_cast<int32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  std::string good;
+  AppendPage(v2, body, CompressionCodec::kUncompressed, &good);
+  PageReader reader = MakeReader(CompressionCodec::kUncompressed, 0, 0);
+  reader.Reset(good);
+  ASSERT_OK(reader.Next());
+  ASSERT_OK_AND_ASSIGN(DataPage page, reader.ReadDataPage());
+  EXPECT_EQ(page.values, body);
+
+  std::string flipped = good;
+  flipped.back() ^= 0x01;
+  reader.Reset(flipped);
+  ASSERT_OK(reader.Next());
+  Result<DataPage> bad = reader.ReadDataPage();
+  ASSERT_RAISES(Corruption, bad);
+  EXPECT_NE(bad.status().message().find("page checksum mismatch"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(PageReaderLevelsTest, ClaimedCountsGrowOnlyAsFarAsTheRuns) {
