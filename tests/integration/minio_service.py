@@ -53,6 +53,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# SSL contexts of TLS servers started by start(certs_dir=...), by endpoint:
+# the module's own requests trust the test CA of that server only.
+_SSL_CONTEXTS: dict = {}
+
+
 def _sign(key: bytes, msg: str) -> bytes:
     return hmac.new(key, msg.encode(), hashlib.sha256).digest()
 
@@ -89,7 +94,8 @@ def signed_request(endpoint: str, method: str, path: str, body: bytes = b"",
                        f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
                        f"SignedHeaders={signed}, Signature={signature}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10,
+                                    context=_SSL_CONTEXTS.get(endpoint)) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -204,7 +210,10 @@ class MinioServer:
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
-def start(bucket: str = "silt-test", timeout: float = 60.0) -> MinioServer:
+def start(bucket: str = "silt-test", timeout: float = 60.0,
+          certs_dir: Path | None = None, ca_file: Path | None = None) -> MinioServer:
+    """A MinIO server on loopback; over https when `certs_dir` holds
+    public.crt/private.key (MinIO's layout), trusted through `ca_file`."""
     binary = minio_binary()
     if not binary.is_file():
         raise FileNotFoundError(f"MinIO server not found at {binary}: run scripts/setup-minio.sh")
@@ -221,13 +230,20 @@ def start(bucket: str = "silt-test", timeout: float = 60.0) -> MinioServer:
     })
     log_path = Path(data_dir) / "minio.log"
     log = open(log_path, "wb")
+    tls = ["--certs-dir", str(certs_dir)] if certs_dir else []
     process = subprocess.Popen(
         [str(binary), "server", "--quiet", "--address", f"127.0.0.1:{port}",
-         "--console-address", f"127.0.0.1:{console_port}", str(Path(data_dir) / "data")],
+         "--console-address", f"127.0.0.1:{console_port}", *tls, str(Path(data_dir) / "data")],
         stdout=log, stderr=subprocess.STDOUT, env=env)
     log.close()
-    server = MinioServer(f"http://127.0.0.1:{port}", bucket, ACCESS_KEY, SECRET_KEY, process,
+    scheme = "https" if certs_dir else "http"
+    server = MinioServer(f"{scheme}://127.0.0.1:{port}", bucket, ACCESS_KEY, SECRET_KEY, process,
                          data_dir, log_path)
+    context = None
+    if certs_dir:
+        import ssl
+        context = ssl.create_default_context(cafile=str(ca_file))
+        _SSL_CONTEXTS[server.endpoint] = context
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:
@@ -235,7 +251,8 @@ def start(bucket: str = "silt-test", timeout: float = 60.0) -> MinioServer:
             shutil.rmtree(data_dir, ignore_errors=True)
             raise RuntimeError(f"MinIO exited with {process.returncode}:\n{text}")
         try:
-            with urllib.request.urlopen(f"{server.endpoint}/minio/health/ready", timeout=2) as r:
+            with urllib.request.urlopen(f"{server.endpoint}/minio/health/ready", timeout=2,
+                                        context=context) as r:
                 if r.status == 200:
                     break
         except (urllib.error.URLError, ConnectionError, OSError):

@@ -1076,6 +1076,7 @@ const std::map<std::string, std::string>& S3SettingAliases() {
       {"partSizeBytes", "partSizeBytes"},
       {"maxParallelParts", "maxParallelParts"},
       {"maxAttempts", "maxAttempts"},
+      {"caBundle", "caBundle"},
   };
   return *aliases;
 }
@@ -1087,7 +1088,7 @@ Status CheckSettingKeys(const std::map<std::string, std::string>& settings) {
           "storage.s3.", key,
           ": unknown setting (known: endpoint, region, accessKey, secretKey, sessionToken, "
           "profile, pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, "
-          "maxAttempts)");
+          "maxAttempts, caBundle)");
     }
   }
   return Status::OK();
@@ -1215,6 +1216,27 @@ Result<S3Options> ResolveS3Options(const std::map<std::string, std::string>& set
     SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("maxAttempts", *attempts));
     out.max_attempts = static_cast<int>(std::min<int64_t>(n, 100));
   }
+  std::string ca_source = "storage.s3.caBundle";
+  if (std::optional<std::string> ca = setting("caBundle")) {
+    out.ca_bundle = *ca;
+  } else if (std::optional<std::string> env_ca = env("AWS_CA_BUNDLE")) {
+    out.ca_bundle = *env_ca;
+    ca_source = "AWS_CA_BUNDLE";
+  }
+  if (!out.ca_bundle.empty()) {
+    // Checked here, so a wrong path is a job error naming where it came
+    // from, not a TLS failure on the first request.
+    std::ifstream file(out.ca_bundle);
+    std::string first_line;
+    if (!file || !std::getline(file, first_line)) {
+      return Status::InvalidArgument(ca_source, ": cannot read the CA bundle '", out.ca_bundle,
+                                     "'");
+    }
+    if (first_line.find("-----BEGIN") == std::string::npos) {
+      return Status::InvalidArgument(ca_source, ": '", out.ca_bundle,
+                                     "' is not a PEM file of certificates (no -----BEGIN line)");
+    }
+  }
   return out;
 }
 
@@ -1234,7 +1256,7 @@ Result<FileSystemPtr> MakeS3FileSystemForTest(const S3Options& options,
 
 Result<FileSystemPtr> MakeS3FileSystem(const S3Options& options) {
   return s3::MakeS3FileSystemForTest(
-      options, s3::MakeCurlTransport(options.connect_timeout_ms),
+      options, s3::MakeCurlTransport(options.connect_timeout_ms, options.ca_bundle),
       [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); },
       [] {
         return std::chrono::duration_cast<std::chrono::seconds>(

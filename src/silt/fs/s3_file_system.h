@@ -65,6 +65,10 @@ struct S3Options {
   int max_parallel_parts = 4;
   int max_attempts = 6;  // per request, including the first
   int64_t connect_timeout_ms = 5000;
+  // A PEM file of the certificate authorities to trust for an https
+  // endpoint instead of the system's (a private CA in front of MinIO);
+  // empty: the system's trust store.
+  std::string ca_bundle;
   // Where the credentials came from ("storage.s3", "environment",
   // "profile 'default' in /home/u/.aws/credentials"), for error messages.
   std::string credentials_source;
@@ -75,15 +79,16 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 // Builds S3Options from `storage.s3` settings (keys as in the job file:
 // endpoint, region, accessKey, secretKey, sessionToken, profile,
-// pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, maxAttempts;
-// the Hadoop names
+// pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, maxAttempts,
+// caBundle; the Hadoop names
 // fs.s3a.endpoint, fs.s3a.access.key, fs.s3a.secret.key,
 // fs.s3a.session.token, fs.s3a.endpoint.region and fs.s3a.path.style.access
 // are accepted too), the environment and the shared credentials file.
 //
 // Precedence, per item: the settings; then AWS_ENDPOINT_URL_S3 /
 // AWS_ENDPOINT_URL, AWS_REGION / AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID +
-// AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), SILT_S3_SINGLE_WRITER; then the
+// AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), SILT_S3_SINGLE_WRITER,
+// AWS_CA_BUNDLE (as the AWS SDKs read it); then the
 // profile (settings `profile`, else AWS_PROFILE, else "default") of
 // AWS_SHARED_CREDENTIALS_FILE or $HOME/.aws/credentials. A `profile` given in
 // the settings wins over the environment's keys. Without an endpoint the AWS

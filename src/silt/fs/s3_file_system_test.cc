@@ -525,6 +525,33 @@ TEST_F(ResolveS3OptionsTest, JobSettingsWinOverEnvironment) {
   EXPECT_TRUE(options.path_style);
 }
 
+TEST_F(ResolveS3OptionsTest, CaBundleFromTheJobOrAwsCaBundle) {
+  env_ = {{"AWS_ACCESS_KEY_ID", "K"}, {"AWS_SECRET_ACCESS_KEY", "s"}};
+  const std::string pem = dir_.path() + "/ca.pem";
+  std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const std::string other = dir_.path() + "/other.pem";
+  std::ofstream(other) << "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n";
+  ASSERT_OK_AND_ASSIGN(S3Options none, ResolveS3Options({}, Env()));
+  EXPECT_EQ(none.ca_bundle, "");
+  env_["AWS_CA_BUNDLE"] = other;
+  ASSERT_OK_AND_ASSIGN(S3Options from_env, ResolveS3Options({}, Env()));
+  EXPECT_EQ(from_env.ca_bundle, other);
+  ASSERT_OK_AND_ASSIGN(S3Options from_job, ResolveS3Options({{"caBundle", pem}}, Env()));
+  EXPECT_EQ(from_job.ca_bundle, pem);
+
+  Result<S3Options> missing = ResolveS3Options({{"caBundle", dir_.path() + "/nope.pem"}}, Env());
+  ASSERT_RAISES(InvalidArgument, missing);
+  EXPECT_NE(missing.status().message().find("storage.s3.caBundle: cannot read"), std::string::npos)
+      << missing.status().message();
+  const std::string junk = dir_.path() + "/junk.pem";
+  std::ofstream(junk) << "not a certificate\n";
+  env_["AWS_CA_BUNDLE"] = junk;
+  Result<S3Options> bad = ResolveS3Options({}, Env());
+  ASSERT_RAISES(InvalidArgument, bad);
+  EXPECT_NE(bad.status().message().find("AWS_CA_BUNDLE: "), std::string::npos)
+      << bad.status().message();
+}
+
 TEST_F(ResolveS3OptionsTest, EnvironmentWinsOverProfileFile) {
   WriteCredentials("[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
   env_["AWS_ACCESS_KEY_ID"] = "ENVKEY";

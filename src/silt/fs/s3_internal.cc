@@ -475,7 +475,11 @@ Status CurlError(CURLcode code, const char* detail, bool plain_http) {
       return Status::IOError("TLS handshake failed (", why,
                              "): if the server speaks plain HTTP, use an http:// endpoint");
     case CURLE_PEER_FAILED_VERIFICATION:
-      return Status::IOError("the server's TLS certificate was not accepted (", why, ")");
+      return Status::IOError("the server's TLS certificate was not accepted (", why,
+                             "): for a private certificate authority, set storage.s3.caBundle "
+                             "(or AWS_CA_BUNDLE) to its PEM file");
+    case CURLE_SSL_CACERT_BADFILE:
+      return Status::IOError("the CA bundle could not be loaded (", why, ")");
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
@@ -496,7 +500,8 @@ Status CurlError(CURLcode code, const char* detail, bool plain_http) {
 
 class CurlTransport final : public HttpTransport {
  public:
-  explicit CurlTransport(int64_t connect_timeout_ms) : connect_timeout_ms_(connect_timeout_ms) {
+  CurlTransport(int64_t connect_timeout_ms, std::string ca_bundle)
+      : connect_timeout_ms_(connect_timeout_ms), ca_bundle_(std::move(ca_bundle)) {
     InitCurlOnce();
   }
 
@@ -521,6 +526,7 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_ms_));
+    if (!ca_bundle_.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, ca_bundle_.c_str());
     // A stalled transfer (no byte for 30 s) is a timeout, whatever its size.
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, 30L);
@@ -574,14 +580,16 @@ class CurlTransport final : public HttpTransport {
   }
 
   const int64_t connect_timeout_ms_;
+  const std::string ca_bundle_;
   std::mutex mutex_;
   std::vector<CURL*> idle_;  // guarded by mutex_
 };
 
 }  // namespace
 
-std::shared_ptr<HttpTransport> MakeCurlTransport(int64_t connect_timeout_ms) {
-  return std::make_shared<CurlTransport>(connect_timeout_ms);
+std::shared_ptr<HttpTransport> MakeCurlTransport(int64_t connect_timeout_ms,
+                                                 std::string ca_bundle) {
+  return std::make_shared<CurlTransport>(connect_timeout_ms, std::move(ca_bundle));
 }
 
 // --- Retry policy -----------------------------------------------------------

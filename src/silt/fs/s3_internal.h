@@ -148,7 +148,10 @@ class HttpTransport {
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
 };
 
-std::shared_ptr<HttpTransport> MakeCurlTransport(int64_t connect_timeout_ms);
+// `ca_bundle`: a PEM file of trusted CAs (CURLOPT_CAINFO), or "" for the
+// system's trust store.
+std::shared_ptr<HttpTransport> MakeCurlTransport(int64_t connect_timeout_ms,
+                                                 std::string ca_bundle = "");
 
 // --- Retry policy -----------------------------------------------------------
 
