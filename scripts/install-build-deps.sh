@@ -12,11 +12,11 @@ PKGS=(
   libyaml-cpp-dev libcli11-dev libfmt-dev librdkafka-dev
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
-  libre2-dev libcctz-dev librocksdb-dev tzdata
+  libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata
 )
 for arg in "$@"; do
   case "$arg" in
-    --check) PKGS+=(clang-format python3) ;;
+    --check) PKGS+=(clang-format python3 openssl) ;;
     --clang) PKGS+=(clang libclang-rt-14-dev) ;;
     *) echo "usage: $0 [--check] [--clang]" >&2; exit 2 ;;
   esac

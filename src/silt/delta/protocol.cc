@@ -152,4 +152,16 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
   return Status::OK();
 }
 
+Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration) {
+  Protocol protocol;
+  SILT_ASSIGN_OR_RETURN(bool deletion_vectors, EnableDeletionVectors(configuration));
+  if (deletion_vectors) {
+    protocol.min_reader_version = 3;
+    protocol.min_writer_version = 7;
+    protocol.reader_features = std::vector<std::string>{"deletionVectors"};
+    protocol.writer_features = std::vector<std::string>{"deletionVectors"};
+  }
+  return protocol;
+}
+
 }  // namespace silt::delta

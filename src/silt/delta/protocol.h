@@ -5,8 +5,10 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include "silt/base/result.h"
 #include "silt/base/status.h"
 #include "silt/delta/actions.h"
+#include "silt/delta/table_properties.h"
 
 namespace silt::delta {
 
@@ -30,5 +32,11 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 // example checkConstraints without any delta.constraints.* property).
 // Errors: NotSupported naming the feature and why.
 Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
+
+// The protocol delta-spark gives a new table with these properties: 1/2, or
+// 3/7 with the deletionVectors reader and writer feature when
+// delta.enableDeletionVectors is true. Errors: InvalidArgument for a
+// malformed value.
+Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration);
 
 }  // namespace silt::delta

@@ -110,7 +110,7 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.randomizeFilePrefixes", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.randomPrefixLength", Support::kInert, Kind::kLong, ""},
     {"delta.enableChangeDataFeed", Support::kOnlyDefault, Kind::kBool, "false"},
-    {"delta.enableDeletionVectors", Support::kOnlyDefault, Kind::kBool, "false"},
+    {"delta.enableDeletionVectors", Support::kHonoured, Kind::kBool, ""},
     {"delta.enableInCommitTimestamps", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableRowTracking", Support::kOnlyDefault, Kind::kBool, "false"},
     // Readers need not look at it: TableScan casts any widened column
@@ -258,6 +258,12 @@ Result<bool> EnableInCommitTimestamps(const TableConfiguration& configuration) {
     v = GetTableProperty(configuration, "delta.enableInCommitTimestamps-preview");
   }
   return v ? ParseBool(kEnableInCommitTimestamps, *v) : Result<bool>(false);
+}
+
+Result<bool> EnableDeletionVectors(const TableConfiguration& configuration) {
+  constexpr std::string_view kKey = "delta.enableDeletionVectors";
+  auto v = GetTableProperty(configuration, kKey);
+  return v ? ParseBool(kKey, *v) : Result<bool>(false);
 }
 
 Result<int> DataSkippingNumIndexedCols(const TableConfiguration& configuration) {

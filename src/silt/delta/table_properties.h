@@ -70,6 +70,7 @@ Result<int64_t> LogRetentionMs(const TableConfiguration& configuration);        
 Result<int64_t> DeletedFileRetentionMs(const TableConfiguration& configuration);  // 1 week
 Result<bool> EnableExpiredLogCleanup(const TableConfiguration& configuration);    // true
 Result<bool> EnableInCommitTimestamps(const TableConfiguration& configuration);   // false
+Result<bool> EnableDeletionVectors(const TableConfiguration& configuration);      // false
 // -1 means every column; otherwise >= 0.                                        // 32
 Result<int> DataSkippingNumIndexedCols(const TableConfiguration& configuration);
 // Comma-separated column names (dotted for nested, backquotes allowed), when

@@ -5,6 +5,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/partition_utils.h"
+#include "silt/delta/protocol.h"
 #include "silt/delta/replace_all.h"
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
@@ -343,7 +344,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.configuration = table_properties_;
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
-    request.new_protocol = delta::Protocol();
+    SILT_ASSIGN_OR_RETURN(request.new_protocol, delta::ProtocolForNewTable(table_properties_));
   } else if (layout_.schema_changed) {
     // mergeSchema grew the schema, or overwriteSchema replaced it: this
     // commit carries the new metaData (same table id and properties).
