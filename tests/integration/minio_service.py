@@ -155,6 +155,8 @@ class MinioServer:
     process: subprocess.Popen
     data_dir: str
     log_path: Path
+    argv: list | None = None
+    process_env: dict | None = None
 
     def env(self) -> dict:
         """Environment for silt and the fs test binary to reach this server."""
@@ -199,6 +201,26 @@ class MinioServer:
         if status not in (200, 409):
             raise RuntimeError(f"creating bucket {name}: HTTP {status} {body[:300]!r}")
 
+    def restart(self, down_seconds: float, timeout: float = 60.0) -> None:
+        """Stops the server, keeps it down for `down_seconds` (connections
+        to its port are refused) and starts it again on the same port and
+        data, returning once it is ready."""
+        self._terminate()
+        time.sleep(down_seconds)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+                                            env=self.process_env)
+        _wait_ready(self, timeout)
+
+    def _terminate(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -208,6 +230,27 @@ class MinioServer:
                 self.process.kill()
                 self.process.wait()
         shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def _wait_ready(server: MinioServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    context = _SSL_CONTEXTS.get(server.endpoint)
+    while True:
+        if server.process.poll() is not None:
+            text = server.log_path.read_text(errors="replace")
+            shutil.rmtree(server.data_dir, ignore_errors=True)
+            raise RuntimeError(f"MinIO exited with {server.process.returncode}:\n{text}")
+        try:
+            with urllib.request.urlopen(f"{server.endpoint}/minio/health/ready", timeout=2,
+                                        context=context) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise TimeoutError(f"MinIO did not answer on {server.endpoint} in {timeout} s")
+        time.sleep(0.2)
 
 
 def start(bucket: str = "silt-test", timeout: float = 60.0,
@@ -231,36 +274,18 @@ def start(bucket: str = "silt-test", timeout: float = 60.0,
     log_path = Path(data_dir) / "minio.log"
     log = open(log_path, "wb")
     tls = ["--certs-dir", str(certs_dir)] if certs_dir else []
-    process = subprocess.Popen(
-        [str(binary), "server", "--quiet", "--address", f"127.0.0.1:{port}",
-         "--console-address", f"127.0.0.1:{console_port}", *tls, str(Path(data_dir) / "data")],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
+    argv = [str(binary), "server", "--quiet", "--address", f"127.0.0.1:{port}",
+            "--console-address", f"127.0.0.1:{console_port}", *tls, str(Path(data_dir) / "data")]
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
     log.close()
     scheme = "https" if certs_dir else "http"
     server = MinioServer(f"{scheme}://127.0.0.1:{port}", bucket, ACCESS_KEY, SECRET_KEY, process,
-                         data_dir, log_path)
-    context = None
+                         data_dir, log_path, argv, env)
     if certs_dir:
         import ssl
-        context = ssl.create_default_context(cafile=str(ca_file))
-        _SSL_CONTEXTS[server.endpoint] = context
+        _SSL_CONTEXTS[server.endpoint] = ssl.create_default_context(cafile=str(ca_file))
     deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            text = log_path.read_text(errors="replace")
-            shutil.rmtree(data_dir, ignore_errors=True)
-            raise RuntimeError(f"MinIO exited with {process.returncode}:\n{text}")
-        try:
-            with urllib.request.urlopen(f"{server.endpoint}/minio/health/ready", timeout=2,
-                                        context=context) as r:
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, ConnectionError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise TimeoutError(f"MinIO did not answer on {server.endpoint} in {timeout} s")
-        time.sleep(0.2)
+    _wait_ready(server, timeout)
     # "ready" can precede the end of initialization by a moment (503
     # XMinioServerNotInitialized); retry the bucket until the deadline.
     while True:

@@ -17,6 +17,7 @@ import os
 import random
 import subprocess
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -164,3 +165,50 @@ def test_fs_conformance_multipart_and_conditional_put_through_faulty_network(min
     print(f"requests: {len(proxy.requests)}; faults: {dict(faults)}")
     assert faults["drop_after"] + faults["error"] + faults["drop_before"] > 0, dict(faults)
     assert minio.multipart_uploads() == []
+
+
+def test_a_server_restart_mid_run_is_waited_out(silt_bin, work):
+    """MinIO stopped for 3 s and started again while a run commits batch
+    after batch: silt retries (the server answered before, so this is an
+    outage, not a wrong endpoint) and ends with every record once."""
+    from helpers import start_silt
+    if not minio_service.minio_binary().is_file():
+        pytest.skip("MinIO not built: run scripts/setup-minio.sh")
+    server = minio_service.start()
+    try:
+        files, lines = 40, 50
+        input_dir = work / "in"
+        input_dir.mkdir()
+        for file_idx in range(files):
+            write_input_file(input_dir / f"events-{file_idx:03d}.json",
+                             [json.dumps({"id": i, "payload": f"event {i}"})
+                              for i in range(file_idx * lines, (file_idx + 1) * lines)])
+        table_key = "restart/delta/events"
+        job = json_file_job("restart", input_dir, f"s3://{server.bucket}/{table_key}",
+                            f"s3://{server.bucket}/restart/cp", schema="id BIGINT, payload STRING",
+                            max_files_per_trigger=1)
+        job["storage"] = minio_service.job_storage(server)
+        job_path = write_job(work / "job.yaml", job)
+        proc = start_silt(silt_bin, "run", job_path, env=minio_service.clean_env())
+        try:
+            deadline = time.monotonic() + 120
+            while len(minio_service.delta_commits(server, table_key)) < 3:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "no third commit"
+                time.sleep(0.1)
+            server.restart(down_seconds=3)
+            out, err = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{err}"
+        assert "retrying for up to" in err, err
+        commits = minio_service.delta_commits(server, table_key)
+        assert list(commits) == list(range(files))
+        from deltalake import DeltaTable
+        dt = DeltaTable(f"s3://{server.bucket}/{table_key}",
+                        storage_options=server.storage_options())
+        ids = sorted(dt.to_pyarrow_table(columns=["id"]).column("id").to_pylist())
+        assert ids == list(range(files * lines))
+    finally:
+        server.stop()

@@ -1,6 +1,7 @@
 #include "silt/fs/s3_file_system.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -29,6 +30,8 @@ using s3::HttpRequest;
 using s3::HttpResponse;
 using s3::HttpTransport;
 using s3::kLineWhitespace;
+
+std::atomic<int64_t> g_retries{0};
 
 constexpr int64_t kMinPartSize = 5 << 20;
 constexpr size_t kDeleteBatch = 1000;
@@ -124,6 +127,7 @@ class S3Client {
         now_seconds_(std::move(now_seconds)),
         rng_(std::random_device{}()) {
     policy_.max_attempts = std::max(1, options_.max_attempts);
+    policy_.outage_budget_ms = std::max<int64_t>(0, options_.retry_timeout_ms);
   }
 
   const S3Options& options() const { return options_; }
@@ -136,25 +140,42 @@ class S3Client {
                                bool* retried_after_failure = nullptr) {
     if (retried_after_failure != nullptr) *retried_after_failure = false;
     Status last;
-    for (int attempt = 1; attempt <= policy_.max_attempts; ++attempt) {
+    bool last_is_outage = false;  // refused/reset/timed out, or 503: a restart
+    int64_t waited_ms = 0;
+    for (int attempt = 1;; ++attempt) {
       if (attempt > 1) {
+        // A wrong endpoint fails within max_attempts; a server that has
+        // answered before is in an outage and gets the outage budget.
+        const bool within_attempts = attempt <= policy_.max_attempts;
+        const bool in_outage = last_is_outage && answered_.load(std::memory_order_relaxed) &&
+                               waited_ms < policy_.outage_budget_ms;
+        if (!within_attempts && !in_outage) return last;
         int64_t delay = 0;
         {
           std::lock_guard<std::mutex> lock(rng_mutex_);
           delay = s3::BackoffDelayMs(policy_, attempt - 1, rng_);
         }
+        if (!within_attempts && attempt == policy_.max_attempts + 1) {
+          SILT_LOG_WARN("s3", endpoint_.display, " is failing (", last.message(),
+                        "); retrying for up to ", policy_.outage_budget_ms / 1000, " s");
+        }
         SILT_LOG_DEBUG("s3", "retrying ", call.method, " ", target.display, " in ", delay,
                        " ms after: ", last.message());
         sleep_ms_(delay);
+        waited_ms += delay;
+        g_retries.fetch_add(1, std::memory_order_relaxed);
         if (retried_after_failure != nullptr) *retried_after_failure = true;
       }
       HttpRequest request = Sign(call);
       Result<HttpResponse> response = transport_->Send(request);
       if (!response.ok()) {
         last = TransportError(response.status(), target);
+        last_is_outage = true;
         if (!last.retryable() || !call.idempotent) return last;
         continue;
       }
+      answered_.store(true, std::memory_order_relaxed);
+      last_is_outage = response->status == 503;
       int64_t status = response->status;
       if ((status >= 200 && status < 300) ||
           std::find(call.accept.begin(), call.accept.end(), status) != call.accept.end()) {
@@ -170,7 +191,6 @@ class S3Client {
       last = HttpError(status, error, response->body, target);
       if (!last.retryable() || !call.idempotent) return last;
     }
-    return last;
   }
 
   // A 2xx body that still reports an error (CompleteMultipartUpload).
@@ -287,6 +307,7 @@ class S3Client {
   const std::function<void(int64_t)> sleep_ms_;
   const std::function<int64_t()> now_seconds_;
   s3::RetryPolicy policy_;
+  std::atomic<bool> answered_{false};  // any HTTP answer from the server yet
   std::mutex rng_mutex_;
   std::mt19937_64 rng_;  // guarded by rng_mutex_
 };
@@ -1076,6 +1097,7 @@ const std::map<std::string, std::string>& S3SettingAliases() {
       {"partSizeBytes", "partSizeBytes"},
       {"maxParallelParts", "maxParallelParts"},
       {"maxAttempts", "maxAttempts"},
+      {"retryTimeoutSeconds", "retryTimeoutSeconds"},
       {"caBundle", "caBundle"},
   };
   return *aliases;
@@ -1088,7 +1110,7 @@ Status CheckSettingKeys(const std::map<std::string, std::string>& settings) {
           "storage.s3.", key,
           ": unknown setting (known: endpoint, region, accessKey, secretKey, sessionToken, "
           "profile, pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, "
-          "maxAttempts, caBundle)");
+          "maxAttempts, retryTimeoutSeconds, caBundle)");
     }
   }
   return Status::OK();
@@ -1216,6 +1238,10 @@ Result<S3Options> ResolveS3Options(const std::map<std::string, std::string>& set
     SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("maxAttempts", *attempts));
     out.max_attempts = static_cast<int>(std::min<int64_t>(n, 100));
   }
+  if (std::optional<std::string> timeout = setting("retryTimeoutSeconds")) {
+    SILT_ASSIGN_OR_RETURN(int64_t n, ParsePositive("retryTimeoutSeconds", *timeout));
+    out.retry_timeout_ms = std::min<int64_t>(n, 24 * 3600) * 1000;
+  }
   std::string ca_source = "storage.s3.caBundle";
   if (std::optional<std::string> ca = setting("caBundle")) {
     out.ca_bundle = *ca;
@@ -1277,6 +1303,8 @@ Status SetS3Settings(const std::map<std::string, std::string>& settings) {
   }
   return Status::OK();
 }
+
+int64_t S3RetriesTotal() { return g_retries.load(std::memory_order_relaxed); }
 
 Result<FileSystemPtr> DefaultS3FileSystem() {
   Registry& registry = GlobalRegistry();

@@ -64,6 +64,9 @@ struct S3Options {
   // encoding; a writer buffers at most (max_parallel_parts + 1) * part_size.
   int max_parallel_parts = 4;
   int max_attempts = 6;  // per request, including the first
+  // After the server has answered once, transient failures of a request
+  // are retried past max_attempts for up to this long (a server restart).
+  int64_t retry_timeout_ms = 60000;
   int64_t connect_timeout_ms = 5000;
   // A PEM file of the certificate authorities to trust for an https
   // endpoint instead of the system's (a private CA in front of MinIO);
@@ -80,7 +83,7 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 // Builds S3Options from `storage.s3` settings (keys as in the job file:
 // endpoint, region, accessKey, secretKey, sessionToken, profile,
 // pathStyleAccess, singleWriter, partSizeBytes, maxParallelParts, maxAttempts,
-// caBundle; the Hadoop names
+// retryTimeoutSeconds, caBundle; the Hadoop names
 // fs.s3a.endpoint, fs.s3a.access.key, fs.s3a.secret.key,
 // fs.s3a.session.token, fs.s3a.endpoint.region and fs.s3a.path.style.access
 // are accepted too), the environment and the shared credentials file.
@@ -108,6 +111,10 @@ Result<FileSystemPtr> MakeS3FileSystem(const S3Options& options);
 // FileSystemForPath("s3://...") in this process (replacing earlier ones).
 // Errors: InvalidArgument for unknown keys or bad values (nothing changes).
 Status SetS3Settings(const std::map<std::string, std::string>& settings);
+
+// Requests repeated after a transient failure, by every S3 file system of
+// the process since it started.
+int64_t S3RetriesTotal();
 
 // The process-wide S3 file system for the registered settings and the real
 // environment, created on first use and shared by all s3:// and s3a:// paths.

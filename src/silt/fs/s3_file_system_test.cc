@@ -152,6 +152,45 @@ TEST_F(S3FileSystemTest, GivesUpAfterMaxAttemptsWithRetryableError) {
   EXPECT_NE(data.status().message().find("InternalError"), std::string::npos);
 }
 
+TEST_F(S3FileSystemTest, AnOutageAfterTheServerAnsweredIsRetriedWithinTheBudget) {
+  options_.retry_timeout_ms = 60000;
+  FileSystemPtr fs = Make();
+  // Never answered: a refused endpoint fails after max_attempts (4).
+  for (int i = 0; i < 4; ++i) {
+    transport_->Fail(Status::IOError("cannot connect").WithRetryable(true));
+  }
+  ASSERT_RAISES(IOError, fs->ReadFile("s3://bucket/k"));
+  EXPECT_EQ(transport_->requests().size(), 4u);
+
+  // Once it has answered, a restart (refused, then 503) is waited out.
+  transport_->Reply(200, "first");
+  ASSERT_OK(fs->ReadFile("s3://bucket/k").status());
+  const int64_t before = S3RetriesTotal();
+  for (int i = 0; i < 8; ++i) {
+    transport_->Fail(Status::IOError("cannot connect").WithRetryable(true));
+  }
+  transport_->Reply(503, ErrorXml("XMinioServerNotInitialized", "Server not initialized"));
+  transport_->Reply(200, "after the restart");
+  ASSERT_OK_AND_ASSIGN(std::string data, fs->ReadFile("s3://bucket/k"));
+  EXPECT_EQ(data, "after the restart");
+  EXPECT_EQ(S3RetriesTotal() - before, 9);
+
+  // ... but not past the budget.
+  options_.retry_timeout_ms = 1000;
+  FileSystemPtr short_budget = Make();
+  transport_->Reply(200, "first");
+  ASSERT_OK(short_budget->ReadFile("s3://bucket/k").status());
+  sleeps_.clear();
+  for (int i = 0; i < 1000; ++i) {
+    transport_->Fail(Status::IOError("cannot connect").WithRetryable(true));
+  }
+  ASSERT_RAISES(IOError, short_budget->ReadFile("s3://bucket/k"));
+  int64_t slept = 0;
+  for (int64_t ms : sleeps_) slept += ms;
+  EXPECT_GE(slept, 1000);
+  EXPECT_LT(slept, 1000 + 2000);  // at most one more backoff (max 2 s)
+}
+
 TEST_F(S3FileSystemTest, WrongAccessKeyFailsAtOnceNamingEndpointAndKeySource) {
   FileSystemPtr fs = Make();
   transport_->Reply(403, ErrorXml("InvalidAccessKeyId",

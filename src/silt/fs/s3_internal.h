@@ -159,6 +159,10 @@ struct RetryPolicy {
   int max_attempts = 6;
   int64_t base_delay_ms = 50;
   int64_t max_delay_ms = 2000;
+  // Once the server has answered (so the endpoint is right), an outage —
+  // refused connections during a restart, 503 while it starts — is retried
+  // beyond max_attempts until this much backoff has been spent.
+  int64_t outage_budget_ms = 60000;
 };
 
 // True when an HTTP answer is worth repeating: 5xx, 429, or an S3 error code
