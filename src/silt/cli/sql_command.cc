@@ -1,12 +1,18 @@
 // silt sql "SELECT ... FROM delta.`PATH` ...": one SELECT statement over one
 // Delta table snapshot (expr/parse/select_statement.h for the grammar), printed in the
-// formats of `silt read`.
+// formats of `silt read`. MERGE INTO / DELETE FROM / UPDATE on a Delta table
+// (expr/parse/dml_statement.h, dml/dml.h) print the row counts Spark's SQL
+// returns for them, as one row in the same formats.
 
 #include <fmt/format.h>
 
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
+#include "silt/columnar/builder.h"
+#include "silt/dml/dml.h"
+#include "silt/dml/source.h"
+#include "silt/expr/parse/dml_statement.h"
 #include "silt/expr/parse/select_statement.h"
 #include "silt/query/query.h"
 
@@ -22,10 +28,14 @@ namespace {
 class SqlCommand final : public Command {
  public:
   explicit SqlCommand(CLI::App* app) {
-    sub_ = app->add_subcommand("sql", "Run a SELECT statement over a Delta table");
+    sub_ = app->add_subcommand(
+        "sql", "Run a SELECT, MERGE INTO, DELETE FROM or UPDATE statement on a Delta table");
     sub_->add_option("statement", statement_,
                      "SELECT ... FROM delta.`PATH` [VERSION AS OF n | TIMESTAMP AS OF 'ts'] "
-                     "[WHERE ...] [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n]")
+                     "[WHERE ...] [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n]; or "
+                     "MERGE INTO delta.`PATH` t USING <source> s ON ... WHEN ...; "
+                     "DELETE FROM delta.`PATH` [WHERE ...]; UPDATE delta.`PATH` SET ... "
+                     "[WHERE ...]")
         ->required();
     sub_->add_option("--format", format_, "Output format")
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
@@ -38,7 +48,12 @@ class SqlCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
+    if (expr::IsDmlStatement(statement_)) return RunDml();
     SILT_ASSIGN_OR_RETURN(expr::SelectStatement statement, expr::ParseSelectStatement(statement_));
+    if (statement.table_format != "delta") {
+      return Status::NotSupported("silt sql reads Delta tables (delta.`PATH`), not ",
+                                  statement.table_format, ".`", statement.table_path, "`");
+    }
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.table_path));
     SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot,
                           TimeTravelSnapshot(table.get(), statement.version.value_or(-1),
@@ -65,6 +80,58 @@ class SqlCommand final : public Command {
   }
 
  private:
+  // MERGE / DELETE / UPDATE: runs the operation and prints Spark's result
+  // row.
+  Status RunDml() {
+    if (explain_) return Status::InvalidArgument("--explain applies to SELECT statements only");
+    SILT_ASSIGN_OR_RETURN(expr::DmlStatement statement, expr::ParseDmlStatement(statement_));
+    dml::DmlResult result;
+    bool is_merge = false;
+    if (auto* merge = std::get_if<expr::MergeStatement>(&statement)) {
+      is_merge = true;
+      SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(merge->target.path));
+      SILT_ASSIGN_OR_RETURN(auto source, dml::OpenStatementSource(merge->source));
+      dml::MergeSpec spec;
+      spec.target_alias = merge->target.alias;
+      spec.source_alias = merge->source.alias;
+      spec.on = merge->on;
+      spec.clauses = merge->clauses;
+      SILT_ASSIGN_OR_RETURN(result, dml::Merge(table.get(), source.get(), spec));
+    } else if (auto* del = std::get_if<expr::DeleteStatement>(&statement)) {
+      SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(del->target.path));
+      dml::DmlOptions options;
+      options.target_alias = del->target.alias;
+      SILT_ASSIGN_OR_RETURN(result, dml::Delete(table.get(), del->where, options));
+    } else {
+      auto& update = std::get<expr::UpdateStatement>(statement);
+      SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(update.target.path));
+      dml::DmlOptions options;
+      options.target_alias = update.target.alias;
+      SILT_ASSIGN_OR_RETURN(result, dml::Update(table.get(), update.set, update.where, options));
+    }
+    std::vector<std::pair<std::string, int64_t>> values = {
+        {"num_affected_rows", result.num_affected_rows}};
+    if (is_merge) {
+      values.emplace_back("num_updated_rows", result.num_updated_rows);
+      values.emplace_back("num_deleted_rows", result.num_deleted_rows);
+      values.emplace_back("num_inserted_rows", result.num_inserted_rows);
+    }
+    std::vector<columnar::Field> fields;
+    auto batch = std::make_shared<columnar::RecordBatch>();
+    batch->num_rows = 1;
+    for (const auto& [name, value] : values) {
+      fields.push_back({name, columnar::DataType::Long(), true});
+      columnar::ColumnBuilder builder(columnar::DataType::Long());
+      builder.Append<int64_t>(value);
+      batch->columns.push_back(builder.Finish());
+    }
+    batch->schema = columnar::DataType::Struct(std::move(fields));
+    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_));
+    SILT_RETURN_NOT_OK(writer->Begin(batch->schema));
+    SILT_RETURN_NOT_OK(writer->Write(*batch));
+    return writer->Finish();
+  }
+
   CLI::App* sub_ = nullptr;
   std::string statement_;
   std::string format_ = "table";

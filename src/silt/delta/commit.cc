@@ -14,6 +14,7 @@
 #include "silt/base/uuid.h"
 #include "silt/base/version.h"
 #include "silt/delta/checkpoint_writer.h"
+#include "silt/delta/data_skipping.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
@@ -66,7 +67,7 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
   if (read_version) {
     w.Member("readVersion", *read_version);
   }
-  w.Member("isolationLevel", "Serializable");
+  w.Member("isolationLevel", request.isolation_level);
   w.Member("isBlindAppend", request.is_blind_append);
 
   // delta-spark's write metrics, derived from the files unless the caller
@@ -77,16 +78,19 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
     bytes += add.size;
     if (add.stats) rows += StatsNumRecords(*add.stats).value_or(0);
   }
-  std::vector<std::pair<std::string, std::string>> metrics = {
-      {"numFiles", std::to_string(request.adds.size())},
-      {"numOutputRows", std::to_string(rows)},
-      {"numOutputBytes", std::to_string(bytes)}};
-  for (auto& [key, value] : metrics) {
-    auto it = request.operation_metrics.find(key);
-    if (it != request.operation_metrics.end()) value = it->second;
+  std::vector<std::pair<std::string, std::string>> metrics;
+  if (request.derive_write_metrics) {
+    metrics = {{"numFiles", std::to_string(request.adds.size())},
+               {"numOutputRows", std::to_string(rows)},
+               {"numOutputBytes", std::to_string(bytes)}};
+    for (auto& [key, value] : metrics) {
+      auto it = request.operation_metrics.find(key);
+      if (it != request.operation_metrics.end()) value = it->second;
+    }
   }
   for (const auto& [key, value] : request.operation_metrics) {
-    if (key != "numFiles" && key != "numOutputRows" && key != "numOutputBytes") {
+    if (!request.derive_write_metrics ||
+        (key != "numFiles" && key != "numOutputRows" && key != "numOutputBytes")) {
       metrics.emplace_back(key, value);
     }
   }
@@ -98,6 +102,12 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
   w.EndObject();
   w.Member("engineInfo", std::string("silt/") + SILT_VERSION_STRING);
   w.Member("txnId", txn_id);
+  static const std::set<std::string> kStandard = {
+      "timestamp",     "operation",        "operationParameters", "readVersion", "isolationLevel",
+      "isBlindAppend", "operationMetrics", "engineInfo",          "txnId"};
+  for (const auto& [key, value] : request.commit_info_extra) {
+    if (kStandard.count(key) == 0) w.Member(key, value);
+  }
   w.EndObject();
   return w.Take();
 }
@@ -125,11 +135,102 @@ Result<Metadata> CompleteMetadata(Metadata m, const std::string& table_path) {
 
 enum class Outcome { kRebase, kAlreadyCommitted, kDuplicate };
 
+// commitInfo.isBlindAppend of a winner (false when absent or unreadable:
+// the stricter reading).
+bool WinnerIsBlindAppend(const CommitActions& commit) {
+  if (!commit.commit_info_json) return false;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string& text = *commit.commit_info_json;
+  if (parser.parse(text.data(), text.size(), true).get(root) != simdjson::SUCCESS) return false;
+  bool value = false;
+  if (root["isBlindAppend"].get_bool().get(value) != simdjson::SUCCESS) return false;
+  return value;
+}
+
+std::string DescribePartition(const PartitionValues& values) {
+  if (values.empty()) return "the table (unpartitioned)";
+  std::string out = "partition [";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += values[i].first + "=" + values[i].second.value_or("null");
+  }
+  return out + "]";
+}
+
+// delta-spark's ConflictChecker for an operation that read the table
+// (CommitRequest::read_set), after the txn checks.
+Result<Outcome> CheckReadSetWinner(const std::string& table_path, const CommitActions& winner,
+                                   const CommitActions& ours, const CommitRequest& request,
+                                   const Metadata& metadata) {
+  const CommitRequest::ReadSet& read = *request.read_set;
+  const std::string retry = ". Please try the operation again.";
+  if (winner.protocol) {
+    return Status::Conflict("ProtocolChangedException: the protocol version of Delta table ",
+                            table_path, " has been changed by a concurrent update (",
+                            DescribeWinner(winner), ")", retry);
+  }
+  if (winner.metadata) {
+    return Status::Conflict("MetadataChangedException: the metadata of Delta table ", table_path,
+                            " has been changed by a concurrent update (", DescribeWinner(winner),
+                            ")", retry);
+  }
+  const bool winner_blind = WinnerIsBlindAppend(winner);
+  if (read.isolation_level == "Serializable" || !winner_blind) {
+    std::vector<FileSkipper> skippers;
+    for (const columnar::Conjunction& c : read.predicates) {
+      skippers.push_back(FileSkipper::Make(metadata, c));
+    }
+    for (const AddFile& add : winner.adds) {
+      if (!add.data_change) continue;
+      bool seen = read.whole_table;
+      for (size_t i = 0; i < skippers.size() && !seen; ++i) {
+        seen = skippers[i].Decide(add) == SkipDecision::kKeep;
+      }
+      if (seen) {
+        return Status::Conflict("ConcurrentAppendException: files were added to ",
+                                DescribePartition(add.partition_values), " of Delta table ",
+                                table_path, " by a concurrent update (", DescribeWinner(winner),
+                                ")", retry);
+      }
+    }
+  }
+  std::set<std::string> read_files;
+  for (const std::string& f : read.files) {
+    SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, f));
+    read_files.insert(std::move(key));
+  }
+  std::set<std::string> our_removes;
+  for (const RemoveFile& r : ours.removes) {
+    SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
+    our_removes.insert(std::move(key));
+  }
+  for (const RemoveFile& r : winner.removes) {
+    SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
+    if (read_files.count(key) != 0) {
+      return Status::Conflict("ConcurrentDeleteReadException: this transaction attempted to read "
+                              "file ",
+                              r.path, " of Delta table ", table_path,
+                              ", which was deleted by a concurrent update (",
+                              DescribeWinner(winner), ")", retry);
+    }
+    if (our_removes.count(key) != 0) {
+      return Status::Conflict("ConcurrentDeleteDeleteException: this transaction attempted to "
+                              "delete file ",
+                              r.path, " of Delta table ", table_path,
+                              ", which was deleted by a concurrent update (",
+                              DescribeWinner(winner), ")", retry);
+    }
+  }
+  return Outcome::kRebase;
+}
+
 // Decides what a commit that lost the race for `winner.version` does next,
 // following delta-spark's ConflictChecker for the operations silt performs.
 Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& winner,
                             const CommitActions& ours, const std::string& our_txn_id,
-                            const CommitRequest& request, bool new_table) {
+                            const CommitRequest& request, bool new_table,
+                            const Metadata* metadata) {
   // A put-if-absent that succeeded remotely but reported failure (a retried
   // request) leaves our own commit as the "winner".
   if (CommitInfoField(winner, "txnId") == our_txn_id) return Outcome::kAlreadyCommitted;
@@ -137,7 +238,8 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
     for (const Txn& txn : winner.txns) {
       if (txn.app_id != request.txn->app_id) continue;
       if (txn.version >= request.txn->version) return Outcome::kDuplicate;
-      return Status::Conflict("concurrent transaction: ", DescribeWinner(winner), " of ",
+      return Status::Conflict(request.read_set ? "ConcurrentTransactionException: " : "",
+                              "concurrent transaction: ", DescribeWinner(winner), " of ",
                               table_path, " recorded txn version ", txn.version,
                               " for application '", txn.app_id,
                               "' while this commit records version ", request.txn->version,
@@ -148,6 +250,9 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
     return Status::Conflict("Delta table ", table_path,
                             " was created concurrently by another writer (", DescribeWinner(winner),
                             ")");
+  }
+  if (request.read_set && metadata != nullptr) {
+    return CheckReadSetWinner(table_path, winner, ours, request, *metadata);
   }
   if (winner.protocol) {
     return Status::Conflict("concurrent protocol change: ", DescribeWinner(winner), " of ",
@@ -345,7 +450,8 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
       SILT_ASSIGN_OR_RETURN_CTX(CommitActions winner, table->ReadCommit(v),
                                 "resolving a commit conflict on ", table_path);
       SILT_ASSIGN_OR_RETURN(Outcome outcome,
-                            CheckWinner(table_path, winner, actions, txn_id, request, new_table));
+                            CheckWinner(table_path, winner, actions, txn_id, request, new_table,
+                                        committed_metadata));
       if (outcome == Outcome::kAlreadyCommitted) {
         PostCommit(table, read_snapshot, *committed_metadata, v);
         return CommitResult{v, false};

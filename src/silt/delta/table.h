@@ -203,6 +203,43 @@ struct CommitRequest {
   std::map<std::string, std::string> operation_parameters;
   std::map<std::string, std::string> operation_metrics;
   bool is_blind_append = true;
+  // False: operation_metrics are written as given, without the write
+  // metrics (numFiles, numOutputRows, numOutputBytes) derived from the adds
+  // (delta-spark's DELETE/UPDATE/MERGE name their own).
+  bool derive_write_metrics = true;
+  // commitInfo.isolationLevel.
+  std::string isolation_level = "Serializable";
+  // Extra commitInfo members (after the standard ones), each written as a
+  // JSON string; a key that names a standard member is ignored.
+  std::map<std::string, std::string> commit_info_extra;
+
+  // What an operation that read the table before writing (DELETE, UPDATE,
+  // MERGE) read, as delta-spark's ConflictChecker tracks it. When set, a
+  // commit that won the race is judged by Delta's rules for such an
+  // operation, and a conflict names the Delta exception:
+  //  - a protocol or metaData change: ProtocolChangedException /
+  //    MetadataChangedException;
+  //  - a file added with dataChange that the read would have seen (whole
+  //    table, or a FileSkipper over some predicate keeps it):
+  //    ConcurrentAppendException. Under WriteSerializable (Delta's default,
+  //    table property delta.isolationLevel) adds of a blind-append winner
+  //    do not count; under Serializable they do;
+  //  - a removed file this operation read: ConcurrentDeleteReadException;
+  //  - a removed file this operation also removes:
+  //    ConcurrentDeleteDeleteException;
+  //  - a txn of the same appId: ConcurrentTransactionException.
+  // Anything else commutes and the commit is retried at the next version.
+  struct ReadSet {
+    bool whole_table = false;
+    // The file filters the read used (a file could have been read when a
+    // FileSkipper over one of them keeps it). Ignored when whole_table.
+    std::vector<columnar::Conjunction> predicates;
+    // Paths (as in the log) of the files read.
+    std::vector<std::string> files;
+    // "Serializable" or "WriteSerializable".
+    std::string isolation_level = "WriteSerializable";
+  };
+  std::optional<ReadSet> read_set;
 };
 
 struct CommitResult {

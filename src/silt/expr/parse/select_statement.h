@@ -41,6 +41,10 @@ struct OrderItem {
 
 struct SelectStatement {
   std::vector<NodePtr> select;  // as parsed, aliases kept
+  // FROM: "delta" (delta.`PATH` or a bare quoted path), or "parquet" /
+  // "json" for parquet.`PATH` / json.`PATH` (a MERGE source; `silt sql`
+  // reads Delta tables only).
+  std::string table_format = "delta";
   std::string table_path;
   std::optional<int64_t> version;        // VERSION AS OF
   std::optional<std::string> timestamp;  // TIMESTAMP AS OF

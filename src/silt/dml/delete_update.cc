@@ -1,0 +1,170 @@
+// DELETE and UPDATE: one pass over the files the condition's target
+// conjuncts do not rule out; in each, the rows where the condition is TRUE
+// go (DELETE) or are replaced by their updated values (UPDATE).
+
+#include "silt/base/clock.h"
+#include "silt/dml/clauses.h"
+#include "silt/dml/dml.h"
+#include "silt/dml/operation.h"
+#include "silt/dml/rewrite.h"
+#include "silt/dml/scope.h"
+
+namespace silt::dml {
+
+namespace {
+
+class VectorSource final : public RowSource {
+ public:
+  VectorSource(columnar::SchemaPtr schema, std::vector<columnar::RecordBatchPtr> batches)
+      : schema_(std::move(schema)), batches_(std::move(batches)) {}
+  const columnar::SchemaPtr& schema() const override { return schema_; }
+  Result<columnar::RecordBatchPtr> Next() override {
+    if (next_ >= batches_.size()) return columnar::RecordBatchPtr();
+    return batches_[next_++];
+  }
+
+ private:
+  columnar::SchemaPtr schema_;
+  std::vector<columnar::RecordBatchPtr> batches_;
+  size_t next_ = 0;
+};
+
+Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
+                                const std::vector<expr::Assignment>* set,
+                                const expr::NodePtr& condition, const DmlOptions& options) {
+  const char* operation = is_update ? "UPDATE" : "DELETE";
+  const int64_t start_ms = NowMillis();
+  SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, SnapshotForDml(table, options, operation));
+  DmlResult result;
+  result.version = snapshot->version();
+  if (TxnAlreadyRecorded(*snapshot, options)) {
+    result.skipped_duplicate = true;
+    return result;
+  }
+  const std::string context = std::string(operation) + " on Delta table " + table->path();
+  Scope scope(options.target_alias, snapshot->schema(), "", nullptr);
+  const columnar::SchemaPtr& side = scope.side_schema(Scope::kTarget);
+
+  expr::NodePtr resolved;
+  std::vector<expr::NodePtr> conjuncts;
+  expr::BoundExpressionPtr bound;
+  if (condition != nullptr) {
+    SILT_ASSIGN_OR_RETURN(resolved, scope.Resolve(condition, context, nullptr));
+    SplitConjuncts(resolved, &conjuncts);
+    SILT_ASSIGN_OR_RETURN(bound,
+                          BindCondition(resolved, side, options.eval, "the condition of " + context));
+  }
+  std::unique_ptr<ClauseList> clauses;
+  if (is_update) {
+    ClauseSpec spec;
+    spec.kind = ActionKind::kUpdate;
+    spec.text = context;
+    SILT_ASSIGN_OR_RETURN(spec.values, ResolveAssignments(scope, *set, true, false, context));
+    SILT_ASSIGN_OR_RETURN(clauses, ClauseList::Make(scope, {spec}, options.eval));
+  }
+  SILT_ASSIGN_OR_RETURN(columnar::Conjunction pruning,
+                        TargetConjunction(conjuncts, snapshot->schema(), options.eval));
+  std::vector<const delta::AddFile*> files = SelectFiles(*snapshot, pruning);
+
+  expr::EvalContext ctx;
+  ctx.current_timestamp_micros =
+      options.now_micros != 0 ? options.now_micros : SystemClock().NowMicros();
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<CopyOnWrite> writer, CopyOnWrite::Make(table, snapshot));
+  int64_t changed = 0;
+  int64_t dv_removed = 0;
+  int64_t scan_ms = 0;
+  auto fail = [&](Status st) {
+    writer->DeleteWritten();
+    return st;
+  };
+  for (const delta::AddFile* file : files) {
+    const int64_t read_start = NowMillis();
+    Result<columnar::RecordBatchPtr> rows = ReadTargetFile(*table, snapshot, *file);
+    if (!rows.ok()) return fail(rows.status());
+    scan_ms += NowMillis() - read_start;
+    columnar::RecordBatchPtr target = scope.AsSide(Scope::kTarget, *rows);
+    FileChange change;
+    change.file = file;
+    change.rows = *rows;
+    if (bound != nullptr) {
+      Result<std::vector<uint8_t>> holds = EvaluateTrue(bound.get(), *target, ctx);
+      if (!holds.ok()) return fail(holds.status().WithContextParts(context));
+      for (int64_t i = 0; i < target->num_rows; ++i) {
+        if ((*holds)[static_cast<size_t>(i)]) change.dropped.push_back(i);
+      }
+    } else {
+      change.dropped.resize(static_cast<size_t>(target->num_rows));
+      for (int64_t i = 0; i < target->num_rows; ++i) change.dropped[static_cast<size_t>(i)] = i;
+    }
+    if (change.dropped.empty()) continue;
+    changed += static_cast<int64_t>(change.dropped.size());
+    if (is_update) {
+      columnar::RecordBatchPtr updated =
+          static_cast<int64_t>(change.dropped.size()) == target->num_rows
+              ? target
+              : columnar::TakeBatch(*target, change.dropped);
+      Result<ClauseList::Outcome> outcome = clauses->Apply(updated, ctx);
+      if (!outcome.ok()) return fail(outcome.status().WithContextParts(context));
+      change.replacement = outcome->written;
+    }
+    if (file->deletion_vector) ++dv_removed;
+    Status st = writer->Apply(change);
+    if (!st.ok()) return fail(st);
+  }
+
+  DmlCommit commit;
+  commit.operation = operation;
+  commit.parameters["predicate"] =
+      JsonStrings(condition != nullptr ? std::vector<std::string>{condition->ToString()}
+                                       : std::vector<std::string>{});
+  if (!is_update && condition == nullptr) commit.parameters["predicate"] = "[]";
+  commit.read.whole_table = pruning.empty();
+  if (!pruning.empty()) commit.read.predicates.push_back(pruning);
+  for (const delta::AddFile* f : files) commit.read.files.push_back(f->path);
+  // Metrics are known once the writer is finished; CommitDml finishes it,
+  // so they are computed from what Apply counted.
+  SILT_RETURN_NOT_OK(writer->Finish().WithContextParts(context));
+  const int64_t n_removed = static_cast<int64_t>(writer->removes().size());
+  const int64_t n_added = static_cast<int64_t>(writer->adds().size());
+  const std::string elapsed = std::to_string(NowMillis() - start_ms);
+  commit.metrics = {{"numRemovedFiles", std::to_string(n_removed)},
+                    {"numAddedFiles", std::to_string(n_added)},
+                    {is_update ? "numUpdatedRows" : "numDeletedRows", std::to_string(changed)},
+                    {"numCopiedRows", std::to_string(writer->copied_rows())},
+                    {"numAddedChangeFiles", "0"},
+                    {"numDeletionVectorsAdded", "0"},
+                    {"numDeletionVectorsRemoved", std::to_string(dv_removed)},
+                    {"numDeletionVectorsUpdated", "0"},
+                    {"numRemovedBytes", std::to_string(writer->removed_bytes())},
+                    {"numAddedBytes", std::to_string(writer->added_bytes())},
+                    {"executionTimeMs", elapsed},
+                    {"scanTimeMs", std::to_string(scan_ms)},
+                    {"rewriteTimeMs", std::to_string(NowMillis() - start_ms - scan_ms)}};
+  result.num_affected_rows = changed;
+  if (is_update) {
+    result.num_updated_rows = changed;
+  } else {
+    result.num_deleted_rows = changed;
+  }
+  SILT_RETURN_NOT_OK(CommitDml(table, snapshot, writer.get(), std::move(commit), options, &result));
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<RowSource> MakeBatchSource(columnar::SchemaPtr schema,
+                                           std::vector<columnar::RecordBatchPtr> batches) {
+  return std::make_unique<VectorSource>(std::move(schema), std::move(batches));
+}
+
+Result<DmlResult> Delete(delta::DeltaTable* table, const expr::NodePtr& condition,
+                         const DmlOptions& options) {
+  return RunTargetOnly(table, false, nullptr, condition, options);
+}
+
+Result<DmlResult> Update(delta::DeltaTable* table, const std::vector<expr::Assignment>& set,
+                         const expr::NodePtr& condition, const DmlOptions& options) {
+  return RunTargetOnly(table, true, &set, condition, options);
+}
+
+}  // namespace silt::dml

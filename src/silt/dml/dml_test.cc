@@ -1,0 +1,345 @@
+#include "silt/dml/dml.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "silt/columnar/builder.h"
+#include "silt/dml/rewrite.h"
+#include "silt/expr/parse/dml_statement.h"
+#include "silt/expr/parse/parser.h"
+#include "silt/fs/file_system.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::dml {
+namespace {
+
+using columnar::ColumnBuilder;
+using columnar::DataType;
+using columnar::Field;
+
+expr::NodePtr Parse(std::string_view text) {
+  Result<expr::NodePtr> node = expr::ParseNode(text);
+  EXPECT_TRUE(node.ok()) << node.status().ToString();
+  return node.ok() ? *node : nullptr;
+}
+
+class DmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = fs::MakeMemoryFileSystem();
+    ASSERT_OK_AND_ASSIGN(table_, delta::DeltaTable::Open(fs_, "/t"));
+    schema_ = DataType::Struct({Field{"id", DataType::Long()}, Field{"v", DataType::Int()},
+                                Field{"p", DataType::String()}});
+  }
+
+  columnar::RecordBatchPtr Rows(const std::vector<std::tuple<int64_t, int32_t, std::string>>& rows,
+                                columnar::SchemaPtr schema = nullptr) {
+    ColumnBuilder id(DataType::Long());
+    ColumnBuilder v(DataType::Int());
+    ColumnBuilder p(DataType::String());
+    for (const auto& [i, x, part] : rows) {
+      id.Append<int64_t>(i);
+      v.Append<int32_t>(x);
+      p.AppendString(part);
+    }
+    auto batch = std::make_shared<columnar::RecordBatch>();
+    batch->schema = schema ? schema : schema_;
+    batch->num_rows = static_cast<int64_t>(rows.size());
+    batch->columns = {id.Finish(), v.Finish(), p.Finish()};
+    return batch;
+  }
+
+  // Appends rows as one commit (one file per partition); `blind` marks the
+  // commit a blind append as a streaming append would be.
+  void Append(const std::vector<std::tuple<int64_t, int32_t, std::string>>& rows,
+              bool blind = true) {
+    ASSERT_OK_AND_ASSIGN(auto writer, delta::TableWriter::Make(fs_, "/t", schema_, {"p"}));
+    ASSERT_OK(writer->Write(*Rows(rows)));
+    ASSERT_OK_AND_ASSIGN(std::vector<delta::AddFile> adds, writer->Finish());
+    delta::SnapshotPtr snapshot;
+    ASSERT_OK_AND_ASSIGN(bool exists, table_->Exists());
+    delta::CommitRequest request;
+    if (exists) {
+      ASSERT_OK_AND_ASSIGN(snapshot, table_->LatestSnapshot());
+    } else {
+      delta::Metadata metadata;
+      metadata.schema = schema_;
+      metadata.partition_columns = {"p"};
+      metadata.configuration = configuration_;
+      request.new_metadata = metadata;
+    }
+    request.adds = adds;
+    request.is_blind_append = blind;
+    ASSERT_OK(delta::Commit(table_.get(), snapshot, request).status());
+  }
+
+  // Every row as "id:v:p", sorted.
+  std::vector<std::string> Table() {
+    std::vector<std::string> out;
+    auto snapshot = table_->LatestSnapshot();
+    EXPECT_TRUE(snapshot.ok());
+    auto scan = delta::TableScan::Make(fs_, "/t", *snapshot);
+    EXPECT_TRUE(scan.ok());
+    while (true) {
+      auto batch = (*scan)->Next();
+      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!batch.ok() || *batch == nullptr) break;
+      const auto& b = **batch;
+      for (int64_t i = 0; i < b.num_rows; ++i) {
+        std::string v = b.column(1)->IsNull(i) ? "null" : std::to_string(b.column(1)->Value<int32_t>(i));
+        out.push_back(std::to_string(b.column(0)->Value<int64_t>(i)) + ":" + v + ":" +
+                      std::string(b.column(2)->StringValue(i)));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void Seed() {
+    Append({{1, 10, "a"}, {2, 20, "a"}, {3, 30, "b"}});
+    Append({{4, 40, "b"}, {5, 50, "c"}});
+  }
+
+  delta::CommitActions LastCommit() {
+    auto versions = table_->ListVersions();
+    EXPECT_TRUE(versions.ok());
+    auto commit = table_->ReadCommit(versions->back());
+    EXPECT_TRUE(commit.ok());
+    return *commit;
+  }
+
+  fs::FileSystemPtr fs_;
+  std::unique_ptr<delta::DeltaTable> table_;
+  columnar::SchemaPtr schema_;
+  std::map<std::string, std::string> configuration_;
+};
+
+TEST_F(DmlTest, DeleteRewritesOnlyTheFilesWithMatchingRows) {
+  Seed();  // files: a{1,2}, b{3}, b{4}, c{5}
+  ASSERT_OK_AND_ASSIGN(DmlResult r, Delete(table_.get(), Parse("v >= 20 AND p = 'a'")));
+  EXPECT_EQ(r.num_affected_rows, 1);
+  EXPECT_EQ(r.num_files_removed, 1);
+  EXPECT_EQ(r.num_files_added, 1);
+  EXPECT_EQ(r.operation_metrics["numCopiedRows"], "1");
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "3:30:b", "4:40:b", "5:50:c"}));
+  delta::CommitActions commit = LastCommit();
+  ASSERT_EQ(commit.removes.size(), 1u);
+  EXPECT_TRUE(commit.removes[0].data_change);
+  ASSERT_EQ(commit.adds.size(), 1u);
+  EXPECT_TRUE(commit.adds[0].stats.has_value());
+  EXPECT_NE(commit.commit_info_json->find("\"operation\":\"DELETE\""), std::string::npos);
+}
+
+TEST_F(DmlTest, DeleteOfWholeFileAddsNothingAndNoMatchCommitsNothing) {
+  Seed();
+  ASSERT_OK_AND_ASSIGN(DmlResult r, Delete(table_.get(), Parse("p = 'c'")));
+  EXPECT_EQ(r.num_affected_rows, 1);
+  EXPECT_EQ(r.num_files_added, 0);
+  EXPECT_EQ(r.num_files_removed, 1);
+  ASSERT_OK_AND_ASSIGN(DmlResult none, Delete(table_.get(), Parse("v IS NULL")));
+  EXPECT_FALSE(none.committed);
+  EXPECT_EQ(none.num_affected_rows, 0);
+}
+
+TEST_F(DmlTest, UpdateCastsValuesAndKeepsOtherColumns) {
+  Seed();
+  ASSERT_OK_AND_ASSIGN(DmlResult r,
+                       Update(table_.get(), {{{"v"}, Parse("v * 2L")}}, Parse("id > 3")));
+  EXPECT_EQ(r.num_affected_rows, 2);
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:20:a", "3:30:b", "4:80:b",
+                                               "5:100:c"}));
+  // ANSI store assignment: an overflow is an error, not a NULL.
+  EXPECT_FALSE(Update(table_.get(), {{{"v"}, Parse("3000000000L")}}, nullptr).ok());
+}
+
+TEST_F(DmlTest, MergeUpsertsAndInsertOnlyRewritesNothing) {
+  Seed();
+  auto source = MakeBatchSource(schema_, {Rows({{2, 200, "a"}, {6, 600, "c"}})});
+  MergeSpec spec;
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.on = Parse("t.id = s.id");
+  spec.clauses.push_back({expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
+  spec.clauses.push_back(
+      {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
+  ASSERT_OK_AND_ASSIGN(DmlResult r, Merge(table_.get(), source.get(), spec));
+  EXPECT_EQ(r.num_updated_rows, 1);
+  EXPECT_EQ(r.num_inserted_rows, 1);
+  EXPECT_EQ(r.num_files_removed, 1);
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:200:a", "3:30:b", "4:40:b",
+                                               "5:50:c", "6:600:c"}));
+
+  MergeSpec insert_only;
+  insert_only.on = Parse("t.id = s.id");
+  insert_only.target_alias = "t";
+  insert_only.source_alias = "s";
+  insert_only.clauses.push_back(
+      {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
+  auto more = MakeBatchSource(schema_, {Rows({{1, 0, "a"}, {7, 70, "a"}})});
+  ASSERT_OK_AND_ASSIGN(DmlResult ins, Merge(table_.get(), more.get(), insert_only));
+  EXPECT_EQ(ins.num_inserted_rows, 1);
+  EXPECT_EQ(ins.num_files_removed, 0);
+}
+
+TEST_F(DmlTest, MergeRefusesTwoSourceRowsForOneTargetRow) {
+  Seed();
+  auto source = MakeBatchSource(schema_, {Rows({{2, 1, "a"}, {2, 2, "a"}})});
+  MergeSpec spec;
+  spec.on = Parse("t.id = s.id");
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.clauses.push_back({expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
+  Result<DmlResult> r = Merge(table_.get(), source.get(), spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"),
+            std::string::npos);
+  // An unconditional DELETE as the only matched clause allows it.
+  spec.clauses = {{expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kDelete, {}}};
+  auto again = MakeBatchSource(schema_, {Rows({{2, 1, "a"}, {2, 2, "a"}})});
+  ASSERT_OK(Merge(table_.get(), again.get(), spec).status());
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "3:30:b", "4:40:b", "5:50:c"}));
+}
+
+TEST_F(DmlTest, MergeTxnIsRecordedOnceAndARerunIsSkipped) {
+  Seed();
+  MergeSpec spec;
+  spec.on = Parse("t.id = s.id");
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.clauses.push_back(
+      {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
+  DmlOptions options;
+  options.txn = delta::Txn{"query-1", 7, std::nullopt};
+  options.commit_info = {{"queryId", "query-1"}};
+  auto source = MakeBatchSource(schema_, {Rows({{9, 90, "a"}})});
+  ASSERT_OK_AND_ASSIGN(DmlResult first, Merge(table_.get(), source.get(), spec, options));
+  EXPECT_TRUE(first.committed);
+  EXPECT_EQ(LastCommit().txns.size(), 1u);
+  EXPECT_NE(LastCommit().commit_info_json->find("\"queryId\":\"query-1\""), std::string::npos);
+  auto rerun = MakeBatchSource(schema_, {Rows({{9, 90, "a"}})});
+  ASSERT_OK_AND_ASSIGN(DmlResult second, Merge(table_.get(), rerun.get(), spec, options));
+  EXPECT_TRUE(second.skipped_duplicate);
+  EXPECT_EQ(Table().size(), 6u);
+}
+
+TEST_F(DmlTest, RewrittenFileWithDeletionVectorIsReadThroughIt) {
+  Seed();
+  // Positions map to physical rows around an existing deletion vector:
+  // with rows 0 and 2 deleted, live positions 0, 1 are physical 1, 3.
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table_->LatestSnapshot());
+  delta::AddFile file = snapshot->files()[0];
+  FileChange change;
+  change.file = &file;
+  change.dropped = {0, 1};
+  ASSERT_OK_AND_ASSIGN(std::vector<uint64_t> none, PhysicalRows(*table_, change));
+  EXPECT_EQ(none, (std::vector<uint64_t>{0, 1}));
+}
+
+// Conflicts with a commit that lands between the operation's read and its
+// commit (DmlOptions::before_commit), by Delta's rules.
+class DmlConflictTest : public DmlTest {
+ protected:
+  Status UpdatePartitionA(const std::function<void()>& concurrent) {
+    DmlOptions options;
+    options.before_commit = [&] {
+      concurrent();
+      return Status::OK();
+    };
+    return Update(table_.get(), {{{"v"}, Parse("0")}}, Parse("p = 'a'"), options).status();
+  }
+};
+
+TEST_F(DmlConflictTest, BlindAppendToAnotherPartitionRetries) {
+  Seed();
+  ASSERT_OK(UpdatePartitionA([&] { Append({{8, 80, "b"}}); }));
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:0:a", "2:0:a", "3:30:b", "4:40:b", "5:50:c",
+                                               "8:80:b"}));
+}
+
+TEST_F(DmlConflictTest, AppendIntoAReadPartitionIsConcurrentAppend) {
+  Seed();
+  // WriteSerializable (the default) lets a blind append commute ...
+  ASSERT_OK(UpdatePartitionA([&] { Append({{8, 80, "a"}}); }));
+  // ... but not an add by an operation that read the table.
+  Status st = UpdatePartitionA([&] { Append({{9, 90, "a"}}, /*blind=*/false); });
+  ASSERT_TRUE(st.IsConflict()) << st.ToString();
+  EXPECT_NE(st.message().find("ConcurrentAppendException"), std::string::npos) << st.ToString();
+  // The operation's files are gone again; the table has the winner's row.
+  EXPECT_EQ(Table().size(), 7u);
+}
+
+TEST_F(DmlConflictTest, SerializableTableRefusesABlindAppendIntoAReadPartition) {
+  configuration_ = {{"delta.isolationLevel", "Serializable"}};
+  Seed();
+  Status st = UpdatePartitionA([&] { Append({{8, 80, "a"}}); });
+  EXPECT_NE(st.message().find("ConcurrentAppendException"), std::string::npos) << st.ToString();
+  ASSERT_OK(UpdatePartitionA([&] { Append({{9, 90, "b"}}); }));
+}
+
+TEST_F(DmlConflictTest, RemoveOfAReadFileIsConcurrentDeleteRead) {
+  Seed();
+  // The winner deletes a whole file the update read (adding none: an add
+  // into partition a would be reported first, as ConcurrentAppend, as
+  // Delta checks added files before removed ones).
+  Status st = UpdatePartitionA([&] {
+    ASSERT_OK(Delete(table_.get(), Parse("id IN (1, 2)")).status());
+  });
+  EXPECT_NE(st.message().find("ConcurrentDeleteReadException"), std::string::npos)
+      << st.ToString();
+}
+
+TEST_F(DmlConflictTest, MetadataAndProtocolChangesConflict) {
+  Seed();
+  Status st = UpdatePartitionA([&] {
+    ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr s, table_->LatestSnapshot());
+    delta::CommitRequest request;
+    delta::Metadata m = s->metadata();
+    m.configuration["delta.appendOnly"] = "false";
+    request.new_metadata = m;
+    ASSERT_OK(delta::Commit(table_.get(), s, request).status());
+  });
+  EXPECT_NE(st.message().find("MetadataChangedException"), std::string::npos) << st.ToString();
+  st = UpdatePartitionA([&] {
+    ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr s, table_->LatestSnapshot());
+    delta::CommitRequest request;
+    request.new_protocol = delta::Protocol{1, 3, std::nullopt, std::nullopt};
+    ASSERT_OK(delta::Commit(table_.get(), s, request).status());
+  });
+  EXPECT_NE(st.message().find("ProtocolChangedException"), std::string::npos) << st.ToString();
+}
+
+TEST_F(DmlConflictTest, BothRemovingOneFileIsConcurrentDeleteDelete) {
+  Seed();
+  // A remove of a file the operation did not read (Delta checks reads
+  // first) conflicts as delete/delete.
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr s, table_->LatestSnapshot());
+  const delta::AddFile victim = s->files()[0];
+  delta::RemoveFile remove;
+  remove.path = victim.path;
+  remove.deletion_timestamp = 1;
+  delta::CommitRequest theirs;
+  theirs.removes = {remove};
+  theirs.is_blind_append = false;
+  ASSERT_OK(delta::Commit(table_.get(), s, theirs).status());
+  delta::CommitRequest ours = theirs;
+  ours.read_set = delta::CommitRequest::ReadSet{};
+  Result<delta::CommitResult> r = delta::Commit(table_.get(), s, ours);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("ConcurrentDeleteDeleteException"), std::string::npos)
+      << r.status().ToString();
+}
+
+TEST_F(DmlTest, ChangeDataFeedTablesAreRefused) {
+  configuration_ = {{"delta.enableChangeDataFeed", "true"}};
+  Seed();
+  Result<DmlResult> r = Delete(table_.get(), Parse("id = 1"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsNotSupported()) << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace silt::dml

@@ -1,0 +1,161 @@
+#include "silt/dml/rewrite.h"
+
+#include "silt/base/clock.h"
+#include "silt/delta/deletion_vector.h"
+#include "silt/delta/replace_all.h"
+#include "silt/delta/table_properties.h"
+#include "silt/delta/table_root.h"
+
+namespace silt::dml {
+
+Result<columnar::RecordBatchPtr> ReadTargetFile(const delta::DeltaTable& table,
+                                                const delta::SnapshotPtr& snapshot,
+                                                const delta::AddFile& file) {
+  SILT_ASSIGN_OR_RETURN(
+      auto scan, delta::TableScan::Make(table.file_system(), table.path(),
+                                        snapshot->WithFiles({file}), delta::ScanOptions{}));
+  std::vector<columnar::RecordBatchPtr> batches;
+  while (true) {
+    SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    if (batch->num_rows > 0) batches.push_back(std::move(batch));
+  }
+  if (batches.empty()) {
+    auto empty = std::make_shared<columnar::RecordBatch>();
+    empty->schema = scan->schema();
+    for (const columnar::Field& f : scan->schema()->fields()) {
+      empty->columns.push_back(columnar::MakeNullColumn(f.type, 0));
+    }
+    return columnar::RecordBatchPtr(empty);
+  }
+  if (batches.size() == 1) return batches[0];
+  return columnar::ConcatBatches(batches);
+}
+
+Result<std::vector<uint64_t>> PhysicalRows(const delta::DeltaTable& table,
+                                           const FileChange& change) {
+  std::vector<uint64_t> deleted;
+  if (change.file->deletion_vector) {
+    SILT_ASSIGN_OR_RETURN(deleted,
+                          delta::LoadDeletionVector(table.file_system().get(), table.path(),
+                                                    *change.file->deletion_vector));
+  }
+  std::vector<uint64_t> out;
+  out.reserve(change.dropped.size());
+  // Position p is the p-th physical row not in `deleted`.
+  size_t d = 0;
+  uint64_t physical = 0;
+  int64_t position = 0;
+  for (int64_t want : change.dropped) {
+    while (true) {
+      while (d < deleted.size() && deleted[d] == physical) {
+        ++d;
+        ++physical;
+      }
+      if (position == want) break;
+      ++position;
+      ++physical;
+    }
+    out.push_back(physical);
+  }
+  return out;
+}
+
+Status CheckNotNull(const columnar::Schema& schema, const columnar::RecordBatch& batch,
+                    const std::string& table_path) {
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    if (schema.field(i).nullable) continue;
+    if (batch.column(i)->null_count > 0) {
+      return Status::InvalidArgument(
+          "[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: ",
+          schema.field(i).name, " (Delta table ", table_path, ")");
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<CopyOnWrite>> CopyOnWrite::Make(delta::DeltaTable* table,
+                                                       const delta::SnapshotPtr& snapshot) {
+  std::unique_ptr<CopyOnWrite> out(new CopyOnWrite());
+  out->table_ = table;
+  out->snapshot_ = snapshot;
+  delta::TableWriterOptions options;
+  SILT_ASSIGN_OR_RETURN(options.num_indexed_cols,
+                        delta::DataSkippingNumIndexedCols(snapshot->metadata().configuration));
+  SILT_ASSIGN_OR_RETURN(out->writer_, delta::TableWriter::Make(
+                                          table->file_system(), table->path(), snapshot->schema(),
+                                          snapshot->partition_columns(), options));
+  out->deletion_ms_ = SystemClock().NowMicros() / 1000;
+  return out;
+}
+
+CopyOnWrite::~CopyOnWrite() = default;
+
+Status CopyOnWrite::Apply(const FileChange& change) {
+  const bool replaces = change.replacement != nullptr && change.replacement->num_rows > 0;
+  if (change.dropped.empty() && !replaces) return Status::OK();
+  const int64_t n = change.rows->num_rows;
+  std::vector<int64_t> keep;
+  keep.reserve(static_cast<size_t>(n) - change.dropped.size());
+  size_t d = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (d < change.dropped.size() && change.dropped[d] == i) {
+      ++d;
+      continue;
+    }
+    keep.push_back(i);
+  }
+  copied_rows_ += static_cast<int64_t>(keep.size());
+  if (!keep.empty()) {
+    columnar::RecordBatchPtr kept = static_cast<int64_t>(keep.size()) == n
+                                        ? change.rows
+                                        : columnar::TakeBatch(*change.rows, keep);
+    SILT_RETURN_NOT_OK(writer_->Write(*kept));
+  }
+  if (replaces) {
+    SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *change.replacement, table_->path()));
+    SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
+  }
+  // Spark's remove for a rewritten file: extended metadata, the add's
+  // partition values and size, and its deletion vector (which goes too).
+  removes_.push_back(delta::RemoveOf(*change.file, deletion_ms_, true));
+  return Status::OK();
+}
+
+Status CopyOnWrite::Insert(const columnar::RecordBatchPtr& rows) {
+  if (rows == nullptr || rows->num_rows == 0) return Status::OK();
+  SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *rows, table_->path()));
+  return writer_->Write(*rows);
+}
+
+Status CopyOnWrite::Finish() {
+  if (finished_) return Status::OK();
+  finished_ = true;
+  SILT_ASSIGN_OR_RETURN(adds_, writer_->Finish());
+  return Status::OK();
+}
+
+void CopyOnWrite::DeleteWritten() {
+  if (!finished_) {
+    writer_->Abort().IgnoreError("DML output");
+    return;
+  }
+  for (const delta::AddFile& add : adds_) {
+    Result<std::string> file = delta::ResolvePathInsideTable(table_->path(), add.path);
+    if (file.ok()) table_->file_system()->DeleteFile(*file).IgnoreError("uncommitted DML output");
+  }
+}
+
+int64_t CopyOnWrite::added_bytes() const {
+  int64_t n = 0;
+  for (const delta::AddFile& a : adds_) n += a.size;
+  return n;
+}
+
+int64_t CopyOnWrite::removed_bytes() const {
+  int64_t n = 0;
+  for (const delta::RemoveFile& r : removes_) n += r.size.value_or(0);
+  return n;
+}
+
+}  // namespace silt::dml

@@ -1,0 +1,337 @@
+"""MERGE / DELETE / UPDATE differential against pyspark 3.5 + delta-spark 3.2.
+
+Spark writes the base tables (unpartitioned, partitioned with a NULL
+partition, and one with deletion vectors on whose base already carries
+Spark's deletion vectors). Every statement runs twice on copies of its base
+table: once through Spark SQL, once through `silt sql`, with the same text.
+Afterwards the silt-written table reads equal to the Spark-written one in
+Spark, delta-rs and `silt read`, silt prints the row Spark's SQL returns,
+and (deletion vectors off) silt removed exactly the files Spark removed.
+
+All Spark work happens in one module fixture on the shared session, so the
+JVM starts once.
+"""
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from helpers import (
+    assert_same_rows,
+    describe,
+    log_versions,
+    read_commit,
+    read_with_deltalake,
+    read_with_silt,
+    read_with_spark,
+    run_silt,
+    normalize_silt_rows,
+    to_json_rows,
+)
+
+pytestmark = pytest.mark.spark
+
+KEYS = ("id", "name", "v", "d", "p")
+
+
+@dataclass
+class Case:
+    name: str
+    base: str  # plain | part | dv
+    sql: str
+    error: str = ""  # expected error marker (both engines fail)
+
+
+# {T} the target, {S} a Delta source shaped as plain, {SP} one shaped as
+# part, {DUP} a source with duplicate ids, {PQ} a Parquet file (id, v, name).
+CASES = [
+    Case("delete_where", "plain", "DELETE FROM {T} WHERE v > 50"),
+    Case("delete_null_condition", "plain", "DELETE FROM {T} WHERE v IS NULL"),
+    Case("delete_all", "plain", "DELETE FROM {T}"),
+    Case("delete_nothing", "plain", "DELETE FROM {T} WHERE name = 'nobody'"),
+    Case("delete_alias_in_or", "plain",
+         "DELETE FROM {T} AS x WHERE x.id IN (1, 2, 3) OR x.name = 'n17'"),
+    Case("delete_partition", "part", "DELETE FROM {T} WHERE p = 'a'"),
+    Case("delete_partition_and_data", "part", "DELETE FROM {T} WHERE p = 'b' AND v < 30"),
+    Case("delete_null_partition", "part", "DELETE FROM {T} WHERE p IS NULL"),
+    Case("update_where", "plain", "UPDATE {T} SET v = v + 1 WHERE id % 3 = 0"),
+    Case("update_two_columns_nulls", "plain",
+         "UPDATE {T} SET name = upper(name), d = NULL WHERE v IS NOT NULL AND v < 30"),
+    Case("update_all_rows_alias", "plain", "UPDATE {T} t SET t.v = 0"),
+    Case("update_partition_value", "part", "UPDATE {T} SET p = 'z' WHERE p = 'a' AND id < 25"),
+    Case("update_cast_store_assignment", "plain", "UPDATE {T} SET v = d * 2 WHERE id < 10"),
+    Case("merge_upsert_star", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    Case("merge_conditional_clauses", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id "
+         "WHEN MATCHED AND s.v IS NULL THEN DELETE "
+         "WHEN MATCHED THEN UPDATE SET v = s.v * 10, name = concat(t.name, '-', s.name) "
+         "WHEN NOT MATCHED AND s.id < 110 THEN INSERT (id, v) VALUES (s.id, s.v)"),
+    Case("merge_not_matched_by_source_delete", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN DELETE"),
+    Case("merge_delete_and_by_source_update", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN MATCHED THEN DELETE "
+         "WHEN NOT MATCHED BY SOURCE AND t.v > 40 THEN UPDATE SET v = -1"),
+    Case("merge_insert_only", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *"),
+    Case("merge_target_only_residual", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id AND t.v > 20 "
+         "WHEN MATCHED THEN UPDATE SET d = s.d "
+         "WHEN NOT MATCHED BY TARGET AND s.id > 100 THEN INSERT *"),
+    Case("merge_null_keys_equal", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.name = s.name "
+         "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"),
+    Case("merge_null_keys_null_safe", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.name <=> s.name "
+         "WHEN MATCHED THEN UPDATE SET v = s.v "
+         "WHEN NOT MATCHED BY SOURCE AND t.name IS NULL THEN DELETE"),
+    Case("merge_multiple_matches", "plain",
+         "MERGE INTO {T} t USING {DUP} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+         error="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"),
+    Case("merge_multiple_matches_unconditional_delete", "plain",
+         "MERGE INTO {T} t USING {DUP} s ON t.id = s.id WHEN MATCHED THEN DELETE"),
+    Case("merge_expression_key_cast_values", "plain",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id + 0 "
+         "WHEN MATCHED THEN UPDATE SET v = s.d "
+         "WHEN NOT MATCHED THEN INSERT (id, v, d, name) VALUES (s.id, s.d, s.v, 'ins')"),
+    Case("merge_partitioned_upsert", "part",
+         "MERGE INTO {T} t USING {SP} s ON t.id = s.id AND t.p = s.p "
+         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    Case("merge_partitioned_subquery_source", "part",
+         "MERGE INTO {T} t USING (SELECT id, v, p FROM {SP} WHERE p = 'b') s "
+         "ON t.id = s.id AND t.p = 'b' WHEN MATCHED THEN UPDATE SET v = s.v + 1000"),
+    Case("merge_parquet_source", "part",
+         "MERGE INTO {T} t USING {PQ} s ON t.id = s.id "
+         "WHEN MATCHED AND t.p = 'c' THEN DELETE "
+         "WHEN NOT MATCHED BY TARGET THEN INSERT (id, v, p) VALUES (s.id, s.v, 'new')"),
+    Case("merge_partitioned_by_source_update", "part",
+         "MERGE INTO {T} t USING {SP} s ON t.id = s.id "
+         "WHEN MATCHED AND s.v > 50 THEN UPDATE SET p = s.p "
+         "WHEN NOT MATCHED BY SOURCE AND t.p = 'c' THEN UPDATE SET v = NULL"),
+    Case("dv_delete", "dv", "DELETE FROM {T} WHERE id % 4 = 1"),
+    Case("dv_update", "dv", "UPDATE {T} SET v = 7 WHERE v < 20"),
+    Case("dv_merge_every_clause", "dv",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id "
+         "WHEN MATCHED AND s.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET * "
+         "WHEN NOT MATCHED THEN INSERT * "
+         "WHEN NOT MATCHED BY SOURCE AND t.id > 30 THEN DELETE"),
+]
+
+
+@dataclass
+class Outcome:
+    spark_table: Path
+    silt_table: Path
+    spark_metrics: dict = field(default_factory=dict)
+    spark_error: str = ""
+    silt_proc: object = None
+
+
+def _plain_rows(n=40):
+    rows = []
+    for i in range(n):
+        name = None if i % 9 == 4 else f"n{i % 20}"
+        v = None if i % 7 == 3 else (i * 13) % 70
+        rows.append((i, name, v, float(i) / 4))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def dml_runs(spark, tmp_path_factory, silt_bin):
+    from pyspark.sql.types import (DoubleType, IntegerType, LongType, StringType, StructField,
+                                   StructType)
+
+    work = tmp_path_factory.mktemp("dml")
+    plain_schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
+                               StructField("v", IntegerType()), StructField("d", DoubleType())])
+    part_schema = StructType([StructField("id", LongType()), StructField("v", IntegerType()),
+                              StructField("p", StringType())])
+    bases = {}
+
+    plain = work / "base_plain"
+    spark.createDataFrame(_plain_rows(), plain_schema).repartition(4).write.format("delta").save(
+        str(plain))
+    bases["plain"] = plain
+
+    part = work / "base_part"
+    part_rows = [(i, (i * 17) % 90, [None, "a", "b", "c"][i % 4] if i % 10 else None)
+                 for i in range(60)]
+    part_rows = [(i, v, p if p is not None or i % 10 == 0 else "a") for i, v, p in part_rows]
+    spark.createDataFrame(part_rows, part_schema).repartition(2).write.format("delta") \
+        .partitionBy("p").save(str(part))
+    bases["part"] = part
+
+    dv = work / "base_dv"
+    spark.sql(f"CREATE TABLE delta.`{dv}` (id BIGINT, name STRING, v INT, d DOUBLE) USING delta "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.createDataFrame(_plain_rows(), plain_schema).repartition(3).write.format("delta") \
+        .mode("append").save(str(dv))
+    # The base already carries Spark's deletion vectors, which silt must
+    # honour when it rewrites those files.
+    spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
+    bases["dv"] = dv
+
+    src = work / "src"
+    src_rows = [(i, None if i % 6 == 0 else f"n{i % 20}" if i < 20 else f"s{i}",
+                 None if i % 8 == 0 else (i * 7) % 100, i * 1.5)
+                for i in list(range(0, 40, 3)) + list(range(100, 115, 2))]
+    # One NULL name only, so that `<=>` on name matches at most one source row.
+    seen_null = False
+    fixed = []
+    for i, name, v, d in src_rows:
+        if name is None:
+            if seen_null:
+                name = f"u{i}"
+            seen_null = True
+        fixed.append((i, name, v, d))
+    # Names unique too (a target row matches one source row on name).
+    names = set()
+    unique = []
+    for i, name, v, d in fixed:
+        if name is not None and name in names:
+            name = f"u{i}"
+        names.add(name)
+        unique.append((i, name, v, d))
+    spark.createDataFrame(unique, plain_schema).write.format("delta").save(str(src))
+
+    src_part = work / "src_part"
+    spark.createDataFrame([(i, (i * 11) % 100, ["a", "b", "c"][i % 3]) for i in range(0, 70, 4)],
+                          part_schema).write.format("delta").save(str(src_part))
+
+    dup = work / "src_dup"
+    spark.createDataFrame([(5, "x", 1, 1.0), (5, "y", 2, 2.0), (200, "z", 3, 3.0)],
+                          plain_schema).write.format("delta").save(str(dup))
+
+    pq_path = work / "src.parquet"
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3, 150, 151], pa.int64()),
+                             "v": pa.array([5, None, 7, 8, 9], pa.int32()),
+                             "name": pa.array(["a", "b", None, "d", "e"])}), pq_path)
+
+    def text(case, target):
+        return case.sql.format(T=f"delta.`{target}`", S=f"delta.`{src}`", SP=f"delta.`{src_part}`",
+                               DUP=f"delta.`{dup}`", PQ=f"parquet.`{pq_path}`")
+
+    outcomes = {}
+    for case in CASES:
+        spark_table = work / case.name / "spark"
+        silt_table = work / case.name / "silt"
+        shutil.copytree(bases[case.base], spark_table)
+        shutil.copytree(bases[case.base], silt_table)
+        out = Outcome(spark_table, silt_table)
+        try:
+            rows = spark.sql(text(case, spark_table)).collect()
+            out.spark_metrics = rows[0].asDict() if rows else {}
+        except Exception as e:  # noqa: BLE001 - the error is the outcome
+            out.spark_error = str(e)
+        out.silt_proc = run_silt(silt_bin, "sql", text(case, silt_table), "--format", "jsonl")
+        outcomes[case.name] = out
+    return outcomes
+
+
+def _sort_key_rows(rows):
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_statement_matches_spark(case, dml_runs, spark, silt):
+    out = dml_runs[case.name]
+    proc = out.silt_proc
+    if case.error:
+        assert case.error in out.spark_error, out.spark_error[:500]
+        assert proc.returncode != 0, describe(proc)
+        assert case.error in proc.stderr, describe(proc)
+        # Nothing was committed by either.
+        assert log_versions(out.silt_table) == log_versions(out.spark_table)
+        return
+    assert not out.spark_error, out.spark_error[:2000]
+    assert proc.returncode == 0, describe(proc)
+    printed = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert printed == [out.spark_metrics], f"silt printed {printed}, Spark returned {out.spark_metrics}"
+
+    expected = to_json_rows(read_with_spark(spark, out.spark_table))
+    by_spark = to_json_rows(read_with_spark(spark, out.silt_table))
+    assert_same_rows(by_spark, expected, f"{case.name}: Spark reading silt's table", *KEYS)
+    by_deltalake = to_json_rows(read_with_deltalake(out.silt_table))
+    assert_same_rows(by_deltalake, expected, f"{case.name}: delta-rs reading silt's table", *KEYS)
+    by_silt = normalize_silt_rows(read_with_silt(silt, out.silt_table, "--limit", "100000"))
+    assert_same_rows(by_silt, expected, f"{case.name}: silt reading its table", *KEYS)
+
+
+def _last_commit(table):
+    versions = log_versions(table)
+    return versions[-1], read_commit(table, versions[-1])
+
+
+def _commit_info(actions):
+    return next(a["commitInfo"] for a in actions if "commitInfo" in a)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.base != "dv" and not c.error],
+                         ids=[c.name for c in CASES if c.base != "dv" and not c.error])
+def test_only_touched_files_are_rewritten(case, dml_runs):
+    out = dml_runs[case.name]
+    assert out.silt_proc.returncode == 0, describe(out.silt_proc)
+    base_versions = len(log_versions(out.spark_table))
+    silt_version, silt_actions = _last_commit(out.silt_table)
+    spark_version, spark_actions = _last_commit(out.spark_table)
+    spark_removes = sum(1 for a in spark_actions if "remove" in a)
+    silt_removes = sum(1 for a in silt_actions if "remove" in a)
+    if spark_version < base_versions - 1 + 1 and silt_version == spark_version:
+        return  # neither committed (nothing matched)
+    info = _commit_info(spark_actions)
+    metrics = info.get("operationMetrics", {})
+    spark_count = int(metrics.get("numTargetFilesRemoved", metrics.get("numRemovedFiles",
+                                                                        spark_removes)))
+    assert silt_removes == spark_count == spark_removes, (
+        f"silt removed {silt_removes} files, Spark {spark_removes} "
+        f"(operationMetrics says {spark_count})")
+    silt_info = _commit_info(silt_actions)
+    assert silt_info["operation"] == info["operation"]
+    assert set(info["operationParameters"]) == set(silt_info["operationParameters"])
+    assert set(info["operationMetrics"]) <= set(silt_info["operationMetrics"]) | {
+        "numTargetRowsMatchedUpdated"}, sorted(set(info["operationMetrics"]) -
+                                               set(silt_info["operationMetrics"]))
+    for key in ("numDeletedRows", "numUpdatedRows", "numTargetRowsInserted",
+                "numTargetRowsUpdated", "numTargetRowsDeleted", "numSourceRows",
+                "numTargetFilesRemoved", "numRemovedFiles", "numCopiedRows",
+                "numTargetRowsCopied"):
+        if key in metrics:
+            assert silt_info["operationMetrics"][key] == metrics[key], key
+    for a in silt_actions:
+        if "add" in a:
+            assert a["add"]["dataChange"] is True and a["add"].get("stats")
+        if "remove" in a:
+            assert a["remove"]["dataChange"] is True
+
+
+def test_insert_only_merge_rewrites_nothing(dml_runs):
+    out = dml_runs["merge_insert_only"]
+    _, actions = _last_commit(out.silt_table)
+    assert not [a for a in actions if "remove" in a]
+    assert [a for a in actions if "add" in a]
+
+
+def test_enough_statements_of_every_kind():
+    assert len(CASES) >= 25
+    text = " ".join(c.sql for c in CASES)
+    for clause in ("WHEN MATCHED THEN UPDATE SET *", "WHEN MATCHED THEN DELETE",
+                   "WHEN NOT MATCHED THEN INSERT *", "INSERT (", "WHEN NOT MATCHED BY TARGET",
+                   "WHEN NOT MATCHED BY SOURCE THEN DELETE",
+                   "WHEN NOT MATCHED BY SOURCE AND", "DELETE FROM", "UPDATE {T}"):
+        assert clause in text, clause
+
+
+def test_change_data_feed_table_is_refused(spark, silt, tmp_path):
+    table = tmp_path / "cdf"
+    spark.sql(f"CREATE TABLE delta.`{table}` (id BIGINT) USING delta "
+              "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+    spark.sql(f"INSERT INTO delta.`{table}` VALUES (1), (2)")
+    proc = silt("sql", f"DELETE FROM delta.`{table}` WHERE id = 1")
+    assert proc.returncode != 0
+    assert "change data feed" in proc.stderr, describe(proc)
