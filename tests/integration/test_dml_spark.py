@@ -34,8 +34,6 @@ from helpers import (
     to_json_rows,
 )
 
-pytestmark = pytest.mark.spark
-
 KEYS = ("id", "name", "v", "d", "p")
 
 
@@ -128,6 +126,7 @@ CASES = [
 class Outcome:
     spark_table: Path
     silt_table: Path
+    base_version: int = 0
     spark_metrics: dict = field(default_factory=dict)
     spark_error: str = ""
     silt_proc: object = None
@@ -223,7 +222,7 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
         silt_table = work / case.name / "silt"
         shutil.copytree(bases[case.base], spark_table)
         shutil.copytree(bases[case.base], silt_table)
-        out = Outcome(spark_table, silt_table)
+        out = Outcome(spark_table, silt_table, base_version=log_versions(spark_table)[-1])
         try:
             rows = spark.sql(text(case, spark_table)).collect()
             out.spark_metrics = rows[0].asDict() if rows else {}
@@ -257,8 +256,12 @@ def test_statement_matches_spark(case, dml_runs, spark, silt):
     expected = to_json_rows(read_with_spark(spark, out.spark_table))
     by_spark = to_json_rows(read_with_spark(spark, out.silt_table))
     assert_same_rows(by_spark, expected, f"{case.name}: Spark reading silt's table", *KEYS)
-    by_deltalake = to_json_rows(read_with_deltalake(out.silt_table))
-    assert_same_rows(by_deltalake, expected, f"{case.name}: delta-rs reading silt's table", *KEYS)
+    if case.base != "dv":
+        # deltalake 1.6's Python reader refuses the deletionVectors reader
+        # feature (Spark's vectors stay on the files silt did not rewrite).
+        by_deltalake = to_json_rows(read_with_deltalake(out.silt_table))
+        assert_same_rows(by_deltalake, expected, f"{case.name}: delta-rs reading silt's table",
+                         *KEYS)
     by_silt = normalize_silt_rows(read_with_silt(silt, out.silt_table, "--limit", "100000"))
     assert_same_rows(by_silt, expected, f"{case.name}: silt reading its table", *KEYS)
 
@@ -277,13 +280,13 @@ def _commit_info(actions):
 def test_only_touched_files_are_rewritten(case, dml_runs):
     out = dml_runs[case.name]
     assert out.silt_proc.returncode == 0, describe(out.silt_proc)
-    base_versions = len(log_versions(out.spark_table))
     silt_version, silt_actions = _last_commit(out.silt_table)
     spark_version, spark_actions = _last_commit(out.spark_table)
+    if spark_version == out.base_version:
+        assert silt_version == out.base_version, "Spark committed nothing, silt did"
+        return
     spark_removes = sum(1 for a in spark_actions if "remove" in a)
     silt_removes = sum(1 for a in silt_actions if "remove" in a)
-    if spark_version < base_versions - 1 + 1 and silt_version == spark_version:
-        return  # neither committed (nothing matched)
     info = _commit_info(spark_actions)
     metrics = info.get("operationMetrics", {})
     spark_count = int(metrics.get("numTargetFilesRemoved", metrics.get("numRemovedFiles",
@@ -297,11 +300,14 @@ def test_only_touched_files_are_rewritten(case, dml_runs):
     assert set(info["operationMetrics"]) <= set(silt_info["operationMetrics"]) | {
         "numTargetRowsMatchedUpdated"}, sorted(set(info["operationMetrics"]) -
                                                set(silt_info["operationMetrics"]))
+    # delta-spark's insert-only MERGE counts numSourceRows over a source it
+    # scans more than once (24 for a 22-row source here): not a row count.
+    insert_only = "WHEN MATCHED" not in case.sql and "BY SOURCE" not in case.sql
     for key in ("numDeletedRows", "numUpdatedRows", "numTargetRowsInserted",
                 "numTargetRowsUpdated", "numTargetRowsDeleted", "numSourceRows",
                 "numTargetFilesRemoved", "numRemovedFiles", "numCopiedRows",
                 "numTargetRowsCopied"):
-        if key in metrics:
+        if key in metrics and not (insert_only and key == "numSourceRows"):
             assert silt_info["operationMetrics"][key] == metrics[key], key
     for a in silt_actions:
         if "add" in a:

@@ -447,9 +447,13 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
                                       static_cast<int64_t>(mt.size()));
       Result<ClauseList::Outcome> outcome = matched->Apply(pairs, ctx);
       if (!outcome.ok()) return fail(outcome.status());
+      // A target row counts once, also when (an unconditional DELETE)
+      // several source rows matched it, as delta-spark counts.
+      std::vector<uint8_t> acted(static_cast<size_t>(nt), 0);
       for (size_t p = 0; p < mt.size(); ++p) {
         int c = outcome->chosen[p];
-        if (c < 0) continue;
+        if (c < 0 || acted[static_cast<size_t>(mt[p])]) continue;
+        acted[static_cast<size_t>(mt[p])] = 1;
         change.dropped.push_back(mt[p]);
         ++matched_counts[matched->kind(static_cast<size_t>(c)) == ActionKind::kDelete ? 1 : 0];
       }
@@ -475,7 +479,11 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
         if (outcome->written) replacement.push_back(outcome->written);
       }
     }
-    if (change.dropped.empty()) continue;
+    // Touched as delta-spark's copy-on-write decides (FileChange::rewrite).
+    bool any_unmatched = false;
+    for (int32_t c : match_count) any_unmatched |= c == 0;
+    change.rewrite = (!matched->empty() && !mt.empty()) || (!by_source->empty() && any_unmatched);
+    if (change.dropped.empty() && !change.rewrite) continue;
     std::sort(change.dropped.begin(), change.dropped.end());
     change.dropped.erase(std::unique(change.dropped.begin(), change.dropped.end()),
                          change.dropped.end());

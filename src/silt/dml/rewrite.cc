@@ -93,7 +93,7 @@ CopyOnWrite::~CopyOnWrite() = default;
 
 Status CopyOnWrite::Apply(const FileChange& change) {
   const bool replaces = change.replacement != nullptr && change.replacement->num_rows > 0;
-  if (change.dropped.empty() && !replaces) return Status::OK();
+  if (change.dropped.empty() && !replaces && !change.rewrite) return Status::OK();
   const int64_t n = change.rows->num_rows;
   std::vector<int64_t> keep;
   keep.reserve(static_cast<size_t>(n) - change.dropped.size());

@@ -31,6 +31,11 @@ struct FileChange {
   std::vector<int64_t> dropped;
   // Rows that take their place (table schema); null or empty when none.
   columnar::RecordBatchPtr replacement;
+  // Rewrite the file even when nothing changes: delta-spark's copy-on-write
+  // MERGE rewrites every file holding a target row that the ON condition
+  // matched (and, with WHEN NOT MATCHED BY SOURCE, one it did not), whether
+  // or not a clause acts on it. A deletion-vector writer ignores this.
+  bool rewrite = false;
 };
 
 // Every live row of `file` (its deletion vector applied), in file order, as
