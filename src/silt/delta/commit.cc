@@ -208,18 +208,18 @@ Result<Outcome> CheckReadSetWinner(const std::string& table_path, const CommitAc
   for (const RemoveFile& r : winner.removes) {
     SILT_ASSIGN_OR_RETURN(std::string key, ResolveDataFilePath(table_path, r.path));
     if (read_files.count(key) != 0) {
-      return Status::Conflict("ConcurrentDeleteReadException: this transaction attempted to read "
-                              "file ",
-                              r.path, " of Delta table ", table_path,
-                              ", which was deleted by a concurrent update (",
-                              DescribeWinner(winner), ")", retry);
+      return Status::Conflict(
+          "ConcurrentDeleteReadException: this transaction attempted to read "
+          "file ",
+          r.path, " of Delta table ", table_path, ", which was deleted by a concurrent update (",
+          DescribeWinner(winner), ")", retry);
     }
     if (our_removes.count(key) != 0) {
-      return Status::Conflict("ConcurrentDeleteDeleteException: this transaction attempted to "
-                              "delete file ",
-                              r.path, " of Delta table ", table_path,
-                              ", which was deleted by a concurrent update (",
-                              DescribeWinner(winner), ")", retry);
+      return Status::Conflict(
+          "ConcurrentDeleteDeleteException: this transaction attempted to "
+          "delete file ",
+          r.path, " of Delta table ", table_path, ", which was deleted by a concurrent update (",
+          DescribeWinner(winner), ")", retry);
     }
   }
   return Outcome::kRebase;
@@ -449,9 +449,8 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     for (int64_t v = version; v <= latest; ++v) {
       SILT_ASSIGN_OR_RETURN_CTX(CommitActions winner, table->ReadCommit(v),
                                 "resolving a commit conflict on ", table_path);
-      SILT_ASSIGN_OR_RETURN(Outcome outcome,
-                            CheckWinner(table_path, winner, actions, txn_id, request, new_table,
-                                        committed_metadata));
+      SILT_ASSIGN_OR_RETURN(Outcome outcome, CheckWinner(table_path, winner, actions, txn_id,
+                                                         request, new_table, committed_metadata));
       if (outcome == Outcome::kAlreadyCommitted) {
         PostCommit(table, read_snapshot, *committed_metadata, v);
         return CommitResult{v, false};

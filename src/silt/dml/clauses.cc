@@ -82,7 +82,8 @@ Result<std::vector<uint8_t>> EvaluateTrue(expr::BoundExpression* condition,
   if (column->type->id() != columnar::TypeId::kBoolean) return out;  // NULL literal
   const uint8_t* bits = column->values->data();
   if (column->validity == nullptr) {
-    for (int64_t i = 0; i < batch.num_rows; ++i) out[static_cast<size_t>(i)] = columnar::GetBit(bits, i);
+    for (int64_t i = 0; i < batch.num_rows; ++i)
+      out[static_cast<size_t>(i)] = columnar::GetBit(bits, i);
   } else {
     const uint8_t* valid = column->validity->data();
     for (int64_t i = 0; i < batch.num_rows; ++i) {
@@ -114,9 +115,9 @@ Result<std::unique_ptr<ClauseList>> ClauseList::Make(const Scope& scope,
                                 field.name, "` in ", spec.text);
       if (!value->type()->Equals(*field.type) &&
           !expr::CanCast(*value->type(), *field.type, /*ansi=*/true)) {
-        return Status::InvalidArgument(
-            "[DELTA_CANNOT_CAST] Cannot safely cast `", field.name, "`: ", value->type()->ToDdl(),
-            " to ", field.type->ToDdl(), " (store assignment policy ANSI), in ", spec.text);
+        return Status::InvalidArgument("[DELTA_CANNOT_CAST] Cannot safely cast `", field.name,
+                                       "`: ", value->type()->ToDdl(), " to ", field.type->ToDdl(),
+                                       " (store assignment policy ANSI), in ", spec.text);
       }
       b.values.push_back(std::move(value));
     }
@@ -163,8 +164,8 @@ Result<ClauseList::Outcome> ClauseList::Apply(const columnar::RecordBatchPtr& ba
         cast.zone_offset_micros = options_.session_zone_offset_micros;
         cast.zone = options_.session_zone.get();
         cast.context = field.name;
-        SILT_ASSIGN_OR_RETURN_CTX(value, expr::CastColumn(*value, field.type, cast),
-                                  "assigning `", field.name, "` in ", clause.text);
+        SILT_ASSIGN_OR_RETURN_CTX(value, expr::CastColumn(*value, field.type, cast), "assigning `",
+                                  field.name, "` in ", clause.text);
       }
       result->columns.push_back(std::move(value));
     }

@@ -51,8 +51,8 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
   if (condition != nullptr) {
     SILT_ASSIGN_OR_RETURN(resolved, scope.Resolve(condition, context, nullptr));
     SplitConjuncts(resolved, &conjuncts);
-    SILT_ASSIGN_OR_RETURN(bound,
-                          BindCondition(resolved, side, options.eval, "the condition of " + context));
+    SILT_ASSIGN_OR_RETURN(
+        bound, BindCondition(resolved, side, options.eval, "the condition of " + context));
   }
   std::unique_ptr<ClauseList> clauses;
   if (is_update) {

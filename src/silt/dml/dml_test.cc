@@ -90,7 +90,8 @@ class DmlTest : public ::testing::Test {
       if (!batch.ok() || *batch == nullptr) break;
       const auto& b = **batch;
       for (int64_t i = 0; i < b.num_rows; ++i) {
-        std::string v = b.column(1)->IsNull(i) ? "null" : std::to_string(b.column(1)->Value<int32_t>(i));
+        std::string v =
+            b.column(1)->IsNull(i) ? "null" : std::to_string(b.column(1)->Value<int32_t>(i));
         out.push_back(std::to_string(b.column(0)->Value<int64_t>(i)) + ":" + v + ":" +
                       std::string(b.column(2)->StringValue(i)));
       }
@@ -150,8 +151,7 @@ TEST_F(DmlTest, UpdateCastsValuesAndKeepsOtherColumns) {
   ASSERT_OK_AND_ASSIGN(DmlResult r,
                        Update(table_.get(), {{{"v"}, Parse("v * 2L")}}, Parse("id > 3")));
   EXPECT_EQ(r.num_affected_rows, 2);
-  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:20:a", "3:30:b", "4:80:b",
-                                               "5:100:c"}));
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:20:a", "3:30:b", "4:80:b", "5:100:c"}));
   // ANSI store assignment: an overflow is an error, not a NULL.
   EXPECT_FALSE(Update(table_.get(), {{{"v"}, Parse("3000000000L")}}, nullptr).ok());
 }
@@ -163,15 +163,16 @@ TEST_F(DmlTest, MergeUpsertsAndInsertOnlyRewritesNothing) {
   spec.target_alias = "t";
   spec.source_alias = "s";
   spec.on = Parse("t.id = s.id");
-  spec.clauses.push_back({expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
+  spec.clauses.push_back(
+      {expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
   spec.clauses.push_back(
       {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
   ASSERT_OK_AND_ASSIGN(DmlResult r, Merge(table_.get(), source.get(), spec));
   EXPECT_EQ(r.num_updated_rows, 1);
   EXPECT_EQ(r.num_inserted_rows, 1);
   EXPECT_EQ(r.num_files_removed, 1);
-  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:200:a", "3:30:b", "4:40:b",
-                                               "5:50:c", "6:600:c"}));
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:200:a", "3:30:b", "4:40:b", "5:50:c",
+                                               "6:600:c"}));
 
   MergeSpec insert_only;
   insert_only.on = Parse("t.id = s.id");
@@ -192,7 +193,8 @@ TEST_F(DmlTest, MergeRefusesTwoSourceRowsForOneTargetRow) {
   spec.on = Parse("t.id = s.id");
   spec.target_alias = "t";
   spec.source_alias = "s";
-  spec.clauses.push_back({expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
+  spec.clauses.push_back(
+      {expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
   Result<DmlResult> r = Merge(table_.get(), source.get(), spec);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"),
@@ -256,8 +258,8 @@ class DmlConflictTest : public DmlTest {
 TEST_F(DmlConflictTest, BlindAppendToAnotherPartitionRetries) {
   Seed();
   ASSERT_OK(UpdatePartitionA([&] { Append({{8, 80, "b"}}); }));
-  EXPECT_EQ(Table(), (std::vector<std::string>{"1:0:a", "2:0:a", "3:30:b", "4:40:b", "5:50:c",
-                                               "8:80:b"}));
+  EXPECT_EQ(Table(),
+            (std::vector<std::string>{"1:0:a", "2:0:a", "3:30:b", "4:40:b", "5:50:c", "8:80:b"}));
 }
 
 TEST_F(DmlConflictTest, AppendIntoAReadPartitionIsConcurrentAppend) {
@@ -285,11 +287,9 @@ TEST_F(DmlConflictTest, RemoveOfAReadFileIsConcurrentDeleteRead) {
   // The winner deletes a whole file the update read (adding none: an add
   // into partition a would be reported first, as ConcurrentAppend, as
   // Delta checks added files before removed ones).
-  Status st = UpdatePartitionA([&] {
-    ASSERT_OK(Delete(table_.get(), Parse("id IN (1, 2)")).status());
-  });
-  EXPECT_NE(st.message().find("ConcurrentDeleteReadException"), std::string::npos)
-      << st.ToString();
+  Status st =
+      UpdatePartitionA([&] { ASSERT_OK(Delete(table_.get(), Parse("id IN (1, 2)")).status()); });
+  EXPECT_NE(st.message().find("ConcurrentDeleteReadException"), std::string::npos) << st.ToString();
 }
 
 TEST_F(DmlConflictTest, MetadataAndProtocolChangesConflict) {

@@ -127,8 +127,8 @@ std::string ClauseParameters(const std::vector<expr::MergeClause>& clauses,
     if (c.match != match) continue;
     w.BeginObject();
     if (c.condition != nullptr) w.Member("predicate", c.condition->ToString());
-    const bool insert = c.action == expr::MergeActionKind::kInsert ||
-                        c.action == expr::MergeActionKind::kInsertAll;
+    const bool insert =
+        c.action == expr::MergeActionKind::kInsert || c.action == expr::MergeActionKind::kInsertAll;
     const bool del = c.action == expr::MergeActionKind::kDelete;
     w.Member("actionType", insert ? "insert" : del ? "delete" : "update");
     w.EndObject();
@@ -170,9 +170,10 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     if (batch->num_rows > 0) source_batches.push_back(std::move(batch));
   }
   const int64_t materialize_ms = NowMillis() - start_ms;
-  RecordBatchPtr source_rows = source_batches.empty()      ? EmptyBatch(source->schema())
-                               : source_batches.size() == 1 ? source_batches[0]
-                                                            : columnar::ConcatBatches(source_batches);
+  RecordBatchPtr source_rows = source_batches.empty() ? EmptyBatch(source->schema())
+                               : source_batches.size() == 1
+                                   ? source_batches[0]
+                                   : columnar::ConcatBatches(source_batches);
   source_batches.clear();
   const int64_t num_source = source_rows->num_rows;
 
@@ -182,11 +183,11 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
 
   // ON: its conjuncts split into target-only (pruning), equi-keys, and the
   // rest; the whole condition is evaluated over candidate pairs.
-  SILT_ASSIGN_OR_RETURN(expr::NodePtr on, scope.Resolve(spec.on, "the ON condition of " + context,
-                                                        nullptr));
-  SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr on_bound,
-                        BindCondition(on, scope.joined_schema(), options.eval,
-                                      "the ON condition of " + context));
+  SILT_ASSIGN_OR_RETURN(expr::NodePtr on,
+                        scope.Resolve(spec.on, "the ON condition of " + context, nullptr));
+  SILT_ASSIGN_OR_RETURN(
+      expr::BoundExpressionPtr on_bound,
+      BindCondition(on, scope.joined_schema(), options.eval, "the ON condition of " + context));
   std::vector<expr::NodePtr> conjuncts;
   SplitConjuncts(on, &conjuncts);
   std::vector<expr::NodePtr> target_only;
@@ -224,8 +225,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   std::vector<columnar::TypePtr> key_types;
   for (KeyPair& pair : keys) {
     SILT_ASSIGN_OR_RETURN(auto t, expr::Bind(*pair.target, target_schema, options.eval));
-    SILT_ASSIGN_OR_RETURN(auto s, expr::Bind(*pair.source, scope.side_schema(Scope::kSource),
-                                             options.eval));
+    SILT_ASSIGN_OR_RETURN(
+        auto s, expr::Bind(*pair.source, scope.side_schema(Scope::kSource), options.eval));
     columnar::TypePtr type = t->type();
     if (!t->type()->Equals(*s->type())) {
       if (!t->type()->is_integral() || !s->type()->is_integral()) continue;
@@ -234,8 +235,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
         return expr::NodePtr(std::make_shared<expr::CastNode>(n, type, n->position()));
       };
       SILT_ASSIGN_OR_RETURN(t, expr::Bind(*cast(pair.target), target_schema, options.eval));
-      SILT_ASSIGN_OR_RETURN(s, expr::Bind(*cast(pair.source), scope.side_schema(Scope::kSource),
-                                          options.eval));
+      SILT_ASSIGN_OR_RETURN(
+          s, expr::Bind(*cast(pair.source), scope.side_schema(Scope::kSource), options.eval));
     } else {
       pair.target_column = PlainTargetColumn(pair.target);
     }
@@ -282,10 +283,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     }
     if (c.match == expr::MergeMatch::kMatched) {
       has_matched = true;
-      only_unconditional_delete += (c.action == expr::MergeActionKind::kDelete &&
-                                    c.condition == nullptr)
-                                       ? 1
-                                       : 100;
+      only_unconditional_delete +=
+          (c.action == expr::MergeActionKind::kDelete && c.condition == nullptr) ? 1 : 100;
     }
     if (c.match == expr::MergeMatch::kNotMatchedBySource) has_not_matched_by_source = true;
     clause_number[kind].push_back(static_cast<int>(n));
@@ -303,9 +302,9 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
 
   // Build: source rows by encoded key.
   std::vector<ColumnPtr> source_key_columns;
-  SILT_ASSIGN_OR_RETURN(EncodedKeys source_encoded,
-                        EncodeKeys(source_keys, used_keys, codec, *source_side, ctx,
-                                   &source_key_columns));
+  SILT_ASSIGN_OR_RETURN(
+      EncodedKeys source_encoded,
+      EncodeKeys(source_keys, used_keys, codec, *source_side, ctx, &source_key_columns));
   std::unordered_map<std::string, std::vector<int64_t>> hash;
   hash.reserve(static_cast<size_t>(num_source));
   for (int64_t j = 0; j < num_source; ++j) {
@@ -320,7 +319,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   std::vector<const delta::AddFile*> files;
   columnar::Conjunction pruning;
   if (!has_not_matched_by_source) {
-    SILT_ASSIGN_OR_RETURN(pruning, TargetConjunction(target_only, snapshot->schema(), options.eval));
+    SILT_ASSIGN_OR_RETURN(pruning,
+                          TargetConjunction(target_only, snapshot->schema(), options.eval));
     const bool nothing_can_match = hash.empty();
     for (size_t k = 0; k < used_keys.size() && !nothing_can_match; ++k) {
       const KeyPair& pair = used_keys[k];
@@ -392,7 +392,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
         }
       }
     } else {
-      Result<EncodedKeys> encoded = EncodeKeys(target_keys, used_keys, codec, *target, ctx, nullptr);
+      Result<EncodedKeys> encoded =
+          EncodeKeys(target_keys, used_keys, codec, *target, ctx, nullptr);
       if (!encoded.ok()) return fail(encoded.status());
       for (int64_t i = 0; i < nt; ++i) {
         if (!encoded->usable[static_cast<size_t>(i)]) continue;

@@ -91,9 +91,8 @@ std::string JsonStrings(const std::vector<std::string>& values) {
   return w.Take();
 }
 
-Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot,
-                 CopyOnWrite* writer, DmlCommit commit, const DmlOptions& options,
-                 DmlResult* result) {
+Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, CopyOnWrite* writer,
+                 DmlCommit commit, const DmlOptions& options, DmlResult* result) {
   result->version = snapshot->version();
   SILT_RETURN_NOT_OK(writer->Finish());
   result->num_files_added = static_cast<int64_t>(writer->adds().size());
@@ -129,8 +128,7 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot,
     // error the commit may have landed, so they stay (VACUUM collects them
     // if not).
     if (committed.status().IsConflict()) writer->DeleteWritten();
-    return committed.status().WithContextParts(commit.operation, " on Delta table ",
-                                               table->path());
+    return committed.status().WithContextParts(commit.operation, " on Delta table ", table->path());
   }
   result->version = committed->version;
   result->skipped_duplicate = committed->skipped_duplicate;

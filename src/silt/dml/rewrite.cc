@@ -11,9 +11,9 @@ namespace silt::dml {
 Result<columnar::RecordBatchPtr> ReadTargetFile(const delta::DeltaTable& table,
                                                 const delta::SnapshotPtr& snapshot,
                                                 const delta::AddFile& file) {
-  SILT_ASSIGN_OR_RETURN(
-      auto scan, delta::TableScan::Make(table.file_system(), table.path(),
-                                        snapshot->WithFiles({file}), delta::ScanOptions{}));
+  SILT_ASSIGN_OR_RETURN(auto scan,
+                        delta::TableScan::Make(table.file_system(), table.path(),
+                                               snapshot->WithFiles({file}), delta::ScanOptions{}));
   std::vector<columnar::RecordBatchPtr> batches;
   while (true) {
     SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());

@@ -2,7 +2,6 @@
 
 #include <functional>
 
-
 namespace silt::dml {
 
 namespace {
@@ -49,8 +48,7 @@ Result<NodePtr> Transform(const NodePtr& node, const RefMap& map) {
     case NodeKind::kCast: {
       const auto& n = static_cast<const expr::CastNode&>(*node);
       SILT_ASSIGN_OR_RETURN(NodePtr child, Transform(n.child(), map));
-      return NodePtr(
-          std::make_shared<expr::CastNode>(child, n.type(), n.position(), n.try_cast()));
+      return NodePtr(std::make_shared<expr::CastNode>(child, n.type(), n.position(), n.try_cast()));
     }
     case NodeKind::kUnary: {
       const auto& n = static_cast<const expr::UnaryNode&>(*node);

@@ -74,8 +74,8 @@ Result<Collected> ReadParquet(const expr::TableReference& ref, const expr::EvalO
     if (out.schema == nullptr) {
       out.schema = reader->schema();
     } else if (!out.schema->Equals(*reader->schema())) {
-      return Status::NotSupported("the Parquet files of ", ref.path,
-                                  " have different schemas (", file, ")");
+      return Status::NotSupported("the Parquet files of ", ref.path, " have different schemas (",
+                                  file, ")");
     }
     for (int g = 0; g < reader->num_row_groups(); ++g) {
       SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, reader->ReadRowGroup(g));

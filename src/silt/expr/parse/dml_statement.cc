@@ -12,9 +12,8 @@ namespace silt::expr {
 namespace {
 
 std::string_view TrimStatement(std::string_view sql) {
-  while (!sql.empty() &&
-         (sql.back() == ';' || sql.back() == ' ' || sql.back() == '\n' || sql.back() == '\t' ||
-          sql.back() == '\r')) {
+  while (!sql.empty() && (sql.back() == ';' || sql.back() == ' ' || sql.back() == '\n' ||
+                          sql.back() == '\t' || sql.back() == '\r')) {
     sql.remove_suffix(1);
   }
   return sql;
@@ -271,7 +270,8 @@ class DmlParser {
         clause->action = MergeActionKind::kInsertAll;
         return Status::OK();
       }
-      if (tokens_[i + 1].kind != TokenKind::kLParen) return Error("Expected ( or * after INSERT", i + 1);
+      if (tokens_[i + 1].kind != TokenKind::kLParen)
+        return Error("Expected ( or * after INSERT", i + 1);
       size_t close = MatchingParen(i + 1);
       if (!Keyword(close + 1, "VALUES") || tokens_[close + 2].kind != TokenKind::kLParen) {
         return Error("Expected VALUES (...)", close + 1);

@@ -203,7 +203,9 @@ class StatementParser {
     if (t->kind == TokenKind::kIdentifier && !t->quoted &&
         (t->IsKeyword("DELTA") || t->IsKeyword("PARQUET") || t->IsKeyword("JSON")) &&
         i + 2 < seg.end + 1 && tokens_[i + 1].kind == TokenKind::kDot) {
-      out->table_format = t->IsKeyword("DELTA") ? "delta" : t->IsKeyword("JSON") ? "json" : "parquet";
+      out->table_format = t->IsKeyword("DELTA")  ? "delta"
+                          : t->IsKeyword("JSON") ? "json"
+                                                 : "parquet";
       i += 2;
       t = &tokens_[i];
       if (t->kind != TokenKind::kIdentifier || !t->quoted) {
