@@ -367,7 +367,8 @@ class JobParser {
     SILT_RETURN_NOT_OK(CheckKeys(node, "source", {"format", "options", "schema"}));
     YAML::Node format = node["format"];
     if (!format) {
-      return Error(node, "source.format", "required key is missing (generator, json, text, kafka)");
+      return Error(node, "source.format",
+                   "required key is missing (generator, json, text, kafka, delta)");
     }
     SILT_ASSIGN_OR_RETURN(std::string f, Scalar(format, "source.format"));
     spec->format = AsciiLower(f);

@@ -1,6 +1,7 @@
 #include "silt/stream/source/source_factory.h"
 
 #include "silt/kafka/rdkafka_consumer.h"
+#include "silt/stream/source/delta_source.h"
 #include "silt/stream/source/file_source.h"
 #include "silt/stream/source/generator_source.h"
 #include "silt/stream/source/kafka_source.h"
@@ -32,8 +33,14 @@ Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceC
                           KafkaSource::Make(std::move(options), context, std::move(consumer)));
     return std::unique_ptr<Source>(std::move(source));
   }
+  if (spec.format == "delta") {
+    SILT_ASSIGN_OR_RETURN(DeltaSourceOptions options, DeltaSourceOptions::FromSpec(spec));
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSource> source,
+                          DeltaSource::Make(std::move(options), context));
+    return std::unique_ptr<Source>(std::move(source));
+  }
   return Status::InvalidArgument(spec.key_path, ".format: unknown source format '", spec.format,
-                                 "'; expected one of generator, json, text, kafka");
+                                 "'; expected one of generator, json, text, kafka, delta");
 }
 
 }  // namespace silt::stream
