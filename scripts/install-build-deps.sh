@@ -12,7 +12,7 @@ PKGS=(
   libyaml-cpp-dev libcli11-dev libfmt-dev librdkafka-dev
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
-  libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata
+  libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
 )
 for arg in "$@"; do
   case "$arg" in
