@@ -33,7 +33,7 @@ demo: build
 test-deps: deps
 	@scripts/install-build-deps.sh --check
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-monitoring.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 

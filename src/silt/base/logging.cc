@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "silt/base/clock.h"
+#include "silt/base/json_writer.h"
 
 namespace silt {
 namespace {
@@ -37,13 +39,78 @@ const char* LevelName(LogLevel level) {
   return "?";
 }
 
+std::atomic<int> g_format{static_cast<int>(LogFormat::kText)};
+std::atomic<int64_t> g_batch_id{-1};
+
+std::mutex& QueryIdMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::string& QueryId() {
+  static std::string id;
+  return id;
+}
+
+const char* JsonLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+    case LogLevel::kOff: return "off";
+  }
+  return "?";
+}
+
+std::string JsonLine(LogLevel level, std::string_view component, std::string_view message) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Member("time", FormatTimestampMillisUtc(SystemClock().NowMicros()));
+  w.Member("level", JsonLevelName(level));
+  w.Member("component", component);
+  {
+    std::lock_guard<std::mutex> lock(QueryIdMutex());
+    if (QueryId().empty()) {
+      w.Member("queryId", nullptr);
+    } else {
+      w.Member("queryId", QueryId());
+    }
+  }
+  const int64_t batch = g_batch_id.load();
+  if (batch < 0) {
+    w.Member("batchId", nullptr);
+  } else {
+    w.Member("batchId", batch);
+  }
+  w.Member("message", message);
+  w.EndObject();
+  std::string line = w.Take();
+  line += '\n';
+  return line;
+}
+
 }  // namespace
+
+void SetLogFormat(LogFormat format) { g_format.store(static_cast<int>(format)); }
+LogFormat GetLogFormat() { return static_cast<LogFormat>(g_format.load()); }
+
+void SetLogQueryId(std::string_view query_id) {
+  std::lock_guard<std::mutex> lock(QueryIdMutex());
+  QueryId().assign(query_id);
+}
+void SetLogBatchId(int64_t batch_id) { g_batch_id.store(batch_id); }
 
 void SetLogLevel(LogLevel level) { LevelSlot().store(static_cast<int>(level)); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(LevelSlot().load()); }
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= LevelSlot().load(); }
 
 void LogLine(LogLevel level, std::string_view component, std::string_view message) {
+  if (GetLogFormat() == LogFormat::kJson) {
+    std::string json = JsonLine(level, component, message);
+    ssize_t ignored = ::write(STDERR_FILENO, json.data(), json.size());
+    (void)ignored;
+    return;
+  }
   std::string line = FormatTimestampMillisUtc(SystemClock().NowMicros());
   line += ' ';
   line += LevelName(level);

@@ -1,6 +1,11 @@
 // Minimal leveled logging to stderr. Lines look like
 //   2026-11-29T14:20:01.123Z INFO  stream: batch 3 committed
-// The level is process-wide (SetLogLevel) and defaults to kInfo; the
+// or, with SetLogFormat(LogFormat::kJson) (`silt run --log-format json`), one
+// JSON object per line:
+//   {"time":"2026-11-29T14:20:01.123Z","level":"info","component":"stream",
+//    "queryId":"<uuid>","batchId":3,"message":"batch 3 committed"}
+// where queryId and batchId are the process's log context (null when not
+// set). The level is process-wide (SetLogLevel) and defaults to kInfo; the
 // SILT_LOG_LEVEL environment variable (debug|info|warn|error) overrides it at
 // first use.
 //
@@ -8,6 +13,7 @@
 // with one write so lines never interleave.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +27,15 @@ void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 bool LogEnabled(LogLevel level);
 void LogLine(LogLevel level, std::string_view component, std::string_view message);
+
+enum class LogFormat { kText, kJson };
+void SetLogFormat(LogFormat format);
+LogFormat GetLogFormat();
+
+// The log context JSON lines carry: the running query's id and batch
+// (-1: none). Process-wide, as one process runs one query.
+void SetLogQueryId(std::string_view query_id);
+void SetLogBatchId(int64_t batch_id);
 
 template <typename... Args>
 void Log(LogLevel level, std::string_view component, Args&&... args) {

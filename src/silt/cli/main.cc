@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "silt/base/logging.h"
 #include "silt/base/version.h"
 #include "silt/cli/command.h"
 
@@ -32,6 +33,11 @@ int ExitCodeFor(const silt::Status& status) {
 
 void PrintError(const std::string& message) {
   std::fflush(stdout);
+  // With `silt run --log-format json` every stderr line is a JSON object.
+  if (silt::GetLogFormat() == silt::LogFormat::kJson) {
+    silt::LogLine(silt::LogLevel::kError, "silt", message);
+    return;
+  }
   fmt::print(stderr, "silt: error: {}\n", message);
 }
 

@@ -6,6 +6,15 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "silt/base/logging.h"
+#include "silt/metrics/default_registry.h"
+#include "silt/metrics/process_metrics.h"
+#include "silt/monitor/server.h"
+#include "silt/stream/metrics/query_metrics.h"
 
 namespace silt::cli {
 
@@ -14,6 +23,8 @@ namespace {
 // Process-wide because a signal handler can reach nothing else.
 std::atomic<bool> g_stop_requested{false};
 
+std::atomic<bool> g_json_logs{false};
+
 static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag must be signal-safe");
 
 extern "C" void HandleStopSignal(int signo) {
@@ -21,6 +32,9 @@ extern "C" void HandleStopSignal(int signo) {
     // Second signal: the user does not want to wait for the batch.
     _exit(128 + signo);
   }
+  // A JSON log has no room for a line without a time, which the handler
+  // cannot format safely; the stop is logged when the query has stopped.
+  if (g_json_logs.load()) return;
   static constexpr char kMessage[] =
       "[silt] stopping after the current batch (send the signal again to exit now)\n";
   ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
@@ -33,6 +47,7 @@ class ScopedStopSignals {
  public:
   ScopedStopSignals() {
     g_stop_requested.store(false);
+    g_json_logs.store(GetLogFormat() == LogFormat::kJson);
     struct sigaction action {};
     action.sa_handler = HandleStopSignal;
     sigemptyset(&action.sa_mask);
@@ -69,6 +84,36 @@ void PrintProgress(const stream::BatchProgress& progress, bool as_json) {
   std::fflush(stdout);
 }
 
+// Sets the log context of JSON log lines and forwards to the query's
+// metrics, when the job has them.
+class RunListener final : public stream::QueryListener {
+ public:
+  explicit RunListener(stream::QueryMetrics* metrics) : metrics_(metrics) {}
+  ~RunListener() override {
+    SetLogBatchId(-1);
+    SetLogQueryId("");
+  }
+
+  void OnQueryStarted(const std::string& query_id, const std::string& run_id,
+                      const std::string& source, const std::string& sink) override {
+    SetLogQueryId(query_id);
+    if (metrics_) metrics_->OnQueryStarted(query_id, run_id, source, sink);
+  }
+  void OnNoNewData() override {
+    if (metrics_) metrics_->OnNoNewData();
+  }
+  void OnBatchStarted(int64_t batch_id) override {
+    SetLogBatchId(batch_id);
+    if (metrics_) metrics_->OnBatchStarted(batch_id);
+  }
+  void OnBatchCompleted(const stream::BatchProgress& progress) override {
+    if (metrics_) metrics_->OnBatchCompleted(progress);
+  }
+
+ private:
+  stream::QueryMetrics* metrics_;
+};
+
 }  // namespace
 
 Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
@@ -80,7 +125,35 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   query_options.on_progress = [as_json](const stream::BatchProgress& progress) {
     PrintProgress(progress, as_json);
   };
-  return stream::RunQuery(job, query_options);
+
+  // Declared in this order so that the server stops (and no provider runs)
+  // before the metrics it reads go away. The registry is the process's, so
+  // the retries counted by the S3 and Kafka clients are in it too.
+  std::unique_ptr<stream::QueryMetrics> query_metrics;
+  std::unique_ptr<monitor::MonitorServer> server;
+  if (job.metrics) {
+    metrics::Registry* reg = &metrics::DefaultRegistry();
+    static std::once_flag process_metrics;
+    std::call_once(process_metrics, [reg] { metrics::AddProcessMetrics(reg); });
+    SILT_ASSIGN_OR_RETURN(query_metrics, stream::QueryMetrics::Make(job, reg, &SystemClock()));
+    monitor::ServerOptions server_options;
+    server_options.host = job.metrics->host;
+    server_options.port = job.metrics->port;
+    stream::QueryMetrics* qm = query_metrics.get();
+    server_options.metrics = [reg] { return reg->Expose(); };
+    server_options.status = [qm] { return qm->Snapshot(); };
+    SILT_ASSIGN_OR_RETURN(server, monitor::MonitorServer::Start(std::move(server_options)));
+    SILT_LOG_INFO("metrics", "serving /metrics, /status, /healthz and / on http://", server->host(),
+                  ":", server->port(), "/");
+  }
+  RunListener listener(query_metrics.get());
+  query_options.listener = &listener;
+  Result<stream::QueryResult> result = stream::RunQuery(job, query_options);
+  if (query_metrics) query_metrics->OnQueryStopped(result.status());
+  if (result.ok() && g_stop_requested.load()) {
+    SILT_LOG_INFO("stream", "stopped on a signal after the current batch");
+  }
+  return result;
 }
 
 Result<stream::MaintenanceResult> RunMaintenanceInForeground(const stream::JobSpec& job) {

@@ -9,6 +9,11 @@
 // With `progress_json`, the batch's full progress record (Spark's
 // StreamingQueryProgress JSON) is printed instead, one object per line.
 //
+// With the job's `metrics:` key, the monitoring endpoint (docs/metrics.md)
+// serves /metrics, /status, /healthz and / on its own threads while the
+// query runs. The log context (query id, batch id) of JSON log lines is set
+// as the query starts and each batch begins.
+//
 // Thread safety: one query per process at a time (the signal handlers and
 // the stop flag are process-wide).
 #pragma once

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "silt/base/logging.h"
 #include "silt/cli/command.h"
 #include "silt/cli/query_runner.h"
 #include "silt/stream/job.h"
@@ -24,6 +25,10 @@ class RunCommand final : public Command {
         ->check(CLI::PositiveNumber);
     sub_->add_flag("--progress-json", progress_json_,
                    "Print each batch's full progress record as JSON instead of a line");
+    sub_->add_option("--log-format", log_format_,
+                     "Log lines on stderr: text, or json (one object a line with time, level, "
+                     "component, queryId, batchId, message)")
+        ->check(CLI::IsMember({"text", "json"}));
     sub_->footer(
         "SIGINT/SIGTERM stop the query after the current batch; a second signal exits at once.\n"
         "A stopped or killed query resumes from its checkpoint on the next run.");
@@ -32,6 +37,7 @@ class RunCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
+    if (log_format_ == "json") SetLogFormat(LogFormat::kJson);
     SILT_ASSIGN_OR_RETURN(stream::JobSpec job, stream::LoadJobFile(job_path_));
     if (job.maintenance) {
       SILT_ASSIGN_OR_RETURN(stream::MaintenanceResult result, RunMaintenanceInForeground(job));
@@ -55,6 +61,7 @@ class RunCommand final : public Command {
   std::string job_path_;
   int64_t max_batches_ = 0;
   bool progress_json_ = false;
+  std::string log_format_ = "text";
 };
 
 }  // namespace

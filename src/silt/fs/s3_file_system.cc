@@ -20,6 +20,7 @@
 #include "silt/base/uuid.h"
 #include "silt/fs/path_internal.h"
 #include "silt/fs/s3_internal.h"
+#include "silt/metrics/default_registry.h"
 
 namespace silt::fs {
 
@@ -161,6 +162,7 @@ class S3Client {
         }
         SILT_LOG_DEBUG("s3", "retrying ", call.method, " ", target.display, " in ", delay,
                        " ms after: ", last.message());
+        metrics::CountRetry("s3", call.method);
         sleep_ms_(delay);
         waited_ms += delay;
         g_retries.fetch_add(1, std::memory_order_relaxed);

@@ -8,6 +8,7 @@
 
 #include "silt/base/uuid.h"
 #include "silt/kafka/rdkafka_internal.h"
+#include "silt/metrics/default_registry.h"
 
 namespace silt::kafka {
 
@@ -48,26 +49,28 @@ class RdKafkaConsumer final : public Consumer {
   }
 
   Result<std::vector<TopicInfo>> ListTopics() override {
-    return WithRetries([&] { return ListTopicsOnce(); });
+    return WithRetries("list_topics", [&] { return ListTopicsOnce(); });
   }
 
   Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
-    return WithRetries([&] { return QueryWatermarksOnce(partition); });
+    return WithRetries("query_watermarks", [&] { return QueryWatermarksOnce(partition); });
   }
 
   Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
       const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
-    return WithRetries([&] { return OffsetsForTimesOnce(partitions, timestamp_ms); });
+    return WithRetries("offsets_for_times",
+                       [&] { return OffsetsForTimesOnce(partitions, timestamp_ms); });
   }
 
  private:
   // Runs `attempt` until it succeeds, fails for good, or the retries are
   // used up (then the last error, still marked retryable).
   template <typename Fn>
-  auto WithRetries(Fn attempt) -> decltype(attempt()) {
+  auto WithRetries(const char* operation, Fn attempt) -> decltype(attempt()) {
     auto result = attempt();
     for (int retry = 0; retry < retries_ && !result.ok() && result.status().retryable(); ++retry) {
       std::this_thread::sleep_for(std::chrono::milliseconds(retry_interval_ms_));
+      metrics::CountRetry("kafka", operation);
       result = attempt();
     }
     return result;

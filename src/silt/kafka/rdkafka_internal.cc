@@ -1,5 +1,7 @@
 #include "silt/kafka/rdkafka_internal.h"
 
+#include "silt/base/logging.h"
+
 namespace silt::kafka::internal {
 
 bool IsRetryable(rd_kafka_resp_err_t err) {
@@ -31,8 +33,24 @@ bool IsRetryable(rd_kafka_resp_err_t err) {
   }
 }
 
+namespace {
+
+// librdkafka's own log lines (syslog levels) go through silt's logger, so
+// they share its format (text or JSON lines) and its level.
+void LogToSilt(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+  (void)rk;
+  const LogLevel silt_level = level <= 3   ? LogLevel::kError
+                              : level == 4 ? LogLevel::kWarn
+                              : level <= 6 ? LogLevel::kInfo
+                                           : LogLevel::kDebug;
+  Log(silt_level, "kafka", facility, ": ", text);
+}
+
+}  // namespace
+
 Result<rd_kafka_conf_t*> MakeConf(const std::map<std::string, std::string>& config) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set_log_cb(conf, &LogToSilt);
   char error[512];
   for (const auto& [name, value] : config) {
     if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof(error)) !=

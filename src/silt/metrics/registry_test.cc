@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "silt/metrics/default_registry.h"
 #include "silt/metrics/process_metrics.h"
 
 namespace silt::metrics {
@@ -149,6 +150,21 @@ TEST(ProcessMetricsTest, ExposedUnderTheStandardNames) {
   EXPECT_NE(text.find("\nprocess_resident_memory_bytes "), std::string::npos);
   EXPECT_EQ(text.find("\nprocess_resident_memory_bytes 0\n"), std::string::npos);
   EXPECT_NE(text.find("\nprocess_start_time_seconds "), std::string::npos);
+}
+
+TEST(DefaultRegistryTest, RetriesAreCountedByComponentAndOperation) {
+  EXPECT_NE(DefaultRegistry().Expose().find("# TYPE silt_retries_total counter\n"),
+            std::string::npos);
+  CountRetry("s3", "GET");
+  CountRetry("s3", "GET");
+  CountRetry("kafka", "query_watermarks");
+  std::string text = DefaultRegistry().Expose();
+  EXPECT_NE(text.find("\nsilt_retries_total{component=\"s3\",operation=\"GET\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("\nsilt_retries_total{component=\"kafka\",operation=\"query_watermarks\"} 1\n"),
+      std::string::npos);
 }
 
 }  // namespace

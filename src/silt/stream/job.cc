@@ -191,7 +191,7 @@ class JobParser {
     SILT_RETURN_NOT_OK(
         CheckKeys(root, "",
                   {"name", "type", "source", "transform", "sink", "checkpointLocation", "trigger",
-                   "maxBatches", "storage", "ansi", "spark.sql.*"}));
+                   "maxBatches", "storage", "ansi", "metrics", "spark.sql.*"}));
     SILT_RETURN_NOT_OK(ParseSparkConf(root, &job));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
@@ -232,10 +232,48 @@ class JobParser {
     if (YAML::Node n = root["storage"]) {
       SILT_RETURN_NOT_OK(ParseStorage(n, &job));
     }
+    if (YAML::Node n = root["metrics"]) {
+      SILT_RETURN_NOT_OK(ParseMetrics(n, &job));
+    }
     return job;
   }
 
  private:
+  Status ParseMetrics(const YAML::Node& node, JobSpec* job) const {
+    if (!node.IsMap()) {
+      return Error(node, "metrics", "expected a mapping such as {port: 9108, host: 127.0.0.1}");
+    }
+    SILT_RETURN_NOT_OK(
+        CheckKeys(node, "metrics", {"port", "host", "healthTimeout", "lagInterval"}));
+    MetricsSpec spec;
+    YAML::Node port = node["port"];
+    if (!port) return Error(node, "metrics.port", "required key is missing");
+    SILT_ASSIGN_OR_RETURN(int64_t number, Integer(port, "metrics.port"));
+    if (number < 0 || number > 65535) {
+      return Error(port, "metrics.port", "expected a port from 0 to 65535, got ", number);
+    }
+    spec.port = static_cast<int>(number);
+    if (YAML::Node n = node["host"]) {
+      SILT_ASSIGN_OR_RETURN(spec.host, Scalar(n, "metrics.host"));
+      if (spec.host.empty()) return Error(n, "metrics.host", "must not be empty");
+    }
+    auto duration = [&](const char* key, int64_t* out) -> Status {
+      YAML::Node n = node[key];
+      if (!n) return Status::OK();
+      const std::string path = std::string("metrics.") + key;
+      SILT_ASSIGN_OR_RETURN(std::string text, Scalar(n, path));
+      Result<int64_t> micros = ParseDurationMicros(text);
+      if (!micros.ok()) return Error(n, path, micros.status().message());
+      if (*micros <= 0) return Error(n, path, "must be more than 0");
+      *out = *micros;
+      return Status::OK();
+    };
+    SILT_RETURN_NOT_OK(duration("healthTimeout", &spec.health_timeout_micros));
+    SILT_RETURN_NOT_OK(duration("lagInterval", &spec.lag_interval_micros));
+    job->metrics = spec;
+    return Status::OK();
+  }
+
   template <typename... Args>
   Status Error(const YAML::Node& node, std::string_view key_path, Args&&... args) const {
     std::string where(source_);

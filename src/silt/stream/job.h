@@ -17,6 +17,9 @@
 //            { availableNow: true }   (absent: next batch as soon as possible)
 //   maxBatches: <n>  (optional: stop after n batches; demo and tests)
 //   storage: { s3: {...} }  (later issue)
+//   metrics: { port: 9108, host: 127.0.0.1, healthTimeout: 5 minutes,
+//              lagInterval: 5 seconds }  (optional: the HTTP endpoint of
+//              docs/metrics.md; off without the key)
 // `${NAME:-default}` and `${NAME}` expand from the environment in every
 // scalar before parsing.
 //
@@ -97,6 +100,15 @@ struct MaintenanceSpec {
   std::optional<int64_t> max_runs;
 };
 
+// `metrics:`: where the query's monitoring endpoint listens (/metrics,
+// /status, /healthz, /) and its health rule.
+struct MetricsSpec {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: any free port (logged)
+  int64_t health_timeout_micros = 5LL * 60 * 1'000'000;
+  int64_t lag_interval_micros = 5LL * 1'000'000;
+};
+
 enum class TriggerKind { kDefault, kProcessingTime, kOnce, kAvailableNow };
 
 struct TriggerSpec {
@@ -127,6 +139,8 @@ struct JobSpec {
   // `storage.s3` settings (endpoint, accessKey, ...) as written; consumed by
   // the S3 file system when it lands.
   std::map<std::string, std::string> storage_s3;
+  // The monitoring endpoint; absent: none.
+  std::optional<MetricsSpec> metrics;
   // Set for `type: maintenance` jobs, which have no source, sink or
   // checkpoint.
   std::optional<MaintenanceSpec> maintenance;

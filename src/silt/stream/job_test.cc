@@ -109,6 +109,42 @@ checkpointLocation: /c
       << message;
 }
 
+TEST(JobTest, MetricsEndpointKeys) {
+  const std::string base =
+      "source: {format: generator}\nsink: {path: /t}\ncheckpointLocation: /c\n";
+  ASSERT_OK_AND_ASSIGN(JobSpec plain, ParseJobYaml(base, "j.yaml"));
+  EXPECT_FALSE(plain.metrics.has_value());
+  ASSERT_OK_AND_ASSIGN(
+      JobSpec job,
+      ParseJobYaml(base + "metrics: {port: 9108, host: 0.0.0.0, healthTimeout: 30 seconds, "
+                          "lagInterval: 500 ms}\n",
+                   "j.yaml"));
+  ASSERT_TRUE(job.metrics.has_value());
+  EXPECT_EQ(job.metrics->port, 9108);
+  EXPECT_EQ(job.metrics->host, "0.0.0.0");
+  EXPECT_EQ(job.metrics->health_timeout_micros, 30'000'000);
+  EXPECT_EQ(job.metrics->lag_interval_micros, 500'000);
+  ASSERT_OK_AND_ASSIGN(JobSpec defaults, ParseJobYaml(base + "metrics: {port: 0}\n", "j.yaml"));
+  EXPECT_EQ(defaults.metrics->host, "127.0.0.1");
+  EXPECT_EQ(defaults.metrics->health_timeout_micros, 300'000'000);
+
+  Result<JobSpec> typo = ParseJobYaml(base + "metrics: {port: 1, healthTimout: 1s}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, typo);
+  EXPECT_NE(typo.status().message().find("j.yaml:4: metrics.healthTimout: unknown key"),
+            std::string::npos)
+      << typo.status().message();
+  Result<JobSpec> no_port = ParseJobYaml(base + "metrics: {host: 127.0.0.1}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, no_port);
+  EXPECT_NE(no_port.status().message().find("metrics.port: required key is missing"),
+            std::string::npos);
+  Result<JobSpec> big = ParseJobYaml(base + "metrics: {port: 70000}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, big);
+  EXPECT_NE(big.status().message().find("metrics.port: expected a port from 0 to 65535"),
+            std::string::npos);
+  Result<JobSpec> zero = ParseJobYaml(base + "metrics: {port: 1, healthTimeout: 0 s}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, zero);
+}
+
 TEST(JobTest, UnknownTransformStepNamesItsIndex) {
   Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
 transform:

@@ -87,6 +87,10 @@ class QueryRunner {
     SILT_LOG_INFO("stream", "query ", query_id_, " (run ", run_id_, ") starting at batch ",
                   next_batch_id_, pending_ ? " (re-running the uncommitted batch)" : "",
                   "; checkpoint ", checkpoint_path_, ", table ", sink_->target());
+    if (options_.listener) {
+      options_.listener->OnQueryStarted(query_id_, run_id_, source_->Description(),
+                                        sink_->Description());
+    }
     const bool once = job_.trigger.kind == TriggerKind::kOnce;
     const bool available_now = job_.trigger.kind == TriggerKind::kAvailableNow;
     ReadLimit limit;
@@ -116,6 +120,7 @@ class QueryRunner {
           planned = *start_offset_;
         }
         if (!planned) {
+          if (options_.listener) options_.listener->OnNoNewData();
           if (once || available_now) break;
           if (job_.trigger.kind == TriggerKind::kProcessingTime) {
             WaitForNextInterval(trigger_wall);
@@ -143,10 +148,12 @@ class QueryRunner {
         }
       }
       BatchProgress progress;
+      if (options_.listener) options_.listener->OnBatchStarted(seq.batch_id);
       SILT_RETURN_NOT_OK(RunBatch(seq, trigger_wall, trigger_mono, &durations, &progress));
       ++result.batches_run;
       result.rows_written += progress.skipped_duplicate ? 0 : progress.num_output_rows;
       if (options_.on_progress) options_.on_progress(progress);
+      if (options_.listener) options_.listener->OnBatchCompleted(progress);
       if (once) break;
       if (job_.max_batches && result.batches_run >= *job_.max_batches) break;
       if (job_.trigger.kind == TriggerKind::kProcessingTime) WaitForNextInterval(trigger_wall);
@@ -451,7 +458,9 @@ class QueryRunner {
       sink_->Abort();
       return st;
     }
+    const int64_t commit_start = clock_->MonotonicMicros();
     Result<SinkBatchResult> committed = sink_->Commit();
+    progress->sink_commit_micros = clock_->MonotonicMicros() - commit_start;
     if (!committed.ok()) {
       sink_->Abort();
       return committed.status().WithContextParts("batch ", batch_id, ": committing to ", table);
@@ -479,8 +488,8 @@ class QueryRunner {
     progress->skipped_duplicate = committed->skipped_duplicate;
     progress->start_offset_json = start_offset_.value_or("");
     progress->end_offset_json = end;
-    progress->json =
-        ProgressToJson(MakeProgress(seq, trigger_wall, trigger_mono, *durations, *progress));
+    progress->record = MakeProgress(seq, trigger_wall, trigger_mono, *durations, *progress);
+    progress->json = ProgressToJson(progress->record);
 
     start_offset_ = end;
     previous_watermark_ms_ = seq.batch_watermark_ms;

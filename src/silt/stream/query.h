@@ -26,6 +26,7 @@
 #include "silt/base/result.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/job.h"
+#include "silt/stream/progress.h"
 
 namespace silt::stream {
 
@@ -39,8 +40,32 @@ struct BatchProgress {
   bool skipped_duplicate = false;
   std::string start_offset_json;
   std::string end_offset_json;
-  // The full progress record (Spark's StreamingQueryProgress JSON fields).
+  // The full progress record (Spark's StreamingQueryProgress JSON fields),
+  // as a struct and as its JSON.
+  QueryProgress record;
   std::string json;
+  // How long the sink's commit (the Delta transaction) took.
+  int64_t sink_commit_micros = 0;
+};
+
+// Monitoring hooks (metrics, status page, structured logs; see
+// stream/metrics/query_metrics.h). Called on the query's thread; an
+// implementation publishes what it is told and returns at once (no I/O, no
+// waiting), so monitoring never slows the batch loop.
+class QueryListener {
+ public:
+  virtual ~QueryListener() = default;
+  // The checkpoint is open and the query's ids are known.
+  virtual void OnQueryStarted(const std::string& query_id, const std::string& run_id,
+                              const std::string& source_description,
+                              const std::string& sink_description) = 0;
+  // A trigger asked the source and found nothing new (the query is idle
+  // and alive).
+  virtual void OnNoNewData() = 0;
+  // Batch `batch_id` is planned and about to run.
+  virtual void OnBatchStarted(int64_t batch_id) = 0;
+  // Batch finished and committed (after on_progress).
+  virtual void OnBatchCompleted(const BatchProgress& progress) = 0;
 };
 
 struct QueryOptions {
@@ -49,6 +74,8 @@ struct QueryOptions {
   std::atomic<bool>* stop_flag = nullptr;
   // Called after every batch (progress line printing).
   std::function<void(const BatchProgress&)> on_progress;
+  // Optional monitoring hooks; must outlive RunQuery.
+  QueryListener* listener = nullptr;
   // When set, used for the checkpoint, the source's data and the sink's
   // table instead of fs::FileSystemForPath (tests inject faults through it).
   // The checkpoint is flock'ed only when this is null or a local file system.
