@@ -9,6 +9,22 @@ namespace silt::stream {
 
 namespace {
 
+// The error class as a label value: StatusCodeName in CamelCase without
+// spaces ("IO error" -> "IOError", "Not supported" -> "NotSupported").
+std::string CodeLabel(StatusCode code) {
+  std::string out;
+  bool upper = true;
+  for (char c : StatusCodeName(code)) {
+    if (c == ' ') {
+      upper = true;
+      continue;
+    }
+    out.push_back(upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c);
+    upper = false;
+  }
+  return out;
+}
+
 double Seconds(int64_t micros) { return static_cast<double>(micros) / 1e6; }
 
 }  // namespace
@@ -236,8 +252,7 @@ void QueryMetrics::OnQueryStopped(const Status& status) {
     status_.message = "Terminated with exception: " + status.message();
     status_.last_error = status.message();
     status_.last_error_micros = clock_->NowMicros();
-    errors_.WithLabels({query_label_, "query", std::string(StatusCodeName(status.code()))})
-        .Increment();
+    errors_.WithLabels({query_label_, "query", CodeLabel(status.code())}).Increment();
   }
   if (!query_label_.empty()) up_.WithLabels({query_label_}).Set(0);
 }
@@ -249,7 +264,7 @@ void QueryMetrics::PublishLag(std::vector<monitor::LagRow> rows, const Status& s
     // The last known lag stays (with its time); the error is counted and
     // shown. Logged at debug only: a dead broker shows in the query's own
     // errors and in librdkafka's lines already.
-    errors_.WithLabels({q, "kafka_lag", std::string(StatusCodeName(status.code()))}).Increment();
+    errors_.WithLabels({q, "kafka_lag", CodeLabel(status.code())}).Increment();
     status_.last_error = "looking up the Kafka end offsets: " + status.message();
     status_.last_error_micros = clock_->NowMicros();
     // Once per outage, not once per lookup.
