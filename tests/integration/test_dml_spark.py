@@ -46,7 +46,8 @@ class Case:
 
 
 # {T} the target, {S} a Delta source shaped as plain, {SP} one shaped as
-# part, {DUP} a source with duplicate ids, {PQ} a Parquet file (id, v, name).
+# part, {DUP} a source with duplicate ids, {PQ} a Parquet file (id, v, name),
+# {JS} a JSON-lines file (Spark infers its schema; so does silt).
 CASES = [
     Case("delete_where", "plain", "DELETE FROM {T} WHERE v > 50"),
     Case("delete_null_condition", "plain", "DELETE FROM {T} WHERE v IS NULL"),
@@ -112,6 +113,13 @@ CASES = [
          "MERGE INTO {T} t USING {SP} s ON t.id = s.id "
          "WHEN MATCHED AND s.v > 50 THEN UPDATE SET p = s.p "
          "WHEN NOT MATCHED BY SOURCE AND t.p = 'c' THEN UPDATE SET v = NULL"),
+    Case("merge_json_source", "plain",
+         "MERGE INTO {T} t USING {JS} s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET v = s.v, name = s.name "
+         "WHEN NOT MATCHED THEN INSERT (id, v, name, d) VALUES (s.id, s.v, s.name, s.d)"),
+    Case("merge_json_subquery_source", "plain",
+         "MERGE INTO {T} t USING (SELECT id, v * 2 AS v FROM {JS} WHERE v IS NOT NULL) s "
+         "ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v"),
     Case("dv_delete", "dv", "DELETE FROM {T} WHERE id % 4 = 1"),
     Case("dv_update", "dv", "UPDATE {T} SET v = 7 WHERE v < 20"),
     Case("dv_merge_every_clause", "dv",
@@ -212,9 +220,19 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
                              "v": pa.array([5, None, 7, 8, 9], pa.int32()),
                              "name": pa.array(["a", "b", None, "d", "e"])}), pq_path)
 
+    json_path = work / "src.json"
+    json_path.write_text("\n".join(json.dumps(r) for r in [
+        {"id": 2, "v": 21, "name": "j2", "d": 1.5},
+        {"id": 4, "name": "j4", "d": 2},
+        {"id": 8, "v": None, "d": 0.25},
+        {"id": 300, "v": 30, "name": "j300", "d": 3.75},
+        {"id": 301, "v": 31},
+    ]) + "\n")
+
     def text(case, target):
         return case.sql.format(T=f"delta.`{target}`", S=f"delta.`{src}`", SP=f"delta.`{src_part}`",
-                               DUP=f"delta.`{dup}`", PQ=f"parquet.`{pq_path}`")
+                               DUP=f"delta.`{dup}`", PQ=f"parquet.`{pq_path}`",
+                               JS=f"json.`{json_path}`")
 
     outcomes = {}
     for case in CASES:
