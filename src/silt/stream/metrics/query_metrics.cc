@@ -27,6 +27,22 @@ std::string CodeLabel(StatusCode code) {
 
 double Seconds(int64_t micros) { return static_cast<double>(micros) / 1e6; }
 
+// "IO error" -> "IOError", "Invalid argument" -> "InvalidArgument": the
+// error class as a label value without spaces.
+std::string CodeLabel(StatusCode code) {
+  std::string out;
+  bool upper = true;
+  for (char c : StatusCodeName(code)) {
+    if (c == ' ') {
+      upper = true;
+      continue;
+    }
+    out += upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
+  return out;
+}
+
 }  // namespace
 
 QueryMetrics::QueryMetrics(const JobSpec& job, metrics::Registry* registry, Clock* clock)
