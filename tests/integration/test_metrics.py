@@ -307,9 +307,6 @@ def test_status_page_in_headless_chromium(job, tmp_path):
     print(f"status page screenshot: {shot}")
 
 
-@pytest.mark.xfail(reason="known bug (#18): a lag lookup failing while the broker is stopped "
-                   "is not surfaced as lastError / a warn log / silt_errors_total on this tree",
-                   strict=False)
 def test_healthz_fails_while_the_broker_is_stopped_and_recovers(job):
     assert http_get(job.base + "/healthz")[0] == 200
     job.kafka.process.send_signal(signal.SIGSTOP)
@@ -333,9 +330,6 @@ def test_healthz_fails_while_the_broker_is_stopped_and_recovers(job):
                     interval=0.5)
 
 
-@pytest.mark.xfail(reason="known bug (#18): a lag lookup failing while the broker is stopped "
-                   "is not surfaced as lastError / a warn log / silt_errors_total on this tree",
-                   strict=False)
 def test_json_logs_and_no_secret_anywhere(job):
     outputs = {
         "/metrics": http_get(job.base + "/metrics")[1],
@@ -391,9 +385,6 @@ def dashboard_exprs(dash):
     return exprs
 
 
-@pytest.mark.xfail(reason="known bug (#18): a lag lookup failing while the broker is stopped "
-                   "is not surfaced as lastError / a warn log / silt_errors_total on this tree",
-                   strict=False)
 def test_grafana_dashboard_expressions_run_on_the_scraped_series(job):
     dash = json.loads((REPO / "examples" / "grafana" / "silt.json").read_text())
     exprs = dashboard_exprs(dash)

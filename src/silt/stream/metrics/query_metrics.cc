@@ -9,22 +9,6 @@ namespace silt::stream {
 
 namespace {
 
-// The error class as a label value: StatusCodeName in CamelCase without
-// spaces ("IO error" -> "IOError", "Not supported" -> "NotSupported").
-std::string CodeLabel(StatusCode code) {
-  std::string out;
-  bool upper = true;
-  for (char c : StatusCodeName(code)) {
-    if (c == ' ') {
-      upper = true;
-      continue;
-    }
-    out.push_back(upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c);
-    upper = false;
-  }
-  return out;
-}
-
 double Seconds(int64_t micros) { return static_cast<double>(micros) / 1e6; }
 
 // "IO error" -> "IOError", "Invalid argument" -> "InvalidArgument": the
