@@ -31,9 +31,9 @@ demo: build
 # The Python reference readers, and the services the integration tests start
 # on loopback (each script is idempotent and caches under ./.cache).
 test-deps: deps
-	@scripts/install-build-deps.sh --check
+	@scripts/install-build-deps.sh --check --monitoring
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-monitoring.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 

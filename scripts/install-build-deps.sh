@@ -4,6 +4,8 @@
 #   --check   also the tools of `make check format-check` (clang-format 14,
 #             python3), which `make test` runs
 #   --clang   also clang and its sanitizer runtimes (`make tsan`, `make fuzz`)
+#   --monitoring  also prometheus and chromium (test_metrics.py), which
+#             `make test` runs
 set -euo pipefail
 
 PKGS=(
@@ -18,7 +20,10 @@ for arg in "$@"; do
   case "$arg" in
     --check) PKGS+=(clang-format python3 openssl) ;;
     --clang) PKGS+=(clang libclang-rt-14-dev) ;;
-    *) echo "usage: $0 [--check] [--clang]" >&2; exit 2 ;;
+    # The monitoring tests' Prometheus (+ promtool) and headless Chromium;
+    # the tests start them on loopback themselves, on their own ports.
+    --monitoring) PKGS+=(prometheus chromium) ;;
+    *) echo "usage: $0 [--check] [--clang] [--monitoring]" >&2; exit 2 ;;
   esac
 done
 

@@ -9,7 +9,7 @@ against the same Prometheus; `--log-format json` lines are JSON and no
 secret of the job reaches a log line, a metric or the status page.
 
 One job runs for the whole module (a fresh broker of its own, since a test
-stops it); the tests read it in order. scripts/setup-monitoring.sh installs
+stops it); the tests read it in order. `scripts/install-build-deps.sh --monitoring` installs
 Prometheus and Chromium.
 """
 
@@ -143,7 +143,7 @@ class Job:
 def job(kafka, silt_bin, tmp_path_factory):
     for tool in ("prometheus", "promtool", "chromium"):
         if shutil.which(tool) is None:
-            pytest.skip(f"{tool} not installed: run scripts/setup-monitoring.sh")
+            pytest.skip(f"{tool} not installed: run scripts/install-build-deps.sh --monitoring (make test-deps)")
     work = tmp_path_factory.mktemp("metrics")
     j = Job()
     j.work = work

@@ -58,17 +58,27 @@ Result<Collected> ReadDelta(const expr::TableReference& ref) {
 Result<Collected> ApplySelect(const expr::TableReference& ref, Collected out,
                               const expr::EvalOptions& options);
 
-Result<Collected> ReadParquet(const expr::TableReference& ref, const expr::EvalOptions& options) {
-  SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr fs, fs::FileSystemForPath(ref.path));
-  const std::string path = fs::NormalizePath(ref.path);
+// The files a parquet.`PATH` / json.`PATH` source reads: the directory's
+// files ending in `suffix` (hidden and _-prefixed ones skipped, as Spark
+// skips them), or the path itself when it is a file.
+Result<std::vector<std::string>> ListDataFiles(fs::FileSystem* fs, const std::string& raw_path,
+                                               std::string_view suffix) {
+  const std::string path = fs::NormalizePath(raw_path);
   std::vector<std::string> files;
   SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> listed, fs->ListDir(path));
   for (const fs::FileInfo& f : listed) {
     std::string_view name = fs::BaseName(f.path);
     if (name.empty() || name[0] == '_' || name[0] == '.') continue;
-    if (name.size() >= 8 && name.substr(name.size() - 8) == ".parquet") files.push_back(f.path);
+    if (name.ends_with(suffix)) files.push_back(f.path);
   }
   if (listed.empty()) files.push_back(path);  // a file, not a directory
+  return files;
+}
+
+Result<Collected> ReadParquet(const expr::TableReference& ref, const expr::EvalOptions& options) {
+  SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr fs, fs::FileSystemForPath(ref.path));
+  SILT_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                        ListDataFiles(fs.get(), ref.path, ".parquet"));
   Collected out;
   for (const std::string& file : files) {
     SILT_ASSIGN_OR_RETURN(auto reader, parquet::ParquetFileReader::Open(fs.get(), file));
@@ -215,15 +225,7 @@ columnar::TypePtr CanonicalJsonType(const columnar::TypePtr& t) {
 // inferred as Spark does.
 Result<Collected> ReadJson(const expr::TableReference& ref, const expr::EvalOptions& options) {
   SILT_ASSIGN_OR_RETURN(fs::FileSystemPtr fs, fs::FileSystemForPath(ref.path));
-  const std::string path = fs::NormalizePath(ref.path);
-  std::vector<std::string> files;
-  SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> listed, fs->ListDir(path));
-  for (const fs::FileInfo& f : listed) {
-    std::string_view name = fs::BaseName(f.path);
-    if (name.empty() || name[0] == '_' || name[0] == '.') continue;
-    if (name.size() >= 5 && name.substr(name.size() - 5) == ".json") files.push_back(f.path);
-  }
-  if (listed.empty()) files.push_back(path);
+  SILT_ASSIGN_OR_RETURN(std::vector<std::string> files, ListDataFiles(fs.get(), ref.path, ".json"));
   std::vector<std::string> texts;
   for (const std::string& file : files) {
     SILT_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(file));

@@ -32,8 +32,6 @@ using s3::HttpResponse;
 using s3::HttpTransport;
 using s3::kLineWhitespace;
 
-std::atomic<int64_t> g_retries{0};
-
 constexpr int64_t kMinPartSize = 5 << 20;
 constexpr size_t kDeleteBatch = 1000;
 
@@ -165,7 +163,6 @@ class S3Client {
         metrics::CountRetry("s3", call.method);
         sleep_ms_(delay);
         waited_ms += delay;
-        g_retries.fetch_add(1, std::memory_order_relaxed);
         if (retried_after_failure != nullptr) *retried_after_failure = true;
       }
       HttpRequest request = Sign(call);
@@ -1305,8 +1302,6 @@ Status SetS3Settings(const std::map<std::string, std::string>& settings) {
   }
   return Status::OK();
 }
-
-int64_t S3RetriesTotal() { return g_retries.load(std::memory_order_relaxed); }
 
 Result<FileSystemPtr> DefaultS3FileSystem() {
   Registry& registry = GlobalRegistry();

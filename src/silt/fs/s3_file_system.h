@@ -112,10 +112,6 @@ Result<FileSystemPtr> MakeS3FileSystem(const S3Options& options);
 // Errors: InvalidArgument for unknown keys or bad values (nothing changes).
 Status SetS3Settings(const std::map<std::string, std::string>& settings);
 
-// Requests repeated after a transient failure, by every S3 file system of
-// the process since it started.
-int64_t S3RetriesTotal();
-
 // The process-wide S3 file system for the registered settings and the real
 // environment, created on first use and shared by all s3:// and s3a:// paths.
 Result<FileSystemPtr> DefaultS3FileSystem();

@@ -72,20 +72,7 @@ class DmlParser {
     return End();
   }
   std::vector<std::pair<size_t, size_t>> SplitCommas(size_t begin, size_t end) const {
-    std::vector<std::pair<size_t, size_t>> out;
-    int depth = 0;
-    size_t start = begin;
-    for (size_t i = begin; i < end; ++i) {
-      TokenKind k = tokens_[i].kind;
-      if (k == TokenKind::kLParen || k == TokenKind::kLBracket) ++depth;
-      if (k == TokenKind::kRParen || k == TokenKind::kRBracket) --depth;
-      if (depth == 0 && k == TokenKind::kComma) {
-        out.emplace_back(start, i);
-        start = i + 1;
-      }
-    }
-    out.emplace_back(start, end);
-    return out;
+    return SplitTopLevelCommas(tokens_, begin, end);
   }
   // The matching ')' of the '(' at `open`, or End().
   size_t MatchingParen(size_t open) const {

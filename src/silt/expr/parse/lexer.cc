@@ -332,4 +332,22 @@ Status SyntaxError(std::string_view what, int64_t position, std::string_view tex
   return Status::InvalidArgument(what, " at position ", position + 1, " in '", text, "'", caret);
 }
 
+std::vector<std::pair<size_t, size_t>> SplitTopLevelCommas(const std::vector<Token>& tokens,
+                                                           size_t begin, size_t end) {
+  std::vector<std::pair<size_t, size_t>> out;
+  int depth = 0;
+  size_t start = begin;
+  for (size_t i = begin; i < end; ++i) {
+    const TokenKind k = tokens[i].kind;
+    if (k == TokenKind::kLParen || k == TokenKind::kLBracket) ++depth;
+    if (k == TokenKind::kRParen || k == TokenKind::kRBracket) --depth;
+    if (depth == 0 && k == TokenKind::kComma) {
+      out.emplace_back(start, i);
+      start = i + 1;
+    }
+  }
+  out.emplace_back(start, end);
+  return out;
+}
+
 }  // namespace silt::expr

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "silt/base/result.h"
@@ -75,6 +76,12 @@ std::string DescribeToken(const Token& token);
 // unterminated string, back-quoted identifier or comment, an unexpected
 // character, or a malformed number.
 Result<std::vector<Token>> Tokenize(std::string_view text);
+
+// The [begin, end) token ranges between the commas of tokens[begin, end)
+// that are outside any parentheses or brackets (one range when there is
+// none): the items of a select list, an assignment list or a VALUES tuple.
+std::vector<std::pair<size_t, size_t>> SplitTopLevelCommas(const std::vector<Token>& tokens,
+                                                           size_t begin, size_t end);
 
 // Formats the standard error: "<what> at position <position + 1> in '<text>'",
 // followed (for one-line text) by the text and a caret line under the
