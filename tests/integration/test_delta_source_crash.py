@@ -31,10 +31,10 @@ from helpers import (
     write_job,
 )
 
-NUM_FILES = 60
-LINES_PER_FILE = 200
+NUM_FILES = 100
+LINES_PER_FILE = 120
 MIN_KILLS = 30
-MAX_KILLS = 45
+MAX_KILLS = 60
 RUN_TIMEOUT_S = 60
 
 
