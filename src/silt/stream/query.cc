@@ -429,7 +429,10 @@ class QueryRunner {
         st = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
         break;
       }
-      if (*raw == nullptr) break;
+      if (*raw == nullptr) {
+        input_rows += reader->dropped_input_rows();
+        break;
+      }
       input_rows += (*raw)->num_rows;
       ctx.input_file_name = reader->input_file_name();
       Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);

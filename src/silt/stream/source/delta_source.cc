@@ -191,7 +191,10 @@ std::optional<std::string> DescribeOperation(const std::optional<std::string>& c
 // kTargetBatchRows rows.
 class DeltaBatchReader final : public BatchReader {
  public:
-  explicit DeltaBatchReader(std::unique_ptr<delta::TableScan> scan) : scan_(std::move(scan)) {}
+  DeltaBatchReader(std::unique_ptr<delta::TableScan> scan, int64_t deleted_rows)
+      : scan_(std::move(scan)), deleted_rows_(deleted_rows) {}
+
+  int64_t dropped_input_rows() const override { return deleted_rows_; }
 
   Result<columnar::RecordBatchPtr> Next() override {
     while (true) {
@@ -218,6 +221,8 @@ class DeltaBatchReader final : public BatchReader {
 
  private:
   std::unique_ptr<delta::TableScan> scan_;
+  // The rows the files' deletion vectors delete.
+  int64_t deleted_rows_ = 0;
   columnar::RecordBatchPtr pending_;
   int64_t pending_offset_ = 0;
 };
@@ -802,10 +807,14 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetBatch(
         return Result<bool>(true);
       }));
   if (files.empty()) return std::unique_ptr<BatchReader>(new EmptyBatchReader());
+  int64_t deleted_rows = 0;
+  for (const delta::AddFile& add : files) {
+    if (add.deletion_vector) deleted_rows += add.deletion_vector->cardinality;
+  }
   Result<std::unique_ptr<delta::TableScan>> scan =
       delta::TableScan::Make(fs_, options_.path, init_snapshot_->WithFiles(std::move(files)));
   if (!scan.ok()) return scan.status().WithContextParts("Delta source ", options_.path);
-  return std::unique_ptr<BatchReader>(new DeltaBatchReader(std::move(*scan)));
+  return std::unique_ptr<BatchReader>(new DeltaBatchReader(std::move(*scan), deleted_rows));
 }
 
 }  // namespace silt::stream

@@ -25,7 +25,8 @@
 //    with the new schema, as in Spark without schema tracking.
 //  - excludeRegex: adds whose log path the regex finds (unanchored, RE2)
 //    are counted and indexed like others but not read.
-//  - Deletion vectors of the adds read are applied (delta/TableScan).
+//  - Deletion vectors of the adds read are applied (delta/TableScan); the
+//    rows they delete still count in numInputRows, as Spark counts them.
 //
 // Offsets (offsets/N, progress): delta-spark's DeltaSourceOffset JSON,
 //   {"sourceVersion":1,"reservoirId":"<table id>","reservoirVersion":V,

@@ -44,6 +44,10 @@ class BatchReader {
   // of the file they came from, as Spark gives it ("file:///abs/path",
   // "s3a://bucket/key"); "" for sources without files.
   virtual std::string_view input_file_name() const { return {}; }
+  // Rows the source read but dropped before returning them, which Spark
+  // still counts in numInputRows (delta-spark filters deletion-vector rows
+  // above its scan); valid once Next returned null.
+  virtual int64_t dropped_input_rows() const { return 0; }
 };
 
 class Source {
