@@ -440,8 +440,8 @@ class JobParser {
       if (!item.IsMap() || item.size() != 1) {
         return Error(item, path,
                      "each step is a mapping with exactly one key (select, where, filter, "
-                     "withColumn, withColumnRenamed, drop, withWatermark, groupBy, "
-                     "dropDuplicates, dropDuplicatesWithinWatermark)");
+                     "withColumn, withColumnRenamed, drop, withWatermark, sql, join, "
+                     "groupBy, dropDuplicates, dropDuplicatesWithinWatermark)");
       }
       auto it = item.begin();
       if (!it->first.IsScalar()) return Error(it->first, path, "keys must be plain names");
@@ -508,6 +508,9 @@ class JobParser {
         if (step.aggs.empty()) {
           return Error(agg, Join(body_path, "agg"), "needs at least one aggregate");
         }
+      } else if (kind == "join") {
+        step.kind = "join";
+        SILT_RETURN_NOT_OK(ParseJoin(body, body_path, &step));
       } else if (kind == "dropDuplicates" || kind == "dropDuplicatesWithinWatermark") {
         step.kind = kind;
         if (!body.IsNull()) {
@@ -516,10 +519,51 @@ class JobParser {
       } else {
         return Error(it->first, body_path,
                      "unknown step; expected one of select, where, filter, withColumn, "
-                     "withColumnRenamed, drop, withWatermark, sql, groupBy, dropDuplicates, "
-                     "dropDuplicatesWithinWatermark");
+                     "withColumnRenamed, drop, withWatermark, sql, join, groupBy, "
+                     "dropDuplicates, dropDuplicatesWithinWatermark");
       }
       steps->push_back(std::move(step));
+    }
+    return Status::OK();
+  }
+
+  // join: {with: {format: delta, path: P, where: ..., select: [...]},
+  //        on: <column> | [<column>, ...], how: inner|left|left_semi|left_anti}
+  Status ParseJoin(const YAML::Node& body, const std::string& path, TransformStep* step) const {
+    if (!body.IsMap()) {
+      return Error(body, path, "expected {with: {format: delta, path: ...}, on: [<column>, ...]}");
+    }
+    SILT_RETURN_NOT_OK(CheckKeys(body, path, {"with", "on", "how"}));
+    YAML::Node with = body["with"];
+    const std::string with_path = Join(path, "with");
+    if (!with) return Error(body, with_path, "required key is missing (the static table)");
+    if (!with.IsMap()) return Error(with, with_path, "expected {format: delta, path: ...}");
+    SILT_RETURN_NOT_OK(CheckKeys(with, with_path, {"format", "path", "where", "select"}));
+    StaticTableSpec& table = step->join_with;
+    if (YAML::Node n = with["format"]) {
+      SILT_ASSIGN_OR_RETURN(std::string format, Scalar(n, Join(with_path, "format")));
+      table.format = AsciiLower(format);
+      if (table.format != "delta") {
+        return Error(n, Join(with_path, "format"), "expected delta, got '", format, "'");
+      }
+    }
+    YAML::Node table_path = with["path"];
+    if (!table_path) return Error(with, Join(with_path, "path"), "required key is missing");
+    SILT_ASSIGN_OR_RETURN(table.path, Scalar(table_path, Join(with_path, "path")));
+    if (table.path.empty()) return Error(table_path, Join(with_path, "path"), "must not be empty");
+    if (YAML::Node n = with["where"]) {
+      SILT_ASSIGN_OR_RETURN(table.where, Scalar(n, Join(with_path, "where")));
+    }
+    if (YAML::Node n = with["select"]) {
+      SILT_ASSIGN_OR_RETURN(table.select, ScalarList(n, Join(with_path, "select")));
+    }
+    YAML::Node on = body["on"];
+    const std::string on_path = Join(path, "on");
+    if (!on) return Error(body, on_path, "required key is missing (the join columns)");
+    SILT_ASSIGN_OR_RETURN(step->exprs, ScalarList(on, on_path));
+    if (step->exprs.empty()) return Error(on, on_path, "needs at least one column");
+    if (YAML::Node n = body["how"]) {
+      SILT_ASSIGN_OR_RETURN(step->join_how, Scalar(n, Join(path, "how")));
     }
     return Status::OK();
   }

@@ -48,9 +48,21 @@ struct SourceSpec {
   std::string key_path = "source";
 };
 
+// The static side of a `join` step: a Delta table, optionally filtered and
+// projected before the join (Spark's spark.read.format("delta").load(path)
+// .where(...).selectExpr(...)).
+struct StaticTableSpec {
+  std::string format = "delta";
+  std::string path;
+  std::string where;
+  std::vector<std::string> select;
+};
+
 struct TransformStep {
   // "select", "where", "withColumn", "withWatermark", "drop",
-  // "withColumnRenamed", "sql" (exprs[0]: SELECT ... FROM input [WHERE ...]),
+  // "withColumnRenamed", "join" (a stream-static join: `join_with`, exprs:
+  // the USING columns, `join_how`),
+  // "sql" (exprs[0]: SELECT ... FROM input [JOIN ...] [WHERE ...]),
   // and the stateful ones: "groupBy" (exprs: the keys, aggs: the aggregate
   // items), "dropDuplicates" and "dropDuplicatesWithinWatermark" (exprs: the
   // column names; empty: every column).
@@ -64,6 +76,8 @@ struct TransformStep {
   std::vector<std::pair<std::string, std::string>> named;  // withColumn / renames
   std::string event_time;                                  // withWatermark
   std::string delay_threshold;                             // withWatermark
+  StaticTableSpec join_with;                               // join
+  std::string join_how = "inner";                          // join
   std::string key_path;                                    // "transform[2]" for messages
 };
 

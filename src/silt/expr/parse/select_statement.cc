@@ -39,6 +39,7 @@ class StatementParser {
  public:
   StatementParser(std::string_view sql, std::vector<Token> tokens, std::string_view user)
       : sql_(sql), tokens_(std::move(tokens)), user_(user) {}
+  void AllowJoinsInFrom() { joins_in_from_ = true; }
 
   Result<SelectClauses> Clauses() {
     SILT_ASSIGN_OR_RETURN(std::vector<Segment> segments, Split());
@@ -142,7 +143,8 @@ class StatementParser {
                  tokens_[i + 1].IsKeyword("BY")) {
         clause = t.IsKeyword("GROUP") ? Clause::kGroupBy : Clause::kOrderBy;
         body = i + 2;
-      } else if (t.IsKeyword("JOIN")) {
+      } else if (t.IsKeyword("JOIN") && !(joins_in_from_ && !segments.empty() &&
+                                          segments.back().clause == Clause::kFrom)) {
         return Status::NotSupported("joins are not supported by ", user_, ", at position ",
                                     t.position + 1, " in '", sql_, "'");
       }
@@ -265,6 +267,7 @@ class StatementParser {
   std::string_view sql_;
   std::vector<Token> tokens_;
   std::string_view user_;
+  bool joins_in_from_ = false;
 };
 
 }  // namespace
@@ -276,9 +279,11 @@ const SelectClauseSpan* SelectClauses::Find(SelectClause clause) const {
   return nullptr;
 }
 
-Result<SelectClauses> SplitSelectStatement(std::string_view sql, std::string_view user) {
+Result<SelectClauses> SplitSelectStatement(std::string_view sql, std::string_view user,
+                                           bool joins_in_from) {
   SILT_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(sql));
   StatementParser parser(sql, std::move(tokens), user);
+  if (joins_in_from) parser.AllowJoinsInFrom();
   return parser.Clauses();
 }
 

@@ -82,10 +82,12 @@ struct SelectClauses {
 // empty clause bodies are not checked here. `user` names the caller in
 // NotSupported messages ("silt sql"). Errors: InvalidArgument "<what> at
 // position <n> in '<sql>'" for a statement not starting with SELECT or with
-// clauses out of order; NotSupported for joins and a SELECT outside
-// parentheses after the first (subqueries, set operations); the lexer's
-// errors.
-Result<SelectClauses> SplitSelectStatement(std::string_view sql, std::string_view user);
+// clauses out of order; NotSupported for joins (unless `joins_in_from`:
+// then a JOIN stays in the FROM body, for the caller to parse) and a SELECT
+// outside parentheses after the first (subqueries, set operations); the
+// lexer's errors.
+Result<SelectClauses> SplitSelectStatement(std::string_view sql, std::string_view user,
+                                           bool joins_in_from = false);
 
 // Trailing semicolons and whitespace are ignored. Errors: InvalidArgument
 // "<what> at position <n> in '<sql>'" for a malformed statement; the expr parser's errors for a

@@ -88,6 +88,15 @@ TEST(SelectStatementTest, ClausesAsSpans) {
   Result<SelectClauses> join = SplitSelectStatement("SELECT a FROM b JOIN c", "a sql step");
   EXPECT_EQ(join.status().code(), StatusCode::kNotSupported);
   EXPECT_NE(join.status().message().find("by a sql step"), std::string::npos);
+  // A caller that parses joins itself gets them inside the FROM body.
+  const std::string joined = "SELECT a FROM b LEFT JOIN c USING (k) WHERE a > 1";
+  Result<SelectClauses> in_from = SplitSelectStatement(joined, "x", /*joins_in_from=*/true);
+  ASSERT_TRUE(in_from.ok()) << in_from.status().ToString();
+  const SelectClauseSpan* join_from = in_from->Find(SelectClause::kFrom);
+  ASSERT_NE(join_from, nullptr);
+  EXPECT_EQ(joined.substr(join_from->body.begin, join_from->body.end - join_from->body.begin),
+            "b LEFT JOIN c USING (k) ");
+  EXPECT_FALSE(SplitSelectStatement("SELECT a JOIN b FROM c", "x", true).ok());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "silt/base/strings.h"
@@ -52,6 +53,136 @@ Result<std::vector<std::string>> SplitTopLevel(const std::string& text, const st
   return out;
 }
 
+// The FROM body of a sql step: `input [[AS] a] [<type>] JOIN
+// delta.`PATH` [[AS] b] USING (c, ...)`, as a join step; or nullopt for a
+// plain `input`.
+class FromParser {
+ public:
+  FromParser(const std::string& text, const std::string& path) : text_(text), path_(path) {}
+
+  Result<std::optional<TransformStep>> Parse() {
+    std::string first = Word();
+    if (!internal::EqualsIgnoreCase(first, "input")) {
+      return Status::InvalidArgument(path_, ": the query reads '", text_,
+                                     "'; a sql step reads the previous step's rows as 'input'");
+    }
+    SkipAlias();
+    if (AtEnd()) return std::optional<TransformStep>();
+    std::vector<std::string> type_words;
+    std::string word = Word();
+    while (!word.empty() && !internal::EqualsIgnoreCase(word, "JOIN")) {
+      type_words.push_back(AsciiLower(word));
+      word = Word();
+    }
+    if (word.empty()) return Unexpected("JOIN");
+    TransformStep join;
+    join.kind = "join";
+    join.join_how = type_words.empty() ? "inner" : "";
+    for (const std::string& w : type_words) join.join_how += (join.join_how.empty() ? "" : "_") + w;
+    if (join.join_how == "left_outer_semi" || join.join_how == "left_outer_anti") {
+      return Unexpected("a join type");
+    }
+    if (!internal::EqualsIgnoreCase(Word(), "delta") || !Consume('.')) {
+      return Unexpected("delta.`<path>` (a sql step joins Delta tables)");
+    }
+    std::optional<std::string> table = Quoted();
+    if (!table || table->empty()) return Unexpected("delta.`<path>`");
+    join.join_with.path = *table;
+    SkipAlias();
+    std::string keyword = Word();
+    if (internal::EqualsIgnoreCase(keyword, "ON")) {
+      return Status::NotSupported(path_, ": a sql step joins with USING (<columns>), not ON, in '",
+                                  text_, "'");
+    }
+    if (!internal::EqualsIgnoreCase(keyword, "USING") || !Consume('(')) {
+      return Unexpected("USING (<columns>)");
+    }
+    while (true) {
+      std::optional<std::string> quoted = Quoted();
+      std::string column = quoted ? *quoted : Word();
+      if (column.empty()) return Unexpected("a column name");
+      join.exprs.push_back(std::move(column));
+      if (Consume(',')) continue;
+      if (Consume(')')) break;
+      return Unexpected("',' or ')'");
+    }
+    if (!AtEnd()) return Unexpected("the end of FROM");
+    return std::optional<TransformStep>(std::move(join));
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ >= text_.size();
+  }
+  // An unquoted identifier, or "" (nothing consumed).
+  std::string Word() {
+    SkipSpace();
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    return text_.substr(start, pos_ - start);
+  }
+  // A backquoted name (`` is a backquote), or nullopt (nothing consumed).
+  std::optional<std::string> Quoted() {
+    SkipSpace();
+    if (pos_ >= text_.size() || text_[pos_] != '`') return std::nullopt;
+    std::string out;
+    for (size_t i = pos_ + 1; i < text_.size(); ++i) {
+      if (text_[i] != '`') {
+        out.push_back(text_[i]);
+      } else if (i + 1 < text_.size() && text_[i + 1] == '`') {
+        out.push_back('`');
+        ++i;
+      } else {
+        pos_ = i + 1;
+        return out;
+      }
+    }
+    return std::nullopt;
+  }
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  // An optional `[AS] alias` (not a join keyword).
+  void SkipAlias() {
+    const size_t before = pos_;
+    std::string word = Word();
+    if (internal::EqualsIgnoreCase(word, "AS")) {
+      if (!Quoted()) Word();
+      return;
+    }
+    for (const char* keyword : {"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "SEMI", "ANTI",
+                                "USING", "ON", "OUTER"}) {
+      if (internal::EqualsIgnoreCase(word, keyword)) {
+        pos_ = before;
+        return;
+      }
+    }
+    if (word.empty()) Quoted();
+  }
+  Status Unexpected(const std::string& expected) const {
+    return Status::InvalidArgument(path_, ": expected ", expected, " at position ", pos_ + 1,
+                                   " of FROM '", text_,
+                                   "' (FROM input [LEFT|LEFT SEMI|LEFT ANTI] JOIN "
+                                   "delta.`<path>` USING (<columns>))");
+  }
+
+  const std::string& text_;
+  const std::string& path_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
 
 Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
@@ -64,7 +195,8 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
     return Status::InvalidArgument(
         path, ": expected 'SELECT <columns> FROM input [WHERE ...]' but got '", q, "'");
   }
-  Result<expr::SelectClauses> clauses = expr::SplitSelectStatement(q, "a sql step");
+  Result<expr::SelectClauses> clauses =
+      expr::SplitSelectStatement(q, "a sql step", /*joins_in_from=*/true);
   if (!clauses.ok()) return clauses.status().WithContext(path);
   const expr::SelectClauseSpan* from = clauses->Find(expr::SelectClause::kFrom);
   if (from == nullptr) {
@@ -78,10 +210,7 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
   }
   std::string table =
       std::string(TrimAscii(q.substr(from->body.begin, table_end - from->body.begin)));
-  if (!internal::EqualsIgnoreCase(table, "input")) {
-    return Status::InvalidArgument(path, ": the query reads '", table,
-                                   "'; a sql step reads the previous step's rows as 'input'");
-  }
+  SILT_ASSIGN_OR_RETURN(std::optional<TransformStep> join, FromParser(table, path).Parse());
   const expr::SelectClauseSpan* group_by = clauses->Find(expr::SelectClause::kGroupBy);
   const expr::SelectClauseSpan* having = clauses->Find(expr::SelectClause::kHaving);
   const bool aggregates = group_by != nullptr || having != nullptr;
@@ -107,6 +236,10 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
     return std::string(TrimAscii(q.substr(clause.body.begin, end - clause.body.begin)));
   };
   std::vector<TransformStep> out;
+  if (join) {
+    join->key_path = step.key_path + ".sql(JOIN)";
+    out.push_back(std::move(*join));
+  }
   if (where_clause != nullptr) {
     TransformStep where;
     where.kind = "where";

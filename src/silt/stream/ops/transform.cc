@@ -13,6 +13,8 @@
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/ops/sql_step.h"
+#include "silt/stream/ops/static_join.h"
+#include "silt/stream/ops/transform_step.h"
 #include "silt/stream/options_internal.h"
 #include "silt/stream/stateful/stateful_step.h"
 
@@ -23,21 +25,6 @@ using columnar::Field;
 using columnar::RecordBatch;
 using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
-
-// One bound step. Apply runs once per chunk (one virtual call per batch);
-// the work inside is column-at-a-time.
-class TransformStepImpl {
- public:
-  virtual ~TransformStepImpl() = default;
-  const SchemaPtr& output_schema() const { return output_schema_; }
-  const std::string& key_path() const { return key_path_; }
-  virtual Result<RecordBatchPtr> Apply(const RecordBatchPtr& batch,
-                                       const expr::EvalContext& ctx) = 0;
-
- protected:
-  SchemaPtr output_schema_;
-  std::string key_path_;
-};
 
 namespace {
 
@@ -557,7 +544,7 @@ class WatermarkStep final : public TransformStepImpl {
     return batch;
   }
 
-  void Reset() { stats_ = EventTimeStats(); }
+  void StartBatch() override { stats_ = EventTimeStats(); }
   const EventTimeStats& stats() const { return stats_; }
   int64_t delay_ms() const { return delay_ms_; }
 
@@ -648,6 +635,8 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
       SILT_ASSIGN_OR_RETURN(impl, ProjectStep::MakeRename(step, schema));
     } else if (step.kind == "drop") {
       SILT_ASSIGN_OR_RETURN(impl, ProjectStep::MakeDrop(step, schema));
+    } else if (step.kind == "join") {
+      SILT_ASSIGN_OR_RETURN(impl, MakeStaticJoinStep(step, schema, options));
     } else if (step.kind == "withWatermark") {
       if (out->stateful_ != nullptr) {
         return Status::NotSupported(step.key_path,
@@ -686,7 +675,8 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
 }
 
 void Transform::StartBatch() {
-  for (size_t idx : watermark_steps_) static_cast<WatermarkStep*>(steps_[idx].get())->Reset();
+  for (const std::unique_ptr<TransformStepImpl>& step : steps_) step->StartBatch();
+  for (const std::unique_ptr<TransformStepImpl>& step : post_steps_) step->StartBatch();
 }
 
 namespace {
