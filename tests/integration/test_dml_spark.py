@@ -1,12 +1,14 @@
 """MERGE / DELETE / UPDATE differential against pyspark 3.5 + delta-spark 3.2.
 
 Spark writes the base tables (unpartitioned, partitioned with a NULL
-partition, and one with deletion vectors on whose base already carries
-Spark's deletion vectors). Every statement runs twice on copies of its base
-table: once through Spark SQL, once through `silt sql`, with the same text.
-Afterwards the silt-written table reads equal to the Spark-written one in
-Spark, delta-rs and `silt read`, silt prints the row Spark's SQL returns,
-and (deletion vectors off) silt removed exactly the files Spark removed.
+partition, and two with deletion vectors on, unpartitioned and partitioned,
+whose bases already carry Spark's deletion vectors). Every statement runs
+twice on copies of its base table: once through Spark SQL, once through
+`silt sql`, with the same text. Afterwards the silt-written table reads
+equal to the Spark-written one in Spark, delta-rs and `silt read`, silt
+prints the row Spark's SQL returns, and silt removed exactly the files Spark
+removed (deletion vectors on: gave a vector to exactly the files Spark did,
+with Spark's operation metrics).
 
 All Spark work happens in one module fixture on the shared session, so the
 JVM starts once.
@@ -127,7 +129,37 @@ CASES = [
          "WHEN MATCHED AND s.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET * "
          "WHEN NOT MATCHED THEN INSERT * "
          "WHEN NOT MATCHED BY SOURCE AND t.id > 30 THEN DELETE"),
+    # Deletion vectors written (delta-spark 3.2 uses them for DELETE, UPDATE
+    # and MERGE when the table has them on).
+    Case("dv_delete_every_row", "dv", "DELETE FROM {T} WHERE id < 1000"),
+    Case("dv_delete_overlapping_vector", "dv", "DELETE FROM {T} WHERE id % 10 = 0 OR id = 7"),
+    Case("dv_update_null_and_cast", "dv",
+         "UPDATE {T} SET name = NULL, v = d * 3 WHERE id % 3 = 2"),
+    Case("dv_update_every_row", "dv", "UPDATE {T} SET v = -1"),
+    Case("dv_merge_matched_delete", "dv",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN MATCHED THEN DELETE"),
+    Case("dv_merge_by_source_update", "dv",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id "
+         "WHEN MATCHED AND t.v > 30 THEN UPDATE SET v = s.v "
+         "WHEN NOT MATCHED BY SOURCE AND t.id < 12 THEN UPDATE SET name = 'gone' "
+         "WHEN NOT MATCHED BY SOURCE AND t.id > 35 THEN DELETE"),
+    Case("dv_merge_insert_only", "dv",
+         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *"),
+    Case("dvpart_delete_partition", "dvpart", "DELETE FROM {T} WHERE p = 'a'"),
+    Case("dvpart_delete_rows", "dvpart", "DELETE FROM {T} WHERE p = 'b' AND v < 30"),
+    Case("dvpart_delete_all", "dvpart", "DELETE FROM {T}"),
+    Case("dvpart_update_partition_value", "dvpart",
+         "UPDATE {T} SET p = 'z' WHERE p = 'a' AND id < 25"),
+    Case("dvpart_merge_every_clause", "dvpart",
+         "MERGE INTO {T} t USING {SP} s ON t.id = s.id "
+         "WHEN MATCHED AND s.v > 60 THEN DELETE "
+         "WHEN MATCHED THEN UPDATE SET v = s.v, p = s.p "
+         "WHEN NOT MATCHED THEN INSERT * "
+         "WHEN NOT MATCHED BY SOURCE AND t.p IS NULL THEN DELETE "
+         "WHEN NOT MATCHED BY SOURCE AND t.p = 'c' THEN UPDATE SET v = 0"),
 ]
+
+DV_BASES = ("dv", "dvpart")
 
 
 @dataclass
@@ -183,6 +215,14 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
     # honour when it rewrites those files.
     spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
     bases["dv"] = dv
+
+    dvpart = work / "base_dvpart"
+    spark.sql(f"CREATE TABLE delta.`{dvpart}` (id BIGINT, v INT, p STRING) USING delta "
+              "PARTITIONED BY (p) TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.createDataFrame(part_rows, part_schema).repartition(2).write.format("delta") \
+        .mode("append").save(str(dvpart))
+    spark.sql(f"DELETE FROM delta.`{dvpart}` WHERE id % 6 = 1")
+    bases["dvpart"] = dvpart
 
     src = work / "src"
     src_rows = [(i, None if i % 6 == 0 else f"n{i % 20}" if i < 20 else f"s{i}",
@@ -251,6 +291,15 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
     return outcomes
 
 
+def _read_deltalake(table, deletion_vectors):
+    if not deletion_vectors:
+        return read_with_deltalake(table)
+    from deltalake import DeltaTable, QueryBuilder
+
+    reader = QueryBuilder().register("t", DeltaTable(str(table))).execute("SELECT * FROM t")
+    return pa.table(reader.read_all())
+
+
 def _sort_key_rows(rows):
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
 
@@ -274,12 +323,10 @@ def test_statement_matches_spark(case, dml_runs, spark, silt):
     expected = to_json_rows(read_with_spark(spark, out.spark_table))
     by_spark = to_json_rows(read_with_spark(spark, out.silt_table))
     assert_same_rows(by_spark, expected, f"{case.name}: Spark reading silt's table", *KEYS)
-    if case.base != "dv":
-        # deltalake 1.6's Python reader refuses the deletionVectors reader
-        # feature (Spark's vectors stay on the files silt did not rewrite).
-        by_deltalake = to_json_rows(read_with_deltalake(out.silt_table))
-        assert_same_rows(by_deltalake, expected, f"{case.name}: delta-rs reading silt's table",
-                         *KEYS)
+    # deltalake 1.6's pyarrow reader refuses the deletionVectors reader
+    # feature; its DataFusion query engine applies the vectors.
+    by_deltalake = to_json_rows(_read_deltalake(out.silt_table, case.base in DV_BASES))
+    assert_same_rows(by_deltalake, expected, f"{case.name}: delta-rs reading silt's table", *KEYS)
     by_silt = normalize_silt_rows(read_with_silt(silt, out.silt_table, "--limit", "100000"))
     assert_same_rows(by_silt, expected, f"{case.name}: silt reading its table", *KEYS)
 
@@ -293,8 +340,8 @@ def _commit_info(actions):
     return next(a["commitInfo"] for a in actions if "commitInfo" in a)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.base != "dv" and not c.error],
-                         ids=[c.name for c in CASES if c.base != "dv" and not c.error])
+@pytest.mark.parametrize("case", [c for c in CASES if c.base not in DV_BASES and not c.error],
+                         ids=[c.name for c in CASES if c.base not in DV_BASES and not c.error])
 def test_only_touched_files_are_rewritten(case, dml_runs):
     out = dml_runs[case.name]
     assert out.silt_proc.returncode == 0, describe(out.silt_proc)
@@ -332,6 +379,64 @@ def test_only_touched_files_are_rewritten(case, dml_runs):
             assert a["add"]["dataChange"] is True and a["add"].get("stats")
         if "remove" in a:
             assert a["remove"]["dataChange"] is True
+
+
+# The operation metrics that do not depend on how many files a writer
+# splits its output into (or on timing): equal to delta-spark's.
+DV_METRICS = ("numDeletedRows", "numUpdatedRows", "numCopiedRows", "numRemovedFiles",
+              "numRemovedBytes", "numDeletionVectorsAdded", "numDeletionVectorsRemoved",
+              "numDeletionVectorsUpdated", "numSourceRows", "numTargetRowsInserted",
+              "numTargetRowsUpdated", "numTargetRowsMatchedUpdated",
+              "numTargetRowsNotMatchedBySourceUpdated", "numTargetRowsDeleted",
+              "numTargetRowsMatchedDeleted", "numTargetRowsNotMatchedBySourceDeleted",
+              "numTargetRowsCopied", "numOutputRows", "numTargetFilesRemoved",
+              "numTargetBytesRemoved", "numTargetDeletionVectorsAdded",
+              "numTargetDeletionVectorsRemoved", "numTargetDeletionVectorsUpdated",
+              "numAddedChangeFiles", "numTargetChangeFilesAdded")
+
+
+def _file_actions(actions, kind):
+    return {a[kind]["path"]: a[kind] for a in actions if kind in a}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.base in DV_BASES and not c.error],
+                         ids=[c.name for c in CASES if c.base in DV_BASES and not c.error])
+def test_deletion_vector_commit_matches_spark(case, dml_runs):
+    """silt writes deletion vectors where delta-spark does: the same files
+    get a vector or are removed, with delta-spark's metrics and actions."""
+    out = dml_runs[case.name]
+    assert out.silt_proc.returncode == 0, describe(out.silt_proc)
+    silt_version, silt_actions = _last_commit(out.silt_table)
+    spark_version, spark_actions = _last_commit(out.spark_table)
+    assert (silt_version == out.base_version) == (spark_version == out.base_version)
+    if spark_version == out.base_version:
+        return
+    spark_metrics = _commit_info(spark_actions)["operationMetrics"]
+    silt_metrics = _commit_info(silt_actions)["operationMetrics"]
+    insert_only = "WHEN MATCHED" not in case.sql and "BY SOURCE" not in case.sql
+    for key in DV_METRICS:
+        if key in spark_metrics and not (insert_only and key == "numSourceRows"):
+            assert silt_metrics.get(key) == spark_metrics[key], (
+                f"{key}: silt {silt_metrics.get(key)}, Spark {spark_metrics[key]}")
+    # The base files that got a vector (re-added) and those removed.
+    base_files = {p for p in _file_actions(spark_actions, "remove")}
+    spark_adds, silt_adds = _file_actions(spark_actions, "add"), _file_actions(silt_actions, "add")
+    assert set(_file_actions(silt_actions, "remove")) == base_files
+    assert {p for p in silt_adds if p in base_files} == {p for p in spark_adds if p in base_files}
+    for path, add in silt_adds.items():
+        stats = json.loads(add["stats"])
+        if path in base_files:
+            assert add["deletionVector"]["cardinality"] == \
+                spark_adds[path]["deletionVector"]["cardinality"], path
+            assert stats["tightBounds"] is False, path
+        else:
+            assert "deletionVector" not in add and stats.get("tightBounds", True) is True, path
+    for path, remove in _file_actions(silt_actions, "remove").items():
+        assert remove["dataChange"] is True and remove["extendedFileMetadata"] is True
+        assert json.loads(remove["stats"]) == json.loads(
+            _file_actions(spark_actions, "remove")[path]["stats"]), path
+        assert remove.get("deletionVector") == \
+            _file_actions(spark_actions, "remove")[path].get("deletionVector"), path
 
 
 def test_insert_only_merge_rewrites_nothing(dml_runs):

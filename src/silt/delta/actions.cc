@@ -258,6 +258,7 @@ Result<RemoveFile> ParseRemove(const object& obj, const LineContext& ctx) {
   SILT_ASSIGN_OR_RETURN(r.partition_values, ParsePartitionValues(obj, kAction, ctx));
   SILT_ASSIGN_OR_RETURN(r.size, OptionalInt(obj, "size", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(r.deletion_vector, ParseDeletionVector(obj, kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(r.stats, OptionalString(obj, "stats", kAction, ctx));
   return r;
 }
 
@@ -557,6 +558,9 @@ std::string SerializeCommit(const CommitActions& actions) {
     }
     if (r.deletion_vector) {
       WriteDeletionVector(&w, *r.deletion_vector);
+    }
+    if (r.stats) {
+      w.Member("stats", *r.stats);
     }
     w.EndObject();
     w.EndObject();

@@ -77,6 +77,8 @@ struct RemoveFile {
   PartitionValues partition_values;
   std::optional<int64_t> size;
   std::optional<DeletionVectorDescriptor> deletion_vector;
+  // delta-spark writes the removed file's numRecords here ({"numRecords":N}).
+  std::optional<std::string> stats;
 };
 
 struct Txn {

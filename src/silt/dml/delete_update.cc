@@ -2,12 +2,15 @@
 // conjuncts do not rule out; in each, the rows where the condition is TRUE
 // go (DELETE) or are replaced by their updated values (UPDATE).
 
+#include <algorithm>
+
 #include "silt/base/clock.h"
 #include "silt/dml/clauses.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/operation.h"
 #include "silt/dml/rewrite.h"
 #include "silt/dml/scope.h"
+#include "silt/expr/parse/ast_walk.h"
 
 namespace silt::dml {
 
@@ -28,6 +31,26 @@ class VectorSource final : public RowSource {
   std::vector<columnar::RecordBatchPtr> batches_;
   size_t next_ = 0;
 };
+
+// True when `resolved` (null: no condition) reads partition columns only.
+bool OnlyPartitionColumns(const expr::NodePtr& resolved, const columnar::Schema& table_schema,
+                          const std::vector<std::string>& partition_columns) {
+  if (resolved == nullptr) return true;
+  bool only = true;
+  expr::VisitNodes(*resolved, [&](const expr::Node& n) {
+    if (n.kind() != expr::NodeKind::kColumnRef) return;
+    const std::string& name = static_cast<const expr::ColumnRefNode&>(n).parts()[0];
+    if (name.rfind("__t", 0) != 0) {
+      only = false;
+      return;
+    }
+    const int column = std::stoi(name.substr(3));
+    const std::string& field = table_schema.field(column).name;
+    only &= std::find(partition_columns.begin(), partition_columns.end(), field) !=
+            partition_columns.end();
+  });
+  return only;
+}
 
 Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
                                 const std::vector<expr::Assignment>* set,
@@ -69,9 +92,9 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
   expr::EvalContext ctx;
   ctx.current_timestamp_micros =
       options.now_micros != 0 ? options.now_micros : SystemClock().NowMicros();
-  SILT_ASSIGN_OR_RETURN(std::unique_ptr<CopyOnWrite> writer, CopyOnWrite::Make(table, snapshot));
+  const WriteMode mode = WriteModeFor(*snapshot);
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<DmlWriter> writer, DmlWriter::Make(table, snapshot, mode));
   int64_t changed = 0;
-  int64_t dv_removed = 0;
   int64_t scan_ms = 0;
   auto fail = [&](Status st) {
     writer->DeleteWritten();
@@ -107,7 +130,6 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       if (!outcome.ok()) return fail(outcome.status().WithContextParts(context));
       change.replacement = outcome->written;
     }
-    if (file->deletion_vector) ++dv_removed;
     Status st = writer->Apply(change);
     if (!st.ok()) return fail(st);
   }
@@ -124,22 +146,40 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
   // Metrics are known once the writer is finished; CommitDml finishes it,
   // so they are computed from what Apply counted.
   SILT_RETURN_NOT_OK(writer->Finish().WithContextParts(context));
-  const int64_t n_removed = static_cast<int64_t>(writer->removes().size());
-  const int64_t n_added = static_cast<int64_t>(writer->adds().size());
+  // delta-spark 3.2's counts. Copy-on-write: every touched file is
+  // removed. With deletion vectors, UPDATE counts every touched file as
+  // removed and no removed bytes, DELETE only the files left without rows,
+  // and their bytes only when its condition reads partition columns alone
+  // (delta-spark then deletes whole files from the metadata); UPDATE does
+  // not count the vectors of files it removes whole.
+  int64_t n_removed = writer->removed_files();
+  int64_t removed_bytes = writer->removed_bytes();
+  int64_t dv_removed = writer->deletion_vectors_removed();
+  if (mode == WriteMode::kDeletionVectors) {
+    if (is_update) {
+      n_removed = writer->touched_files();
+      removed_bytes = 0;
+      dv_removed -= writer->removed_files_with_vector();
+    } else if (!OnlyPartitionColumns(resolved, *snapshot->schema(),
+                                     snapshot->partition_columns())) {
+      removed_bytes = 0;
+    }
+  }
   const std::string elapsed = std::to_string(NowMillis() - start_ms);
-  commit.metrics = {{"numRemovedFiles", std::to_string(n_removed)},
-                    {"numAddedFiles", std::to_string(n_added)},
-                    {is_update ? "numUpdatedRows" : "numDeletedRows", std::to_string(changed)},
-                    {"numCopiedRows", std::to_string(writer->copied_rows())},
-                    {"numAddedChangeFiles", "0"},
-                    {"numDeletionVectorsAdded", "0"},
-                    {"numDeletionVectorsRemoved", std::to_string(dv_removed)},
-                    {"numDeletionVectorsUpdated", "0"},
-                    {"numRemovedBytes", std::to_string(writer->removed_bytes())},
-                    {"numAddedBytes", std::to_string(writer->added_bytes())},
-                    {"executionTimeMs", elapsed},
-                    {"scanTimeMs", std::to_string(scan_ms)},
-                    {"rewriteTimeMs", std::to_string(NowMillis() - start_ms - scan_ms)}};
+  commit.metrics = {
+      {"numRemovedFiles", std::to_string(n_removed)},
+      {"numAddedFiles", std::to_string(writer->new_files())},
+      {is_update ? "numUpdatedRows" : "numDeletedRows", std::to_string(changed)},
+      {"numCopiedRows", std::to_string(writer->copied_rows())},
+      {"numAddedChangeFiles", "0"},
+      {"numDeletionVectorsAdded", std::to_string(writer->deletion_vectors_added())},
+      {"numDeletionVectorsRemoved", std::to_string(dv_removed)},
+      {"numDeletionVectorsUpdated", std::to_string(writer->deletion_vectors_updated())},
+      {"numRemovedBytes", std::to_string(removed_bytes)},
+      {"numAddedBytes", std::to_string(writer->new_bytes())},
+      {"executionTimeMs", elapsed},
+      {"scanTimeMs", std::to_string(scan_ms)},
+      {"rewriteTimeMs", std::to_string(NowMillis() - start_ms - scan_ms)}};
   result.num_affected_rows = changed;
   if (is_update) {
     result.num_updated_rows = changed;

@@ -1,8 +1,10 @@
-// DELETE, UPDATE and MERGE on Delta tables, copy-on-write: the data files
-// holding rows that change are read whole, and replaced (remove + add,
-// dataChange = true, stats written, partition values kept) by files holding
-// their unchanged rows and the new versions of the changed ones; MERGE's
-// inserts go to new files. Files no row of which changes stay as they are,
+// DELETE, UPDATE and MERGE on Delta tables. The data files holding rows
+// that change are read whole; copy-on-write, they are replaced (remove +
+// add, dataChange = true, stats written, partition values kept) by files
+// holding their unchanged rows and the new versions of the changed ones;
+// with deletion vectors on (rewrite.h WriteMode) they keep their data and
+// get a vector of the rows that go, and the new versions go to new files.
+// MERGE's inserts go to new files. Files no row of which changes stay as they are,
 // and an insert-only MERGE rewrites nothing. One commit per operation, whose
 // commitInfo carries delta-spark's operation, operationParameters and
 // operationMetrics, and whose conflicts with concurrent writers follow
@@ -29,10 +31,10 @@
 //
 // The rewrite step sees, per touched file, the live rows read, the positions
 // of those that go and the rows that replace them (FileChange in
-// rewrite.h): a deletion-vector writer replaces copy-on-write there.
-// Existing deletion vectors are honoured when reading; rewritten files get
-// none. Tables with the change data feed on are refused (NotSupported), as
-// the feed would be wrong.
+// rewrite.h), and writes it copy-on-write or by deletion vector.
+// Existing deletion vectors are honoured when reading. Tables with the
+// change data feed on are refused (NotSupported), as the feed would be
+// wrong.
 //
 // Thread safety: each call is single-threaded; concurrent calls on one table
 // from several processes are what the conflict rules are for.

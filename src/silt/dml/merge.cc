@@ -365,14 +365,14 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   }
 
   std::vector<uint8_t> source_matched(static_cast<size_t>(num_source), 0);
-  SILT_ASSIGN_OR_RETURN(std::unique_ptr<CopyOnWrite> writer, CopyOnWrite::Make(table, snapshot));
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<DmlWriter> writer,
+                        DmlWriter::Make(table, snapshot, WriteModeFor(*snapshot)));
   auto fail = [&](Status st) {
     writer->DeleteWritten();
     return st;
   };
   int64_t matched_counts[2] = {0, 0};  // updated, deleted
   int64_t by_source_counts[2] = {0, 0};
-  int64_t dv_removed = 0;
   int64_t scan_ms = 0;
   const bool cross = used_keys.empty();
   for (const delta::AddFile* file : files) {
@@ -493,7 +493,6 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     } else if (!replacement.empty()) {
       change.replacement = columnar::ConcatBatches(replacement);
     }
-    if (file->deletion_vector) ++dv_removed;
     Status st = writer->Apply(change);
     if (!st.ok()) return fail(st);
   }
@@ -552,14 +551,14 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
       {"numTargetRowsNotMatchedBySourceDeleted", std::to_string(by_source_counts[1])},
       {"numTargetRowsCopied", std::to_string(copied)},
       {"numOutputRows", std::to_string(inserted + updated + copied)},
-      {"numTargetFilesAdded", std::to_string(writer->adds().size())},
-      {"numTargetFilesRemoved", std::to_string(writer->removes().size())},
+      {"numTargetFilesAdded", std::to_string(writer->new_files())},
+      {"numTargetFilesRemoved", std::to_string(writer->removed_files())},
       {"numTargetChangeFilesAdded", "0"},
-      {"numTargetBytesAdded", std::to_string(writer->added_bytes())},
+      {"numTargetBytesAdded", std::to_string(writer->new_bytes())},
       {"numTargetBytesRemoved", std::to_string(writer->removed_bytes())},
-      {"numTargetDeletionVectorsAdded", "0"},
-      {"numTargetDeletionVectorsRemoved", std::to_string(dv_removed)},
-      {"numTargetDeletionVectorsUpdated", "0"},
+      {"numTargetDeletionVectorsAdded", std::to_string(writer->deletion_vectors_added())},
+      {"numTargetDeletionVectorsRemoved", std::to_string(writer->deletion_vectors_removed())},
+      {"numTargetDeletionVectorsUpdated", std::to_string(writer->deletion_vectors_updated())},
       {"executionTimeMs", std::to_string(elapsed)},
       {"materializeSourceTimeMs", std::to_string(materialize_ms)},
       {"scanTimeMs", std::to_string(scan_ms)},

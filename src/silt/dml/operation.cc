@@ -91,7 +91,7 @@ std::string JsonStrings(const std::vector<std::string>& values) {
   return w.Take();
 }
 
-Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, CopyOnWrite* writer,
+Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, DmlWriter* writer,
                  DmlCommit commit, const DmlOptions& options, DmlResult* result) {
   result->version = snapshot->version();
   SILT_RETURN_NOT_OK(writer->Finish());

@@ -46,7 +46,7 @@ struct DmlCommit {
 // options.commit_info), deleting the new files when the commit fails with a
 // Conflict or options.before_commit fails. Commits nothing when there are
 // no actions and no txn. Fills result->version/committed and the file counts.
-Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, CopyOnWrite* writer,
+Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, DmlWriter* writer,
                  DmlCommit commit, const DmlOptions& options, DmlResult* result);
 
 // JSON array of strings, as a string: ["a","b"].

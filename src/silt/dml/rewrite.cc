@@ -1,5 +1,8 @@
 #include "silt/dml/rewrite.h"
 
+#include <iterator>
+#include <set>
+
 #include "silt/base/clock.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/replace_all.h"
@@ -74,11 +77,25 @@ Status CheckNotNull(const columnar::Schema& schema, const columnar::RecordBatch&
   return Status::OK();
 }
 
-Result<std::unique_ptr<CopyOnWrite>> CopyOnWrite::Make(delta::DeltaTable* table,
-                                                       const delta::SnapshotPtr& snapshot) {
-  std::unique_ptr<CopyOnWrite> out(new CopyOnWrite());
+WriteMode WriteModeFor(const delta::Snapshot& snapshot) {
+  std::optional<std::string> on =
+      delta::GetTableProperty(snapshot.metadata().configuration, "delta.enableDeletionVectors");
+  if (!on || (*on != "true" && *on != "TRUE" && *on != "True")) return WriteMode::kCopyOnWrite;
+  const std::optional<std::vector<std::string>>& features = snapshot.protocol().writer_features;
+  if (!features) return WriteMode::kCopyOnWrite;
+  for (const std::string& f : *features) {
+    if (f == "deletionVectors") return WriteMode::kDeletionVectors;
+  }
+  return WriteMode::kCopyOnWrite;
+}
+
+Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
+                                                   const delta::SnapshotPtr& snapshot,
+                                                   WriteMode mode) {
+  std::unique_ptr<DmlWriter> out(new DmlWriter());
   out->table_ = table;
   out->snapshot_ = snapshot;
+  out->mode_ = mode;
   delta::TableWriterOptions options;
   SILT_ASSIGN_OR_RETURN(options.num_indexed_cols,
                         delta::DataSkippingNumIndexedCols(snapshot->metadata().configuration));
@@ -89,10 +106,23 @@ Result<std::unique_ptr<CopyOnWrite>> CopyOnWrite::Make(delta::DeltaTable* table,
   return out;
 }
 
-CopyOnWrite::~CopyOnWrite() = default;
+DmlWriter::~DmlWriter() = default;
 
-Status CopyOnWrite::Apply(const FileChange& change) {
+Status DmlWriter::Apply(const FileChange& change) {
   const bool replaces = change.replacement != nullptr && change.replacement->num_rows > 0;
+  if (replaces) {
+    SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *change.replacement, table_->path()));
+  }
+  if (mode_ == WriteMode::kDeletionVectors) {
+    if (change.dropped.empty()) return Status::OK();
+    delta::RowDeletion deletion;
+    deletion.file = *change.file;
+    SILT_ASSIGN_OR_RETURN(deletion.rows, PhysicalRows(*table_, change));
+    deletions_.push_back(std::move(deletion));
+    ++touched_files_;
+    if (replaces) SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
+    return Status::OK();
+  }
   if (change.dropped.empty() && !replaces && !change.rewrite) return Status::OK();
   const int64_t n = change.rows->num_rows;
   std::vector<int64_t> keep;
@@ -112,50 +142,72 @@ Status CopyOnWrite::Apply(const FileChange& change) {
                                         : columnar::TakeBatch(*change.rows, keep);
     SILT_RETURN_NOT_OK(writer_->Write(*kept));
   }
-  if (replaces) {
-    SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *change.replacement, table_->path()));
-    SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
-  }
+  if (replaces) SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
   // Spark's remove for a rewritten file: extended metadata, the add's
   // partition values and size, and its deletion vector (which goes too).
   removes_.push_back(delta::RemoveOf(*change.file, deletion_ms_, true));
+  ++touched_files_;
+  ++removed_files_;
+  removed_bytes_ += change.file->size;
+  if (change.file->deletion_vector) ++dv_removed_;
   return Status::OK();
 }
 
-Status CopyOnWrite::Insert(const columnar::RecordBatchPtr& rows) {
+Status DmlWriter::Insert(const columnar::RecordBatchPtr& rows) {
   if (rows == nullptr || rows->num_rows == 0) return Status::OK();
   SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *rows, table_->path()));
   return writer_->Write(*rows);
 }
 
-Status CopyOnWrite::Finish() {
+Status DmlWriter::Finish() {
   if (finished_) return Status::OK();
   finished_ = true;
   SILT_ASSIGN_OR_RETURN(adds_, writer_->Finish());
+  new_files_ = static_cast<int64_t>(adds_.size());
+  for (const delta::AddFile& a : adds_) new_bytes_ += a.size;
+  if (mode_ == WriteMode::kDeletionVectors && !deletions_.empty()) {
+    SILT_ASSIGN_OR_RETURN(
+        delta::DeletionVectorChanges changes,
+        delta::DeleteRowsByDeletionVector(table_->file_system().get(), table_->path(), deletions_,
+                                          deletion_ms_));
+    deletion_vector_file_ = changes.deletion_vector_file;
+    removes_ = std::move(changes.removes);
+    removed_files_ = changes.num_files_fully_deleted;
+    std::set<std::string> kept;
+    for (const delta::AddFile& a : changes.adds) kept.insert(a.path);
+    for (const delta::RowDeletion& d : deletions_) {
+      if (kept.count(d.file.path) > 0) continue;
+      removed_bytes_ += d.file.size;
+      if (d.file.deletion_vector) ++removed_files_with_vector_;
+    }
+    dv_added_ = changes.num_deletion_vectors_added;
+    dv_removed_ = changes.num_deletion_vectors_removed;
+    dv_updated_ = changes.num_deletion_vectors_updated;
+    // The re-added files first, as delta-spark orders them.
+    changes.adds.insert(changes.adds.end(), std::make_move_iterator(adds_.begin()),
+                        std::make_move_iterator(adds_.end()));
+    adds_ = std::move(changes.adds);
+  }
   return Status::OK();
 }
 
-void CopyOnWrite::DeleteWritten() {
+void DmlWriter::DeleteWritten() {
   if (!finished_) {
     writer_->Abort().IgnoreError("DML output");
     return;
   }
+  std::set<std::string> existing;  // re-added files: only their vector is new
+  for (const delta::RowDeletion& d : deletions_) existing.insert(d.file.path);
   for (const delta::AddFile& add : adds_) {
+    if (add.deletion_vector && existing.count(add.path) > 0) continue;
     Result<std::string> file = delta::ResolvePathInsideTable(table_->path(), add.path);
     if (file.ok()) table_->file_system()->DeleteFile(*file).IgnoreError("uncommitted DML output");
   }
-}
-
-int64_t CopyOnWrite::added_bytes() const {
-  int64_t n = 0;
-  for (const delta::AddFile& a : adds_) n += a.size;
-  return n;
-}
-
-int64_t CopyOnWrite::removed_bytes() const {
-  int64_t n = 0;
-  for (const delta::RemoveFile& r : removes_) n += r.size.value_or(0);
-  return n;
+  if (!deletion_vector_file_.empty()) {
+    table_->file_system()
+        ->DeleteFile(deletion_vector_file_)
+        .IgnoreError("uncommitted deletion vector file");
+  }
 }
 
 }  // namespace silt::dml

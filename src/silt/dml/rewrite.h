@@ -5,10 +5,8 @@
 // A FileChange states what happens to one data file independent of how it
 // is written: the positions (in the rows read, i.e. after the file's
 // deletion vector) of the rows that go, and the rows that replace them.
-// CopyOnWrite writes the file's other rows and the replacement rows to new
-// files and removes the old one. A deletion-vector writer would instead
-// record PhysicalRows(change) (united with the file's existing vector) in a
-// new vector and write only the replacement rows.
+// DmlWriter turns it into actions, copy-on-write or by deletion vector
+// (WriteMode).
 //
 // Thread safety: one thread.
 #pragma once
@@ -19,6 +17,7 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/delta/deletion_vector_writer.h"
 #include "silt/delta/table.h"
 
 namespace silt::dml {
@@ -34,7 +33,7 @@ struct FileChange {
   // Rewrite the file even when nothing changes: delta-spark's copy-on-write
   // MERGE rewrites every file holding a target row that the ON condition
   // matched (and, with WHEN NOT MATCHED BY SOURCE, one it did not), whether
-  // or not a clause acts on it. A deletion-vector writer ignores this.
+  // or not a clause acts on it. With deletion vectors this is ignored.
   bool rewrite = false;
 };
 
@@ -56,38 +55,89 @@ Result<std::vector<uint64_t>> PhysicalRows(const delta::DeltaTable& table,
 Status CheckNotNull(const columnar::Schema& schema, const columnar::RecordBatch& batch,
                     const std::string& table_path);
 
-class CopyOnWrite {
- public:
-  static Result<std::unique_ptr<CopyOnWrite>> Make(delta::DeltaTable* table,
-                                                   const delta::SnapshotPtr& snapshot);
-  ~CopyOnWrite();
+// How DML writes a touched file's change.
+//  - kCopyOnWrite: the file's other rows and the replacement rows go to new
+//    files and the old file is removed.
+//  - kDeletionVectors (the table has delta.enableDeletionVectors = true and
+//    the deletionVectors feature, delta-spark 3.2's default for DELETE,
+//    UPDATE and MERGE then): PhysicalRows(change), united with the file's
+//    existing vector, become the file's new deletion vector (a remove of the
+//    old add plus an add of the same data file with the new vector, stats
+//    kept with tightBounds false); only the replacement rows are written, to
+//    new files. A file left without live rows is removed (numRecords from
+//    its stats), as delta-spark does.
+enum class WriteMode { kCopyOnWrite, kDeletionVectors };
 
-  // Writes the file's rows not in change.dropped, then change.replacement;
-  // the file is removed at commit. A change that drops nothing and replaces
-  // nothing is ignored.
+// kDeletionVectors when `snapshot`'s table has deletion vectors on.
+WriteMode WriteModeFor(const delta::Snapshot& snapshot);
+
+class DmlWriter {
+ public:
+  static Result<std::unique_ptr<DmlWriter>> Make(delta::DeltaTable* table,
+                                                 const delta::SnapshotPtr& snapshot,
+                                                 WriteMode mode);
+  ~DmlWriter();
+
+  WriteMode mode() const { return mode_; }
+
+  // Records the change of one file (see WriteMode). A change that drops
+  // nothing and replaces nothing is ignored unless change.rewrite is set in
+  // copy-on-write mode.
   Status Apply(const FileChange& change);
   // New rows (table schema).
   Status Insert(const columnar::RecordBatchPtr& rows);
-  // Closes the writer (again: nothing). REQUIRES: after the last
-  // Apply/Insert.
+  // Closes the writer and, with deletion vectors, writes the vector file
+  // (again: nothing). REQUIRES: after the last Apply/Insert.
   Status Finish();
   // Deletes the files written (after a failed or conflicting commit).
   void DeleteWritten();
 
+  // Valid after Finish.
   const std::vector<delta::AddFile>& adds() const { return adds_; }
   const std::vector<delta::RemoveFile>& removes() const { return removes_; }
+
+  // Rows copied from touched files into new files (0 with deletion vectors).
   int64_t copied_rows() const { return copied_rows_; }
-  int64_t added_bytes() const;
-  int64_t removed_bytes() const;
+  // Files whose rows changed (rewritten, or given a deletion vector).
+  int64_t touched_files() const { return touched_files_; }
+  // Files removed without a successor (every rewritten file in
+  // copy-on-write; those left without live rows with deletion vectors), and
+  // their bytes.
+  int64_t removed_files() const { return removed_files_; }
+  int64_t removed_bytes() const { return removed_bytes_; }
+  // New data files written and their bytes (not the re-added files that
+  // only got a deletion vector).
+  int64_t new_files() const { return new_files_; }
+  int64_t new_bytes() const { return new_bytes_; }
+  // delta-spark's counts: vectors written, touched files that had one, and
+  // files that had one and got a new one.
+  int64_t deletion_vectors_added() const { return dv_added_; }
+  int64_t deletion_vectors_removed() const { return dv_removed_; }
+  int64_t deletion_vectors_updated() const { return dv_updated_; }
+  // Of deletion_vectors_removed: files removed whole (delta-spark's UPDATE
+  // does not count those).
+  int64_t removed_files_with_vector() const { return removed_files_with_vector_; }
 
  private:
-  CopyOnWrite() = default;
+  DmlWriter() = default;
   delta::DeltaTable* table_ = nullptr;
   delta::SnapshotPtr snapshot_;
+  WriteMode mode_ = WriteMode::kCopyOnWrite;
   std::unique_ptr<delta::TableWriter> writer_;
   int64_t deletion_ms_ = 0;
   bool finished_ = false;
+  std::vector<delta::RowDeletion> deletions_;
+  std::string deletion_vector_file_;
   int64_t copied_rows_ = 0;
+  int64_t touched_files_ = 0;
+  int64_t removed_files_ = 0;
+  int64_t removed_bytes_ = 0;
+  int64_t new_files_ = 0;
+  int64_t new_bytes_ = 0;
+  int64_t dv_added_ = 0;
+  int64_t dv_removed_ = 0;
+  int64_t dv_updated_ = 0;
+  int64_t removed_files_with_vector_ = 0;
   std::vector<delta::AddFile> adds_;
   std::vector<delta::RemoveFile> removes_;
 };
