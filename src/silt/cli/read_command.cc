@@ -4,7 +4,8 @@
 // table, CSV, JSON lines or a Parquet file. The scan skips files by
 // partition values and statistics and Parquet row groups by their
 // statistics; --explain reports what was skipped, --count counts rows
-// (from the log's statistics when it can).
+// (from the log's statistics when it can). --changes prints the change data
+// feed of a version range instead (delta/change_feed.h).
 
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
+#include "silt/delta/change_feed.h"
 #include "silt/delta/table.h"
 #include "silt/expr/parse/parser.h"
 #include "silt/expr/parse/select_statement.h"
@@ -114,12 +116,25 @@ class ReadCommand final : public Command {
                    "Run the scan and print what was skipped instead of the rows");
     sub_->add_flag("--count", count_,
                    "Print the number of (matching) rows; from the log's statistics when possible");
+    sub_->add_flag("--changes", changes_,
+                   "Print the change data feed (as Spark's readChangeFeed) of the versions "
+                   "--starting-version to --ending-version");
+    sub_->add_option("--starting-version", starting_version_,
+                     "With --changes: the first version (required)")
+        ->check(CLI::NonNegativeNumber);
+    sub_->add_option("--ending-version", ending_version_,
+                     "With --changes: the last version (default: the latest)")
+        ->check(CLI::NonNegativeNumber);
   }
 
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(table_path_));
+    if (changes_) return Changes(table.get());
+    if (starting_version_ >= 0 || ending_version_ >= 0) {
+      return Status::InvalidArgument("--starting-version and --ending-version need --changes");
+    }
     SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot,
                           TimeTravelSnapshot(table.get(), version_, timestamp_));
     query::QuerySpec spec;
@@ -165,6 +180,34 @@ class ReadCommand final : public Command {
   }
 
  private:
+  Status Changes(delta::DeltaTable* table) {
+    if (starting_version_ < 0) return Status::InvalidArgument("--changes needs --starting-version");
+    if (version_ >= 0 || !timestamp_.empty() || !columns_.empty() || !select_.empty() ||
+        !where_.empty() || explain_ || count_) {
+      return Status::InvalidArgument(
+          "--changes takes only --starting-version, --ending-version, --format, --output and "
+          "--limit");
+    }
+    delta::ChangeFeedOptions options;
+    options.starting_version = starting_version_;
+    if (ending_version_ >= 0) options.ending_version = ending_version_;
+    SILT_ASSIGN_OR_RETURN(auto reader, delta::ChangeFeedReader::Make(table, options));
+    const int64_t table_rows =
+        format_ == "table" ? (limit_ >= 0 ? limit_ : kDefaultTableRows) : INT64_MAX;
+    // One row more than a table shows tells it there are more.
+    int64_t left = format_ == "table" ? table_rows + 1 : (limit_ >= 0 ? limit_ : INT64_MAX);
+    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_, table_rows));
+    SILT_RETURN_NOT_OK(writer->Begin(reader->schema()));
+    while (left > 0) {
+      SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, reader->Next());
+      if (batch == nullptr) break;
+      if (batch->num_rows > left) batch = columnar::SliceBatch(*batch, 0, left);
+      left -= batch->num_rows;
+      SILT_RETURN_NOT_OK(writer->Write(*batch));
+    }
+    return writer->Finish();
+  }
+
   Status Count(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot,
                query::QuerySpec spec) {
     SILT_ASSIGN_OR_RETURN(std::optional<int64_t> from_stats,
@@ -199,6 +242,9 @@ class ReadCommand final : public Command {
   std::string where_;
   bool explain_ = false;
   bool count_ = false;
+  bool changes_ = false;
+  int64_t starting_version_ = -1;
+  int64_t ending_version_ = -1;
 };
 
 }  // namespace

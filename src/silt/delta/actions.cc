@@ -262,6 +262,18 @@ Result<RemoveFile> ParseRemove(const object& obj, const LineContext& ctx) {
   return r;
 }
 
+Result<AddCdcFile> ParseCdc(const object& obj, const LineContext& ctx) {
+  constexpr std::string_view kAction = "cdc";
+  AddCdcFile c;
+  SILT_ASSIGN_OR_RETURN(c.path, RequiredString(obj, "path", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(c.partition_values, ParsePartitionValues(obj, kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(auto size, OptionalInt(obj, "size", kAction, ctx));
+  c.size = size.value_or(0);
+  SILT_ASSIGN_OR_RETURN(auto data_change, OptionalBool(obj, "dataChange", kAction, ctx));
+  c.data_change = data_change.value_or(false);
+  return c;
+}
+
 Result<Txn> ParseTxn(const object& obj, const LineContext& ctx) {
   constexpr std::string_view kAction = "txn";
   Txn t;
@@ -322,6 +334,11 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
         key == "add" || key == "remove" || key == "metaData" || key == "protocol" || key == "txn";
     if (!known) {
       out->other_action_keys.emplace_back(key);
+      object cdc;
+      if (key == "cdc" && value.get_object().get(cdc) == simdjson::SUCCESS) {
+        SILT_ASSIGN_OR_RETURN(auto file, ParseCdc(cdc, ctx));
+        out->cdc_files.push_back(std::move(file));
+      }
       continue;
     }
     object action;
@@ -532,6 +549,18 @@ std::string SerializeCommit(const CommitActions& actions) {
     if (a.deletion_vector) {
       WriteDeletionVector(&w, *a.deletion_vector);
     }
+    w.EndObject();
+    w.EndObject();
+    EndLine(&w, &out);
+  }
+  for (const AddCdcFile& c : actions.cdc_files) {
+    w.BeginObject();
+    w.Key("cdc");
+    w.BeginObject();
+    w.Member("path", c.path);
+    WritePartitionValues(&w, c.partition_values);
+    w.Member("size", c.size);
+    w.Member("dataChange", c.data_change);
     w.EndObject();
     w.EndObject();
     EndLine(&w, &out);

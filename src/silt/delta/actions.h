@@ -69,6 +69,15 @@ struct AddFile {
   std::optional<DeletionVectorDescriptor> deletion_vector;
 };
 
+// A change data file (PROTOCOL.md "Add CDC File"): rows of the change data
+// feed under `_change_data/`, with their `_change_type`.
+struct AddCdcFile {
+  std::string path;  // as in the log, relative to the table root
+  PartitionValues partition_values;
+  int64_t size = 0;
+  bool data_change = false;
+};
+
 struct RemoveFile {
   std::string path;
   std::optional<int64_t> deletion_timestamp;
@@ -95,6 +104,7 @@ struct CommitActions {
   std::vector<AddFile> adds;
   std::vector<RemoveFile> removes;
   std::vector<Txn> txns;
+  std::vector<AddCdcFile> cdc_files;            // also listed in other_action_keys
   std::optional<std::string> commit_info_json;  // the commitInfo object as JSON text
   // commitInfo.inCommitTimestamp when present, else commitInfo.timestamp (ms).
   std::optional<int64_t> commit_timestamp_ms;
@@ -109,7 +119,7 @@ struct CommitActions {
 Result<CommitActions> ParseCommit(std::string_view text, std::string_view source);
 
 // Serializes the actions as delta-spark does: commitInfo first, then
-// protocol, metaData, txn, add, remove; one JSON object per line, each line
+// protocol, metaData, txn, add, cdc, remove; one JSON object per line, each line
 // ending in '\n'.
 std::string SerializeCommit(const CommitActions& actions);
 

@@ -411,6 +411,7 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     actions.txns.push_back(std::move(txn));
   }
   actions.adds = request.adds;
+  actions.cdc_files = request.cdc_files;
   actions.removes = request.removes;
   // The table's metaData as of the new version (winners that change it make
   // this commit conflict, so it cannot go stale while retrying).

@@ -71,6 +71,14 @@ std::shared_ptr<const Snapshot> Snapshot::WithFiles(std::vector<AddFile> files) 
   return copy;
 }
 
+std::shared_ptr<const Snapshot> Snapshot::WithFilesAndSchema(std::vector<AddFile> files,
+                                                             columnar::SchemaPtr schema) const {
+  auto copy = std::make_shared<Snapshot>(*this);
+  copy->files_ = std::move(files);
+  copy->metadata_.schema = std::move(schema);
+  return copy;
+}
+
 Result<std::unique_ptr<DeltaTable>> DeltaTable::Open(fs::FileSystemPtr fs, std::string table_path) {
   if (fs == nullptr) return Status::InvalidArgument("no file system given for table ", table_path);
   while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();

@@ -41,6 +41,10 @@ class Snapshot {
   // This snapshot with only `files` live (a subset of files(), any order):
   // lets a TableScan read chosen files, e.g. one compaction bin.
   std::shared_ptr<const Snapshot> WithFiles(std::vector<AddFile> files) const;
+  // As WithFiles, scanned with `schema` instead of the table's (the change
+  // data feed reads _change_data files, which add _change_type).
+  std::shared_ptr<const Snapshot> WithFilesAndSchema(std::vector<AddFile> files,
+                                                     columnar::SchemaPtr schema) const;
   // The txn version recorded for `app_id`, if any.
   std::optional<int64_t> TxnVersion(const std::string& app_id) const;
   // Every txn by appId (checkpoints carry them).
@@ -195,6 +199,8 @@ struct CommitRequest {
   std::optional<Protocol> new_protocol;
   std::vector<AddFile> adds;
   std::vector<RemoveFile> removes;
+  // Change data files (delta.enableChangeDataFeed), written after the adds.
+  std::vector<AddCdcFile> cdc_files;
   std::optional<Txn> txn;
   // commitInfo fields: operation ("STREAMING UPDATE", "WRITE", ...) and its
   // parameters as plain text values; Commit() writes each as a JSON string

@@ -1,0 +1,248 @@
+#include "silt/delta/change_feed.h"
+
+#include <algorithm>
+#include <deque>
+#include <iterator>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "silt/columnar/builder.h"
+#include "silt/delta/deletion_vector.h"
+#include "silt/delta/history.h"
+#include "silt/delta/table_properties.h"
+
+namespace silt::delta {
+
+namespace {
+
+using columnar::ColumnPtr;
+using columnar::RecordBatch;
+using columnar::RecordBatchPtr;
+
+constexpr const char* kChangeType = "_change_type";
+
+bool ChangeFeedOn(const Metadata& metadata) {
+  std::optional<std::string> v =
+      GetTableProperty(metadata.configuration, "delta.enableChangeDataFeed");
+  if (!v) return false;
+  std::string lower = *v;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "true";
+}
+
+ColumnPtr ConstantString(std::string_view value, int64_t rows) {
+  columnar::ColumnBuilder b(columnar::DataType::String());
+  b.Reserve(rows);
+  for (int64_t i = 0; i < rows; ++i) b.AppendString(value);
+  return b.Finish();
+}
+
+ColumnPtr ConstantInt64(const columnar::TypePtr& type, int64_t value, int64_t rows) {
+  columnar::ColumnBuilder b(type);
+  b.Reserve(rows);
+  for (int64_t i = 0; i < rows; ++i) b.Append<int64_t>(value);
+  return b.Finish();
+}
+
+// A file action as the AddFile a scan reads.
+AddFile FileOf(const std::string& path, const PartitionValues& partition_values,
+               const std::optional<DeletionVectorDescriptor>& dv) {
+  AddFile f;
+  f.path = path;
+  f.partition_values = partition_values;
+  f.deletion_vector = dv;
+  return f;
+}
+
+}  // namespace
+
+struct ChangeFeedReader::State {
+  DeltaTable* table = nullptr;
+  SnapshotPtr end_snapshot;
+  columnar::SchemaPtr schema;          // the output
+  columnar::SchemaPtr cdc_schema;      // table columns + _change_type
+  std::vector<CommitActions> commits;  // the range, in order
+  std::map<int64_t, int64_t> timestamps_ms;
+  size_t next_commit = 0;
+  std::deque<RecordBatchPtr> pending;
+
+  // Every row of `file` read with `schema` (the table's, or cdc_schema).
+  Result<RecordBatchPtr> ReadFile(const AddFile& file, const columnar::SchemaPtr& read_schema) {
+    SnapshotPtr one = end_snapshot->WithFilesAndSchema({file}, read_schema);
+    SILT_ASSIGN_OR_RETURN(auto scan,
+                          TableScan::Make(table->file_system(), table->path(), one, ScanOptions{}));
+    std::vector<RecordBatchPtr> batches;
+    while (true) {
+      SILT_ASSIGN_OR_RETURN(RecordBatchPtr batch, scan->Next());
+      if (batch == nullptr) break;
+      if (batch->num_rows > 0) batches.push_back(std::move(batch));
+    }
+    if (batches.empty()) return RecordBatchPtr();
+    return columnar::ConcatBatches(batches);
+  }
+
+  // `rows` (table columns, or table columns + _change_type when
+  // `change_type` is empty) with the change columns appended.
+  void Emit(const RecordBatchPtr& rows, std::string_view change_type, const CommitActions& c) {
+    if (rows == nullptr || rows->num_rows == 0) return;
+    auto out = std::make_shared<RecordBatch>();
+    out->schema = schema;
+    out->num_rows = rows->num_rows;
+    out->columns = rows->columns;
+    if (!change_type.empty()) out->columns.push_back(ConstantString(change_type, rows->num_rows));
+    out->columns.push_back(ConstantInt64(columnar::DataType::Long(), c.version, rows->num_rows));
+    out->columns.push_back(ConstantInt64(columnar::DataType::Timestamp(),
+                                         timestamps_ms[c.version] * 1000, rows->num_rows));
+    pending.push_back(std::move(out));
+  }
+
+  Status Expand(const CommitActions& c) {
+    if (!c.cdc_files.empty()) {
+      for (const AddCdcFile& cdc : c.cdc_files) {
+        SILT_ASSIGN_OR_RETURN_CTX(
+            RecordBatchPtr rows,
+            ReadFile(FileOf(cdc.path, cdc.partition_values, std::nullopt), cdc_schema),
+            "reading change data file ", cdc.path, " of version ", c.version);
+        Emit(rows, "", c);
+      }
+      return Status::OK();
+    }
+    std::map<std::string, const RemoveFile*> removed;
+    for (const RemoveFile& r : c.removes) {
+      if (r.data_change) removed[r.path] = &r;
+    }
+    std::map<std::string, bool> paired;
+    for (const AddFile& add : c.adds) {
+      if (!add.data_change) continue;
+      auto it = removed.find(add.path);
+      if (it == removed.end()) {
+        SILT_ASSIGN_OR_RETURN_CTX(RecordBatchPtr rows, ReadFile(add, end_snapshot->schema()),
+                                  "reading data file ", add.path, " of version ", c.version);
+        Emit(rows, "insert", c);
+        continue;
+      }
+      // The same data file with a new deletion vector.
+      paired[add.path] = true;
+      const RemoveFile& remove = *it->second;
+      std::vector<uint64_t> before, after;
+      fs::FileSystem* fs = table->file_system().get();
+      if (remove.deletion_vector) {
+        SILT_ASSIGN_OR_RETURN(before,
+                              LoadDeletionVector(fs, table->path(), *remove.deletion_vector));
+      }
+      if (add.deletion_vector) {
+        SILT_ASSIGN_OR_RETURN(after, LoadDeletionVector(fs, table->path(), *add.deletion_vector));
+      }
+      std::vector<uint64_t> deleted, revived;
+      std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                          std::back_inserter(deleted));
+      std::set_difference(before.begin(), before.end(), after.begin(), after.end(),
+                          std::back_inserter(revived));
+      if (deleted.empty() && revived.empty()) continue;
+      SILT_ASSIGN_OR_RETURN_CTX(
+          RecordBatchPtr all,
+          ReadFile(FileOf(add.path, add.partition_values, std::nullopt), end_snapshot->schema()),
+          "reading data file ", add.path, " of version ", c.version);
+      if (all == nullptr) continue;
+      auto take = [&](const std::vector<uint64_t>& rows) {
+        std::vector<int64_t> indices;
+        for (uint64_t r : rows) {
+          if (static_cast<int64_t>(r) < all->num_rows) indices.push_back(static_cast<int64_t>(r));
+        }
+        return columnar::TakeBatch(*all, indices);
+      };
+      if (!deleted.empty()) Emit(take(deleted), "delete", c);
+      if (!revived.empty()) Emit(take(revived), "insert", c);
+    }
+    for (const RemoveFile& r : c.removes) {
+      if (!r.data_change || paired.count(r.path) > 0) continue;
+      SILT_ASSIGN_OR_RETURN_CTX(
+          RecordBatchPtr rows,
+          ReadFile(FileOf(r.path, r.partition_values, r.deletion_vector), end_snapshot->schema()),
+          "reading removed data file ", r.path, " of version ", c.version);
+      Emit(rows, "delete", c);
+    }
+    return Status::OK();
+  }
+};
+
+ChangeFeedReader::ChangeFeedReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ChangeFeedReader::~ChangeFeedReader() = default;
+
+const columnar::SchemaPtr& ChangeFeedReader::schema() const { return state_->schema; }
+
+Result<std::unique_ptr<ChangeFeedReader>> ChangeFeedReader::Make(DeltaTable* table,
+                                                                 const ChangeFeedOptions& options) {
+  auto state = std::make_unique<State>();
+  state->table = table;
+  SILT_ASSIGN_OR_RETURN(SnapshotPtr latest, table->LatestSnapshot());
+  const int64_t start = options.starting_version;
+  if (start < 0) {
+    return Status::InvalidArgument("the starting version of the change data feed of ",
+                                   table->path(), " is negative (", start, ")");
+  }
+  if (start > latest->version()) {
+    return Status::InvalidArgument(
+        "Provided Start version(", start,
+        ") for reading change data is invalid. Start version cannot be greater than the latest "
+        "version of the table(",
+        latest->version(), ") (Delta table ", table->path(), ")");
+  }
+  const int64_t end =
+      std::min(options.ending_version.value_or(latest->version()), latest->version());
+  if (end < start) {
+    return Status::InvalidArgument("[DELTA_INVALID_CDC_RANGE] CDC range from start ", start,
+                                   " to end ", end, " was invalid. End cannot be before start ",
+                                   "(Delta table ", table->path(), ")");
+  }
+  if (end == latest->version()) {
+    state->end_snapshot = latest;
+  } else {
+    SILT_ASSIGN_OR_RETURN(state->end_snapshot, table->SnapshotAt(end));
+  }
+  std::optional<Metadata> metadata;
+  if (start > 0) {
+    SILT_ASSIGN_OR_RETURN(SnapshotPtr before, table->SnapshotAt(start - 1));
+    metadata = before->metadata();
+  }
+  for (int64_t v = start; v <= end; ++v) {
+    SILT_ASSIGN_OR_RETURN(CommitActions c, table->ReadCommit(v));
+    if (c.metadata) metadata = c.metadata;
+    if (!metadata || !ChangeFeedOn(*metadata)) {
+      return Status::InvalidArgument(
+          "[DELTA_MISSING_CHANGE_DATA] Error getting change data for range [", start, " , ", end,
+          "] as change data was not recorded for version [", v,
+          "]. If you've enabled change data feed on this table, use `DESCRIBE HISTORY` to see "
+          "when it was first enabled. Otherwise, to start recording change data, use `ALTER "
+          "TABLE table_name SET TBLPROPERTIES (delta.enableChangeDataFeed=true)`. (Delta table ",
+          table->path(), ")");
+    }
+    state->commits.push_back(std::move(c));
+  }
+  SILT_ASSIGN_OR_RETURN(std::vector<HistoryEntry> history, ReadHistory(table));
+  for (const HistoryEntry& h : history) state->timestamps_ms[h.version] = h.timestamp_ms;
+
+  std::vector<columnar::Field> fields = state->end_snapshot->schema()->fields();
+  fields.push_back({kChangeType, columnar::DataType::String(), true});
+  state->cdc_schema = columnar::DataType::Struct(fields);
+  fields.push_back({"_commit_version", columnar::DataType::Long(), true});
+  fields.push_back({"_commit_timestamp", columnar::DataType::Timestamp(), true});
+  state->schema = columnar::DataType::Struct(std::move(fields));
+  return std::unique_ptr<ChangeFeedReader>(new ChangeFeedReader(std::move(state)));
+}
+
+Result<RecordBatchPtr> ChangeFeedReader::Next() {
+  State& s = *state_;
+  while (s.pending.empty() && s.next_commit < s.commits.size()) {
+    SILT_RETURN_NOT_OK(s.Expand(s.commits[s.next_commit]));
+    ++s.next_commit;
+  }
+  if (s.pending.empty()) return RecordBatchPtr();
+  RecordBatchPtr out = std::move(s.pending.front());
+  s.pending.pop_front();
+  return out;
+}
+
+}  // namespace silt::delta
