@@ -454,13 +454,3 @@ def test_enough_statements_of_every_kind():
                    "WHEN NOT MATCHED BY SOURCE THEN DELETE",
                    "WHEN NOT MATCHED BY SOURCE AND", "DELETE FROM", "UPDATE {T}"):
         assert clause in text, clause
-
-
-def test_change_data_feed_table_is_refused(spark, silt, tmp_path):
-    table = tmp_path / "cdf"
-    spark.sql(f"CREATE TABLE delta.`{table}` (id BIGINT) USING delta "
-              "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
-    spark.sql(f"INSERT INTO delta.`{table}` VALUES (1), (2)")
-    proc = silt("sql", f"DELETE FROM delta.`{table}` WHERE id = 1")
-    assert proc.returncode != 0
-    assert "change data feed" in proc.stderr, describe(proc)

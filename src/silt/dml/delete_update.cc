@@ -94,6 +94,15 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       options.now_micros != 0 ? options.now_micros : SystemClock().NowMicros();
   const WriteMode mode = WriteModeFor(*snapshot);
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<DmlWriter> writer, DmlWriter::Make(table, snapshot, mode));
+  // delta-spark writes change data for UPDATE, and for a DELETE that
+  // rewrites files; a DELETE by deletion vector or of whole partitions
+  // leaves the changes to the adds and removes.
+  const bool partition_only =
+      OnlyPartitionColumns(resolved, *snapshot->schema(), snapshot->partition_columns());
+  if (ChangeDataFeedOn(*snapshot) &&
+      (is_update || (mode == WriteMode::kCopyOnWrite && !partition_only))) {
+    SILT_RETURN_NOT_OK(writer->WriteChangeData());
+  }
   int64_t changed = 0;
   int64_t scan_ms = 0;
   auto fail = [&](Status st) {
@@ -109,6 +118,7 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
     FileChange change;
     change.file = file;
     change.rows = *rows;
+    change.all_updated = is_update;
     if (bound != nullptr) {
       Result<std::vector<uint8_t>> holds = EvaluateTrue(bound.get(), *target, ctx);
       if (!holds.ok()) return fail(holds.status().WithContextParts(context));
@@ -160,8 +170,7 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       n_removed = writer->touched_files();
       removed_bytes = 0;
       dv_removed -= writer->removed_files_with_vector();
-    } else if (!OnlyPartitionColumns(resolved, *snapshot->schema(),
-                                     snapshot->partition_columns())) {
+    } else if (!partition_only) {
       removed_bytes = 0;
     }
   }
@@ -171,7 +180,7 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       {"numAddedFiles", std::to_string(writer->new_files())},
       {is_update ? "numUpdatedRows" : "numDeletedRows", std::to_string(changed)},
       {"numCopiedRows", std::to_string(writer->copied_rows())},
-      {"numAddedChangeFiles", "0"},
+      {"numAddedChangeFiles", std::to_string(writer->cdc_files().size())},
       {"numDeletionVectorsAdded", std::to_string(writer->deletion_vectors_added())},
       {"numDeletionVectorsRemoved", std::to_string(dv_removed)},
       {"numDeletionVectorsUpdated", std::to_string(writer->deletion_vectors_updated())},

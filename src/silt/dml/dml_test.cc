@@ -333,12 +333,15 @@ TEST_F(DmlConflictTest, BothRemovingOneFileIsConcurrentDeleteDelete) {
       << r.status().ToString();
 }
 
-TEST_F(DmlTest, ChangeDataFeedTablesAreRefused) {
+TEST_F(DmlTest, ChangeDataFeedTablesGetChangeFiles) {
   configuration_ = {{"delta.enableChangeDataFeed", "true"}};
   Seed();
-  Result<DmlResult> r = Delete(table_.get(), Parse("id = 1"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(r.status().IsNotSupported()) << r.status().ToString();
+  ASSERT_OK_AND_ASSIGN(DmlResult r, Update(table_.get(), {{{"v"}, Parse("0")}}, Parse("id = 1")));
+  EXPECT_EQ(r.num_updated_rows, 1);
+  ASSERT_OK_AND_ASSIGN(delta::CommitActions c, table_->ReadCommit(r.version));
+  ASSERT_FALSE(c.cdc_files.empty());
+  EXPECT_EQ(c.cdc_files[0].path.rfind("_change_data/", 0), 0u) << c.cdc_files[0].path;
+  EXPECT_EQ(r.operation_metrics["numAddedChangeFiles"], std::to_string(c.cdc_files.size()));
 }
 
 }  // namespace

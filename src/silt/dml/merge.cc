@@ -365,12 +365,15 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   }
 
   std::vector<uint8_t> source_matched(static_cast<size_t>(num_source), 0);
+  const bool change_data = ChangeDataFeedOn(*snapshot) && !insert_only;
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<DmlWriter> writer,
                         DmlWriter::Make(table, snapshot, WriteModeFor(*snapshot)));
   auto fail = [&](Status st) {
     writer->DeleteWritten();
     return st;
   };
+  // delta-spark writes change data for every MERGE that is not insert-only.
+  if (change_data) SILT_RETURN_NOT_OK(writer->WriteChangeData());
   int64_t matched_counts[2] = {0, 0};  // updated, deleted
   int64_t by_source_counts[2] = {0, 0};
   int64_t scan_ms = 0;
@@ -442,6 +445,7 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     FileChange change;
     change.file = file;
     change.rows = *rows;
+    std::vector<uint8_t> updated_row(change_data ? static_cast<size_t>(nt) : 0, 0);
     std::vector<RecordBatchPtr> replacement;
     if (!mt.empty() && !matched->empty()) {
       RecordBatchPtr pairs = JoinRows(scope, target.get(), &mt, source_side.get(), &ms,
@@ -456,7 +460,9 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
         if (c < 0 || acted[static_cast<size_t>(mt[p])]) continue;
         acted[static_cast<size_t>(mt[p])] = 1;
         change.dropped.push_back(mt[p]);
-        ++matched_counts[matched->kind(static_cast<size_t>(c)) == ActionKind::kDelete ? 1 : 0];
+        const bool del = matched->kind(static_cast<size_t>(c)) == ActionKind::kDelete;
+        if (change_data && !del) updated_row[static_cast<size_t>(mt[p])] = 1;
+        ++matched_counts[del ? 1 : 0];
       }
       if (outcome->written) replacement.push_back(outcome->written);
     }
@@ -474,8 +480,9 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
           int c = outcome->chosen[p];
           if (c < 0) continue;
           change.dropped.push_back(unmatched[p]);
-          ++by_source_counts[by_source->kind(static_cast<size_t>(c)) == ActionKind::kDelete ? 1
-                                                                                            : 0];
+          const bool del = by_source->kind(static_cast<size_t>(c)) == ActionKind::kDelete;
+          if (change_data && !del) updated_row[static_cast<size_t>(unmatched[p])] = 1;
+          ++by_source_counts[del ? 1 : 0];
         }
         if (outcome->written) replacement.push_back(outcome->written);
       }
@@ -488,6 +495,10 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     std::sort(change.dropped.begin(), change.dropped.end());
     change.dropped.erase(std::unique(change.dropped.begin(), change.dropped.end()),
                          change.dropped.end());
+    if (change_data) {
+      for (int64_t i : change.dropped)
+        change.updated.push_back(updated_row[static_cast<size_t>(i)]);
+    }
     if (replacement.size() == 1) {
       change.replacement = replacement[0];
     } else if (!replacement.empty()) {
@@ -553,7 +564,7 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
       {"numOutputRows", std::to_string(inserted + updated + copied)},
       {"numTargetFilesAdded", std::to_string(writer->new_files())},
       {"numTargetFilesRemoved", std::to_string(writer->removed_files())},
-      {"numTargetChangeFilesAdded", "0"},
+      {"numTargetChangeFilesAdded", std::to_string(writer->cdc_files().size())},
       {"numTargetBytesAdded", std::to_string(writer->new_bytes())},
       {"numTargetBytesRemoved", std::to_string(writer->removed_bytes())},
       {"numTargetDeletionVectorsAdded", std::to_string(writer->deletion_vectors_added())},

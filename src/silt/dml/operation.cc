@@ -36,12 +36,6 @@ Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOpt
     SILT_ASSIGN_OR_RETURN(snapshot, table->LatestSnapshot());
   }
   const delta::Metadata& metadata = snapshot->metadata();
-  if (PropertyIs(metadata, "delta.enableChangeDataFeed", "true")) {
-    return Status::NotSupported(operation, " on Delta table ", table->path(),
-                                ": the table has the change data feed on "
-                                "(delta.enableChangeDataFeed = true), and silt does not write "
-                                "change data files yet");
-  }
   std::optional<std::string> mapping =
       delta::GetTableProperty(metadata.configuration, "delta.columnMapping.mode");
   if (mapping && !mapping->empty() && !PropertyIs(metadata, "delta.columnMapping.mode", "none")) {
@@ -50,6 +44,10 @@ Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOpt
                                 ") is not supported by silt's DML yet");
   }
   return snapshot;
+}
+
+bool ChangeDataFeedOn(const delta::Snapshot& snapshot) {
+  return PropertyIs(snapshot.metadata(), "delta.enableChangeDataFeed", "true");
 }
 
 bool TxnAlreadyRecorded(const delta::Snapshot& snapshot, const DmlOptions& options) {
@@ -98,7 +96,10 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   result->num_files_added = static_cast<int64_t>(writer->adds().size());
   result->num_files_removed = static_cast<int64_t>(writer->removes().size());
   for (const auto& [key, value] : commit.metrics) result->operation_metrics[key] = value;
-  if (writer->adds().empty() && writer->removes().empty() && !options.txn) return Status::OK();
+  if (writer->adds().empty() && writer->removes().empty() && writer->cdc_files().empty() &&
+      !options.txn) {
+    return Status::OK();
+  }
   if (options.before_commit) {
     Status st = options.before_commit();
     if (!st.ok()) {
@@ -122,6 +123,7 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   request.txn = options.txn;
   request.adds = writer->adds();
   request.removes = writer->removes();
+  request.cdc_files = writer->cdc_files();
   Result<delta::CommitResult> committed = delta::Commit(table, snapshot, request);
   if (!committed.ok()) {
     // A Conflict commits nothing: the new files are garbage. After another

@@ -18,9 +18,12 @@
 namespace silt::dml {
 
 // The snapshot to change (options.snapshot or the latest). Errors:
-// NotSupported for the change data feed or column mapping; the log's.
+// NotSupported for column mapping; the log's.
 Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOptions& options,
                                           const char* operation);
+
+// True when the table has delta.enableChangeDataFeed = true.
+bool ChangeDataFeedOn(const delta::Snapshot& snapshot);
 
 // True when options.txn is already recorded in `snapshot`.
 bool TxnAlreadyRecorded(const delta::Snapshot& snapshot, const DmlOptions& options);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "silt/base/clock.h"
+#include "silt/columnar/builder.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/replace_all.h"
 #include "silt/delta/table_properties.h"
@@ -108,10 +109,53 @@ Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
 
 DmlWriter::~DmlWriter() = default;
 
+Status DmlWriter::WriteChangeData() {
+  std::vector<columnar::Field> fields = snapshot_->schema()->fields();
+  fields.push_back({"_change_type", columnar::DataType::String(), true});
+  cdc_schema_ = columnar::DataType::Struct(std::move(fields));
+  delta::TableWriterOptions options;
+  SILT_ASSIGN_OR_RETURN(options.num_indexed_cols,
+                        delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
+  SILT_ASSIGN_OR_RETURN(
+      cdc_writer_,
+      delta::TableWriter::Make(table_->file_system(), fs::JoinPath(table_->path(), "_change_data"),
+                               cdc_schema_, snapshot_->partition_columns(), options));
+  return Status::OK();
+}
+
+Status DmlWriter::WriteChanges(const columnar::RecordBatch& rows,
+                               const std::vector<const char*>& types) {
+  if (cdc_writer_ == nullptr || rows.num_rows == 0) return Status::OK();
+  columnar::ColumnBuilder type_column(columnar::DataType::String());
+  type_column.Reserve(rows.num_rows);
+  for (const char* t : types) type_column.AppendString(t);
+  columnar::RecordBatch out;
+  out.schema = cdc_schema_;
+  out.num_rows = rows.num_rows;
+  out.columns = rows.columns;
+  out.columns.push_back(type_column.Finish());
+  return cdc_writer_->Write(out);
+}
+
 Status DmlWriter::Apply(const FileChange& change) {
   const bool replaces = change.replacement != nullptr && change.replacement->num_rows > 0;
   if (replaces) {
     SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *change.replacement, table_->path()));
+  }
+  if (cdc_writer_ != nullptr && !change.dropped.empty()) {
+    std::vector<const char*> types(change.dropped.size(), "delete");
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (change.all_updated || (i < change.updated.size() && change.updated[i])) {
+        types[i] = "update_preimage";
+      }
+    }
+    SILT_RETURN_NOT_OK(WriteChanges(*columnar::TakeBatch(*change.rows, change.dropped), types));
+    if (replaces) {
+      SILT_RETURN_NOT_OK(
+          WriteChanges(*change.replacement,
+                       std::vector<const char*>(static_cast<size_t>(change.replacement->num_rows),
+                                                "update_postimage")));
+    }
   }
   if (mode_ == WriteMode::kDeletionVectors) {
     if (change.dropped.empty()) return Status::OK();
@@ -156,12 +200,24 @@ Status DmlWriter::Apply(const FileChange& change) {
 Status DmlWriter::Insert(const columnar::RecordBatchPtr& rows) {
   if (rows == nullptr || rows->num_rows == 0) return Status::OK();
   SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *rows, table_->path()));
+  SILT_RETURN_NOT_OK(
+      WriteChanges(*rows, std::vector<const char*>(static_cast<size_t>(rows->num_rows), "insert")));
   return writer_->Write(*rows);
 }
 
 Status DmlWriter::Finish() {
   if (finished_) return Status::OK();
   finished_ = true;
+  if (cdc_writer_ != nullptr) {
+    SILT_ASSIGN_OR_RETURN(std::vector<delta::AddFile> written, cdc_writer_->Finish());
+    for (const delta::AddFile& f : written) {
+      delta::AddCdcFile cdc;
+      cdc.path = "_change_data/" + f.path;
+      cdc.partition_values = f.partition_values;
+      cdc.size = f.size;
+      cdc_files_.push_back(std::move(cdc));
+    }
+  }
   SILT_ASSIGN_OR_RETURN(adds_, writer_->Finish());
   new_files_ = static_cast<int64_t>(adds_.size());
   for (const delta::AddFile& a : adds_) new_bytes_ += a.size;
@@ -194,7 +250,12 @@ Status DmlWriter::Finish() {
 void DmlWriter::DeleteWritten() {
   if (!finished_) {
     writer_->Abort().IgnoreError("DML output");
+    if (cdc_writer_ != nullptr) cdc_writer_->Abort().IgnoreError("DML change data");
     return;
+  }
+  for (const delta::AddCdcFile& cdc : cdc_files_) {
+    Result<std::string> file = delta::ResolvePathInsideTable(table_->path(), cdc.path);
+    if (file.ok()) table_->file_system()->DeleteFile(*file).IgnoreError("uncommitted change data");
   }
   std::set<std::string> existing;  // re-added files: only their vector is new
   for (const delta::RowDeletion& d : deletions_) existing.insert(d.file.path);

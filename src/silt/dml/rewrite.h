@@ -28,6 +28,11 @@ struct FileChange {
   columnar::RecordBatchPtr rows;
   // Positions in `rows` of the rows that go, ascending, unique.
   std::vector<int64_t> dropped;
+  // Per entry of `dropped`: 1 when the row is updated (its new version is in
+  // `replacement`), 0 when deleted; empty: all deleted, or (UPDATE) all
+  // updated as `all_updated` says. Only the change data feed reads this.
+  std::vector<uint8_t> updated;
+  bool all_updated = false;
   // Rows that take their place (table schema); null or empty when none.
   columnar::RecordBatchPtr replacement;
   // Rewrite the file even when nothing changes: delta-spark's copy-on-write
@@ -80,6 +85,18 @@ class DmlWriter {
 
   WriteMode mode() const { return mode_; }
 
+  // Writes the change data feed (`_change_data/` files with _change_type,
+  // as delta-spark does when delta.enableChangeDataFeed is true) for what
+  // Apply and Insert see from now on: dropped rows as delete or
+  // update_preimage, replacement rows as update_postimage, inserted rows as
+  // insert. The operation decides whether its commit needs change files
+  // (delta-spark writes none for a DELETE by deletion vector or of whole
+  // partitions, nor for an insert-only MERGE: readers take those changes
+  // from the adds and removes). REQUIRES: before the first Apply/Insert.
+  Status WriteChangeData();
+  // The change files written (valid after Finish).
+  const std::vector<delta::AddCdcFile>& cdc_files() const { return cdc_files_; }
+
   // Records the change of one file (see WriteMode). A change that drops
   // nothing and replaces nothing is ignored unless change.rewrite is set in
   // copy-on-write mode.
@@ -120,10 +137,15 @@ class DmlWriter {
 
  private:
   DmlWriter() = default;
+  // `rows` (table schema) with a _change_type column: `types[i]` per row.
+  Status WriteChanges(const columnar::RecordBatch& rows, const std::vector<const char*>& types);
   delta::DeltaTable* table_ = nullptr;
   delta::SnapshotPtr snapshot_;
   WriteMode mode_ = WriteMode::kCopyOnWrite;
   std::unique_ptr<delta::TableWriter> writer_;
+  std::unique_ptr<delta::TableWriter> cdc_writer_;
+  columnar::SchemaPtr cdc_schema_;
+  std::vector<delta::AddCdcFile> cdc_files_;
   int64_t deletion_ms_ = 0;
   bool finished_ = false;
   std::vector<delta::RowDeletion> deletions_;
