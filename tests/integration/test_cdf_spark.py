@@ -1,8 +1,8 @@
 """The change data feed, differential against pyspark 3.5 + delta-spark 3.2.
 
-Spark writes three base tables with `delta.enableChangeDataFeed = true`:
-unpartitioned, partitioned (with a NULL partition), and unpartitioned with
-deletion vectors on (its base already carries a Spark deletion vector). On
+Spark writes four base tables with `delta.enableChangeDataFeed = true`:
+unpartitioned, partitioned (with a NULL partition), and both again with
+deletion vectors on (their bases already carry Spark deletion vectors). On
 two copies of each, the same sequence of DELETE / UPDATE / MERGE statements
 runs, once through Spark SQL and once through `silt sql`. Then:
 
@@ -13,7 +13,9 @@ runs, once through Spark SQL and once through `silt sql`. Then:
    (timestamps aside: the commits differ);
  - silt's `--changes` of Spark's table equals Spark's readChangeFeed of it
    from version 0, timestamps included;
- - silt wrote change files exactly for the statements Spark did.
+ - silt wrote change files exactly for the statements Spark did, and its
+   operation metrics count rows (and, for the first statement, files) as
+   Spark's do.
 
 All Spark work happens in one module fixture.
 """
@@ -73,7 +75,29 @@ SEQUENCES = {
         "MERGE INTO {T} t USING {S} s ON t.id = s.id WHEN MATCHED THEN DELETE",
         "DELETE FROM {T} WHERE id < 100000",
     ],
+    "dvpart": [
+        "DELETE FROM {T} WHERE p = 'a'",
+        "DELETE FROM {T} WHERE p = 'b' AND v < 30",
+        "UPDATE {T} SET p = 'z' WHERE p = 'b' AND id < 40",
+        "MERGE INTO {T} t USING {SP} s ON t.id = s.id "
+        "WHEN MATCHED AND s.v > 60 THEN DELETE WHEN MATCHED THEN UPDATE SET v = s.v, p = s.p "
+        "WHEN NOT MATCHED THEN INSERT * "
+        "WHEN NOT MATCHED BY SOURCE AND t.p IS NULL THEN DELETE",
+        "MERGE INTO {T} t USING {SP} s ON t.id = s.id + 1 WHEN NOT MATCHED THEN INSERT *",
+    ],
 }
+
+# Operation metrics that count rows changed: Spark's for every statement.
+ROW_METRICS = ("numDeletedRows", "numUpdatedRows", "numTargetRowsInserted",
+               "numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsMatchedUpdated",
+               "numTargetRowsMatchedDeleted", "numTargetRowsNotMatchedBySourceUpdated",
+               "numTargetRowsNotMatchedBySourceDeleted")
+# Those that count rows copied and files touched: Spark's for the first
+# statement (later ones run on files each engine wrote its own way).
+FILE_METRICS = ("numCopiedRows", "numRemovedFiles", "numDeletionVectorsAdded",
+                "numDeletionVectorsRemoved", "numDeletionVectorsUpdated", "numTargetRowsCopied",
+                "numOutputRows", "numTargetFilesRemoved", "numTargetDeletionVectorsAdded",
+                "numTargetDeletionVectorsRemoved", "numTargetDeletionVectorsUpdated")
 
 
 @dataclass
@@ -130,6 +154,14 @@ def cdf_runs(spark, tmp_path_factory, silt_bin):
         .mode("append").save(str(dv))
     spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
     bases["dv"] = dv
+
+    dvpart = work / "base_dvpart"
+    spark.sql(f"CREATE TABLE delta.`{dvpart}` (id BIGINT, v INT, p STRING) USING delta "
+              f"PARTITIONED BY (p) TBLPROPERTIES ({cdf}, 'delta.enableDeletionVectors' = 'true')")
+    spark.createDataFrame(part_rows, part_schema).repartition(2).write.format("delta") \
+        .mode("append").save(str(dvpart))
+    spark.sql(f"DELETE FROM delta.`{dvpart}` WHERE id % 6 = 1")
+    bases["dvpart"] = dvpart
 
     src = work / "src"
     spark.createDataFrame(
@@ -236,6 +268,13 @@ def test_change_files_where_spark_writes_them(name, cdf_runs):
         key = "numTargetChangeFilesAdded" if info["operation"] == "MERGE" else \
             "numAddedChangeFiles"
         assert metrics[key] == str(len(silt_cdc))
+        spark_metrics = next(a["commitInfo"] for a in spark_actions
+                             if "commitInfo" in a)["operationMetrics"]
+        first = version == run.base_version + 1
+        for key in ROW_METRICS + (FILE_METRICS if first else ()):
+            if key in spark_metrics:
+                assert metrics.get(key) == spark_metrics[key], \
+                    f"version {version} {key}: silt {metrics.get(key)}, Spark {spark_metrics[key]}"
 
 
 def test_change_feed_errors(cdf_runs, silt, tmp_path, spark):

@@ -32,9 +32,9 @@
 // The rewrite step sees, per touched file, the live rows read, the positions
 // of those that go and the rows that replace them (FileChange in
 // rewrite.h), and writes it copy-on-write or by deletion vector.
-// Existing deletion vectors are honoured when reading. Tables with the
-// change data feed on are refused (NotSupported), as the feed would be
-// wrong.
+// Existing deletion vectors are honoured when reading. With the change data
+// feed on, the changed rows also go to `_change_data/` files (rewrite.h
+// DmlWriter::WriteChangeData).
 //
 // Thread safety: each call is single-threaded; concurrent calls on one table
 // from several processes are what the conflict rules are for.
@@ -117,9 +117,9 @@ std::unique_ptr<RowSource> MakeBatchSource(columnar::SchemaPtr schema,
 
 // DELETE FROM table [WHERE condition]; `condition` null deletes every row.
 // Errors: InvalidArgument for an unknown column or a non-boolean
-// condition (naming the table); NotSupported for a table with the change
-// data feed on; Conflict naming the Delta exception; the scan's, writer's
-// and commit's errors.
+// condition (naming the table); NotSupported for a table with column
+// mapping; Conflict naming the Delta exception; the scan's, writer's and
+// commit's errors.
 Result<DmlResult> Delete(delta::DeltaTable* table, const expr::NodePtr& condition,
                          const DmlOptions& options = {});
 
