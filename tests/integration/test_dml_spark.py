@@ -454,3 +454,31 @@ def test_enough_statements_of_every_kind():
                    "WHEN NOT MATCHED BY SOURCE THEN DELETE",
                    "WHEN NOT MATCHED BY SOURCE AND", "DELETE FROM", "UPDATE {T}"):
         assert clause in text, clause
+
+
+@pytest.mark.parametrize("case_name,base", [("delete_partition", "base_part"),
+                                            ("dvpart_delete_partition", "base_dvpart")])
+def test_partition_delete_reads_no_data_file(case_name, base, dml_runs, silt, tmp_path, spark):
+    """A DELETE on partition columns only removes whole files from the
+    metadata, as delta-spark does: the files it removes are never read (here
+    they are not even Parquet any more)."""
+    out = dml_runs[case_name]
+    table = tmp_path / "t"
+    shutil.copytree(out.spark_table.parent.parent / base, table)
+    doomed = sorted((table / "p=a").glob("*.parquet"))
+    assert doomed
+    for f in doomed:
+        f.write_bytes(b"not parquet")
+    proc = silt("sql", f"DELETE FROM delta.`{table}` WHERE p = 'a'", "--format", "jsonl")
+    assert proc.returncode == 0, describe(proc)
+    assert [json.loads(line) for line in proc.stdout.splitlines() if line.strip()] == \
+        [out.spark_metrics]
+    _, actions = _last_commit(table)
+    spark_metrics = _commit_info(_last_commit(out.spark_table)[1])["operationMetrics"]
+    metrics = _commit_info(actions)["operationMetrics"]
+    for key in ("numDeletedRows", "numRemovedFiles", "numRemovedBytes",
+                "numDeletionVectorsRemoved", "numCopiedRows", "numAddedFiles"):
+        assert metrics[key] == spark_metrics[key], key
+    assert_same_rows(normalize_silt_rows(read_with_silt(silt, table, "--limit", "100000")),
+                     to_json_rows(read_with_spark(spark, out.spark_table)),
+                     f"{case_name}: silt's table", *KEYS)

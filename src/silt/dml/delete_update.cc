@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "silt/base/clock.h"
+#include "silt/delta/partition_utils.h"
+#include "silt/delta/stats.h"
 #include "silt/dml/clauses.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/operation.h"
@@ -109,7 +111,46 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
     writer->DeleteWritten();
     return st;
   };
+  // A DELETE whose condition reads partition columns only removes the files
+  // whose partition values satisfy it without reading them, as
+  // delta-spark's metadata-only delete does, counting their rows from the
+  // stats (a file without numRecords is read).
+  const bool metadata_only = !is_update && partition_only;
   for (const delta::AddFile* file : files) {
+    if (metadata_only) {
+      std::optional<int64_t> records =
+          file->stats ? delta::StatsNumRecords(*file->stats) : std::optional<int64_t>();
+      if (records) {
+        bool holds = true;
+        if (bound != nullptr) {
+          auto values = std::make_shared<columnar::RecordBatch>();
+          values->schema = snapshot->schema();
+          values->num_rows = 1;
+          for (const columnar::Field& f : snapshot->schema()->fields()) {
+            const bool is_partition = std::find(snapshot->partition_columns().begin(),
+                                                snapshot->partition_columns().end(),
+                                                f.name) != snapshot->partition_columns().end();
+            if (!is_partition) {
+              values->columns.push_back(columnar::MakeNullColumn(f.type, 1));
+              continue;
+            }
+            Result<columnar::ColumnPtr> column = delta::MakePartitionColumn(
+                f.type, delta::FindPartitionValue(file->partition_values, f.name), 1);
+            if (!column.ok()) return fail(column.status().WithContextParts(file->path));
+            values->columns.push_back(*column);
+          }
+          Result<std::vector<uint8_t>> result =
+              EvaluateTrue(bound.get(), *scope.AsSide(Scope::kTarget, values), ctx);
+          if (!result.ok()) return fail(result.status().WithContextParts(context));
+          holds = (*result)[0] != 0;
+        }
+        if (holds) {
+          writer->RemoveWhole(*file);
+          changed += *records - (file->deletion_vector ? file->deletion_vector->cardinality : 0);
+        }
+        continue;
+      }
+    }
     const int64_t read_start = NowMillis();
     Result<columnar::RecordBatchPtr> rows = ReadTargetFile(*table, snapshot, *file);
     if (!rows.ok()) return fail(rows.status());

@@ -197,6 +197,17 @@ Status DmlWriter::Apply(const FileChange& change) {
   return Status::OK();
 }
 
+void DmlWriter::RemoveWhole(const delta::AddFile& file) {
+  removes_.push_back(delta::RemoveOf(file, deletion_ms_, true));
+  ++touched_files_;
+  ++removed_files_;
+  removed_bytes_ += file.size;
+  if (file.deletion_vector) {
+    ++dv_removed_;
+    ++removed_files_with_vector_;
+  }
+}
+
 Status DmlWriter::Insert(const columnar::RecordBatchPtr& rows) {
   if (rows == nullptr || rows->num_rows == 0) return Status::OK();
   SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *rows, table_->path()));
@@ -227,8 +238,9 @@ Status DmlWriter::Finish() {
         delta::DeleteRowsByDeletionVector(table_->file_system().get(), table_->path(), deletions_,
                                           deletion_ms_));
     deletion_vector_file_ = changes.deletion_vector_file;
-    removes_ = std::move(changes.removes);
-    removed_files_ = changes.num_files_fully_deleted;
+    removes_.insert(removes_.end(), std::make_move_iterator(changes.removes.begin()),
+                    std::make_move_iterator(changes.removes.end()));
+    removed_files_ += changes.num_files_fully_deleted;
     std::set<std::string> kept;
     for (const delta::AddFile& a : changes.adds) kept.insert(a.path);
     for (const delta::RowDeletion& d : deletions_) {
@@ -236,9 +248,9 @@ Status DmlWriter::Finish() {
       removed_bytes_ += d.file.size;
       if (d.file.deletion_vector) ++removed_files_with_vector_;
     }
-    dv_added_ = changes.num_deletion_vectors_added;
-    dv_removed_ = changes.num_deletion_vectors_removed;
-    dv_updated_ = changes.num_deletion_vectors_updated;
+    dv_added_ += changes.num_deletion_vectors_added;
+    dv_removed_ += changes.num_deletion_vectors_removed;
+    dv_updated_ += changes.num_deletion_vectors_updated;
     // The re-added files first, as delta-spark orders them.
     changes.adds.insert(changes.adds.end(), std::make_move_iterator(adds_.begin()),
                         std::make_move_iterator(adds_.end()));

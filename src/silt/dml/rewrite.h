@@ -101,6 +101,9 @@ class DmlWriter {
   // nothing and replaces nothing is ignored unless change.rewrite is set in
   // copy-on-write mode.
   Status Apply(const FileChange& change);
+  // Removes `file` whole without reading it (a DELETE whose condition holds
+  // for the file's partition values), in either mode; no change data.
+  void RemoveWhole(const delta::AddFile& file);
   // New rows (table schema).
   Status Insert(const columnar::RecordBatchPtr& rows);
   // Closes the writer and, with deletion vectors, writes the vector file
