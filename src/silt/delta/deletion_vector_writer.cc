@@ -191,7 +191,7 @@ Result<DeletionVectorChanges> DeleteRowsByDeletionVector(fs::FileSystem* fs,
     const int64_t newly_deleted = static_cast<int64_t>(rows.size() - current.size());
     if (newly_deleted == 0) continue;
     changes.num_deleted_rows += newly_deleted;
-    changes.removes.push_back(RemoveOf(file, now_ms));
+    changes.removes.push_back(RemoveWithNumRecords(file, now_ms));
     if (file.deletion_vector) ++changes.num_deletion_vectors_removed;
     std::optional<int64_t> num_records =
         file.stats ? StatsNumRecords(*file.stats) : std::optional<int64_t>();

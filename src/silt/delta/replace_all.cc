@@ -16,6 +16,11 @@ RemoveFile RemoveOf(const AddFile& file, int64_t deletion_timestamp_ms, bool dat
   remove.partition_values = file.partition_values;
   remove.size = file.size;
   remove.deletion_vector = file.deletion_vector;
+  return remove;
+}
+
+RemoveFile RemoveWithNumRecords(const AddFile& file, int64_t deletion_timestamp_ms) {
+  RemoveFile remove = RemoveOf(file, deletion_timestamp_ms);
   if (file.stats) {
     if (std::optional<int64_t> n = StatsNumRecords(*file.stats)) {
       remove.stats = "{\"numRecords\":" + std::to_string(*n) + "}";

@@ -26,6 +26,10 @@ namespace silt::delta {
 
 // The remove action for live file `file`, as delta-spark writes it.
 RemoveFile RemoveOf(const AddFile& file, int64_t deletion_timestamp_ms, bool data_change = true);
+// As RemoveOf, with stats {"numRecords":N} from the add's stats, as
+// delta-spark's DELETE, UPDATE and MERGE write their removes (its streaming
+// complete mode and OPTIMIZE do not).
+RemoveFile RemoveWithNumRecords(const AddFile& file, int64_t deletion_timestamp_ms);
 
 // The removes of every live file of `snapshot`, in its file order.
 std::vector<RemoveFile> RemoveEveryFile(const Snapshot& snapshot, int64_t deletion_timestamp_ms);

@@ -189,7 +189,7 @@ Status DmlWriter::Apply(const FileChange& change) {
   if (replaces) SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
   // Spark's remove for a rewritten file: extended metadata, the add's
   // partition values and size, and its deletion vector (which goes too).
-  removes_.push_back(delta::RemoveOf(*change.file, deletion_ms_, true));
+  removes_.push_back(delta::RemoveWithNumRecords(*change.file, deletion_ms_));
   ++touched_files_;
   ++removed_files_;
   removed_bytes_ += change.file->size;
@@ -198,7 +198,7 @@ Status DmlWriter::Apply(const FileChange& change) {
 }
 
 void DmlWriter::RemoveWhole(const delta::AddFile& file) {
-  removes_.push_back(delta::RemoveOf(file, deletion_ms_, true));
+  removes_.push_back(delta::RemoveWithNumRecords(file, deletion_ms_));
   ++touched_files_;
   ++removed_files_;
   removed_bytes_ += file.size;
