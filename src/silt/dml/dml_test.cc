@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/change_feed.h"
+#include "silt/delta/protocol.h"
 #include "silt/dml/rewrite.h"
 #include "silt/expr/parse/dml_statement.h"
 #include "silt/expr/parse/parser.h"
@@ -71,6 +73,7 @@ class DmlTest : public ::testing::Test {
       metadata.partition_columns = {"p"};
       metadata.configuration = configuration_;
       request.new_metadata = metadata;
+      ASSERT_OK_AND_ASSIGN(request.new_protocol, delta::ProtocolForNewTable(configuration_));
     }
     request.adds = adds;
     request.is_blind_append = blind;
@@ -331,6 +334,65 @@ TEST_F(DmlConflictTest, BothRemovingOneFileIsConcurrentDeleteDelete) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("ConcurrentDeleteDeleteException"), std::string::npos)
       << r.status().ToString();
+}
+
+TEST_F(DmlTest, DeletionVectorTablesGetVectorsNotCopies) {
+  configuration_ = {{"delta.enableDeletionVectors", "true"}};
+  Seed();  // files: a{1,2}, b{3}, b{4}, c{5}
+  ASSERT_OK_AND_ASSIGN(DmlResult r, Delete(table_.get(), Parse("id = 2")));
+  EXPECT_EQ(r.num_affected_rows, 1);
+  EXPECT_EQ(r.operation_metrics["numDeletionVectorsAdded"], "1");
+  EXPECT_EQ(r.operation_metrics["numRemovedFiles"], "0");
+  EXPECT_EQ(r.operation_metrics["numCopiedRows"], "0");
+  delta::CommitActions commit = LastCommit();
+  ASSERT_EQ(commit.adds.size(), 1u);
+  ASSERT_EQ(commit.removes.size(), 1u);
+  EXPECT_EQ(commit.adds[0].path, commit.removes[0].path);
+  ASSERT_TRUE(commit.adds[0].deletion_vector.has_value());
+  EXPECT_EQ(commit.adds[0].deletion_vector->cardinality, 1);
+  EXPECT_NE(commit.adds[0].stats->find("\"tightBounds\":false"), std::string::npos);
+  EXPECT_EQ(commit.removes[0].stats, std::optional<std::string>("{\"numRecords\":2}"));
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "3:30:b", "4:40:b", "5:50:c"}));
+
+  // The file's last live row updated: the file goes, the new row goes to a
+  // new file; UPDATE counts the touched file as removed.
+  ASSERT_OK_AND_ASSIGN(r, Update(table_.get(), {{{"v"}, Parse("0")}}, Parse("id = 1")));
+  EXPECT_EQ(r.operation_metrics["numRemovedFiles"], "1");
+  EXPECT_EQ(r.operation_metrics["numAddedFiles"], "1");
+  EXPECT_EQ(r.operation_metrics["numDeletionVectorsAdded"], "0");
+  commit = LastCommit();
+  ASSERT_EQ(commit.removes.size(), 1u);
+  ASSERT_TRUE(commit.removes[0].deletion_vector.has_value());
+  ASSERT_EQ(commit.adds.size(), 1u);
+  EXPECT_FALSE(commit.adds[0].deletion_vector.has_value());
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:0:a", "3:30:b", "4:40:b", "5:50:c"}));
+}
+
+TEST_F(DmlTest, TheChangeFeedReadsBackWhatDmlChanged) {
+  configuration_ = {{"delta.enableChangeDataFeed", "true"}};
+  Seed();
+  ASSERT_OK(Update(table_.get(), {{{"v"}, Parse("0")}}, Parse("id = 1")).status());
+  ASSERT_OK(Delete(table_.get(), Parse("id = 4")).status());   // rewrites: change files
+  ASSERT_OK(Delete(table_.get(), Parse("p = 'c'")).status());  // whole partition: none
+  EXPECT_TRUE(LastCommit().cdc_files.empty());
+  delta::ChangeFeedOptions options;
+  options.starting_version = 2;
+  ASSERT_OK_AND_ASSIGN(auto reader, delta::ChangeFeedReader::Make(table_.get(), options));
+  ASSERT_EQ(reader->schema()->num_fields(), 6);
+  std::vector<std::string> changes;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr b, reader->Next());
+    if (b == nullptr) break;
+    for (int64_t i = 0; i < b->num_rows; ++i) {
+      changes.push_back(std::to_string(b->column(4)->Value<int64_t>(i)) + " " +
+                        std::string(b->column(3)->StringValue(i)) + " " +
+                        std::to_string(b->column(0)->Value<int64_t>(i)) + ":" +
+                        std::to_string(b->column(1)->Value<int32_t>(i)));
+    }
+  }
+  std::sort(changes.begin(), changes.end());
+  EXPECT_EQ(changes, (std::vector<std::string>{"2 update_postimage 1:0", "2 update_preimage 1:10",
+                                               "3 delete 4:40", "4 delete 5:50"}));
 }
 
 TEST_F(DmlTest, ChangeDataFeedTablesGetChangeFiles) {
