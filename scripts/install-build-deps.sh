@@ -15,6 +15,7 @@ PKGS=(
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
   libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
+  libmosquitto-dev mosquitto
 )
 for arg in "$@"; do
   case "$arg" in

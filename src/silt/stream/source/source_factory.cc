@@ -5,6 +5,7 @@
 #include "silt/stream/source/file_source.h"
 #include "silt/stream/source/generator_source.h"
 #include "silt/stream/source/kafka_source.h"
+#include "silt/stream/source/mqtt_source.h"
 
 namespace silt::stream {
 
@@ -39,8 +40,12 @@ Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceC
                           DeltaSource::Make(std::move(options), context));
     return std::unique_ptr<Source>(std::move(source));
   }
+  if (spec.format == "mqtt") {
+    SILT_ASSIGN_OR_RETURN(MqttSourceOptions options, MqttSourceOptions::FromSpec(spec));
+    return MakeMqttSource(std::move(options), context);
+  }
   return Status::InvalidArgument(spec.key_path, ".format: unknown source format '", spec.format,
-                                 "'; expected one of generator, json, text, kafka, delta");
+                                 "'; expected one of generator, json, text, kafka, delta, mqtt");
 }
 
 }  // namespace silt::stream
