@@ -353,6 +353,7 @@ class MqttSource final : public Source {
       return;
     }
     self->connected_ = true;
+    self->duplicates_ = 0;
     const bool session_present = (flags & 1) != 0;
     if (!session_present) {
       // A fresh session: the broker redelivers nothing and may hand out
@@ -410,7 +411,11 @@ class MqttSource final : public Source {
       if (it != self->recent_.end() && it->second == Fnv1a(topic, payload)) {
         // Redelivered after a lost PUBACK: the WAL holds it already, and
         // the PUBACK libmosquitto queued for this copy acknowledges it.
-        ++self->duplicates_;
+        if (self->duplicates_++ == 0) {
+          SILT_LOG_INFO("stream", self->Description(), ": message id ", m->mid,
+                        " redelivered after a lost PUBACK is in the WAL already; acknowledged "
+                        "without a second copy");
+        }
         return;
       }
     }
