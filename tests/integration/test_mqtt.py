@@ -168,8 +168,8 @@ def wait_for_rows(proc, table, n, stderr_log, timeout=60):
     raise AssertionError(f"table has {len(rows)} rows, expected {n}")
 
 
-def mqtt_job(work, broker_url, topics="sensors/#", **options):
-    return write_job(work / "job.yaml", {
+def mqtt_job(work, broker_url, topics="sensors/#", trigger=None, **options):
+    job = {
         "name": "mqtt",
         "source": {"format": "mqtt", "options": {
             "brokerUrl": broker_url, "topics": topics, "clientId": "silt-scripted", **options}},
@@ -177,7 +177,10 @@ def mqtt_job(work, broker_url, topics="sensors/#", **options):
                                   "retained", "timestamp", "message_id"]}],
         "sink": {"format": "delta", "outputMode": "append", "path": str(work / "table")},
         "checkpointLocation": str(work / "checkpoint"),
-    })
+    }
+    if trigger:
+        job["trigger"] = trigger
+    return write_job(work / "job.yaml", job)
 
 
 def test_puback_follows_the_wal_and_redeliveries_are_not_duplicated(silt_bin, work):
@@ -248,6 +251,81 @@ def test_bad_mqtt_options_fail_before_connecting(silt, work):
     proc = silt("run", job)
     assert proc.returncode == 2, proc.stderr
     assert "source.options.QoS: must be 0 or 1" in proc.stderr
+
+
+def test_full_wal_stops_acknowledging_until_batches_commit(silt_bin, work):
+    """maxWalBytes is back-pressure: with the WAL full and no batch to drain
+    it, silt stops reading (so stops acknowledging); a later run drains the
+    WAL, takes the rest, and the table has every message once."""
+    broker = ScriptedBroker()
+    url = f"tcp://127.0.0.1:{broker.port}"
+    wal_limit = 1 << 20
+    count, size = 6000, 1024
+    payloads = [f"{i:06d}".encode() + b"." * (size - 6) for i in range(count)]
+    stderr_log = work / "silt-stderr.log"
+    table = work / "table"
+
+    def send_from(first, dup):
+        def run():
+            try:
+                for i in range(first, count):
+                    broker.publish("bulk/data", payloads[i], i + 1, dup=dup)
+            except OSError:
+                pass  # silt was killed with the socket full
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+
+    def read_pubacks(expected, quiet_s):
+        acked = set()
+        while len(acked) < expected:
+            packet = broker.poll(quiet_s)
+            if packet is None:
+                break
+            kind, _, body = packet
+            assert kind == PUBACK
+            acked.add(int.from_bytes(body[0:2], "big"))
+        return acked
+
+    with open(stderr_log, "w") as err:
+        # A trigger that never comes back after the first (empty) batch: the
+        # WAL is never trimmed in this run.
+        job = mqtt_job(work, url, topics="bulk/#", trigger={"processingTime": "1 hour"},
+                       maxWalBytes=wal_limit)
+        proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            broker.accept(session_present=False)
+            broker.expect_subscribe()
+            send_from(0, dup=False)
+            acked = read_pubacks(count, quiet_s=3.0)
+            assert proc.poll() is None, stderr_log.read_text()[-3000:]
+        finally:
+            kill(proc)
+        # Acknowledged: what fits in the WAL, and not one message more.
+        assert 0 < len(acked) <= wal_limit // size + 1, len(acked)
+        assert acked == set(range(1, len(acked) + 1))
+        assert "not reading from the broker until batches commit" in stderr_log.read_text()
+
+        # A run whose batches commit drains the WAL, and the broker resends
+        # what was not acknowledged.
+        broker.drop()
+        job = mqtt_job(work, url, topics="bulk/#", maxWalBytes=wal_limit,
+                       maxMessagesPerTrigger=300)
+        proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            broker.accept(session_present=True)
+            sender = send_from(len(acked), dup=True)
+            acked |= read_pubacks(count - len(acked), quiet_s=60)
+            sender.join(60)
+            rows = wait_for_rows(proc, table, count, stderr_log)
+        finally:
+            kill(proc)
+            broker.close()
+    assert acked == set(range(1, count + 1))
+    bodies = sorted(r["body"][:6] for r in rows)
+    assert bodies == [f"{i:06d}" for i in range(count)]
+    wal = work / "checkpoint" / "sources" / "0" / "wal"
+    assert sum(p.stat().st_size for p in wal.iterdir()) <= wal_limit + 2 * size + (wal_limit // 8)
 
 
 # ---------------------------------------------------------------- the example

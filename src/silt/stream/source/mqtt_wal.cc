@@ -273,6 +273,7 @@ Status MqttWal::StartSegment(int64_t first_seq) {
 
 void MqttWal::Append(MqttWalRecord record) {
   record.seq = next_seq_++;
+  pending_bytes_ += static_cast<int64_t>(record.topic.size() + record.payload.size());
   pending_.push_back(std::move(record));
 }
 
@@ -303,6 +304,7 @@ Status MqttWal::Sync() {
   size_bytes_.fetch_add(written, std::memory_order_acq_rel);
   end_seq_.store(next_seq_, std::memory_order_release);
   pending_.clear();
+  pending_bytes_ = 0;
   if (segment_bytes >= options_.segment_bytes) return StartSegment(next_seq_);
   return Status::OK();
 }

@@ -53,6 +53,8 @@ class MqttWal {
   // not readable until Sync returns OK.
   void Append(MqttWalRecord record);
   int64_t buffered() const { return static_cast<int64_t>(pending_.size()); }
+  // Topic and payload bytes of the buffered records.
+  int64_t buffered_bytes() const { return pending_bytes_; }
   // Writes and fsyncs the buffered records (rolling to a new segment when the
   // current one is full). On error nothing is counted as durable and the log
   // must be reopened.
@@ -95,6 +97,7 @@ class MqttWal {
   std::vector<Segment> segments_;  // by first_seq; the last one is written
   int fd_ = -1;                    // the last segment, opened for append
   std::vector<MqttWalRecord> pending_;
+  int64_t pending_bytes_ = 0;
   int64_t next_seq_ = 0;  // writer only: end_seq + buffered
   std::atomic<int64_t> end_seq_{0};
   std::atomic<int64_t> size_bytes_{0};
