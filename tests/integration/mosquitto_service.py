@@ -7,6 +7,11 @@ session may queue) and returns a MosquittoBroker once the port accepts
 connections. `restart()` stops the broker gracefully (SIGTERM, so it writes
 its persistence file) and starts it again on the same port with the same
 data; `stop()` ends it and removes the directory.
+
+`start(tls=True)` listens with TLS only (a test CA and broker certificate
+from kafka_service.tls_material(), a client certificate signed by the same
+CA, client certificates required) and refuses anonymous clients:
+USERNAME/PASSWORD are in its password file (mosquitto_passwd).
 """
 
 from __future__ import annotations
@@ -35,10 +40,36 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _config(port: int, data_dir: Path) -> str:
+USERNAME, PASSWORD = "zigbee", "zigbee-secret"
+
+
+def _client_certificate(out: Path, ca_dir: Path):
+    """client.pem / client.key signed by the test CA (CN=silt-client)."""
+    def ssl(*args):
+        subprocess.run(["openssl", *args], cwd=out, check=True, capture_output=True)
+
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=silt-client", "-keyout",
+        "client.key", "-out", "client.csr")
+    ssl("x509", "-req", "-in", "client.csr", "-CA", str(ca_dir / "ca.pem"), "-CAkey",
+        str(ca_dir / "ca.key"), "-CAcreateserial", "-CAserial", str(out / "ca.srl"),
+        "-days", "3650", "-out", "client.pem")
+
+
+def _config(port: int, data_dir: Path, tls_dir: Path | None) -> str:
+    if tls_dir is None:
+        access = ["allow_anonymous true"]
+    else:
+        access = [
+            f"cafile {tls_dir / 'ca.pem'}",
+            f"certfile {tls_dir / 'broker.pem'}",
+            f"keyfile {tls_dir / 'broker.key'}",
+            "require_certificate true",
+            "allow_anonymous false",
+            f"password_file {data_dir / 'passwd'}",
+        ]
     return "\n".join([
         f"listener {port} 127.0.0.1",
-        "allow_anonymous true",
+        *access,
         "persistence true",
         f"persistence_location {data_dir}/",
         "persistence_file mosquitto.db",
@@ -64,10 +95,11 @@ class MosquittoBroker:
     port: int
     data_dir: Path
     process: subprocess.Popen | None = None
+    tls_dir: Path | None = None  # ca.pem (to trust); client.pem/key in data_dir
 
     @property
     def url(self) -> str:
-        return f"tcp://127.0.0.1:{self.port}"
+        return f"{'ssl' if self.tls_dir else 'tcp'}://127.0.0.1:{self.port}"
 
     @property
     def log_path(self) -> Path:
@@ -81,7 +113,7 @@ class MosquittoBroker:
 
     def _launch(self):
         conf = self.data_dir / "mosquitto.conf"
-        conf.write_text(_config(self.port, self.data_dir))
+        conf.write_text(_config(self.port, self.data_dir, self.tls_dir))
         self.process = subprocess.Popen([MOSQUITTO, "-c", str(conf)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
@@ -122,10 +154,16 @@ class MosquittoBroker:
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
-def start() -> MosquittoBroker:
+def start(tls: bool = False) -> MosquittoBroker:
     broker = MosquittoBroker(port=_free_port(),
                              data_dir=Path(tempfile.mkdtemp(prefix="silt-mosquitto-")))
     try:
+        if tls:
+            import kafka_service
+            broker.tls_dir = kafka_service.tls_material()
+            _client_certificate(broker.data_dir, broker.tls_dir)
+            subprocess.run(["mosquitto_passwd", "-b", "-c", str(broker.data_dir / "passwd"),
+                            USERNAME, PASSWORD], check=True, capture_output=True)
         broker._launch()
     except BaseException:
         broker.stop()

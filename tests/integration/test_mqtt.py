@@ -328,6 +328,62 @@ def test_full_wal_stops_acknowledging_until_batches_commit(silt_bin, work):
     assert sum(p.stat().st_size for p in wal.iterdir()) <= wal_limit + 2 * size + (wal_limit // 8)
 
 
+@pytest.mark.skipif(not mosquitto_service.available(), reason="mosquitto not installed")
+def test_tls_with_client_certificate_and_password(silt_bin, work):
+    import paho.mqtt.client as mqtt
+
+    broker = mosquitto_service.start(tls=True)
+    stderr_log = work / "silt-stderr.log"
+    secure = {
+        "username": mosquitto_service.USERNAME,
+        "ssl.ca.file": str(broker.tls_dir / "ca.pem"),
+        "ssl.cert.file": str(broker.data_dir / "client.pem"),
+        "ssl.key.file": str(broker.data_dir / "client.key"),
+        "ssl.protocol": "TLSv1.2",
+    }
+    try:
+        # A wrong password: the broker's refusal ends the query, naming it.
+        job = mqtt_job(work, broker.url, topics="secure/#", password="wrong", **secure)
+        with open(stderr_log, "w") as err:
+            proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
+            try:
+                proc.wait(60)
+            finally:
+                kill(proc)
+        text = stderr_log.read_text()
+        assert proc.returncode != 0, text
+        assert "source.options: the broker refused the connection" in text, text
+
+        job = mqtt_job(work, broker.url, topics="secure/#",
+                       password=mosquitto_service.PASSWORD, **secure)
+        with open(stderr_log, "w") as err:
+            proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
+            try:
+                deadline = time.monotonic() + 30
+                while not (work / "checkpoint/sources/0/subscriptions").exists():
+                    assert proc.poll() is None and time.monotonic() < deadline, \
+                        stderr_log.read_text()
+                    time.sleep(0.05)
+                pub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="secure-pub")
+                pub.tls_set(ca_certs=str(broker.tls_dir / "ca.pem"),
+                            certfile=str(broker.data_dir / "client.pem"),
+                            keyfile=str(broker.data_dir / "client.key"))
+                pub.username_pw_set(mosquitto_service.USERNAME, mosquitto_service.PASSWORD)
+                pub.connect("127.0.0.1", broker.port)
+                pub.loop_start()
+                for info in [pub.publish(f"secure/{i % 4}", f"m{i}", qos=1) for i in range(100)]:
+                    info.wait_for_publish(30)
+                pub.loop_stop()
+                pub.disconnect()
+                rows = wait_for_rows(proc, work / "table", 100, stderr_log)
+            finally:
+                kill(proc)
+    finally:
+        broker.stop()
+    assert sorted(r["body"] for r in rows) == sorted(f"m{i}" for i in range(100))
+    assert {r["topic"] for r in rows} == {f"secure/{i}" for i in range(4)}
+
+
 # ---------------------------------------------------------------- the example
 
 DEVICES = {
