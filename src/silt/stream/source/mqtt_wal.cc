@@ -185,6 +185,10 @@ Status MqttWal::Recover() {
 
   // The newest segment may end in a torn record or even a torn header; the
   // older ones were closed after a Sync and are only checked at their header.
+  // A log whose only segment lost its header starts again at that segment's
+  // sequence number (trimming never leaves such a segment alone, but the
+  // numbering must not restart at 0 if it does).
+  int64_t restart_at = 0;
   while (!firsts.empty()) {
     const int64_t first = firsts.back();
     const std::string path = dir + "/" + SegmentName(first);
@@ -192,11 +196,12 @@ Status MqttWal::Recover() {
     if (static_cast<int64_t>(data.size()) < kHeaderBytes ||
         std::string_view(data).substr(0, 8) != kMagic ||
         static_cast<int64_t>(GetLE(data.data() + 8, 8)) != first) {
-      if (firsts.size() > 1 || static_cast<int64_t>(data.size()) < kHeaderBytes) {
+      if (static_cast<int64_t>(data.size()) <= kHeaderBytes) {
         // A segment whose header never became durable: created just before
-        // a crash, so it holds nothing that was acknowledged.
+        // a crash, so it holds nothing (records follow a synced header).
         SILT_LOG_WARN("stream", "MQTT WAL ", path, ": incomplete segment header; removed");
         if (::unlink(path.c_str()) != 0) return Errno("removing", path);
+        restart_at = first;
         firsts.pop_back();
         continue;
       }
@@ -244,7 +249,9 @@ Status MqttWal::Recover() {
     size_bytes_.store(total, std::memory_order_release);
     return Status::OK();
   }
-  return StartSegment(0);
+  next_seq_ = restart_at;
+  end_seq_.store(restart_at, std::memory_order_release);
+  return StartSegment(restart_at);
 }
 
 Status MqttWal::StartSegment(int64_t first_seq) {

@@ -198,6 +198,46 @@ TEST_F(MqttWalTest, SegmentWithTornHeaderIsDropped) {
   EXPECT_FALSE(std::filesystem::exists(next));
 }
 
+TEST_F(MqttWalTest, LoneSegmentWithTornHeaderKeepsTheNumbering) {
+  {
+    auto wal = OpenWal(256);
+    for (int i = 0; i < 30; ++i) {
+      wal->Append(Message(i));
+      ASSERT_OK(wal->Sync());
+    }
+    ASSERT_OK(wal->TrimBefore(30));
+  }
+  std::vector<std::string> segments = Segments();
+  ASSERT_EQ(segments.size(), 1u);
+  const std::string name = std::filesystem::path(segments[0]).filename().string();
+  const int64_t first = std::stoll(name.substr(4, 20));
+  ASSERT_GT(first, 0);
+  // As if the crash hit while the segment's header was being written.
+  ASSERT_EQ(::truncate(segments[0].c_str(), 0), 0);
+  auto wal = OpenWal(256);
+  EXPECT_EQ(wal->begin_seq(), first);
+  EXPECT_EQ(wal->end_seq(), first);
+}
+
+TEST_F(MqttWalTest, NewestSegmentWithDamagedHeaderAndRecordsIsCorruption) {
+  {
+    auto wal = OpenWal();
+    for (int i = 0; i < 3; ++i) wal->Append(Message(i));
+    ASSERT_OK(wal->Sync());
+  }
+  {
+    int fd = ::open(Segments().back().c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "X", 1, 0), 1);
+    ::close(fd);
+  }
+  MqttWal::Options options;
+  options.dir = dir_;
+  Result<std::unique_ptr<MqttWal>> opened = MqttWal::Open(options);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_TRUE(opened.status().IsCorruption()) << opened.status().ToString();
+}
+
 TEST_F(MqttWalTest, DamagedClosedSegmentIsCorruption) {
   {
     auto wal = OpenWal(256);
