@@ -241,6 +241,40 @@ def test_puback_follows_the_wal_and_redeliveries_are_not_duplicated(silt_bin, wo
     assert "redelivered after a lost PUBACK" in stderr_log.read_text()
 
 
+def test_a_packet_id_seen_long_ago_is_a_new_message(silt_bin, work):
+    """Packet ids come round: the same id, topic and payload again after
+    more than the redelivery window (16,384 records) is a new message, as
+    when a sensor repeats its reading 65,535 messages later."""
+    broker = ScriptedBroker()
+    stderr_log = work / "silt-stderr.log"
+    job = mqtt_job(work, f"tcp://127.0.0.1:{broker.port}", topics="sensors/#")
+    filler = 17_000
+    with open(stderr_log, "w") as err:
+        proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            broker.accept(session_present=False)
+            broker.expect_subscribe()
+            broker.publish("sensors/door", b'{"contact":true}', 1)
+            broker.expect_puback(1)
+
+            def send():
+                for i in range(filler):
+                    broker.publish("sensors/plug", b"%d" % i, 2 + i % 60000)
+            sender = threading.Thread(target=send, daemon=True)
+            sender.start()
+            for i in range(filler):
+                broker.expect_puback(2 + i % 60000)
+            sender.join(60)
+            broker.publish("sensors/door", b'{"contact":true}', 1)
+            broker.expect_puback(1)
+            rows = wait_for_rows(proc, work / "table", filler + 2, stderr_log)
+        finally:
+            kill(proc)
+            broker.close()
+    assert sum(r["body"] == '{"contact":true}' for r in rows) == 2
+    assert "redelivered after a lost PUBACK" not in stderr_log.read_text()
+
+
 def test_bad_mqtt_options_fail_before_connecting(silt, work):
     job = mqtt_job(work, "tcp://127.0.0.1:1", topics="a/#/b")
     proc = silt("run", job)

@@ -298,9 +298,12 @@ class MqttSource final : public Source {
     stop_.store(true);
   }
 
+  // The sequence number the next appended record gets.
+  int64_t NextSeq() const { return wal_->end_seq() + wal_->buffered(); }
+
   void Remember(const MqttWalRecord& r) {
     if (r.qos == 0) return;
-    recent_[r.message_id] = Fnv1a(r.topic, r.payload);
+    recent_[r.message_id] = RecentMessage{Fnv1a(r.topic, r.payload), r.seq};
   }
 
   Status StartClient() {
@@ -422,7 +425,10 @@ class MqttSource final : public Source {
                              static_cast<size_t>(m->payloadlen));
     if (m->qos > 0) {
       auto it = self->recent_.find(m->mid);
-      if (it != self->recent_.end() && it->second == Fnv1a(topic, payload)) {
+      // Packet ids come round every 65535 messages: only a record within
+      // the window can be the original of a redelivery.
+      if (it != self->recent_.end() && it->second.hash == Fnv1a(topic, payload) &&
+          self->NextSeq() - it->second.seq <= kDuplicateWindow) {
         // Redelivered after a lost PUBACK: the WAL holds it already, and
         // the PUBACK libmosquitto queued for this copy acknowledges it.
         if (self->duplicates_++ == 0) {
@@ -434,6 +440,7 @@ class MqttSource final : public Source {
       }
     }
     MqttWalRecord r;
+    r.seq = self->NextSeq();  // what Append assigns
     r.arrival_micros = self->context_.clock->NowMicros();
     r.message_id = m->mid;
     r.qos = m->qos;
@@ -572,9 +579,13 @@ class MqttSource final : public Source {
   bool connected_ = false;  // I/O thread only
   std::mutex fatal_mu_;
   Status fatal_;
-  // I/O thread only (after Restore): packet id -> content hash of the newest
-  // WAL records, to drop redeliveries.
-  std::unordered_map<int32_t, uint64_t> recent_;
+  // I/O thread only (after Restore): packet id -> the newest WAL record
+  // with it, to drop redeliveries.
+  struct RecentMessage {
+    uint64_t hash = 0;  // of topic and payload
+    int64_t seq = 0;    // its WAL sequence number
+  };
+  std::unordered_map<int32_t, RecentMessage> recent_;
   int64_t duplicates_ = 0;
   int64_t last_connect_warning_ = std::numeric_limits<int64_t>::min() / 2;
   std::string subscriptions_path_;
