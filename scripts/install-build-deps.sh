@@ -4,8 +4,9 @@
 #   --check   also the tools of `make check format-check` (clang-format 14,
 #             python3), which `make test` runs
 #   --clang   also clang and its sanitizer runtimes (`make tsan`, `make fuzz`)
-#   --monitoring  also prometheus and chromium (test_metrics.py), which
-#             `make test` runs
+#   --monitoring  also the services the tests start themselves: prometheus
+#             and chromium (test_metrics.py), the mosquitto broker
+#             (test_mqtt*.py); `make test` runs them
 set -euo pipefail
 
 PKGS=(
@@ -15,15 +16,16 @@ PKGS=(
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
   libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
-  libmosquitto-dev mosquitto
+  libmosquitto-dev
 )
 for arg in "$@"; do
   case "$arg" in
     --check) PKGS+=(clang-format python3 openssl) ;;
     --clang) PKGS+=(clang libclang-rt-14-dev) ;;
-    # The monitoring tests' Prometheus (+ promtool) and headless Chromium;
-    # the tests start them on loopback themselves, on their own ports.
-    --monitoring) PKGS+=(prometheus chromium) ;;
+    # The monitoring tests' Prometheus (+ promtool) and headless Chromium,
+    # and the MQTT tests' broker; the tests start them on loopback
+    # themselves, on their own ports.
+    --monitoring) PKGS+=(prometheus chromium mosquitto) ;;
     *) echo "usage: $0 [--check] [--clang] [--monitoring]" >&2; exit 2 ;;
   esac
 done
