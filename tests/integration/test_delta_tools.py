@@ -469,6 +469,41 @@ def test_auto_compact_in_the_background(silt, work):
     compactions = [a["commitInfo"] for v in log_versions(table) for a in read_commit(table, v)
                    if "commitInfo" in a and a["commitInfo"]["operation"] == "OPTIMIZE"]
     assert compactions, "autoCompact never ran"
-    assert all(c["operationParameters"]["auto"] == "true" for c in compactions)
+    assert all(c["operationParameters"]["auto"] is True for c in compactions)
     assert_each_key_once(read_with_deltalake(table), total)
     assert len(live_files(table)) < total // 8
+
+
+def test_optimize_and_vacuum_parameters_have_spark_json_types(silt, table, spark, work):
+    """OPTIMIZE and VACUUM START/END record their operationParameters with
+    the JSON types delta-spark gives them (booleans and numbers where Spark
+    writes them), on a copy of the same table run by Spark."""
+    theirs = work / "spark-copy"
+    shutil.copytree(table, theirs)
+    optimize(silt, table)
+    proc = silt("vacuum", table, "--retain", "0h", "--unsafe-ignore-retention-check")
+    assert proc.returncode == 0, describe(proc)
+    spark.sql(f"OPTIMIZE delta.`{theirs}`")
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM delta.`{theirs}` RETAIN 0 HOURS")
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+
+    def parameters(path, operations):
+        out = {}
+        for version in log_versions(path):
+            info = next((a["commitInfo"] for a in read_commit(path, version)
+                         if "commitInfo" in a), {})
+            if info.get("operation") in operations:
+                out[info["operation"]] = info["operationParameters"]
+        return out
+
+    operations = {"OPTIMIZE", "VACUUM START", "VACUUM END"}
+    mine, spark_params = parameters(table, operations), parameters(theirs, operations)
+    assert set(mine) == set(spark_params) == operations, (mine, spark_params)
+    for operation in operations:
+        assert set(mine[operation]) == set(spark_params[operation]), operation
+        for key, value in spark_params[operation].items():
+            assert type(mine[operation][key]) is type(value), (operation, key, mine, spark_params)
+            assert mine[operation][key] == value, (operation, key)

@@ -63,6 +63,10 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
   for (const auto& [key, value] : request.operation_parameters) {
     w.Member(key, value);
   }
+  for (const auto& [key, value] : request.operation_parameters_json) {
+    w.Key(key);
+    w.Raw(value);
+  }
   w.EndObject();
   if (read_version) {
     w.Member("readVersion", *read_version);

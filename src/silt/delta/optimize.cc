@@ -244,9 +244,11 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   request.is_blind_append = false;
   std::vector<std::string> predicates;
   if (!options.where.empty()) predicates.push_back(options.where);
+  // As delta-spark 3.2 writes them: text, except `auto`, a boolean.
   request.operation_parameters = {{"predicate", JsonStringArray(predicates)},
                                   {"zOrderBy", JsonStringArray(zorder_by)},
-                                  {"auto", options.auto_compact ? "true" : "false"}};
+                                  {"clusterBy", "[]"}};
+  request.operation_parameters_json = {{"auto", options.auto_compact ? "true" : "false"}};
   request.operation_metrics = {
       {"numRemovedFiles", std::to_string(result.num_removed_files)},
       {"numAddedFiles", std::to_string(result.num_added_files)},

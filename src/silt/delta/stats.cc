@@ -102,6 +102,12 @@ int64_t CountLeaves(const columnar::DataType& type) {
 
 enum class Bound { kMin, kMax };
 
+// NaN and the infinities as delta-spark's stats hold them: JSON strings
+// (Jackson quotes non-numeric numbers), "NaN", "Infinity", "-Infinity".
+void WriteNonFinite(JsonWriter* w, std::string_view key, double v) {
+  w->Member(key, std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+}
+
 // Writes `key: value` for a length-1 min or max column. Nothing is written
 // when the value is not a usable bound.
 void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& value, Bound bound,
@@ -115,14 +121,14 @@ void WriteBound(JsonWriter* w, std::string_view key, const columnar::Column& val
     case TypeId::kLong: w->Member(key, value.Value<int64_t>(0)); return;
     case TypeId::kFloat: {
       float v = value.Value<float>(0);
-      if (!std::isfinite(v)) return;
+      if (!std::isfinite(v)) return WriteNonFinite(w, key, v);
       w->Key(key);
       w->Raw(FormatFloatJava(v));
       return;
     }
     case TypeId::kDouble: {
       double v = value.Value<double>(0);
-      if (!std::isfinite(v)) return;
+      if (!std::isfinite(v)) return WriteNonFinite(w, key, v);
       w->Key(key);
       w->Raw(FormatDoubleJava(v));
       return;

@@ -103,7 +103,7 @@ TEST(EncodeStatsTest, NestedLeavesCountTowardsTheLimit) {
             R"({"numRecords":1,"minValues":{"a":1},"maxValues":{},"nullCount":{"a":0}})");
 }
 
-TEST(EncodeStatsTest, NonFiniteBoundsAreOmitted) {
+TEST(EncodeStatsTest, NonFiniteBoundsAreJsonStringsAsDeltaSparkWritesThem) {
   auto schema = DataType::Struct({Field{"d", DataType::Double()}, Field{"f", DataType::Float()}});
   parquet::WriteResult result;
   result.num_rows = 2;
@@ -113,8 +113,8 @@ TEST(EncodeStatsTest, NonFiniteBoundsAreOmitted) {
       Stats("f", 0, Scalar<float>(DataType::Float(), -0.25f),
             Scalar<float>(DataType::Float(), 1e10f))};
   EXPECT_EQ(EncodeStats(result, *schema),
-            R"({"numRecords":2,"minValues":{"f":-0.25},"maxValues":{"f":1.0E10},)"
-            R"("nullCount":{"d":0,"f":0}})");
+            R"({"numRecords":2,"minValues":{"d":"NaN","f":-0.25},)"
+            R"("maxValues":{"d":"Infinity","f":1.0E10},"nullCount":{"d":0,"f":0}})");
 }
 
 TEST(EncodeStatsTest, TimestampNtzHasNoZone) {

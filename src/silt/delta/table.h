@@ -207,6 +207,10 @@ struct CommitRequest {
   // ("outputMode":"Append"), as delta-spark does.
   std::string operation = "WRITE";
   std::map<std::string, std::string> operation_parameters;
+  // Parameters whose value is JSON text written as is (a boolean or a
+  // number), for the ones delta-spark types (VACUUM's retention millis,
+  // OPTIMIZE's auto). Keys must not repeat operation_parameters'.
+  std::map<std::string, std::string> operation_parameters_json;
   std::map<std::string, std::string> operation_metrics;
   bool is_blind_append = true;
   // False: operation_metrics are written as given, without the write

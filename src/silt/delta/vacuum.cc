@@ -351,18 +351,22 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
   if (options.dry_run) return result;
 
   const bool log_commits = options.log_commits.value_or(DefaultLogCommits(path));
+  // `parameters` are written as JSON strings, `json_parameters` as is.
   auto record = [&](const std::string& operation, std::map<std::string, std::string> parameters,
+                    std::map<std::string, std::string> json_parameters,
                     std::map<std::string, std::string> metrics) -> Result<int64_t> {
     SILT_ASSIGN_OR_RETURN(SnapshotPtr latest, table->LatestSnapshot());
     CommitRequest request;
     request.operation = operation;
     request.operation_parameters = std::move(parameters);
+    request.operation_parameters_json = std::move(json_parameters);
     request.operation_metrics = std::move(metrics);
     request.is_blind_append = true;
     SILT_ASSIGN_OR_RETURN(CommitResult committed, Commit(table, latest, request));
     return committed.version;
   };
   if (log_commits) {
+    // Typed as delta-spark writes them: a boolean and numbers.
     std::map<std::string, std::string> parameters = {
         {"retentionCheckEnabled", options.retention_check ? "true" : "false"},
         {"defaultRetentionMillis", std::to_string(result.default_retention_ms)}};
@@ -370,7 +374,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
       parameters["specifiedRetentionMillis"] = std::to_string(*options.retention_ms);
     }
     SILT_ASSIGN_OR_RETURN_CTX(result.start_version,
-                              record("VACUUM START", parameters,
+                              record("VACUUM START", {}, parameters,
                                      {{"numFilesToDelete", std::to_string(result.files.size())},
                                       {"sizeOfDataToDelete", std::to_string(result.bytes)}}),
                               "recording VACUUM START in Delta table ", path);
@@ -404,7 +408,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
                  {"numVacuumedDirectories", std::to_string(result.directories)}};
     }
     Result<int64_t> end =
-        record("VACUUM END", {{"status", delete_error.ok() ? "COMPLETED" : "FAILED"}}, metrics);
+        record("VACUUM END", {{"status", delete_error.ok() ? "COMPLETED" : "FAILED"}}, {}, metrics);
     if (!end.ok() && delete_error.ok()) {
       return end.status().WithContextParts("recording VACUUM END in Delta table ", path);
     }

@@ -843,7 +843,8 @@ class TypedColumnWriter final : public ColumnWriter {
     const Statistics st = page_stats_.ToThrift(physical_type_, value_width_);
     const bool all_null = page_stats_.null_count() == page_num_values_;
     if (!all_null && (!st.min_value || !st.max_value)) {
-      // A page with values but no bounds (only NaN): no valid column index.
+      // A page with values but no bounds (it holds NaN): no valid column
+      // index, as parquet-mr invalidates its own.
       column_index_valid_ = false;
     }
     std::string lo = all_null ? std::string() : st.min_value.value_or("");

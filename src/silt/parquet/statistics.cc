@@ -21,7 +21,10 @@ template <typename T>
 Statistics TypedStatistics<T>::ToThrift(PhysicalType physical_type, int type_length) const {
   Statistics s;
   s.null_count = null_count_;
-  if constexpr (std::is_floating_point_v<T>) s.nan_count = nan_count_;
+  if constexpr (std::is_floating_point_v<T>) {
+    s.nan_count = nan_count_;
+    if (nan_count_ > 0) return s;
+  }
   if (!has_min_max_) return s;
 
   std::string lo;

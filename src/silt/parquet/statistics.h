@@ -4,7 +4,11 @@
 //   int32_t, int64_t (ints, dates, timestamps, small decimals): signed
 //   __int128 (decimals stored as FIXED_LEN_BYTE_ARRAY): signed value order
 //   float, double: numeric, NaN ignored (counted in nan_count); a zero min
-//                  is written as -0.0 and a zero max as +0.0
+//                  is written as -0.0 and a zero max as +0.0. ToThrift
+//                  writes no bounds once a NaN was seen: parquet-mr (Spark's
+//                  reader) ignores nan_count, so NaN-free bounds would let it
+//                  skip row groups and pages (column index) holding NaN,
+//                  which Spark orders above every number
 //   std::string_view (BYTE_ARRAY): unsigned byte-wise
 //   uint8_t (booleans): false < true
 //

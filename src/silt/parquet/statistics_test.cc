@@ -33,16 +33,27 @@ TEST(StatisticsTest, SignedIntegersOrderNegativesFirst) {
   EXPECT_EQ(t.null_count, 2);
 }
 
-TEST(StatisticsTest, FloatingPointIgnoresNaNAndWidensZeros) {
+TEST(StatisticsTest, FloatingPointWithNaNHasNoBoundsAndZerosWiden) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   TypedStatistics<double> s;
   std::vector<double> values = {nan, 0.0, -3.5, nan, 2.25};
   s.Update(values.data(), 5);
   EXPECT_EQ(s.nan_count(), 2);
+  // The NaN-free extremes are kept (Delta's stats use them)...
+  EXPECT_EQ(s.min(), -3.5);
+  EXPECT_EQ(s.max(), 2.25);
+  // ...but the footer gets none: parquet-mr would skip the NaN rows by them.
   Statistics t = s.ToThrift(PhysicalType::kDouble, 0);
-  EXPECT_EQ(FromLittleEndian<double>(*t.min_value), -3.5);
-  EXPECT_EQ(FromLittleEndian<double>(*t.max_value), 2.25);
+  EXPECT_FALSE(t.min_value.has_value());
+  EXPECT_FALSE(t.max_value.has_value());
+  EXPECT_FALSE(t.min.has_value());
   EXPECT_EQ(t.nan_count, 2);
+  TypedStatistics<double> finite;
+  std::vector<double> f = {1.0, -3.5};
+  finite.Update(f.data(), 2);
+  Statistics tf = finite.ToThrift(PhysicalType::kDouble, 0);
+  EXPECT_EQ(FromLittleEndian<double>(*tf.min_value), -3.5);
+  EXPECT_EQ(FromLittleEndian<double>(*tf.max_value), 1.0);
 
   TypedStatistics<float> zeros;
   std::vector<float> z = {0.0f, -0.0f, 0.0f};
