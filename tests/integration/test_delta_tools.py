@@ -507,3 +507,52 @@ def test_optimize_and_vacuum_parameters_have_spark_json_types(silt, table, spark
         for key, value in spark_params[operation].items():
             assert type(mine[operation][key]) is type(value), (operation, key, mine, spark_params)
             assert mine[operation][key] == value, (operation, key)
+
+
+def leftover(directory: Path, name: str, age_seconds: float) -> Path:
+    """A temp file as silt's local writes leave one when the process dies
+    before publishing (`.<name>.<pid>-<nonce>-<n>.tmp`), `age_seconds` old."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f".{name}.4242-5f3a9c-7.tmp"
+    path.write_bytes(b"half a file")
+    stamp = time.time() - age_seconds
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+def test_vacuum_removes_crash_leftovers_older_than_the_retention(silt, table):
+    day = 24 * 3600
+    old = [leftover(table, "part-00000-x.snappy.parquet", 9 * day),
+           leftover(table / "device_type=smart_plug", "part-00001-y.snappy.parquet", 8 * day),
+           leftover(table / "_delta_log", "00000000000000000900.json", 30 * day)]
+    young = leftover(table / "device_type=smart_plug", "part-00002-z.snappy.parquet", 3600)
+    live_before = live_files(table)
+    dry = silt("vacuum", table, "--dry-run")
+    assert dry.returncode == 0, describe(dry)
+    assert "would delete 3 crash leftover temp file(s)" in dry.stdout, describe(dry)
+    assert all(p.exists() for p in old)
+    proc = silt("vacuum", table)
+    assert proc.returncode == 0, describe(proc)
+    assert "deleted 3 crash leftover temp file(s)" in proc.stdout, describe(proc)
+    assert not any(p.exists() for p in old)
+    assert young.exists(), "a temp younger than the retention may be a live write"
+    assert live_files(table) == live_before
+    # The leftovers are not counted as data files, as delta-spark knows none.
+    _, end = last_commit_info(table)
+    assert end["operation"] == "VACUUM END" and end["operationMetrics"]["numDeletedFiles"] == "0"
+
+
+def test_a_restart_removes_the_checkpoint_temps_of_a_killed_run(silt, work):
+    table, checkpoint = work / "t", work / "cp"
+    job = write_job(work / "job.yaml", stream_job("leftovers", table, checkpoint, 32, 8))
+    proc = silt("run", job)
+    assert proc.returncode == 0, describe(proc)
+    temps = [leftover(checkpoint / "offsets", "4", 5), leftover(checkpoint / "commits", "4", 5),
+             leftover(checkpoint, "metadata", 5)]
+    data_temp = leftover(table, "part-00009-q.snappy.parquet", 5)
+    proc = silt("run", job)
+    assert proc.returncode == 0, describe(proc)
+    assert not any(p.exists() for p in temps), describe(proc)
+    assert "removed 3 temp file(s) left by an interrupted run" in proc.stdout + proc.stderr
+    # The table's own are VACUUM's (a concurrent writer may own one).
+    assert data_temp.exists()

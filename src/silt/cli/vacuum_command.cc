@@ -56,6 +56,11 @@ class VacuumCommand final : public Command {
       fmt::print("VACUUM {}: deleted {} file(s), {} bytes (retention {})\n", table->path(),
                  result.deleted, result.bytes, delta::FormatRetention(result.retention_ms));
     }
+    if (!result.temp_files.empty()) {
+      for (const std::string& file : result.temp_files) fmt::print("{}\n", file);
+      fmt::print("VACUUM {}: {} {} crash leftover temp file(s) of unfinished writes\n",
+                 table->path(), dry_run_ ? "would delete" : "deleted", result.temp_files.size());
+    }
     return Status::OK();
   }
 

@@ -337,6 +337,13 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
       doomed.emplace_back(file, info.size);
     }
     result.directories = static_cast<int64_t>(directories.size()) + 1;
+    SILT_ASSIGN_OR_RETURN_CTX(std::vector<fs::FileInfo> temps, fs->ListOrphanedTemps(path),
+                              "VACUUM of Delta table ", path);
+    for (const fs::FileInfo& info : temps) {
+      if (info.modification_time_ms >= result.cutoff_ms) continue;  // maybe a live write
+      if (!CheckInsideTable(path, info.path).ok()) continue;
+      result.temp_files.push_back(info.path);
+    }
   }
   std::sort(doomed.begin(), doomed.end());
   for (const auto& [file, size] : doomed) {
@@ -400,6 +407,16 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
     }
     result.deleted += static_cast<int64_t>(batch.size());
     for (const std::string& file : batch) SILT_LOG_INFO("vacuum", "deleted ", file);
+  }
+  if (delete_error.ok() && !result.temp_files.empty()) {
+    Status st = fs->DeleteFiles(result.temp_files);
+    if (!st.ok()) {
+      delete_error = st.WithContextParts("VACUUM of Delta table ", path, ": crash leftovers");
+    } else {
+      for (const std::string& file : result.temp_files) {
+        SILT_LOG_INFO("vacuum", "deleted crash leftover ", file);
+      }
+    }
   }
   if (log_commits) {
     std::map<std::string, std::string> metrics;

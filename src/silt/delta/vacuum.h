@@ -76,6 +76,12 @@ struct VacuumResult {
   // (dry run: that would be), as delta-spark's VACUUM deletes them. Not
   // counted in `deleted` or `bytes`, as delta-spark does not count them.
   std::vector<std::string> checksum_files;
+  // Crash leftovers: temp files of writes that never published (the local
+  // file system's hidden `.<name>.<pid>-<nonce>-<n>.tmp`, in data
+  // directories and `_delta_log`), older than the cutoff; deleted with the
+  // files (dry run: that would be), full VACUUM only. Not counted in
+  // `deleted` or `bytes`, nor in the VACUUM commits' metrics.
+  std::vector<std::string> temp_files;
   // Files actually deleted (0 in a dry run; fewer than files.size() when
   // some were already gone).
   int64_t deleted = 0;

@@ -92,6 +92,16 @@ class FileSystem {
   // All files under `dir` at any depth, sorted by path (no directories).
   virtual Result<std::vector<FileInfo>> ListRecursive(const std::string& dir) = 0;
 
+  // The temp files under `dir` (any depth) that writes of this file system
+  // left unpublished because the process died mid-write (the local file
+  // system's hidden ".<name>.<pid>-<nonce>-<n>.tmp"; listings skip them).
+  // A live writer's temp is listed too: callers delete only old ones. The
+  // default lists none (object-store writes leave no object behind).
+  virtual Result<std::vector<FileInfo>> ListOrphanedTemps(const std::string& dir) {
+    (void)dir;
+    return std::vector<FileInfo>();
+  }
+
   // Deletes a file. NotFound if it does not exist.
   virtual Status DeleteFile(const std::string& path) = 0;
   // Deletes many files (vacuum); files already gone are not an error. Object
@@ -136,6 +146,9 @@ class ForwardingFileSystem : public FileSystem {
   }
   Result<std::vector<FileInfo>> ListRecursive(const std::string& dir) override {
     return target_->ListRecursive(dir);
+  }
+  Result<std::vector<FileInfo>> ListOrphanedTemps(const std::string& dir) override {
+    return target_->ListOrphanedTemps(dir);
   }
   Status DeleteFile(const std::string& path) override { return target_->DeleteFile(path); }
   Status DeleteFiles(const std::vector<std::string>& paths) override {

@@ -318,8 +318,10 @@ class PosixWritableFile final : public WritableFile {
 // Appends the entries of `local_dir` to `out` with paths under `display_dir`.
 // Recurses into directories (following symlinks) when `recursive`, then
 // reporting files only.
+// With `temps`, only our orphaned temp files are reported (which the
+// normal listing skips).
 Status ListLocal(const std::string& local_dir, const std::string& display_dir, bool recursive,
-                 std::vector<FileInfo>* out) {
+                 std::vector<FileInfo>* out, bool temps = false) {
   DIR* dir = ::opendir(local_dir.c_str());
   if (dir == nullptr) {
     // Like an object store, a missing directory (or a file, which has no
@@ -337,7 +339,9 @@ Status ListLocal(const std::string& local_dir, const std::string& display_dir, b
       break;
     }
     std::string_view name(entry->d_name);
-    if (name == "." || name == ".." || IsTempFileName(name)) continue;
+    if (name == "." || name == "..") continue;
+    const bool temp = IsTempFileName(name);
+    if (temp && !temps) continue;
     struct stat info;
     if (::fstatat(::dirfd(dir), entry->d_name, &info, 0) != 0) {
       // Deleted between readdir and stat (a concurrent vacuum): not listed.
@@ -347,7 +351,7 @@ Status ListLocal(const std::string& local_dir, const std::string& display_dir, b
     }
     if (recursive && S_ISDIR(info.st_mode)) {
       subdirs.emplace_back(name);
-    } else {
+    } else if (temp == temps) {
       out->push_back(MakeInfo(JoinPath(display_dir, name), info));
     }
   }
@@ -355,7 +359,7 @@ Status ListLocal(const std::string& local_dir, const std::string& display_dir, b
   SILT_RETURN_NOT_OK(st);
   for (const std::string& name : subdirs) {
     SILT_RETURN_NOT_OK(
-        ListLocal(JoinPath(local_dir, name), JoinPath(display_dir, name), recursive, out));
+        ListLocal(JoinPath(local_dir, name), JoinPath(display_dir, name), recursive, out, temps));
   }
   return Status::OK();
 }
@@ -434,6 +438,15 @@ class LocalFileSystem final : public FileSystem {
     std::vector<FileInfo> out;
     SILT_RETURN_NOT_OK(
         ListLocal(local, std::string(internal::StripTrailingSlashes(dir)), true, &out));
+    SortByPath(&out);
+    return out;
+  }
+
+  Result<std::vector<FileInfo>> ListOrphanedTemps(const std::string& dir) override {
+    SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(dir));
+    std::vector<FileInfo> out;
+    SILT_RETURN_NOT_OK(ListLocal(local, std::string(internal::StripTrailingSlashes(dir)), true,
+                                 &out, /*temps=*/true));
     SortByPath(&out);
     return out;
   }

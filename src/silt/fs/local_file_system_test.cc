@@ -89,6 +89,27 @@ TEST_F(LocalFileSystemTest, InFlightWriterTempFileIsHiddenFromListings) {
   EXPECT_EQ(RawNames(dir_.path()), std::vector<std::string>{"big.parquet"});
 }
 
+TEST_F(LocalFileSystemTest, OrphanedTempsAreListedAtAnyDepthAndNothingElse) {
+  ASSERT_OK(fs_->WriteFile(Path("p=1/done.parquet"), "d"));
+  ASSERT_OK(fs_->WriteFile(Path("_log/.hidden.crc"), "c"));
+  // Writers that never close: a killed process's leftovers look the same.
+  ASSERT_OK_AND_ASSIGN(auto top, fs_->OpenForWrite(Path("big.parquet")));
+  ASSERT_OK_AND_ASSIGN(auto deep, fs_->OpenForWrite(Path("p=1/_log/00.json")));
+  ASSERT_OK(top->Append("x"));
+  ASSERT_OK(deep->Append("y"));
+  ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> temps, fs_->ListOrphanedTemps(dir_.path()));
+  ASSERT_EQ(temps.size(), 2u);
+  EXPECT_TRUE(temps[0].path.starts_with(Path(".big.parquet."))) << temps[0].path;
+  EXPECT_TRUE(temps[1].path.starts_with(Path("p=1/_log/.00.json."))) << temps[1].path;
+  ASSERT_OK(fs_->DeleteFiles({temps[0].path, temps[1].path}));
+  ASSERT_OK_AND_ASSIGN(temps, fs_->ListOrphanedTemps(dir_.path()));
+  EXPECT_TRUE(temps.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> listing, fs_->ListRecursive(dir_.path()));
+  EXPECT_EQ(listing.size(), 2u);
+  ASSERT_OK(top->Abort());
+  ASSERT_OK(deep->Abort());
+}
+
 TEST_F(LocalFileSystemTest, OtherHiddenFilesAreListed) {
   ASSERT_OK(fs_->WriteFile(Path(".part-0.crc"), "c"));
   ASSERT_OK_AND_ASSIGN(std::vector<FileInfo> listing, fs_->ListDir(dir_.path()));

@@ -276,6 +276,12 @@ class QueryRunner {
 
     if (IsLocalPath(checkpoint_path_) && checkpoint_fs->name() == "local") {
       SILT_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(checkpoint_path_));
+      // A killed run's half-written checkpoint files must not pile up.
+      SILT_ASSIGN_OR_RETURN(int64_t removed, checkpoint_->RemoveOrphanedTemps());
+      if (removed > 0) {
+        SILT_LOG_INFO("stream", "checkpoint ", checkpoint_path_, ": removed ", removed,
+                      " temp file(s) left by an interrupted run");
+      }
     }
     if (!existing_id.ok()) {
       Result<std::string> id = checkpoint_->CreateQueryId(query_id_);

@@ -325,6 +325,15 @@ Result<std::vector<BatchInfo>> CheckpointDir::ListBatches() {
   return out;
 }
 
+Result<int64_t> CheckpointDir::RemoveOrphanedTemps() {
+  SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> temps, fs_->ListOrphanedTemps(path_));
+  if (temps.empty()) return int64_t{0};
+  std::vector<std::string> paths;
+  for (fs::FileInfo& info : temps) paths.push_back(std::move(info.path));
+  SILT_RETURN_NOT_OK(fs_->DeleteFiles(paths).WithContextParts("checkpoint ", path_));
+  return static_cast<int64_t>(paths.size());
+}
+
 Status CheckpointDir::Purge(int64_t threshold) {
   if (threshold <= purged_below_) return Status::OK();
   for (std::string_view sub : {kOffsetsDir, kCommitsDir}) {

@@ -90,6 +90,12 @@ class CheckpointDir {
   // Every batch with an offsets or commits file, ascending.
   Result<std::vector<BatchInfo>> ListBatches();
 
+  // Deletes the temp files that writes into the checkpoint left behind when
+  // a run died mid-write (fs::FileSystem::ListOrphanedTemps), at any depth
+  // (offsets/, commits/, sources/, state/). Only for the holder of the
+  // checkpoint lock: no other writer can be mid-write. Returns how many.
+  Result<int64_t> RemoveOrphanedTemps();
+
   // Deletes offsets/<id> and commits/<id> for every id < `threshold`, as
   // Spark's purge does after writing offsets/N with threshold
   // N - kMinBatchesToRetain. Files already gone are not an error. The first
