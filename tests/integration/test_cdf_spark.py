@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from dml_tables import plain_rows, schemas
 from helpers import (
     assert_same_rows,
     describe,
@@ -109,32 +110,17 @@ class Run:
     silt_procs: list = field(default_factory=list)
 
 
-def _plain_rows(n=40):
-    rows = []
-    for i in range(n):
-        name = None if i % 9 == 4 else f"n{i % 20}"
-        v = None if i % 7 == 3 else (i * 13) % 70
-        rows.append((i, name, v, float(i) / 4))
-    return rows
-
-
 @pytest.fixture(scope="module")
 def cdf_runs(spark, tmp_path_factory, silt_bin):
-    from pyspark.sql.types import (DoubleType, IntegerType, LongType, StringType, StructField,
-                                   StructType)
-
     work = tmp_path_factory.mktemp("cdf")
-    plain_schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
-                               StructField("v", IntegerType()), StructField("d", DoubleType())])
-    part_schema = StructType([StructField("id", LongType()), StructField("v", IntegerType()),
-                              StructField("p", StringType())])
+    plain_schema, part_schema = schemas()
     cdf = "'delta.enableChangeDataFeed' = 'true'"
     bases = {}
 
     plain = work / "base_plain"
     spark.sql(f"CREATE TABLE delta.`{plain}` (id BIGINT, name STRING, v INT, d DOUBLE) "
               f"USING delta TBLPROPERTIES ({cdf})")
-    spark.createDataFrame(_plain_rows(), plain_schema).repartition(3).write.format("delta") \
+    spark.createDataFrame(plain_rows(), plain_schema).repartition(3).write.format("delta") \
         .mode("append").save(str(plain))
     bases["plain"] = plain
 
@@ -150,7 +136,7 @@ def cdf_runs(spark, tmp_path_factory, silt_bin):
     dv = work / "base_dv"
     spark.sql(f"CREATE TABLE delta.`{dv}` (id BIGINT, name STRING, v INT, d DOUBLE) USING delta "
               f"TBLPROPERTIES ({cdf}, 'delta.enableDeletionVectors' = 'true')")
-    spark.createDataFrame(_plain_rows(), plain_schema).repartition(3).write.format("delta") \
+    spark.createDataFrame(plain_rows(), plain_schema).repartition(3).write.format("delta") \
         .mode("append").save(str(dv))
     spark.sql(f"DELETE FROM delta.`{dv}` WHERE id % 5 = 0")
     bases["dv"] = dv

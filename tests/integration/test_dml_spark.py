@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dml_tables import plain_rows, schemas
 from helpers import (
     assert_same_rows,
     describe,
@@ -172,29 +173,14 @@ class Outcome:
     silt_proc: object = None
 
 
-def _plain_rows(n=40):
-    rows = []
-    for i in range(n):
-        name = None if i % 9 == 4 else f"n{i % 20}"
-        v = None if i % 7 == 3 else (i * 13) % 70
-        rows.append((i, name, v, float(i) / 4))
-    return rows
-
-
 @pytest.fixture(scope="module")
 def dml_runs(spark, tmp_path_factory, silt_bin):
-    from pyspark.sql.types import (DoubleType, IntegerType, LongType, StringType, StructField,
-                                   StructType)
-
     work = tmp_path_factory.mktemp("dml")
-    plain_schema = StructType([StructField("id", LongType()), StructField("name", StringType()),
-                               StructField("v", IntegerType()), StructField("d", DoubleType())])
-    part_schema = StructType([StructField("id", LongType()), StructField("v", IntegerType()),
-                              StructField("p", StringType())])
+    plain_schema, part_schema = schemas()
     bases = {}
 
     plain = work / "base_plain"
-    spark.createDataFrame(_plain_rows(), plain_schema).repartition(4).write.format("delta").save(
+    spark.createDataFrame(plain_rows(), plain_schema).repartition(4).write.format("delta").save(
         str(plain))
     bases["plain"] = plain
 
@@ -209,7 +195,7 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
     dv = work / "base_dv"
     spark.sql(f"CREATE TABLE delta.`{dv}` (id BIGINT, name STRING, v INT, d DOUBLE) USING delta "
               "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
-    spark.createDataFrame(_plain_rows(), plain_schema).repartition(3).write.format("delta") \
+    spark.createDataFrame(plain_rows(), plain_schema).repartition(3).write.format("delta") \
         .mode("append").save(str(dv))
     # The base already carries Spark's deletion vectors, which silt must
     # honour when it rewrites those files.

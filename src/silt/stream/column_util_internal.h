@@ -6,11 +6,22 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "silt/columnar/column.h"
 
 namespace silt::stream::internal {
+
+// A batch of `columns` (each of `num_rows` rows) under `schema`.
+inline columnar::RecordBatchPtr MakeBatch(columnar::SchemaPtr schema, int64_t num_rows,
+                                          std::vector<columnar::ColumnPtr> columns) {
+  auto batch = std::make_shared<columnar::RecordBatch>();
+  batch->schema = std::move(schema);
+  batch->num_rows = num_rows;
+  batch->columns = std::move(columns);
+  return batch;
+}
 
 // Field `child_index` of a struct column with the struct's own nulls applied:
 // where the struct row is null, the field is null (Spark's GetStructField).

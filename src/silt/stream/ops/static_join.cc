@@ -8,6 +8,7 @@
 #include "silt/base/strings.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
+#include "silt/stream/column_util_internal.h"
 #include "silt/stream/ops/transform.h"
 #include "silt/stream/options_internal.h"
 
@@ -94,13 +95,7 @@ Result<std::vector<ColumnPtr>> EvaluateKeys(const std::vector<expr::BoundExpress
   return out;
 }
 
-RecordBatchPtr MakeBatch(SchemaPtr schema, int64_t num_rows, std::vector<ColumnPtr> columns) {
-  auto batch = std::make_shared<RecordBatch>();
-  batch->schema = std::move(schema);
-  batch->num_rows = num_rows;
-  batch->columns = std::move(columns);
-  return batch;
-}
+using internal::MakeBatch;
 
 class StaticJoinStep final : public TransformStepImpl {
  public:

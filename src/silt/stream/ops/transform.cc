@@ -28,13 +28,7 @@ using columnar::SchemaPtr;
 
 namespace {
 
-RecordBatchPtr MakeBatch(SchemaPtr schema, int64_t num_rows, std::vector<ColumnPtr> columns) {
-  auto batch = std::make_shared<RecordBatch>();
-  batch->schema = std::move(schema);
-  batch->num_rows = num_rows;
-  batch->columns = std::move(columns);
-  return batch;
-}
+using internal::MakeBatch;
 
 Result<expr::BoundExpressionPtr> ParseAndBind(const std::string& text, const SchemaPtr& schema,
                                               const expr::EvalOptions& options,
