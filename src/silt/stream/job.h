@@ -11,7 +11,13 @@
 //                {dropDuplicates: [col...]},
 //                {dropDuplicatesWithinWatermark: [col...]} ... ]
 //   sink: { format: delta, outputMode: append, path: ..., partitionBy: [...],
-//           options: {...} }  (format kafka: no path; options.topic, kafka.*)
+//           options: {...}, mode: append|merge, merge: {on: ..., targetAlias,
+//           sourceAlias, whenMatched: [...], whenNotMatched: [...],
+//           whenNotMatchedBySource: [...]}, dedupBy: {keys: [...],
+//           orderBy: [...]} }  (format kafka: no path; options.topic, kafka.*;
+//           format console: options numRows, truncate)
+//   sinks: [ {name: ..., where: <expr>, select: [...], <the sink: keys>}, ... ]
+//           (instead of sink:)
 //   checkpointLocation: <path>
 //   trigger: { processingTime: "60 seconds" } | { once: true } |
 //            { availableNow: true }   (absent: next batch as soon as possible)
@@ -81,12 +87,54 @@ struct TransformStep {
   std::string key_path;                                    // "transform[2]" for messages
 };
 
+// One WHEN clause of a merge sink (`sink.merge.whenMatched[0]`), as the job
+// file writes it: {condition: <expr>, action: update|updateAll|delete|
+// insert|insertAll, set: {col: expr} (update), values: {col: expr}
+// (insert)}; the actions are delta-spark's DeltaMergeBuilder methods.
+struct MergeClauseSpec {
+  std::string condition;  // empty: unconditional
+  std::string action;
+  std::vector<std::pair<std::string, std::string>> assignments;  // set / values
+  std::string key_path;                                          // for messages
+};
+
+// `sink.merge`: MERGE INTO <table> AS <target_alias> USING <batch> AS
+// <source_alias> ON <on> WHEN ...
+struct MergeSinkSpec {
+  std::string on;
+  std::string target_alias = "t";
+  std::string source_alias = "s";
+  std::vector<MergeClauseSpec> when_matched;
+  std::vector<MergeClauseSpec> when_not_matched;
+  std::vector<MergeClauseSpec> when_not_matched_by_source;
+};
+
+// `sink.dedupBy`: per key, only the latest row of a batch is merged (the
+// greatest orderBy values; among equal ones, or without orderBy, the last
+// row in batch order).
+struct DedupSpec {
+  std::vector<std::string> keys;
+  std::vector<std::string> order_by;
+};
+
 struct SinkSpec {
   std::string format = "delta";
   std::string output_mode = "append";
   std::string path;
   std::vector<std::string> partition_by;
   std::map<std::string, std::string> options;
+  // How a Delta sink writes a batch: "append" (the default) or "merge"
+  // (`merge` then holds the clauses).
+  std::string mode = "append";
+  std::optional<MergeSinkSpec> merge;
+  std::optional<DedupSpec> dedup_by;
+  // `sinks:` entries: the rows this sink takes (a predicate over the query
+  // output; empty: all) and what it writes of them (empty: every column).
+  std::string where;
+  std::vector<std::string> select;
+  // For progress and messages: `name:` or "sinks[i]"; "sink" for `sink:`.
+  std::string name = "sink";
+  std::string key_path = "sink";
 };
 
 // A `type: maintenance` job (stream/maintenance.h): OPTIMIZE and VACUUM of
@@ -134,7 +182,11 @@ struct JobSpec {
   std::string name;
   SourceSpec source;
   std::vector<TransformStep> transforms;
+  // `sink:`, or with `sinks:` the first of them (its outputMode is the
+  // query's, and every sink of the list has the same one).
   SinkSpec sink;
+  // `sinks:`: several sinks fed from one read (empty with `sink:`).
+  std::vector<SinkSpec> sinks;
   std::string checkpoint_location;
   TriggerSpec trigger;
   std::optional<int64_t> max_batches;

@@ -93,6 +93,64 @@ TEST(JobTest, TriggerForms) {
   EXPECT_NE(off.status().message().find("trigger.once"), std::string::npos);
 }
 
+TEST(JobTest, MergeSinkClauses) {
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"(source: {format: generator}
+sink:
+  path: /t
+  mode: merge
+  merge:
+    on: t.id = s.id
+    whenMatched:
+      - {condition: "s.op = 'd'", action: delete}
+      - {action: update, set: {v: s.v, t.w: s.w + 1}}
+    whenNotMatched: [{action: insertAll}]
+    whenNotMatchedBySource: [{action: update, set: {stale: "true"}}]
+  dedupBy: {keys: [id], orderBy: ts}
+checkpointLocation: /c
+)",
+                                                 "j.yaml"));
+  ASSERT_TRUE(job.sink.merge.has_value());
+  const MergeSinkSpec& merge = *job.sink.merge;
+  EXPECT_EQ(job.sink.mode, "merge");
+  EXPECT_EQ(merge.on, "t.id = s.id");
+  ASSERT_EQ(merge.when_matched.size(), 2u);
+  EXPECT_EQ(merge.when_matched[0].action, "delete");
+  EXPECT_EQ(merge.when_matched[0].condition, "s.op = 'd'");
+  EXPECT_EQ(merge.when_matched[1].assignments.size(), 2u);
+  EXPECT_EQ(merge.when_matched[1].assignments[1].first, "t.w");
+  EXPECT_EQ(merge.when_not_matched[0].action, "insertAll");
+  EXPECT_EQ(merge.when_not_matched_by_source[0].key_path, "sink.merge.whenNotMatchedBySource[0]");
+  ASSERT_TRUE(job.sink.dedup_by.has_value());
+  EXPECT_EQ(job.sink.dedup_by->order_by, std::vector<std::string>{"ts"});
+}
+
+TEST(JobTest, MergeSinkErrorsNameTheKey) {
+  auto error = [](const std::string& sink) {
+    Result<JobSpec> job = ParseJobYaml(
+        "source: {format: generator}\nsink: " + sink + "\ncheckpointLocation: /c\n", "j.yaml");
+    return job.ok() ? std::string("ok") : job.status().message();
+  };
+  auto has = [](const std::string& message, const std::string& part) {
+    return message.find(part) != std::string::npos;
+  };
+  std::string m = error("{path: /t, mode: merge}");
+  EXPECT_TRUE(has(m, "sink.merge: required with mode: merge")) << m;
+  m = error("{path: /t, mode: merge, merge: {on: x, whenMatched: [{action: insert}]}}");
+  EXPECT_TRUE(has(m, "sink.merge.whenMatched[0].action: expected one of update")) << m;
+  m = error("{path: /t, mode: merge, merge: {on: x, whenMatched: [{action: update}]}}");
+  EXPECT_TRUE(has(m, "sink.merge.whenMatched[0].set: required for action update")) << m;
+  m = error(
+      "{path: /t, mode: merge, merge: {on: x, whenMatched: [{action: delete}, {action: "
+      "updateAll}]}}");
+  EXPECT_TRUE(has(m, "only the last clause of a list may omit its condition")) << m;
+  m = error("{path: /t, mode: merge, merge: {on: x}}");
+  EXPECT_TRUE(has(m, "needs at least one of whenMatched")) << m;
+  m = error("{path: /t, dedupBy: {keys: [a]}}");
+  EXPECT_TRUE(has(m, "sink.dedupBy: only a merge sink")) << m;
+  m = error("{format: kafka, mode: merge, merge: {on: x, whenNotMatched: [{action: insertAll}]}}");
+  EXPECT_TRUE(has(m, "sink.mode: merge needs format delta")) << m;
+}
+
 TEST(JobTest, UnknownKeyNamesItsPathLineAndTheExpectedKeys) {
   Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
 sink:

@@ -247,7 +247,8 @@ class QueryRunner {
     context.clock = clock_;
     context.session_time_zone = job_.session_time_zone;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
-    SILT_ASSIGN_OR_RETURN(expr::EvalOptions eval_options, EvalOptionsForJob(job_, *clock_));
+    SILT_ASSIGN_OR_RETURN(eval_options_, EvalOptionsForJob(job_, *clock_));
+    const expr::EvalOptions& eval_options = eval_options_;
     StatefulOptions stateful;
     SILT_ASSIGN_OR_RETURN(stateful.output_mode, ParseOutputMode(job_.sink.output_mode));
     SILT_ASSIGN_OR_RETURN(state::StateStoreOptions store_options,
@@ -302,12 +303,39 @@ class QueryRunner {
     return Status::OK();
   }
 
+  // The output columns of the aggregation's group keys (SinkContext's
+  // group_keys): a groupBy step emits its keys first, by name.
+  Result<std::vector<std::string>> GroupKeyColumns() const {
+    std::vector<std::string> keys;
+    const std::optional<StatefulStep>& step = transform_->stateful_step();
+    if (!step || step->step.kind != "groupBy") return keys;
+    if (step->step.sql_select) {
+      if (job_.sink.output_mode == "update" && job_.sink.format == "delta" &&
+          job_.sink.mode != "merge") {
+        return Status::InvalidArgument(
+            step->step.key_path,
+            ": outputMode update on a Delta sink merges on the group keys of a groupBy step; "
+            "write the aggregation as {groupBy: {keys: [...], agg: [...]}}, or use mode: merge "
+            "with merge.on naming the keys");
+      }
+      return keys;
+    }
+    const columnar::SchemaPtr& schema = transform_->stateful_operator()->output_schema();
+    for (size_t i = 0; i < step->step.exprs.size() && static_cast<int>(i) < schema->num_fields();
+         ++i) {
+      keys.push_back(schema->field(static_cast<int>(i)).name);
+    }
+    return keys;
+  }
+
   Status MakeQuerySink() {
     SinkContext sink_context;
     sink_context.schema = transform_->output_schema();
     sink_context.query_id = query_id_;
     sink_context.file_system = options_.file_system;
     sink_context.clock = clock_;
+    sink_context.eval = eval_options_;
+    SILT_ASSIGN_OR_RETURN(sink_context.group_keys, GroupKeyColumns());
     SILT_ASSIGN_OR_RETURN(sink_, MakeSink(job_.sink, sink_context));
     return Status::OK();
   }
@@ -576,6 +604,7 @@ class QueryRunner {
   std::unique_ptr<Source> source_;
   std::unique_ptr<Transform> transform_;
   std::unique_ptr<Sink> sink_;
+  expr::EvalOptions eval_options_;
 
   std::string conf_json_;
   int64_t next_batch_id_ = 0;

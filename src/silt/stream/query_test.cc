@@ -488,10 +488,37 @@ TEST_F(QueryTest, CompleteOutputModeLeavesTheWholeResultOfTheLastBatchInTheTable
   EXPECT_EQ(ReadTable(memory_, "memory://table", {"n"}).size(), 1u);
 }
 
-TEST_F(QueryTest, UpdateOutputModeIsRefusedForADeltaSink) {
+// Spark's rule: without an aggregation, update mode is append.
+TEST_F(QueryTest, UpdateOutputModeWithoutAggregationAppends) {
   JobSpec job = ParseJob(GeneratorJob(10, 10, "trigger: {once: true}"));
   job.sink.output_mode = "update";
-  ASSERT_RAISES(InvalidArgument, RunQuery(job, options_));
+  ASSERT_OK_AND_ASSIGN(QueryResult result, RunQuery(job, options_));
+  EXPECT_EQ(result.rows_written, 10);
+}
+
+// Update mode over an aggregation upserts the changed groups: the table
+// holds one row per group, with the latest count.
+TEST_F(QueryTest, UpdateOutputModeMergesTheChangedGroups) {
+  JobSpec job = ParseJob(GeneratorJob(10, 4, ""));
+  job.sink.output_mode = "update";
+  TransformStep count;
+  count.kind = "groupBy";
+  count.exprs = {"offset % 3 AS k"};
+  count.aggs = {"count(*) AS n"};
+  count.key_path = "transform[0]";
+  job.transforms = {count};
+  job.max_batches = 3;
+  ASSERT_OK_AND_ASSIGN(QueryResult result, RunQuery(job, options_));
+  EXPECT_EQ(result.batches_run, 3);
+  std::vector<std::string> rows = ReadTable(memory_, "memory://table", {"k", "n"});
+  std::set<std::string> keys;
+  int64_t total = 0;
+  for (const std::string& row : rows) {
+    keys.insert(row.substr(0, row.find('|')));
+    total += std::stoll(row.substr(row.find('|') + 1));
+  }
+  EXPECT_EQ(keys.size(), rows.size());  // one row per group, not one per batch
+  EXPECT_EQ(total, 10);                 // the latest counts cover every input row
 }
 
 TEST_F(QueryTest, TransformErrorsStopTheQueryBeforeAnyBatch) {

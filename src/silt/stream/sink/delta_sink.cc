@@ -242,34 +242,39 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
   return Status::OK();
 }
 
+Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& query_id,
+                                int64_t last_committed) {
+  SILT_ASSIGN_OR_RETURN(bool exists, table->Exists());
+  if (!exists) {
+    return Status::Corruption(
+        "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
+        table->path(),
+        " does not exist: their rows would be missing. Restore the table, or start the query "
+        "with a new checkpoint to write it anew");
+  }
+  SILT_ASSIGN_OR_RETURN(delta::SnapshotPtr snapshot, table->LatestSnapshot());
+  // With a txn retention, delta-spark and silt drop old txn entries: the
+  // table can no longer tell, so the checkpoint is trusted.
+  if (snapshot->metadata().configuration.count("delta.setTransactionRetentionDuration")) {
+    return Status::OK();
+  }
+  std::optional<int64_t> held = snapshot->TxnVersion(query_id);
+  if (held && *held >= last_committed) return Status::OK();
+  return Status::Corruption(
+      "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
+      table->path(), " (version ", snapshot->version(), ") holds ",
+      held ? "batches of this query only up to " + std::to_string(*held)
+           : std::string("no batch of this query"),
+      " (txn appId ", query_id,
+      "): a commit file lost or emptied? Their rows would be missing. Restore the table's log, "
+      "or start the query with a new checkpoint");
+}
+
 Status DeltaSink::CheckHoldsCommitted(int64_t last_committed) {
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
   }
-  SILT_ASSIGN_OR_RETURN(bool exists, table_->Exists());
-  if (!exists) {
-    return Status::Corruption(
-        "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
-        path_,
-        " does not exist: their rows would be missing. Restore the table, or start the query "
-        "with a new checkpoint to write it anew");
-  }
-  SILT_ASSIGN_OR_RETURN(snapshot_, table_->LatestSnapshot());
-  // With a txn retention, delta-spark and silt drop old txn entries: the
-  // table can no longer tell, so the checkpoint is trusted.
-  if (snapshot_->metadata().configuration.count("delta.setTransactionRetentionDuration")) {
-    return Status::OK();
-  }
-  std::optional<int64_t> held = snapshot_->TxnVersion(query_id_);
-  if (held && *held >= last_committed) return Status::OK();
-  return Status::Corruption(
-      "the checkpoint records batches up to ", last_committed, " as committed, but the table ",
-      path_, " (version ", snapshot_->version(), ") holds ",
-      held ? "batches of this query only up to " + std::to_string(*held)
-           : std::string("no batch of this query"),
-      " (txn appId ", query_id_,
-      "): a commit file lost or emptied? Their rows would be missing. Restore the table's log, "
-      "or start the query with a new checkpoint");
+  return CheckTableHoldsCommitted(table_.get(), query_id_, last_committed);
 }
 
 Result<bool> DeltaSink::Begin(int64_t batch_id) {

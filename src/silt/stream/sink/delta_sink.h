@@ -54,6 +54,11 @@
 
 namespace silt::stream {
 
+// Sink::CheckHoldsCommitted for a Delta table written with txn{query_id,
+// batch}: Corruption when the table is gone or records an older batch.
+Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& query_id,
+                                int64_t last_committed);
+
 class DeltaSink final : public Sink {
  public:
   // Validates the sink spec against the query's output schema (partition

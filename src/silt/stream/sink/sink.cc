@@ -1,5 +1,6 @@
 #include "silt/stream/sink/sink.h"
 
+#include "silt/stream/sink/delta_merge_sink.h"
 #include "silt/stream/sink/delta_sink.h"
 #include "silt/stream/sink/kafka_sink.h"
 
@@ -11,8 +12,16 @@ Result<std::unique_ptr<Sink>> MakeSink(const SinkSpec& spec, const SinkContext& 
     return std::unique_ptr<Sink>(std::move(sink));
   }
   if (spec.format == "delta") {
+    const bool update_groups = spec.output_mode == "update" && !context.group_keys.empty();
+    if (spec.mode == "merge" || update_groups) {
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaMergeSink> sink,
+                            DeltaMergeSink::Make(spec, context, context.group_keys));
+      return std::unique_ptr<Sink>(std::move(sink));
+    }
+    SinkSpec append = spec;
+    if (append.output_mode == "update") append.output_mode = "append";
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSink> sink,
-                          DeltaSink::Make(spec, context.schema, context.query_id,
+                          DeltaSink::Make(append, context.schema, context.query_id,
                                           context.file_system, context.clock));
     return std::unique_ptr<Sink>(std::move(sink));
   }

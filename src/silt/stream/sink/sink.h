@@ -31,10 +31,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "silt/base/clock.h"
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/expr/eval_options.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/job.h"
 
@@ -87,10 +89,20 @@ struct SinkContext {
   // (tests inject faults through it).
   fs::FileSystemPtr file_system;
   Clock* clock = &SystemClock();
+  // The job's expression settings (ansi, time zone), for the expressions
+  // sinks evaluate (merge clauses, dedupBy, where, select).
+  expr::EvalOptions eval;
+  // The output columns that hold an aggregation's group keys (the window
+  // column included), in key order; empty without an aggregation. Update
+  // mode on a Delta sink merges on them.
+  std::vector<std::string> group_keys;
 };
 
-// Builds the sink for `spec` (formats: delta, kafka). Validates the options
-// against the schema; no I/O on the target yet.
+// Builds the sink for `spec` (formats: delta, kafka, console). A Delta sink
+// with mode merge, or in outputMode update over an aggregation, is a
+// DeltaMergeSink; update mode without one appends (Spark's rule: without
+// an aggregation update mode is append). Validates the options against the
+// schema; no I/O on the target yet.
 // Errors: InvalidArgument naming the job-file key ("sink.partitionBy[0]: ...");
 // NotSupported for other formats.
 Result<std::unique_ptr<Sink>> MakeSink(const SinkSpec& spec, const SinkContext& context);
