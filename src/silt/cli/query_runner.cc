@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "silt/base/logging.h"
+#include "silt/cli/value_format.h"
 #include "silt/metrics/default_registry.h"
 #include "silt/metrics/process_metrics.h"
 #include "silt/monitor/server.h"
@@ -124,6 +125,14 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   bool as_json = options.progress_json;
   query_options.on_progress = [as_json](const stream::BatchProgress& progress) {
     PrintProgress(progress, as_json);
+  };
+  query_options.console_renderer = [](const columnar::RecordBatch& rows, bool has_more,
+                                      int truncate) {
+    std::vector<std::string> header;
+    for (const columnar::Field& f : rows.schema->fields()) header.push_back(f.name);
+    TablePrinter printer(std::move(header), truncate);
+    for (int64_t i = 0; i < rows.num_rows; ++i) printer.AddRow(rows, i);
+    return printer.Render(has_more);
   };
 
   // Declared in this order so that the server stops (and no provider runs)

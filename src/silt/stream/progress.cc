@@ -125,6 +125,18 @@ std::string ProgressToJson(const QueryProgress& progress) {
   w.BeginObject();
   w.Member("description", progress.sink.description);
   w.Member("numOutputRows", progress.sink.num_output_rows);
+  if (!progress.sink.sinks.empty()) {
+    w.Key("sinks");
+    w.BeginArray();
+    for (const SinkProgress::Child& child : progress.sink.sinks) {
+      w.BeginObject();
+      w.Member("name", child.name);
+      w.Member("description", child.description);
+      w.Member("numOutputRows", child.num_output_rows);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
   w.EndObject();
   return w.Take();

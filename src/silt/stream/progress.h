@@ -54,6 +54,15 @@ struct SourceProgress {
 struct SinkProgress {
   std::string description;
   int64_t num_output_rows = 0;
+  // `sinks:` (silt's extension; Spark's progress has one sink): per entry,
+  // its name, description and the rows routed to it (0 when it skipped the
+  // batch as already committed), written as "sinks": [...] inside "sink".
+  struct Child {
+    std::string name;
+    std::string description;
+    int64_t num_output_rows = 0;
+  };
+  std::vector<Child> sinks;
 };
 
 // One entry of stateOperators, as Spark reports it (StateOperatorProgress).

@@ -335,8 +335,13 @@ class QueryRunner {
     sink_context.file_system = options_.file_system;
     sink_context.clock = clock_;
     sink_context.eval = eval_options_;
+    sink_context.console_renderer = options_.console_renderer;
     SILT_ASSIGN_OR_RETURN(sink_context.group_keys, GroupKeyColumns());
-    SILT_ASSIGN_OR_RETURN(sink_, MakeSink(job_.sink, sink_context));
+    if (job_.sinks.empty()) {
+      SILT_ASSIGN_OR_RETURN(sink_, MakeSink(job_.sink, sink_context));
+    } else {
+      SILT_ASSIGN_OR_RETURN(sink_, MakeSinks(job_.sinks, sink_context));
+    }
     return Status::OK();
   }
 
@@ -590,6 +595,7 @@ class QueryRunner {
     progress.sources.push_back(std::move(source));
     progress.sink.description = sink_->Description();
     progress.sink.num_output_rows = batch.num_output_rows;
+    progress.sink.sinks = sink_->ChildProgress();
     return progress;
   }
 

@@ -27,6 +27,7 @@
 #include "silt/fs/file_system.h"
 #include "silt/stream/job.h"
 #include "silt/stream/progress.h"
+#include "silt/stream/sink/sink.h"
 
 namespace silt::stream {
 
@@ -80,6 +81,8 @@ struct QueryOptions {
   // table instead of fs::FileSystemForPath (tests inject faults through it).
   // The checkpoint is flock'ed only when this is null or a local file system.
   fs::FileSystemPtr file_system;
+  // Formats batches for a `format: console` sink (Spark's show()).
+  ConsoleRenderer console_renderer;
 };
 
 struct QueryResult {

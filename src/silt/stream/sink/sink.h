@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "silt/expr/eval_options.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/job.h"
+#include "silt/stream/progress.h"
 
 namespace silt::stream {
 
@@ -78,7 +80,17 @@ class Sink {
     (void)last_committed;
     return Status::OK();
   }
+
+  // Per-sink progress of the last committed batch for a sink made of
+  // several (`sinks:`); empty otherwise.
+  virtual std::vector<SinkProgress::Child> ChildProgress() const { return {}; }
 };
+
+// Renders rows as Spark's Dataset.show() does, for the console sink:
+// `has_more` appends "only showing top N rows"; `truncate` is the cell
+// width (0: no truncation). The CLI supplies it (cli/value_format.h).
+using ConsoleRenderer =
+    std::function<std::string(const columnar::RecordBatch& rows, bool has_more, int truncate)>;
 
 struct SinkContext {
   // The query's output schema: the rows Write receives.
@@ -96,6 +108,8 @@ struct SinkContext {
   // column included), in key order; empty without an aggregation. Update
   // mode on a Delta sink merges on them.
   std::vector<std::string> group_keys;
+  // For format console; null: the console sink is refused.
+  ConsoleRenderer console_renderer;
 };
 
 // Builds the sink for `spec` (formats: delta, kafka, console). A Delta sink
@@ -106,5 +120,10 @@ struct SinkContext {
 // Errors: InvalidArgument naming the job-file key ("sink.partitionBy[0]: ...");
 // NotSupported for other formats.
 Result<std::unique_ptr<Sink>> MakeSink(const SinkSpec& spec, const SinkContext& context);
+
+// `sinks:`: one sink over several (multi_sink.h), each made by MakeSink for
+// the rows its where/select give it.
+Result<std::unique_ptr<Sink>> MakeSinks(const std::vector<SinkSpec>& specs,
+                                        const SinkContext& context);
 
 }  // namespace silt::stream
