@@ -1,0 +1,161 @@
+"""kill -9 a Kafka -> `sinks:` query (issue #16's acceptance): keyed events
+(updates to the same keys, three event types) routed into two Delta tables
+by type, beside a merge table of the latest value per key, killed at least
+MIN_KILLS times and restarted until it drains the topic.
+
+Half the kills are aimed between the tables' commits: the test polls the
+first table's log and kills as soon as a new version appears (the other two
+tables commit the batch after it); the others land at random moments. Kills
+that landed between tables are counted from the tables' txns (the first
+table records a batch the last one does not). Afterwards every routed table
+holds each of its source rows exactly once, every batch is at most one
+commit per table, and the merge table holds exactly the latest value per key
+(computed from the produced events).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections import Counter
+
+import pytest
+
+import kafka_service
+from helpers import (checkpoint_query_id, describe, kill, log_versions, read_commit, run_silt,
+                     start_silt, write_job)
+
+NUM_EVENTS = 6000
+KEYS = 60
+PER_TRIGGER = 20
+MIN_KILLS = 30
+MAX_KILLS = 45
+RUN_TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="module")
+def kafka():
+    if not kafka_service.available():
+        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
+                    "run scripts/setup-kafka.sh")
+    broker = kafka_service.start()
+    yield broker
+    broker.stop()
+
+
+def make_events():
+    rng = random.Random(1616)
+    return [{"id": i, "key": f"k{rng.randrange(KEYS)}", "type": rng.choice("abc"),
+             "v": rng.randrange(1000), "seq": i} for i in range(NUM_EVENTS)]
+
+
+def txn_batches(table, query_id):
+    """batch -> version of each commit carrying the query's txn (each once)."""
+    out = {}
+    for version in log_versions(table):
+        for action in read_commit(table, version):
+            if "txn" in action and action["txn"]["appId"] == query_id:
+                assert action["txn"]["version"] not in out, f"{table}: batch committed twice"
+                out[action["txn"]["version"]] = version
+    return out
+
+
+def newest_batch(table, query_id):
+    try:
+        return max(txn_batches(table, query_id), default=-1)
+    except FileNotFoundError:
+        return -1
+
+
+def test_kill_9_routed_and_merged_tables_stay_exact(kafka, silt_bin, work):
+    events = make_events()
+    topic = f"sinks-crash-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(topic, 1)
+    kafka.console_produce(topic, [json.dumps(e) for e in events])
+    tables = {name: work / name for name in ("type_a", "other", "latest")}
+    job = write_job(work / "job.yaml", {
+        "name": "sinks-crash",
+        "source": {"format": "kafka", "options": {
+            "kafka.bootstrap.servers": kafka.bootstrap, "subscribe": topic,
+            "startingOffsets": "earliest", "maxOffsetsPerTrigger": PER_TRIGGER}},
+        "transform": [
+            {"select": ["from_json(CAST(value AS STRING), "
+                        "'id BIGINT, key STRING, type STRING, v BIGINT, seq BIGINT') AS e"]},
+            {"select": ["e.*"]},
+        ],
+        "sinks": [
+            {"name": "type_a", "where": "type = 'a'", "path": str(tables["type_a"])},
+            {"name": "other", "where": "type <> 'a'", "select": ["id", "type", "v"],
+             "path": str(tables["other"])},
+            {"name": "latest", "path": str(tables["latest"]), "mode": "merge",
+             "merge": {"on": "t.key = s.key",
+                       "whenMatched": [{"condition": "s.seq > t.seq", "action": "updateAll"}],
+                       "whenNotMatched": [{"action": "insertAll"}]},
+             "dedupBy": {"keys": ["key"], "orderBy": ["seq"]}},
+        ],
+        "checkpointLocation": str(work / "checkpoint"),
+        "trigger": {"availableNow": True},
+    })
+    rng = random.Random(7)
+    kills = Counter()
+    between = 0
+    query_id = None
+    finished = False
+    with open(work / "silt.log", "w") as log:
+        while sum(kills.values()) < MAX_KILLS:
+            proc = start_silt(silt_bin, "run", job, stdout=log, stderr=log)
+            started = time.monotonic()
+            aimed = rng.random() < 0.5
+            if aimed:
+                first = tables["type_a"] / "_delta_log"
+                known = set(first.glob("*.json")) if first.exists() else set()
+                while proc.poll() is None and time.monotonic() < started + RUN_TIMEOUT_S:
+                    if first.exists() and set(first.glob("*.json")) - known:
+                        break
+            else:
+                end = started + rng.uniform(0.05, 0.6)
+                while proc.poll() is None and time.monotonic() < end:
+                    time.sleep(0.002)
+            if proc.poll() is not None:
+                proc.wait()
+                assert proc.returncode == 0, f"silt failed; see {work / 'silt.log'}"
+                if sum(kills.values()) >= MIN_KILLS:
+                    finished = True
+                    break
+                # Drained before enough kills: nothing left to kill.
+                pytest.fail(f"the topic drained after only {sum(kills.values())} kills")
+            kill(proc)
+            kills["aimed" if aimed else "random"] += 1
+            if query_id is None and (work / "checkpoint" / "metadata").exists():
+                query_id = checkpoint_query_id(work / "checkpoint")
+            if query_id and newest_batch(tables["type_a"], query_id) > newest_batch(
+                    tables["latest"], query_id):
+                between += 1
+    if not finished:
+        proc = run_silt(silt_bin, "run", job, timeout=300)
+        assert proc.returncode == 0, describe(proc)
+    print(f"\n[sinks-crash] kills {dict(kills)}, {between} between the tables' commits")
+    assert sum(kills.values()) >= MIN_KILLS
+    assert between >= 1, "no kill landed between the tables' commits"
+
+    from deltalake import DeltaTable
+
+    def rows(name):
+        return DeltaTable(str(tables[name])).to_pyarrow_table().to_pylist()
+
+    type_a = Counter(r["id"] for r in rows("type_a"))
+    assert type_a == Counter(e["id"] for e in events if e["type"] == "a")
+    other = Counter((r["id"], r["type"], r["v"]) for r in rows("other"))
+    assert other == Counter((e["id"], e["type"], e["v"]) for e in events if e["type"] != "a")
+    latest = {}
+    for e in events:
+        latest[e["key"]] = e
+    got = {r["key"]: r for r in rows("latest")}
+    assert len(rows("latest")) == len(got) == len(latest)
+    assert {k: (r["seq"], r["v"]) for k, r in got.items()} == {
+        k: (e["seq"], e["v"]) for k, e in latest.items()}
+    query_id = checkpoint_query_id(work / "checkpoint")
+    batches = [set(txn_batches(t, query_id)) for t in tables.values()]
+    assert batches[0] == batches[1] == batches[2]
