@@ -526,6 +526,9 @@ Result<KafkaOffsets> KafkaSource::ResolveStartingOffsets() {
       }
       return out;
     }
+    case KafkaSourceOptions::Start::kResolver:
+      if (!options_.resolve_start) return Status::Internal("Kafka source: no start resolver");
+      return options_.resolve_start(consumer_.get(), partitions);
     case KafkaSourceOptions::Start::kTimestamp:
     case KafkaSourceOptions::Start::kTimestampPerPartition: {
       KafkaOffsets out;
@@ -681,9 +684,11 @@ Result<std::optional<std::string>> KafkaSource::LatestOffset(
       last_trigger_ms_ = now_ms;
     }
   }
-  if (options_.max_offsets_per_trigger && !limit.all_available) {
-    until = RateLimit(*options_.max_offsets_per_trigger, begin, until);
+  std::optional<int64_t> cap = options_.max_offsets_per_trigger;
+  if (!cap && options_.default_max_offsets_per_partition) {
+    cap = *options_.default_max_offsets_per_partition * static_cast<int64_t>(until.size());
   }
+  if (cap && *cap > 0 && !limit.all_available) until = RateLimit(*cap, begin, until);
   bool progressed = false;
   for (auto& [tp, end] : until) {
     auto it = from.find(tp);

@@ -37,6 +37,7 @@
 // Thread safety: one query thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,7 +64,12 @@ Result<KafkaOffsets> KafkaOffsetsFromJson(std::string_view json, std::string_vie
 
 struct KafkaSourceOptions {
   enum class Strategy { kSubscribe, kSubscribePattern, kAssign };
-  enum class Start { kEarliest, kLatest, kOffsets, kTimestamp, kTimestampPerPartition };
+  enum class Start { kEarliest, kLatest, kOffsets, kTimestamp, kTimestampPerPartition, kResolver };
+  // kResolver: the starting offsets of `partitions` (all selected ones),
+  // computed by the caller with the source's own consumer (the Event Hubs
+  // source translates its EventPosition JSON this way).
+  using StartResolver = std::function<Result<KafkaOffsets>(
+      kafka::Consumer* consumer, const std::vector<kafka::TopicPartition>& partitions)>;
 
   Strategy strategy = Strategy::kSubscribe;
   std::vector<std::string> topics;                // subscribe
@@ -76,7 +82,12 @@ struct KafkaSourceOptions {
   KafkaOffsets starting_timestamps;                 // kTimestampPerPartition
   bool starting_timestamp_strategy_latest = false;  // startingOffsetsByTimestampStrategy
   std::optional<KafkaOffsets> ending_offsets;       // absent or JSON (-1 = latest)
+  StartResolver resolve_start;                      // kResolver
   std::optional<int64_t> max_offsets_per_trigger;
+  // Without max_offsets_per_trigger: a cap of this many records per
+  // partition of the batch (the Event Hubs connector's default
+  // maxEventsPerTrigger is partitionCount * 1000); unset = no cap.
+  std::optional<int64_t> default_max_offsets_per_partition;
   std::optional<int64_t> min_offsets_per_trigger;
   int64_t max_trigger_delay_ms = 15 * 60 * 1000;  // Spark's default "15m"
   bool fail_on_data_loss = true;

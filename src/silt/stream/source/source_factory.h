@@ -11,8 +11,8 @@
 
 namespace silt::stream {
 
-// Builds the source for `spec` (formats: generator, json, text, kafka, delta,
-// mqtt).
+// Builds the source for `spec` (formats: generator, json, text, kafka,
+// eventhubs, delta, mqtt).
 // Errors: InvalidArgument naming the option ("source.options.maxFilesPerTrigger: ...").
 Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceContext& context);
 
