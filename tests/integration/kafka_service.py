@@ -109,6 +109,9 @@ class KafkaBroker:
     sasl_bootstrap: str = ""
     ca_path: str = ""
     libs: Path = None
+    # With start(eventhubs_hub=...): the Event Hubs connection string that is
+    # the password of the SASL_SSL listener's PLAIN user "$ConnectionString".
+    eventhubs_connection_string: str = ""
 
     def _tool(self, main_class: str, *args, timeout=120, check=True) -> str:
         cmd = ["java", "-Xmx256m", "-cp", str((self.libs or kafka_libs()) / "*"),
@@ -220,10 +223,22 @@ class KafkaBroker:
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
-def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "") -> KafkaBroker:
+def eventhubs_connection_string(port: int, hub: str, key: str) -> str:
+    """An Event Hubs connection string whose namespace is this machine's
+    SASL_SSL listener (localhost, for the test certificate's name)."""
+    return (f"Endpoint=sb://localhost:{port}/;SharedAccessKeyName=RootManageSharedAccessKey;"
+            f"SharedAccessKey={key};EntityPath={hub}")
+
+
+def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "",
+          eventhubs_hub: str = "", eventhubs_key: str = "") -> KafkaBroker:
     """With `sasl_ssl`, the broker also has a SASL_SSL listener on loopback
     accepting PLAIN (SASL_PLAIN_USER) and SCRAM-SHA-256/512
-    (SASL_SCRAM_USER) with a certificate from tls_material()."""
+    (SASL_SCRAM_USER) with a certificate from tls_material(). With
+    `eventhubs_hub` (implies sasl_ssl) that listener also takes Event Hubs'
+    Kafka-endpoint login: PLAIN user "$ConnectionString" with
+    broker.eventhubs_connection_string (key `eventhubs_key`) as password."""
+    sasl_ssl = sasl_ssl or bool(eventhubs_hub)
     libs = kafka_libs(version)
     if not available(version):
         raise FileNotFoundError(f"Kafka not found at {libs}: run scripts/setup-kafka.sh")
@@ -241,7 +256,11 @@ def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "") -> 
         advertised += f",SASL_SSL://127.0.0.1:{sasl_port}"
         protocols += ",SASL_SSL:SASL_SSL"
         plain = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
-                 f'user_{SASL_PLAIN_USER}="{SASL_PLAIN_PASSWORD}";')
+                 f'user_{SASL_PLAIN_USER}="{SASL_PLAIN_PASSWORD}"')
+        if eventhubs_hub:
+            connection = eventhubs_connection_string(sasl_port, eventhubs_hub, eventhubs_key)
+            plain += f' user_$ConnectionString="{connection}"'
+        plain += ";"
         scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
         secure = [
             "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
@@ -310,7 +329,9 @@ def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "") -> 
     out.close()
     broker = KafkaBroker(f"127.0.0.1:{port}", process, data_dir, log_path,
                          f"127.0.0.1:{sasl_port}" if sasl_ssl else "",
-                         str(tls / "ca.pem") if tls else "", libs)
+                         str(tls / "ca.pem") if tls else "", libs,
+                         eventhubs_connection_string(sasl_port, eventhubs_hub, eventhubs_key)
+                         if eventhubs_hub else "")
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

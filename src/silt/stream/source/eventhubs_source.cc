@@ -30,6 +30,16 @@ Status ExplainError(const Status& status, const std::string& where, const std::s
                                    "SharedAccessKeyName and SharedAccessKey in ",
                                    key_path, ".eventhubs.connectionString)");
   }
+  // librdkafka reports a refused SASL login in its log, while the request
+  // that failed only sees the broker connection go down.
+  if (lower.find("transport") != std::string::npos ||
+      lower.find("timed out") != std::string::npos) {
+    return status.WithContextParts(
+        where,
+        ": could not connect to or log in to the namespace's Kafka endpoint (check the "
+        "Endpoint, SharedAccessKeyName and SharedAccessKey in ",
+        key_path, ".eventhubs.connectionString; the Kafka client's log above names the cause)");
+  }
   return status.WithContext(where);
 }
 
