@@ -14,7 +14,6 @@ do not come from the code under test.
 
 import datetime
 import json
-import uuid
 
 import pytest
 
@@ -88,6 +87,7 @@ def test_seed_job_reads_every_event_once_and_restarts_without_gap(silt, namespac
     job, table, checkpoint = seed_job(work, namespace, "seed", maxEventsPerTrigger="120")
     proc = silt("run", job, timeout=300)
     assert proc.returncode == 0, describe(proc)
+    assert KEY not in proc.stderr and KEY not in proc.stdout, "the key leaked into the output"
     assert read_with_deltalake(table).num_rows == 300
     # maxEventsPerTrigger split the backlog into batches.
     assert len(list((checkpoint / "offsets").glob("[0-9]*"))) == 3
