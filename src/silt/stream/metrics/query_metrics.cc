@@ -262,12 +262,10 @@ void QueryMetrics::PublishLag(std::vector<monitor::LagRow> rows, const Status& s
   const std::string& q = query_label_;
   if (!status.ok()) {
     // The last known lag stays (with its time); the error is counted and
-    // shown. Logged at debug only: a dead broker shows in the query's own
-    // errors and in librdkafka's lines already.
+    // shown, and logged once per failure streak.
     errors_.WithLabels({q, "kafka_lag", CodeLabel(status.code())}).Increment();
     status_.last_error = "looking up the Kafka end offsets: " + status.message();
     status_.last_error_micros = clock_->NowMicros();
-    // Once per outage, not once per lookup.
     if (!lag_failing_) {
       SILT_LOG_WARN("metrics", status_.last_error, " (the lag shown is the last known)");
     }

@@ -199,5 +199,87 @@ TEST(KafkaLagPollerTest, LagIsTheEndOffsetLessTheCommittedOne) {
   EXPECT_EQ(published.rows[0].lag, 0);
 }
 
+// A consumer whose watermark lookups hang until released, as librdkafka's
+// do while the broker is down.
+class HangingConsumer final : public kafka::Consumer {
+ public:
+  explicit HangingConsumer(std::unique_ptr<kafka::Consumer> inner) : inner_(std::move(inner)) {}
+  void Hang(bool hang) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      hang_ = hang;
+    }
+    cv_.notify_all();
+  }
+  Result<std::vector<kafka::TopicInfo>> ListTopics() override { return inner_->ListTopics(); }
+  Result<kafka::Watermarks> QueryWatermarks(const kafka::TopicPartition& partition) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !hang_; });
+    return inner_->QueryWatermarks(partition);
+  }
+  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
+      const std::vector<kafka::TopicPartition>& partitions, int64_t timestamp_ms) override {
+    return inner_->OffsetsForTimes(partitions, timestamp_ms);
+  }
+  Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
+    return inner_->Assign(ranges);
+  }
+  Result<int64_t> Poll(kafka::RecordColumns* out, int64_t max_records,
+                       int64_t timeout_ms) override {
+    return inner_->Poll(out, max_records, timeout_ms);
+  }
+  bool AssignmentDone() const override { return inner_->AssignmentDone(); }
+  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& offsets) override {
+    return inner_->CommitOffsets(offsets);
+  }
+
+ private:
+  std::unique_ptr<kafka::Consumer> inner_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool hang_ = false;
+};
+
+TEST(KafkaLagPollerTest, ALookupWithoutAnswerIsReportedAsAFailureUntilItReturns) {
+  testing::ScriptedCluster cluster;
+  cluster.CreateTopic("events", 1);
+  for (int i = 0; i < 4; ++i) cluster.Append("events", 0, {std::nullopt, "x", 0, {}});
+  SourceSpec source;
+  source.format = "kafka";
+  Published published;
+  auto consumer = std::make_unique<HangingConsumer>(cluster.NewConsumer());
+  HangingConsumer* hanging = consumer.get();
+  hanging->Hang(true);
+  // Lookups every 50 ms, 100 ms without an answer is a failure.
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<KafkaLagPoller> poller,
+      KafkaLagPoller::Make(source, 50'000, published.Callback(), std::move(consumer), 100'000));
+  poller->SetCommitted("{\"events\":{\"0\":1}}");
+  // The hung lookup is reported as failed, more than once while it hangs.
+  published.WaitFor(2);
+  {
+    std::lock_guard<std::mutex> lock(published.mutex);
+    EXPECT_TRUE(published.rows.empty());
+    EXPECT_TRUE(published.status.IsIOError()) << published.status.ToString();
+    EXPECT_NE(published.status.message().find("no answer from the Kafka broker"),
+              std::string::npos);
+  }
+  hanging->Hang(false);
+  const int before = [&] {
+    std::lock_guard<std::mutex> lock(published.mutex);
+    return published.calls;
+  }();
+  // Once it answers, the lag is published again.
+  for (int n = before + 1;; ++n) {
+    published.WaitFor(n);
+    std::lock_guard<std::mutex> lock(published.mutex);
+    if (published.status.ok()) {
+      ASSERT_EQ(published.rows.size(), 1u);
+      EXPECT_EQ(published.rows[0].lag, 3);
+      break;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace silt::stream
