@@ -112,6 +112,8 @@ class KafkaBroker:
     # With start(eventhubs_hub=...): the Event Hubs connection string that is
     # the password of the SASL_SSL listener's PLAIN user "$ConnectionString".
     eventhubs_connection_string: str = ""
+    # The broker's command line, for restart().
+    command: list = None
 
     def _tool(self, main_class: str, *args, timeout=120, check=True) -> str:
         cmd = ["java", "-Xmx256m", "-cp", str((self.libs or kafka_libs()) / "*"),
@@ -215,6 +217,32 @@ class KafkaBroker:
                             "offset": int(parts[1].split(":")[1]),
                             "headers": headers, "key": parts[3], "value": parts[4]})
         return records
+
+    def halt(self) -> None:
+        """Kills the broker (SIGKILL, as a crash) and keeps its data, so that
+        restart() brings it back on the same port with the same topics."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def restart(self, timeout: float = 120.0) -> None:
+        """Starts the broker halt() stopped again, and waits until it serves."""
+        assert self.process.poll() is not None, "the broker is still running"
+        stdout_log = Path(self.data_dir) / "stdout.log"
+        logs = [self.log_path, stdout_log]
+        started = sum(p.read_text(errors="replace").count("Kafka Server started")
+                      for p in logs if p.exists())
+        with open(stdout_log, "ab") as out:
+            self.process = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while sum(p.read_text(errors="replace").count("Kafka Server started")
+                  for p in logs if p.exists()) <= started:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Kafka exited with {self.process.returncode} on restart:\n"
+                                   + stdout_log.read_text(errors="replace")[-5000:])
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Kafka did not restart on {self.bootstrap} in {timeout} s")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -324,14 +352,14 @@ def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "",
         shutil.rmtree(data_dir, ignore_errors=True)
         raise RuntimeError(f"formatting Kafka storage failed:\n{fmt.stdout}\n{fmt.stderr}")
     out = open(Path(data_dir) / "stdout.log", "wb")
-    process = subprocess.Popen(java + ["kafka.Kafka", str(props)], stdout=out,
-                               stderr=subprocess.STDOUT)
+    command = java + ["kafka.Kafka", str(props)]
+    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     out.close()
     broker = KafkaBroker(f"127.0.0.1:{port}", process, data_dir, log_path,
                          f"127.0.0.1:{sasl_port}" if sasl_ssl else "",
                          str(tls / "ca.pem") if tls else "", libs,
                          eventhubs_connection_string(sasl_port, eventhubs_hub, eventhubs_key)
-                         if eventhubs_hub else "")
+                         if eventhubs_hub else "", command)
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

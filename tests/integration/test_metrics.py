@@ -3,7 +3,9 @@ a Prometheus server (Debian's `prometheus`) scrapes a running Kafka job and
 PromQL over the scraped series gives the rows the Delta table holds (read
 with delta-rs) and a lag that reaches 0; promtool lints the exposition;
 headless Chromium renders the status page (DOM checked, screenshot saved);
-/healthz fails while the broker is stopped (SIGSTOP) and recovers after;
+/healthz fails while the broker is down (killed, then restarted on its
+data) and recovers after, with the failed lag lookups in /status, the page,
+silt_errors_total and one warning per failure streak;
 the Grafana dashboard's structure and every PromQL expression are checked
 against the same Prometheus; `--log-format json` lines are JSON and no
 secret of the job reaches a log line, a metric or the status page.
@@ -124,7 +126,6 @@ def kafka():
                     "run scripts/setup-kafka.sh")
     broker = kafka_service.start()
     yield broker
-    broker.process.send_signal(signal.SIGCONT)
     broker.stop()
 
 
@@ -307,26 +308,68 @@ def test_status_page_in_headless_chromium(job, tmp_path):
     print(f"status page screenshot: {shot}")
 
 
-def test_healthz_fails_while_the_broker_is_stopped_and_recovers(job):
+def lag_errors(job):
+    """silt_errors_total{kind="kafka_lag"} summed over codes, from /metrics."""
+    text = http_get(job.base + "/metrics")[1]
+    return sum(float(m.group(1)) for m in re.finditer(
+        r'^silt_errors_total\{[^}]*kind="kafka_lag"[^}]*\} (\S+)$', text, re.M))
+
+
+def log_records(job):
+    return [json.loads(line) for line in job.stderr_path.read_text().splitlines() if line]
+
+
+LAG_WARNING = "looking up the Kafka end offsets: "
+LAG_RECOVERED = "Kafka end offsets answer again"
+
+
+def test_healthz_fails_while_the_broker_is_down_and_recovers(job):
+    """The broker is killed (its data kept) and restarted on the same port:
+    the failed lag lookups show in /status, on the page, in
+    silt_errors_total and in one warning per failure streak; /healthz fails
+    (no trigger completes while the source cannot answer) and recovers."""
     assert http_get(job.base + "/healthz")[0] == 200
-    job.kafka.process.send_signal(signal.SIGSTOP)
+    assert lag_errors(job) == 0
+    job.kafka.halt()
     try:
-        unhealthy = wait_for(lambda: http_get(job.base + "/healthz")[0] == 503, timeout=60,
-                             interval=0.2)
+        assert wait_for(lambda: http_get(job.base + "/healthz")[0] == 503, timeout=120,
+                        interval=0.2)
         status, body = http_get(job.base + "/healthz")
-        page = http_get(job.base + "/")[1]
+        # Lookups keep failing while the broker is away: counted each time.
+        assert wait_for(lambda: lag_errors(job) >= 2, timeout=120, interval=0.2)
+
+        def lag_error_shown():
+            doc = json.loads(http_get(job.base + "/status")[1])
+            error = doc["lastError"]
+            return error is not None and error["message"].startswith(LAG_WARNING)
+
+        assert wait_for(lag_error_shown, timeout=60, interval=0.2)
         doc = json.loads(http_get(job.base + "/status")[1])
+        page = http_get(job.base + "/")[1]
     finally:
-        job.kafka.process.send_signal(signal.SIGCONT)
-    assert unhealthy
+        job.kafka.restart()
     assert status == 503 and body.startswith("unhealthy: no batch or trigger completed for "), body
-    assert 'class="bad">unhealthy' in page
     assert doc["health"]["healthy"] is False and doc["state"] == "running"
-    assert wait_for(lambda: http_get(job.base + "/healthz")[0] == 200, timeout=120, interval=0.2)
+    assert 'class="bad">unhealthy' in page
+    assert re.search(r'<pre id="last-error">[^<]*' + re.escape(LAG_WARNING), page), page
+    # The lag shown is the last known one.
+    assert [row["lag"] for row in doc["kafkaLag"]] == [0, 0, 0]
+
+    assert wait_for(lambda: http_get(job.base + "/healthz")[0] == 200, timeout=180, interval=0.2)
+    assert wait_for(lambda: any(r["message"] == LAG_RECOVERED for r in log_records(job)),
+                    timeout=120, interval=0.5)
     assert job.proc.poll() is None
+    # One warning per failure streak (each ended by an "answer again" line),
+    # although more lookups than that failed.
+    records = log_records(job)
+    warnings = [r for r in records if r["level"] == "warn" and r["component"] == "metrics"
+                and r["message"].startswith(LAG_WARNING)]
+    recovered = [r for r in records if r["message"] == LAG_RECOVERED]
+    assert warnings and len(warnings) == len(recovered), (warnings, recovered)
+    assert lag_errors(job) > len(warnings)
     # The query goes on where it was: new records still arrive exactly once.
     produce(job.silt_bin, job.kafka, job.topic, 100, FIRST_RECORDS + MORE_RECORDS)
-    assert wait_for(lambda: caught_up(job, FIRST_RECORDS + MORE_RECORDS + 100), timeout=120,
+    assert wait_for(lambda: caught_up(job, FIRST_RECORDS + MORE_RECORDS + 100), timeout=180,
                     interval=0.5)
 
 
@@ -348,7 +391,12 @@ def test_json_logs_and_no_secret_anywhere(job):
     for record in records:
         assert {"time", "level", "component", "queryId", "batchId", "message"} <= set(record)
         assert record["level"] in ("debug", "info", "warn", "error")
-    assert any(r["queryId"] == query_id for r in records)
+    # From the opened checkpoint on, every line carries the query id (the
+    # startup lines before the first batch too).
+    first = next(i for i, r in enumerate(records) if r["queryId"] is not None)
+    assert all(r["queryId"] == query_id for r in records[first:])
+    assert any("starting at batch" in r["message"] and r["batchId"] is None
+               for r in records[first:])
 
 
 PANEL_TYPES = {"row", "timeseries", "stat", "gauge", "table", "bargauge", "text"}
