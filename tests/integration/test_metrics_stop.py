@@ -10,6 +10,7 @@ import json
 import re
 import signal
 import socket
+import subprocess
 import threading
 import urllib.error
 import urllib.request
@@ -157,6 +158,27 @@ def test_a_failed_query_serves_failing_health_and_its_error(run, tmp_path):
     assert '<pre id="last-error">' in http_get(base + "/")[1]
     # The run's exit status is the query's error, also after the grace.
     assert stop(proc) != 0
+
+
+def test_the_final_error_line_carries_the_query_id(silt_bin, tmp_path):
+    """A query that fails in its first batch (an ANSI cast error): the
+    error line silt ends with names the query like every line before it."""
+    job_file = write_job(tmp_path / "job.yaml", {
+        "source": {"format": "generator", "options": {"totalRows": 10}},
+        "transform": [{"select": ["CAST(CAST(value AS STRING) AS INT) AS n"]}],
+        "sink": {"format": "delta", "path": str(tmp_path / "table")},
+        "checkpointLocation": str(tmp_path / "checkpoint"),
+        "trigger": {"availableNow": True},
+        "ansi": True,
+    })
+    proc = subprocess.run([str(silt_bin), "run", str(job_file), "--log-format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    query_id = json.loads((tmp_path / "checkpoint" / "metadata").read_text())["id"]
+    records = [json.loads(line) for line in proc.stderr.splitlines()]
+    assert records[-1]["level"] == "error" and "Cannot cast" in records[-1]["message"], records
+    first = next(i for i, r in enumerate(records) if r["queryId"] is not None)
+    assert all(r["queryId"] == query_id for r in records[first:]), records
 
 
 def test_scrapes_under_load_while_batches_run(run, tmp_path):

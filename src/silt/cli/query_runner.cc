@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "silt/base/logging.h"
@@ -90,10 +92,9 @@ void PrintProgress(const stream::BatchProgress& progress, bool as_json) {
 class RunListener final : public stream::QueryListener {
  public:
   explicit RunListener(stream::QueryMetrics* metrics) : metrics_(metrics) {}
-  ~RunListener() override {
-    SetLogBatchId(-1);
-    SetLogQueryId("");
-  }
+  // The query id stays for the rest of the process (one query a process):
+  // the final error line carries it too.
+  ~RunListener() override { SetLogBatchId(-1); }
 
   void OnQueryStarted(const std::string& query_id, const std::string& run_id,
                       const std::string& source, const std::string& sink) override {
@@ -159,6 +160,19 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   query_options.listener = &listener;
   Result<stream::QueryResult> result = stream::RunQuery(job, query_options);
   if (query_metrics) query_metrics->OnQueryStopped(result.status());
+  if (server && job.metrics->stop_grace_micros > 0 && !g_stop_requested.load()) {
+    // The query stopped by itself: the endpoint keeps answering for a while
+    // (health failing, silt_query_up 0) so that a health checker or a
+    // scraper sees why; a stop signal ends the wait.
+    SILT_LOG_INFO("metrics", "the query has ", result.ok() ? "stopped" : "failed",
+                  "; serving the endpoint for ", job.metrics->stop_grace_micros / 1000,
+                  " ms more (metrics.stopGrace)");
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::microseconds(job.metrics->stop_grace_micros);
+    while (!g_stop_requested.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   if (result.ok() && g_stop_requested.load()) {
     SILT_LOG_INFO("stream", "stopped on a signal after the current batch");
   }

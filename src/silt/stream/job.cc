@@ -247,7 +247,7 @@ class JobParser {
       return Error(node, "metrics", "expected a mapping such as {port: 9108, host: 127.0.0.1}");
     }
     SILT_RETURN_NOT_OK(
-        CheckKeys(node, "metrics", {"port", "host", "healthTimeout", "lagInterval"}));
+        CheckKeys(node, "metrics", {"port", "host", "healthTimeout", "lagInterval", "stopGrace"}));
     MetricsSpec spec;
     YAML::Node port = node["port"];
     if (!port) return Error(node, "metrics.port", "required key is missing");
@@ -260,19 +260,22 @@ class JobParser {
       SILT_ASSIGN_OR_RETURN(spec.host, Scalar(n, "metrics.host"));
       if (spec.host.empty()) return Error(n, "metrics.host", "must not be empty");
     }
-    auto duration = [&](const char* key, int64_t* out) -> Status {
+    auto duration = [&](const char* key, int64_t* out, bool zero_ok = false) -> Status {
       YAML::Node n = node[key];
       if (!n) return Status::OK();
       const std::string path = std::string("metrics.") + key;
       SILT_ASSIGN_OR_RETURN(std::string text, Scalar(n, path));
       Result<int64_t> micros = ParseDurationMicros(text);
       if (!micros.ok()) return Error(n, path, micros.status().message());
-      if (*micros <= 0) return Error(n, path, "must be more than 0");
+      if (*micros < 0 || (*micros == 0 && !zero_ok)) {
+        return Error(n, path, zero_ok ? "must not be negative" : "must be more than 0");
+      }
       *out = *micros;
       return Status::OK();
     };
     SILT_RETURN_NOT_OK(duration("healthTimeout", &spec.health_timeout_micros));
     SILT_RETURN_NOT_OK(duration("lagInterval", &spec.lag_interval_micros));
+    SILT_RETURN_NOT_OK(duration("stopGrace", &spec.stop_grace_micros, true));
     job->metrics = spec;
     return Status::OK();
   }

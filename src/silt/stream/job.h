@@ -24,7 +24,7 @@
 //   maxBatches: <n>  (optional: stop after n batches; demo and tests)
 //   storage: { s3: {...} }  (later issue)
 //   metrics: { port: 9108, host: 127.0.0.1, healthTimeout: 5 minutes,
-//              lagInterval: 5 seconds }  (optional: the HTTP endpoint of
+//              lagInterval: 5 seconds, stopGrace: 0 s }  (optional: the HTTP endpoint of
 //              docs/metrics.md; off without the key)
 // `${NAME:-default}` and `${NAME}` expand from the environment in every
 // scalar before parsing.
@@ -169,6 +169,9 @@ struct MetricsSpec {
   int port = 0;  // 0: any free port (logged)
   int64_t health_timeout_micros = 5LL * 60 * 1'000'000;
   int64_t lag_interval_micros = 5LL * 1'000'000;
+  // How long the endpoint keeps answering (/healthz failing) after the query
+  // stopped by itself (finished or failed); 0: it closes with the query.
+  int64_t stop_grace_micros = 0;
 };
 
 enum class TriggerKind { kDefault, kProcessingTime, kOnce, kAvailableNow };

@@ -185,6 +185,11 @@ TEST(JobTest, MetricsEndpointKeys) {
   ASSERT_OK_AND_ASSIGN(JobSpec defaults, ParseJobYaml(base + "metrics: {port: 0}\n", "j.yaml"));
   EXPECT_EQ(defaults.metrics->host, "127.0.0.1");
   EXPECT_EQ(defaults.metrics->health_timeout_micros, 300'000'000);
+  EXPECT_EQ(defaults.metrics->stop_grace_micros, 0);
+  ASSERT_OK_AND_ASSIGN(JobSpec grace,
+                       ParseJobYaml(base + "metrics: {port: 0, stopGrace: 30 s}\n", "j.yaml"));
+  EXPECT_EQ(grace.metrics->stop_grace_micros, 30'000'000);
+  ASSERT_OK(ParseJobYaml(base + "metrics: {port: 0, stopGrace: 0 s}\n", "j.yaml").status());
 
   Result<JobSpec> typo = ParseJobYaml(base + "metrics: {port: 1, healthTimout: 1s}\n", "j.yaml");
   ASSERT_RAISES(InvalidArgument, typo);
@@ -201,6 +206,8 @@ TEST(JobTest, MetricsEndpointKeys) {
             std::string::npos);
   Result<JobSpec> zero = ParseJobYaml(base + "metrics: {port: 1, healthTimeout: 0 s}\n", "j.yaml");
   ASSERT_RAISES(InvalidArgument, zero);
+  Result<JobSpec> negative = ParseJobYaml(base + "metrics: {port: 1, stopGrace: -1 s}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, negative);
 }
 
 TEST(JobTest, UnknownTransformStepNamesItsIndex) {

@@ -294,6 +294,8 @@ class QueryRunner {
         SILT_RETURN_NOT_OK(MakeQuerySink());
       }
     }
+    // The id is final: log lines carry it from here on (--log-format json).
+    SetLogQueryId(query_id_);
     if (const std::optional<StatefulStep>& step = transform_->stateful_step()) {
       Status recorded =
           RecordOrCheckStatefulStep(checkpoint_fs, checkpoint_->StateOperatorDir(step->operator_id),

@@ -242,6 +242,9 @@ void QueryMetrics::OnBatchCompleted(const BatchProgress& progress) {
 
 void QueryMetrics::OnQueryStopped(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // A query that failed before it started has no id: its name labels the
+  // error (empty for a job without one).
+  if (query_label_.empty()) query_label_ = job_.name;
   status_.is_trigger_active = false;
   status_.is_data_available = false;
   if (status.ok()) {
