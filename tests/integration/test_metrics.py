@@ -366,6 +366,7 @@ def test_healthz_fails_while_the_broker_is_down_and_recovers(job):
                 and r["message"].startswith(LAG_WARNING)]
     recovered = [r for r in records if r["message"] == LAG_RECOVERED]
     assert warnings and len(warnings) == len(recovered), (warnings, recovered)
+    print("lag lookup warnings:", [r["message"] for r in warnings])
     assert lag_errors(job) > len(warnings)
     # The query goes on where it was: new records still arrive exactly once.
     produce(job.silt_bin, job.kafka, job.topic, 100, FIRST_RECORDS + MORE_RECORDS)

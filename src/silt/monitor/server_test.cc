@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace silt::monitor {
 namespace {
@@ -99,6 +101,52 @@ TEST_F(MonitorServerTest, ConcurrentScrapesWhileTheStatusChanges) {
   done = true;
   writer.join();
   EXPECT_EQ(answered.load(), 60);
+}
+
+// Under load: more clients than workers on every path, with keep-alive and
+// fresh connections, while the status grows and changes as a running query's
+// does (make tsan runs this under ThreadSanitizer).
+TEST_F(MonitorServerTest, EveryPathUnderLoadWhileTheStatusChanges) {
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int64_t batch = 0; !done.load(); ++batch) {
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      BatchRow row;
+      row.batch_id = batch;
+      row.input_rows = batch * 10;
+      shared_.status.batches.push_back(row);
+      if (shared_.status.batches.size() > 25) {
+        shared_.status.batches.erase(shared_.status.batches.begin());
+      }
+      shared_.status.recent_progress_json.push_back("{\"batchId\":" + std::to_string(batch) + "}");
+      if (shared_.status.recent_progress_json.size() > 100) {
+        shared_.status.recent_progress_json.erase(shared_.status.recent_progress_json.begin());
+      }
+      shared_.status.lag = {{"events", 0, batch, batch + 3, 3}};
+      shared_.status.last_error = batch % 2 ? "lookup failed " + std::to_string(batch) : "";
+      shared_.status.health = {batch % 3 != 0, "batch " + std::to_string(batch)};
+    }
+  });
+  const std::vector<std::string> paths = {"/metrics", "/status", "/healthz", "/"};
+  constexpr int kClients = 6;
+  constexpr int kRequests = 40;
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client keep_alive = Client();
+      keep_alive.set_keep_alive(c % 2 == 0);
+      for (int i = 0; i < kRequests; ++i) {
+        const std::string& path = paths[(c + i) % paths.size()];
+        httplib::Result res = keep_alive.Get(path);
+        if (res && (res->status == 200 || res->status == 503) && !res->body.empty()) ++answered;
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  done = true;
+  writer.join();
+  EXPECT_EQ(answered.load(), kClients * kRequests);
 }
 
 TEST(MonitorServerBindTest, APortInUseIsAnErrorNamingTheAddress) {
