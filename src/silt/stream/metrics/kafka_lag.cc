@@ -102,9 +102,21 @@ void KafkaLagPoller::Watch() {
     const int64_t waited = SteadyMicros() - started;
     if (waited <= timeout_micros_) continue;
     lock.unlock();
-    Report({}, Status::IOError("no answer from the Kafka broker for ", waited / 1'000'000,
-                               " s (request timeout ", timeout_micros_ / 1000, " ms)")
-                   .WithRetryable(true));
+    {
+      // Re-checked under publish_mutex_: a lookup that has just returned
+      // publishes its answer after this error, never before it.
+      std::lock_guard<std::mutex> publish_lock(publish_mutex_);
+      bool still_hung;
+      {
+        std::lock_guard<std::mutex> state_lock(mutex_);
+        still_hung = lookup_started_ == started;
+      }
+      if (still_hung) {
+        publish_({}, Status::IOError("no answer from the Kafka broker for ", waited / 1'000'000,
+                                     " s (request timeout ", timeout_micros_ / 1000, " ms)")
+                         .WithRetryable(true));
+      }
+    }
     lock.lock();
   }
 }
@@ -132,15 +144,16 @@ void KafkaLagPoller::PollOnce() {
     lookup_started_ = SteadyMicros();
   }
   Result<std::vector<monitor::LagRow>> rows = LookUp(*committed);
+  std::lock_guard<std::mutex> publish_lock(publish_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     lookup_started_ = 0;
   }
-  if (!rows.ok()) {
-    Report({}, rows.status());
-    return;
+  if (rows.ok()) {
+    publish_(std::move(*rows), Status::OK());
+  } else {
+    publish_({}, rows.status());
   }
-  Report(std::move(*rows), Status::OK());
 }
 
 Result<std::vector<monitor::LagRow>> KafkaLagPoller::LookUp(const KafkaOffsets& committed) {

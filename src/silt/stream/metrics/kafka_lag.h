@@ -69,7 +69,8 @@ class KafkaLagPoller {
   void Loop();
   void Watch();
   Result<std::vector<monitor::LagRow>> LookUp(const KafkaOffsets& committed);
-  // publish_ under publish_mutex_ (the lookup and the watchdog both report).
+  // publish_ under publish_mutex_ (the lookup and the watchdog both report;
+  // lock order: publish_mutex_, then mutex_).
   void Report(std::vector<monitor::LagRow> rows, const Status& status);
 
   const int64_t interval_micros_;
