@@ -87,7 +87,7 @@ Result<std::vector<uint8_t>> EvaluateTrue(expr::BoundExpression* condition,
   } else {
     const uint8_t* valid = column->validity->data();
     for (int64_t i = 0; i < batch.num_rows; ++i) {
-      out[static_cast<size_t>(i)] = columnar::GetBit(valid, i) & columnar::GetBit(bits, i);
+      out[static_cast<size_t>(i)] = columnar::GetBit(valid, i) && columnar::GetBit(bits, i);
     }
   }
   return out;
