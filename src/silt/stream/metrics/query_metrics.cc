@@ -31,7 +31,6 @@ std::string CodeLabel(StatusCode code) {
 
 QueryMetrics::QueryMetrics(const JobSpec& job, metrics::Registry* registry, Clock* clock)
     : job_(job),
-      registry_(registry),
       clock_(clock),
       info_(registry->AddGauge("silt_query_info",
                                "The running query: 1, labelled with its id and run id.",

@@ -60,7 +60,6 @@ class QueryMetrics final : public QueryListener {
   void PublishLag(std::vector<monitor::LagRow> rows, const Status& status);
 
   const JobSpec& job_;
-  metrics::Registry* registry_;
   Clock* clock_;
 
   // Families (owned by the registry).
