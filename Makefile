@@ -72,18 +72,26 @@ asan: deps
 # whose threads (C11 thrd_create in Debian's librdkafka) clang 14's TSan
 # runtime does not intercept, so the first allocation on such a thread
 # crashes inside TSan (SEGV in its allocator, not a race). With a newer
-# runtime: make tsan TSAN_TESTS="base fs kafka delta stream".
-TSAN_TESTS   ?= base fs delta
+# runtime: make tsan TSAN_TESTS="base fs kafka delta stream metrics monitor".
+# Of stream's tests, those that run no librdkafka thread (the query's
+# metrics and the Kafka lag poller over the scripted cluster) run alone
+# (TSAN_STREAM_FILTER); test_metrics_stop.py scrapes a TSan-built silt's
+# endpoint under load (generator source: no librdkafka thread either).
+TSAN_TESTS   ?= base fs delta metrics monitor
+TSAN_STREAM_FILTER ?= QueryMetricsTest.*:KafkaLagPollerTest.*
 TSAN_PYTESTS ?= tests/integration/test_s3.py::test_fs_conformance_cases_pass_against_minio \
-                tests/integration/test_delta_tools.py::test_auto_compact_in_the_background
+                tests/integration/test_delta_tools.py::test_auto_compact_in_the_background \
+                tests/integration/test_metrics_stop.py
 TSAN_ENV      = TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPTIONS"
 tsan: test-deps
 	@scripts/install-build-deps.sh --clang
 	@CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DSILT_TSAN=ON >/dev/null
-	@cmake --build build-tsan -j$(JOBS) --target silt $(foreach t,$(TSAN_TESTS),silt_$(t)_test)
+	@cmake --build build-tsan -j$(JOBS) --target silt $(foreach t,$(TSAN_TESTS),silt_$(t)_test) \
+	  silt_stream_test
 	@$(TSAN_ENV) ctest --test-dir build-tsan --output-on-failure -j$(JOBS) -L unit \
 	  -R '^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$'
+	@$(TSAN_ENV) build-tsan/src/silt/stream/silt_stream_test --gtest_filter='$(TSAN_STREAM_FILTER)'
 	@$(TSAN_ENV) SILT_BIN=$(abspath build-tsan/src/silt/cli/silt) SILT_BUILD_DIR=$(abspath build-tsan) \
 	  $(VENV)/bin/pytest $(TSAN_PYTESTS) -q -ra
 
