@@ -51,9 +51,12 @@ def repo() -> Path:
 
 
 def _spark_jars() -> list:
-    """The Delta jars fetched by scripts/setup-spark.sh (cached in .cache)."""
+    """The Delta jars and Spark's Kafka connector fetched by
+    scripts/setup-spark.sh (cached in .cache); empty without Delta's."""
     jars_dir = REPO / ".cache" / "spark-jars"
-    return sorted(str(p) for p in jars_dir.glob("delta-*/*.jar"))
+    delta = sorted(str(p) for p in jars_dir.glob("delta-*/*.jar"))
+    kafka = sorted(str(p) for p in jars_dir.glob("kafka-connector-*/*.jar"))
+    return delta + kafka if delta else []
 
 
 @pytest.fixture(scope="session")
