@@ -7,6 +7,9 @@
 #   --monitoring  also the services the tests start themselves: prometheus
 #             and chromium (test_metrics.py), the mosquitto broker
 #             (test_mqtt*.py); `make test` runs them
+#   --arm64   also the aarch64 cross toolchain, the arm64 (multi-arch)
+#             -dev packages of every library silt links, and qemu-user-static
+#             (`make dist`, `make test-arm64`)
 set -euo pipefail
 
 PKGS=(
@@ -18,6 +21,21 @@ PKGS=(
   libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
   libmosquitto-dev
 )
+# The libraries silt links, installed again for arm64 by --arm64: the -dev
+# packages that are Multi-Arch: same (co-installable with the amd64 ones).
+# libsimdjson-dev, libyaml-cpp-dev, libcctz-dev and librocksdb-dev are not:
+# installing them for arm64 REMOVES the amd64 ones, so only their (M-A: same)
+# runtime libraries come from apt here, and scripts/setup-arm64-sysroot.sh
+# unpacks the four -dev packages (and librocksdb7.8, libgflags, not M-A:
+# same either) under .cache/arm64-sysroot without installing them.
+ARM64_LIBS=(
+  libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
+  libfmt-dev librdkafka-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev
+  libre2-dev libroaring-dev libcpp-httplib-dev libmosquitto-dev
+  libsimdjson14 libyaml-cpp0.7 libcctz2
+)
+arm64=0
 for arg in "$@"; do
   case "$arg" in
     --check) PKGS+=(clang-format python3 openssl) ;;
@@ -26,7 +44,11 @@ for arg in "$@"; do
     # and the MQTT tests' broker; the tests start them on loopback
     # themselves, on their own ports.
     --monitoring) PKGS+=(prometheus chromium mosquitto) ;;
-    *) echo "usage: $0 [--check] [--clang] [--monitoring]" >&2; exit 2 ;;
+    --arm64)
+      arm64=1
+      PKGS+=(crossbuild-essential-arm64 qemu-user-static binutils-aarch64-linux-gnu)
+      for p in "${ARM64_LIBS[@]}"; do PKGS+=("$p:arm64"); done ;;
+    *) echo "usage: $0 [--check] [--clang] [--monitoring] [--arm64]" >&2; exit 2 ;;
   esac
 done
 
@@ -40,6 +62,11 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+# arm64 packages come from the same Debian mirror once dpkg knows the
+# architecture (multi-arch); apt-get update then fetches its package lists.
+if [ "$arm64" -eq 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 echo "installing build dependencies: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq

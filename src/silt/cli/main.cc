@@ -18,6 +18,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/base/version.h"
+#include "silt/cli/build_info.h"
 #include "silt/cli/command.h"
 
 namespace {
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
       "silt: stream events (Kafka, files, generator) through Spark SQL expressions into Delta "
       "Lake tables, exactly once.",
       "silt"};
-  app.set_version_flag("--version", std::string("silt ") + silt::kVersion);
+  // "silt 0.1.0 (commit 331e234ab1c2, linux/arm64)"
+  app.set_version_flag(
+      "--version", fmt::format("silt {} (commit {}, {})", silt::kVersion, silt::cli::BuildCommit(),
+                               silt::cli::BuildTarget()));
   app.require_subcommand(1);
   app.footer("Run `silt <command> --help` for a command's options. Start with `silt demo`.");
 
