@@ -2,7 +2,7 @@
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
-# tsan, fuzz, clean, bench.
+# tsan, fuzz, clean, bench, cross-arm64, test-arm64, dist.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -14,7 +14,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz \
-        format clean bench bench-windowed
+        format clean bench bench-windowed cross-arm64 test-arm64 dist
 
 all: build
 
@@ -112,6 +112,38 @@ bench: build
 bench-windowed: build
 	@scripts/setup-bench.sh >/dev/null
 	@$(VENV)/bin/python bench/windowed/run.py --silt $(SILT)
+
+# linux/arm64 (Raspberry Pi 4 and the like), cross-compiled on Debian 12
+# amd64: aarch64 gcc, the arm64 multi-arch -dev packages and qemu-user
+# (install-build-deps.sh --arm64), the four -dev packages apt cannot install
+# next to their amd64 versions unpacked by setup-arm64-sysroot.sh, and
+# cmake/aarch64-linux-gnu.cmake. docs/packaging.md.
+ARM64_BUILD_DIR ?= build-arm64
+ARM64_SILT      := $(ARM64_BUILD_DIR)/src/silt/cli/silt
+ARM64_RUN        = qemu-aarch64-static -E LD_LIBRARY_PATH=$(abspath .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu)
+cross-arm64: deps
+	@scripts/install-build-deps.sh --arm64
+	@scripts/setup-arm64-sysroot.sh
+	@cmake -S . -B $(ARM64_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+	@cmake --build $(ARM64_BUILD_DIR) -j$(JOBS)
+
+# The arm64 unit tests (ctest runs each under qemu-user, the toolchain's
+# CMAKE_CROSSCOMPILING_EMULATOR) and `silt demo` on the arm64 build.
+ARM64_TESTS ?=
+test-arm64: cross-arm64
+	@ctest --test-dir $(ARM64_BUILD_DIR) --output-on-failure -j$(JOBS) -L unit \
+	  $(if $(ARM64_TESTS),-R '^($(subst $(eval) ,|,$(strip $(ARM64_TESTS))))$$')
+	@rm -rf $(ARM64_BUILD_DIR)/demo && $(ARM64_RUN) $(ARM64_SILT) demo --dir $(ARM64_BUILD_DIR)/demo
+
+# Release archives $(DIST_DIR)/silt-<version>-linux-{amd64,arm64}.tar.gz: one
+# stripped executable each, every library with a Debian static archive
+# linked in, the remaining shared libraries listed (scripts/dist.py).
+DIST_DIR ?= $(BUILD_DIR)/dist
+dist: build cross-arm64
+	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR)
+	@scripts/dist.py --build-dir $(ARM64_BUILD_DIR) --arch arm64 --out $(DIST_DIR) \
+	  --extra-libdir .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu
 
 format:
 	@scripts/check-format.sh --fix

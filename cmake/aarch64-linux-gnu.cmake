@@ -32,5 +32,8 @@ set(ENV{PKG_CONFIG_LIBDIR}
     "${SILT_ARM64_SYSROOT}/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 
-# Tests and tools built here run under qemu-user (make test-arm64).
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static)
+# Tests and tools built here run under qemu-user (make test-arm64): the
+# arm64 glibc and multi-arch libraries are found under / as on a real
+# machine; librocksdb and libgflags only in the unpacked tree.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -E
+    LD_LIBRARY_PATH=${SILT_ARM64_SYSROOT}/usr/lib/aarch64-linux-gnu)
