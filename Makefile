@@ -2,7 +2,7 @@
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
-# tsan, fuzz, clean, bench, cross-arm64, test-arm64, dist.
+# tsan, fuzz, clean, bench, cross-arm64, test-arm64, dist, deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -14,7 +14,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz \
-        format clean bench bench-windowed cross-arm64 test-arm64 dist
+        format clean bench bench-windowed cross-arm64 test-arm64 dist deb test-deb
 
 all: build
 
@@ -144,6 +144,17 @@ dist: build cross-arm64
 	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR)
 	@scripts/dist.py --build-dir $(ARM64_BUILD_DIR) --arch arm64 --out $(DIST_DIR) \
 	  --extra-libdir .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu
+
+# silt_<version>_{amd64,arm64}.deb with silt@.service (packaging/), and the
+# test that installs the amd64 one, runs a job as the unit does and purges it
+# (as root; it creates the system user silt).
+deb: dist
+	@packaging/build-deb.sh $(DIST_DIR) amd64
+	@packaging/build-deb.sh $(DIST_DIR) arm64
+
+test-deb: build test-deps
+	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR) >/dev/null
+	@SILT_DEB=$$(packaging/build-deb.sh $(DIST_DIR) amd64) $(VENV)/bin/pytest tests/packaging -q -ra
 
 format:
 	@scripts/check-format.sh --fix
