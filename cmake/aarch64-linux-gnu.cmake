@@ -27,6 +27,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(CMAKE_IGNORE_PATH /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu
     /usr/lib/x86_64-linux-gnu/cmake)
 
+# librocksdb.so from the unpacked tree needs libgflags.so.2.2 from there too;
+# ld looks for a shared library's own dependencies only in -rpath-link dirs.
+set(CMAKE_EXE_LINKER_FLAGS_INIT
+    "-Wl,-rpath-link,${SILT_ARM64_SYSROOT}/usr/lib/aarch64-linux-gnu")
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "${CMAKE_EXE_LINKER_FLAGS_INIT}")
+
 # pkg-config reads only arm64 .pc files (and the architecture-independent ones).
 set(ENV{PKG_CONFIG_LIBDIR}
     "${SILT_ARM64_SYSROOT}/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
