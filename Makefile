@@ -120,13 +120,14 @@ bench-windowed: build
 # cmake/aarch64-linux-gnu.cmake. docs/packaging.md.
 ARM64_BUILD_DIR ?= build-arm64
 ARM64_SILT      := $(ARM64_BUILD_DIR)/src/silt/cli/silt
+ARM64_TARGETS   ?=
 ARM64_RUN        = qemu-aarch64-static -E LD_LIBRARY_PATH=$(abspath .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu)
 cross-arm64: deps
 	@scripts/install-build-deps.sh --arm64
 	@scripts/setup-arm64-sysroot.sh
 	@cmake -S . -B $(ARM64_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
-	@cmake --build $(ARM64_BUILD_DIR) -j$(JOBS)
+	@cmake --build $(ARM64_BUILD_DIR) -j$(JOBS) $(ARM64_TARGETS)
 
 # The arm64 unit tests (ctest runs each under qemu-user, the toolchain's
 # CMAKE_CROSSCOMPILING_EMULATOR) and `silt demo` on the arm64 build.
@@ -140,7 +141,8 @@ test-arm64: cross-arm64
 # stripped executable each, every library with a Debian static archive
 # linked in, the remaining shared libraries listed (scripts/dist.py).
 DIST_DIR ?= $(BUILD_DIR)/dist
-dist: build cross-arm64
+dist: build
+	@$(MAKE) --no-print-directory cross-arm64 ARM64_TARGETS="--target silt"
 	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR)
 	@scripts/dist.py --build-dir $(ARM64_BUILD_DIR) --arch arm64 --out $(DIST_DIR) \
 	  --extra-libdir .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu
