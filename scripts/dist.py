@@ -135,7 +135,7 @@ def main():
     readelf, strip = f"{tool_prefix}readelf", f"{tool_prefix}strip"
     build = os.path.abspath(args.build_dir)
     out_dir = os.path.abspath(args.out)
-    libdirs = args.extra_libdir + [f"/usr/lib/{triplet}", f"/lib/{triplet}", f"/usr/{triplet}/lib"]
+    libdirs = [os.path.abspath(d) for d in args.extra_libdir] + [f"/usr/lib/{triplet}", f"/lib/{triplet}", f"/usr/{triplet}/lib"]
     resolver = Resolver(libdirs, readelf, args.keep_shared)
 
     # The link line CMake generated for the silt executable.
@@ -150,7 +150,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     new = []
     skip = False
-    for i, a in enumerate(argv):
+    for a in argv:
         if skip:
             skip = False
             continue
@@ -159,6 +159,8 @@ def main():
             skip = True
         elif a in linked_shared:
             continue
+        elif a.startswith("-Wl,-rpath,"):
+            continue  # the build tree's run path; a release binary has none
         else:
             new.append(a)
     new += ["-static-libstdc++", "-static-libgcc", "-Wl,--as-needed", "-Wl,--gc-sections",
