@@ -131,9 +131,12 @@ cross-arm64: deps
 
 # The arm64 unit tests (ctest runs each under qemu-user, the toolchain's
 # CMAKE_CROSSCOMPILING_EMULATOR) and `silt demo` on the arm64 build.
+# Left out: ProcessMetricsTest, which reads the resident set size from
+# /proc/self/stat, a file qemu-user synthesizes with rss 0.
 ARM64_TESTS ?=
+ARM64_GTEST_FILTER ?= -ProcessMetricsTest.*
 test-arm64: cross-arm64
-	@ctest --test-dir $(ARM64_BUILD_DIR) --output-on-failure -j$(JOBS) -L unit \
+	@GTEST_FILTER='$(ARM64_GTEST_FILTER)' ctest --test-dir $(ARM64_BUILD_DIR) --output-on-failure -j$(JOBS) -L unit \
 	  $(if $(ARM64_TESTS),-R '^($(subst $(eval) ,|,$(strip $(ARM64_TESTS))))$$')
 	@rm -rf $(ARM64_BUILD_DIR)/demo && $(ARM64_RUN) $(ARM64_SILT) demo --dir $(ARM64_BUILD_DIR)/demo
 
