@@ -53,10 +53,13 @@ check:
 format-check:
 	@scripts/check-format.sh
 
+# Last, the arm64 cross build and its unit tests + demo under qemu
+# (test-arm64; about 16 CPU-minutes of compiling, docs/packaging.md).
 test: build test-deps check format-check
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(VENV)/bin/pytest tests/integration -q -ra
+	@$(MAKE) --no-print-directory test-arm64
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build and unit tests.
 asan: deps
