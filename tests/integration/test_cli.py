@@ -8,6 +8,8 @@ import re
 import shutil
 import signal
 
+from pathlib import Path
+
 import pytest
 
 from helpers import (
@@ -92,9 +94,20 @@ def test_command_help_shows_its_options(silt):
 
 
 def test_version(silt):
+    """Version, the commit built (``-dirty`` for a modified tree) and the target."""
+    import platform
+    import subprocess
+
     proc = silt("--version")
     assert proc.returncode == 0
-    assert proc.stdout.strip() == "silt 0.1.0"
+    match = re.fullmatch(r"silt 0\.1\.0 \(commit ([0-9a-f]{12})(-dirty)?, linux/(\w+)\)",
+                         proc.stdout.strip())
+    assert match, proc.stdout
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                          capture_output=True, text=True)
+    if head.returncode == 0:
+        assert head.stdout.startswith(match.group(1)), (head.stdout, proc.stdout)
+    assert match.group(3) == {"x86_64": "amd64", "aarch64": "arm64"}[platform.machine()]
 
 
 @pytest.mark.parametrize("args", [["frobnicate"], [], ["read"], ["read", "t", "--format", "xml"]])
