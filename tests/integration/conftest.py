@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import helpers
+import kafka_service
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,3 +94,15 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def kafka():
+    """A Kafka broker on loopback for one test module (test_kafka.py keeps
+    one for the whole session), stopped after it."""
+    if not kafka_service.available():
+        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
+                    "run scripts/setup-kafka.sh")
+    broker = kafka_service.start()
+    yield broker
+    broker.stop()

@@ -8,7 +8,6 @@ import uuid
 
 import pytest
 
-import kafka_service
 from helpers import describe, kill, read_with_deltalake, start_silt, wait_for, write_job
 
 SCHEMA = "id BIGINT, device STRING, temp DOUBLE"
@@ -69,16 +68,6 @@ def test_delta_to_delta_through_an_aggregation_matches_spark(spark, silt, tmp_pa
     silt_offsets = sorted((tmp_path / "silt-checkpoint" / "offsets").glob("[0-9]*"))
     assert [p.read_text().split("\n")[2] for p in silt_offsets] == \
         [p.read_text().split("\n")[2] for p in spark_offsets]
-
-
-@pytest.fixture(scope="module")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 def test_delta_to_kafka_writes_every_row_once(spark, silt, kafka, tmp_path):

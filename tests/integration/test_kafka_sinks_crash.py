@@ -23,7 +23,6 @@ from collections import Counter
 
 import pytest
 
-import kafka_service
 from helpers import (checkpoint_query_id, describe, kill, log_versions, read_commit, run_silt,
                      start_silt, write_job)
 
@@ -33,16 +32,6 @@ PER_TRIGGER = 20
 MIN_KILLS = 30
 MAX_KILLS = 45
 RUN_TIMEOUT_S = 60
-
-
-@pytest.fixture(scope="module")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 def make_events():

@@ -12,22 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import kafka_service
 from helpers import checkpoint_batches, checkpoint_query_id, describe, log_versions, read_commit
 from test_kafka import assert_exactly_once, produce, run_env, seed_job
 
 SENSOR_SCHEMA = ("device_id STRING NOT NULL, device_type STRING NOT NULL, "
                  "ingested_at STRING NOT NULL, payload STRING")
-
-
-@pytest.fixture(scope="module")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 def spark_seed_job(spark, kafka, topic, table, checkpoint):

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import pytest
 
-import kafka_service
 from helpers import describe, read_with_deltalake, start_silt, wait_for, write_job
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,16 +116,6 @@ class Prometheus:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
-
-
-@pytest.fixture(scope="module")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 def produce(silt_bin, kafka, topic, count, start):

@@ -35,7 +35,6 @@ from pathlib import Path
 
 import pytest
 
-import kafka_service
 import minio_service
 from helpers import describe, kill, log_versions, read_commit, run_silt, start_silt, write_job
 
@@ -52,16 +51,6 @@ MIN_KILLS = 40
 MAX_KILLS = 150  # then the rest is drained without kills
 MIN_AIMED_HITS = 5  # of about 30 aimed kills; aiming is best effort
 RUN_TIMEOUT_S = 60
-
-
-@pytest.fixture(scope="module")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@
 
 #include "silt/exec/accumulator_internal.h"
 #include "silt/exec/grouper_internal.h"
+#include "silt/exec/value_access.h"
 #include "silt/exec/value_codec_internal.h"
 
 namespace silt::exec {
@@ -21,26 +22,6 @@ using columnar::DataType;
 using columnar::TypeId;
 using columnar::TypePtr;
 using internal::Accumulator;
-
-// Types min/max compare (strings by bytes).
-bool Orderable(const DataType& t) {
-  switch (t.id()) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInt:
-    case TypeId::kLong:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-    case TypeId::kFloat:
-    case TypeId::kDouble:
-    case TypeId::kDecimal:
-    case TypeId::kString:
-    case TypeId::kBinary: return true;
-    default: return false;
-  }
-}
 
 class HashAggregatorImpl final : public HashAggregator {
  public:
@@ -267,7 +248,7 @@ Result<TypePtr> AggregateResultType(const AggregateSpec& spec) {
       break;
     case AggKind::kMin:
     case AggKind::kMax:
-      if (Orderable(t)) return spec.arg_type;
+      if (IsOrderable(t.id())) return spec.arg_type;
       break;
     case AggKind::kFirst:
     case AggKind::kLast: return spec.arg_type;

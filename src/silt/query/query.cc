@@ -113,39 +113,6 @@ Result<expr::BoundExpressionPtr> BindPredicate(const Node& node, const SchemaPtr
 
 // ---- ORDER BY
 
-template <typename T>
-int Cmp(const T& a, const T& b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-// Compares two non-null rows of `c` in Spark's ordering.
-int CompareRows(const Column& c, int64_t i, int64_t j) {
-  switch (c.type->id()) {
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      double a = c.type->id() == TypeId::kFloat ? c.Value<float>(i) : c.Value<double>(i);
-      double b = c.type->id() == TypeId::kFloat ? c.Value<float>(j) : c.Value<double>(j);
-      bool an = std::isnan(a);
-      bool bn = std::isnan(b);
-      if (an || bn) return Cmp(an, bn);
-      return Cmp(a, b);
-    }
-    case TypeId::kDecimal: {
-      __int128 a;
-      __int128 b;
-      std::memcpy(&a, c.values->data() + i * 16, 16);
-      std::memcpy(&b, c.values->data() + j * 16, 16);
-      return Cmp(a, b);
-    }
-    case TypeId::kString:
-    case TypeId::kBinary: {
-      int r = c.StringValue(i).compare(c.StringValue(j));
-      return r < 0 ? -1 : (r > 0 ? 1 : 0);
-    }
-    default: return Cmp(exec::IntAt(c, i), exec::IntAt(c, j));
-  }
-}
-
 Status CheckSortable(const columnar::DataType& type, const std::string& what) {
   if (type.is_nested() || type.id() == TypeId::kNull) {
     if (type.id() == TypeId::kNull) return Status::OK();
@@ -172,7 +139,7 @@ std::vector<int64_t> SortedIndices(const std::vector<ColumnPtr>& keys,
         return r < 0;
       }
       if (c.type->id() == TypeId::kNull) continue;
-      r = CompareRows(c, a, b);
+      r = exec::CompareNonNull(c, a, b);
       if (r == 0) continue;
       if (!items[k].ascending) r = -r;
       return r < 0;

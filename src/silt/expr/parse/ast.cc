@@ -96,7 +96,10 @@ std::string QuoteIdentifierIfNeeded(const std::string& name) {
       plain = false;
     }
   }
-  if (plain) return name;
+  return plain ? name : BackquoteIdentifier(name);
+}
+
+std::string BackquoteIdentifier(std::string_view name) {
   std::string out = "`";
   for (char c : name) {
     if (c == '`') out.push_back('`');

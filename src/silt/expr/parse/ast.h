@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "silt/columnar/types.h"
@@ -269,6 +270,8 @@ class AliasNode : public Node {
 // Quotes an identifier with backquotes when it is not a plain
 // [A-Za-z_][A-Za-z0-9_]* name ("a b" -> "`a b`", "x`y" -> "`x``y`").
 std::string QuoteIdentifierIfNeeded(const std::string& name);
+// Always backquotes, as Spark's messages quote names ("a" -> "`a`").
+std::string BackquoteIdentifier(std::string_view name);
 
 // Spark's generated-name forms, shared by parsed and bound expressions:
 // "f(a, b)" (name lower-cased), "(a + b)", "(NOT (a = b))" for != and <>,

@@ -7,6 +7,7 @@
 
 #include "silt/base/strings.h"
 #include "silt/delta/table.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/column_util_internal.h"
 #include "silt/stream/ops/transform.h"
@@ -44,16 +45,6 @@ Result<exec::JoinType> ParseJoinType(std::string_view how) {
 
 namespace {
 
-std::string QuoteName(std::string_view name) {
-  std::string out = "`";
-  for (char c : name) {
-    out.push_back(c);
-    if (c == '`') out.push_back('`');
-  }
-  out.push_back('`');
-  return out;
-}
-
 // Spark's numeric widening order for the types a join key may compare in;
 // 0 for the rest (decimals included: their common type needs precision
 // rules this step does not apply).
@@ -73,7 +64,7 @@ std::string ColumnList(const columnar::DataType& schema) {
   std::string out;
   for (const Field& field : schema.fields()) {
     if (!out.empty()) out += ", ";
-    out += QuoteName(field.name);
+    out += expr::BackquoteIdentifier(field.name);
   }
   return "[" + out + "]";
 }
@@ -194,27 +185,28 @@ class StaticJoinStep final : public TransformStepImpl {
       const int ri = static_schema_->FieldIndex(name);
       if (li < 0 || ri < 0) {
         return Status::InvalidArgument(
-            on_path, ": [UNRESOLVED_USING_COLUMN_FOR_JOIN] USING column ", QuoteName(name),
-            " cannot be resolved on the ", li < 0 ? "left (stream)" : "right (static table)",
-            " side of the join. The ", li < 0 ? "left" : "right",
+            on_path, ": [UNRESOLVED_USING_COLUMN_FOR_JOIN] USING column ",
+            expr::BackquoteIdentifier(name), " cannot be resolved on the ",
+            li < 0 ? "left (stream)" : "right (static table)", " side of the join. The ",
+            li < 0 ? "left" : "right",
             "-side columns: ", ColumnList(li < 0 ? *input : *static_schema_));
       }
       if (left_key[static_cast<size_t>(li)]) {
-        return Status::InvalidArgument(on_path, ": the column ", QuoteName(name),
+        return Status::InvalidArgument(on_path, ": the column ", expr::BackquoteIdentifier(name),
                                        " is named twice");
       }
       left_key[static_cast<size_t>(li)] = true;
       right_key[static_cast<size_t>(ri)] = true;
       const TypePtr& lt = input->field(li).type;
       const TypePtr& rt = static_schema_->field(ri).type;
-      std::string left_text = QuoteName(input->field(li).name);
-      std::string right_text = QuoteName(static_schema_->field(ri).name);
+      std::string left_text = expr::BackquoteIdentifier(input->field(li).name);
+      std::string right_text = expr::BackquoteIdentifier(static_schema_->field(ri).name);
       if (!lt->Equals(*rt)) {
         const int lr = NumericRank(lt->id());
         const int rr = NumericRank(rt->id());
         if (lr == 0 || rr == 0) {
           return Status::InvalidArgument(
-              on_path, ": the join column ", QuoteName(name), " is ", lt->ToDdl(),
+              on_path, ": the join column ", expr::BackquoteIdentifier(name), " is ", lt->ToDdl(),
               " in the stream and ", rt->ToDdl(),
               " in the static table; cast one side to the other's type (a select before the "
               "join, or with.select)");
@@ -268,7 +260,7 @@ class StaticJoinStep final : public TransformStepImpl {
         return Status::InvalidArgument(
             "[DELTA_SCHEMA_CHANGE_SINCE_ANALYSIS] the static table ", path_,
             " changed its schema at version ", snapshot->version(), ": column ",
-            QuoteName(field.name),
+            expr::BackquoteIdentifier(field.name),
             idx < 0 ? std::string(" was dropped")
                     : " is now " + now->field(idx).type->ToDdl() + ", was " + field.type->ToDdl(),
             ". Restart the query to join the new schema");

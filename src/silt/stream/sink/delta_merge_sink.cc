@@ -10,6 +10,7 @@
 #include "silt/delta/protocol.h"
 #include "silt/delta/table_properties.h"
 #include "silt/exec/value_access.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/parser.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/options_internal.h"
@@ -25,55 +26,6 @@ using columnar::TypeId;
 
 bool IsTablePropertyKey(std::string_view key) {
   return key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "delta.");
-}
-
-bool Orderable(TypeId id) {
-  switch (id) {
-    case TypeId::kBoolean:
-    case TypeId::kByte:
-    case TypeId::kShort:
-    case TypeId::kInt:
-    case TypeId::kLong:
-    case TypeId::kDate:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampNtz:
-    case TypeId::kFloat:
-    case TypeId::kDouble:
-    case TypeId::kDecimal:
-    case TypeId::kString:
-    case TypeId::kBinary: return true;
-    default: return false;
-  }
-}
-
-// Spark's ascending order of two non-null values of one column: -1, 0, 1
-// (NaN above every other double, as Spark sorts it).
-int CompareValues(const Column& c, int64_t a, int64_t b) {
-  switch (c.type->id()) {
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      const double x = exec::DoubleAt(c, a);
-      const double y = exec::DoubleAt(c, b);
-      const bool nx = x != x, ny = y != y;
-      if (nx || ny) return nx == ny ? 0 : (nx ? 1 : -1);
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-    case TypeId::kDecimal: {
-      const __int128 x = exec::DecimalAt(c, a);
-      const __int128 y = exec::DecimalAt(c, b);
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-    case TypeId::kString:
-    case TypeId::kBinary: {
-      const int r = c.StringValue(a).compare(c.StringValue(b));
-      return r < 0 ? -1 : (r > 0 ? 1 : 0);
-    }
-    default: {
-      const int64_t x = exec::IntAt(c, a);
-      const int64_t y = exec::IntAt(c, b);
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-  }
 }
 
 // The clause text of an expression field, parsed; errors name the key.
@@ -117,15 +69,6 @@ Result<std::vector<expr::MergeClause>> ParseClauses(const std::vector<MergeClaus
   return out;
 }
 
-std::string QuoteName(const std::string& name) {
-  std::string out = "`";
-  for (char c : name) {
-    if (c == '`') out += '`';
-    out += c;
-  }
-  return out + "`";
-}
-
 }  // namespace
 
 Result<std::unique_ptr<BatchDeduplicator>> BatchDeduplicator::Make(
@@ -153,7 +96,7 @@ Result<std::unique_ptr<BatchDeduplicator>> BatchDeduplicator::Make(
   for (size_t i = 0; i < spec.order_by.size(); ++i) {
     const std::string path = key_path + ".orderBy[" + std::to_string(i) + "]";
     SILT_ASSIGN_OR_RETURN(expr::BoundExpressionPtr order, bind(spec.order_by[i], path));
-    if (!Orderable(order->type()->id())) {
+    if (!exec::IsOrderable(order->type()->id())) {
       return Status::NotSupported(path, ": cannot order by ", order->type()->ToDdl(),
                                   " (a number, string, binary, date or timestamp)");
     }
@@ -186,7 +129,7 @@ Result<RecordBatchPtr> BatchDeduplicator::Apply(const RecordBatchPtr& batch) {
         if (va == vb) continue;
         return vb;  // a value beats NULL
       }
-      const int r = CompareValues(*c, a, b);
+      const int r = exec::CompareNonNull(*c, a, b);
       if (r != 0) return r < 0;
     }
     return true;
@@ -281,7 +224,7 @@ Result<std::unique_ptr<DeltaMergeSink>> DeltaMergeSink::Make(
         [&](const std::string& name, const columnar::TypePtr& type) {
           if (type->id() == TypeId::kStruct) {
             for (const columnar::Field& f : type->fields())
-              add(name + "." + QuoteName(f.name), f.type);
+              add(name + "." + expr::BackquoteIdentifier(f.name), f.type);
             return;
           }
           if (!on.empty()) on += " AND ";
@@ -294,7 +237,7 @@ Result<std::unique_ptr<DeltaMergeSink>> DeltaMergeSink::Make(
                                        "' in the query output to merge on (",
                                        delta::SchemaDdl(*sink->output_schema_), ")");
       }
-      add(QuoteName(key), sink->output_schema_->field(index).type);
+      add(expr::BackquoteIdentifier(key), sink->output_schema_->field(index).type);
     }
     SILT_ASSIGN_OR_RETURN(merge.on, ParseAt(on, kp + ".outputMode"));
     expr::MergeClause update;
