@@ -250,7 +250,8 @@ Result<columnar::RecordBatchPtr> WindowExpansion::Expand(const columnar::RecordB
   SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr lists, windows_->Evaluate(batch, ctx));
   const columnar::Column& list = *lists;
   const int32_t* offsets = list.offsets();
-  std::vector<int64_t> rows;
+  std::vector<int64_t>& rows = rows_;
+  rows.clear();
   std::vector<int64_t> elements;
   rows.reserve(static_cast<size_t>(batch.num_rows));
   elements.reserve(static_cast<size_t>(batch.num_rows));
@@ -275,6 +276,7 @@ Result<columnar::RecordBatchPtr> WindowExpansion::Expand(const columnar::RecordB
   if (identity && out->num_rows == batch.num_rows && windows->length == batch.num_rows) {
     out->columns = batch.columns;
     out->columns.push_back(windows);
+    rows.clear();
     return columnar::RecordBatchPtr(std::move(out));
   }
   out->columns.reserve(batch.columns.size() + 1);

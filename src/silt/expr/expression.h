@@ -110,10 +110,14 @@ class WindowExpansion {
   // time, with the window column appended.
   Result<columnar::RecordBatchPtr> Expand(const columnar::RecordBatch& batch,
                                           const EvalContext& ctx);
+  // For each row of the last Expand's result, the input row it came from;
+  // empty when they are the input's rows one to one.
+  const std::vector<int64_t>& last_rows() const { return rows_; }
 
  private:
   WindowExpansion() = default;
   BoundExpressionPtr windows_;  // the array of the windows of each row
+  std::vector<int64_t> rows_;   // see last_rows()
   columnar::SchemaPtr schema_;
   EvalOptions options_;
 };

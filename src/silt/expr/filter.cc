@@ -181,4 +181,8 @@ Result<RecordBatchPtr> BoundFilter::Filter(const RecordBatchPtr& batch, const Ev
   return columnar::TakeBatch(*batch, rows);
 }
 
+const std::vector<int64_t>* BoundFilter::last_kept_rows() const {
+  return scope_->kept_from_rows < 0 ? nullptr : &scope_->kept_rows;
+}
+
 }  // namespace silt::expr

@@ -56,6 +56,9 @@ class BoundFilter {
   // for a non-BOOLEAN predicate.
   Result<columnar::RecordBatchPtr> Filter(const columnar::RecordBatchPtr& batch,
                                           const EvalContext& ctx);
+  // The rows of its input the last Filter kept, ascending (the selection
+  // vector); null when it kept every row. Valid until the next Filter.
+  const std::vector<int64_t>* last_kept_rows() const;
 
  private:
   BoundFilter() = default;

@@ -188,10 +188,10 @@ class JobParser {
         return Error(type, "type", "expected stream or maintenance, got '", kind, "'");
       }
     }
-    SILT_RETURN_NOT_OK(
-        CheckKeys(root, "",
-                  {"name", "type", "source", "transform", "sink", "sinks", "checkpointLocation",
-                   "trigger", "maxBatches", "storage", "ansi", "metrics", "spark.sql.*"}));
+    SILT_RETURN_NOT_OK(CheckKeys(
+        root, "",
+        {"name", "type", "source", "transform", "sink", "sinks", "checkpointLocation", "trigger",
+         "maxBatches", "storage", "ansi", "metrics", "deadLetter", "spark.sql.*"}));
     SILT_RETURN_NOT_OK(ParseSparkConf(root, &job));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
@@ -238,10 +238,37 @@ class JobParser {
     if (YAML::Node n = root["metrics"]) {
       SILT_RETURN_NOT_OK(ParseMetrics(n, &job));
     }
+    if (YAML::Node n = root["deadLetter"]) {
+      SILT_RETURN_NOT_OK(ParseDeadLetter(n, &job));
+    }
     return job;
   }
 
  private:
+  // deadLetter: {path: <Delta table>, options: {...}}: an append-only Delta
+  // sink of the fixed dead-letter schema (stream/sink/dead_letter.h).
+  Status ParseDeadLetter(const YAML::Node& node, JobSpec* job) const {
+    if (!node.IsMap()) {
+      return Error(node, "deadLetter", "expected a mapping such as {path: /data/dead_letters}");
+    }
+    SILT_RETURN_NOT_OK(CheckKeys(node, "deadLetter", {"path", "options"}));
+    SinkSpec spec;
+    spec.format = "delta";
+    spec.name = "deadLetter";
+    spec.key_path = "deadLetter";
+    YAML::Node table = node["path"];
+    if (!table)
+      return Error(node, "deadLetter.path", "required key is missing (the table location)");
+    SILT_ASSIGN_OR_RETURN(spec.path, Scalar(table, "deadLetter.path"));
+    if (spec.path.empty()) return Error(table, "deadLetter.path", "must not be empty");
+    if (YAML::Node n = node["options"]) {
+      SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(n, "deadLetter.options"));
+      for (auto& [key, value] : entries) spec.options[key] = value;
+    }
+    job->dead_letter = std::move(spec);
+    return Status::OK();
+  }
+
   Status ParseMetrics(const YAML::Node& node, JobSpec* job) const {
     if (!node.IsMap()) {
       return Error(node, "metrics", "expected a mapping such as {port: 9108, host: 127.0.0.1}");

@@ -210,6 +210,9 @@ struct JobSpec {
   std::map<std::string, std::string> storage_s3;
   // The monitoring endpoint; absent: none.
   std::optional<MetricsSpec> metrics;
+  // `deadLetter: {path, options}`: bad rows go to this Delta table (format
+  // delta, append) instead of becoming NULLs or failing the batch.
+  std::optional<SinkSpec> dead_letter;
   // Set for `type: maintenance` jobs, which have no source, sink or
   // checkpoint.
   std::optional<MaintenanceSpec> maintenance;

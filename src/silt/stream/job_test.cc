@@ -210,6 +210,31 @@ TEST(JobTest, MetricsEndpointKeys) {
   ASSERT_RAISES(InvalidArgument, negative);
 }
 
+TEST(JobTest, DeadLetterTableKeys) {
+  const std::string base =
+      "source: {format: generator}\nsink: {path: /t}\ncheckpointLocation: /c\n";
+  ASSERT_OK_AND_ASSIGN(JobSpec plain, ParseJobYaml(base, "j.yaml"));
+  EXPECT_FALSE(plain.dead_letter.has_value());
+  ASSERT_OK_AND_ASSIGN(
+      JobSpec job,
+      ParseJobYaml(base + "deadLetter: {path: s3://b/dead, options: {compression: zstd}}\n",
+                   "j.yaml"));
+  ASSERT_TRUE(job.dead_letter.has_value());
+  EXPECT_EQ(job.dead_letter->path, "s3://b/dead");
+  EXPECT_EQ(job.dead_letter->format, "delta");
+  EXPECT_EQ(job.dead_letter->output_mode, "append");
+  EXPECT_EQ(job.dead_letter->options.at("compression"), "zstd");
+  Result<JobSpec> no_path = ParseJobYaml(base + "deadLetter: {options: {}}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, no_path);
+  EXPECT_NE(no_path.status().message().find("deadLetter.path: required key is missing"),
+            std::string::npos)
+      << no_path.status().message();
+  Result<JobSpec> typo = ParseJobYaml(base + "deadLetter: {path: /d, mode: merge}\n", "j.yaml");
+  ASSERT_RAISES(InvalidArgument, typo);
+  EXPECT_NE(typo.status().message().find("deadLetter.mode: unknown key"), std::string::npos)
+      << typo.status().message();
+}
+
 TEST(JobTest, UnknownTransformStepNamesItsIndex) {
   Result<JobSpec> job = ParseJobYaml(R"(source: {format: generator}
 transform:

@@ -138,6 +138,18 @@ std::string ProgressToJson(const QueryProgress& progress) {
     w.EndArray();
   }
   w.EndObject();
+  if (progress.dead_letters) {
+    const DeadLetterProgress& dead = *progress.dead_letters;
+    w.Key("deadLetters");
+    w.BeginObject();
+    w.Member("description", dead.description);
+    w.Member("numRows", dead.num_rows);
+    w.Key("byReason");
+    w.BeginObject();
+    for (const auto& [reason, rows] : dead.by_reason) w.Member(reason, rows);
+    w.EndObject();
+    w.EndObject();
+  }
   w.EndObject();
   return w.Take();
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace silt::stream {
@@ -82,6 +83,15 @@ struct StateOperatorProgress {
   int64_t num_dropped_duplicate_rows = -1;
 };
 
+// deadLetters (silt's extension, present when the job has a deadLetter
+// table): the rows the batch sent there (0 when the table already held the
+// batch), in total and by reason ("malformed_json", "ansi_cast",
+// "late_row", "sink_refused"; only reasons that occurred).
+struct DeadLetterProgress {
+  std::string description;
+  int64_t num_rows = 0;
+  std::vector<std::pair<std::string, int64_t>> by_reason;
+};
 struct QueryProgress {
   std::string id;
   std::string run_id;
@@ -97,6 +107,7 @@ struct QueryProgress {
   std::vector<StateOperatorProgress> state_operators;
   std::vector<SourceProgress> sources;
   SinkProgress sink;
+  std::optional<DeadLetterProgress> dead_letters;
 };
 
 // Spark's StreamingQueryProgress.json, in its key order.

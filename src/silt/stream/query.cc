@@ -15,6 +15,7 @@
 #include "silt/stream/ops/failing_record.h"
 #include "silt/stream/ops/transform.h"
 #include "silt/stream/progress.h"
+#include "silt/stream/sink/dead_letter.h"
 #include "silt/stream/sink/sink.h"
 #include "silt/stream/source/source_factory.h"
 
@@ -344,6 +345,17 @@ class QueryRunner {
     } else {
       SILT_ASSIGN_OR_RETURN(sink_, MakeSinks(job_.sinks, sink_context));
     }
+    if (job_.dead_letter) {
+      // An append-only Delta sink of its own: its txn{query id, batch id}
+      // makes a re-run batch skip the dead letters it already committed.
+      SinkContext dead_context = sink_context;
+      dead_context.schema = DeadLetterSchema();
+      dead_context.group_keys.clear();
+      Result<std::unique_ptr<Sink>> dead = MakeSink(*job_.dead_letter, dead_context);
+      if (!dead.ok()) return dead.status().WithContextParts("deadLetter");
+      dead_sink_ = std::move(*dead);
+      dead_letters_ = std::make_unique<DeadLetterBuilder>(query_id_);
+    }
     return Status::OK();
   }
 
@@ -373,6 +385,8 @@ class QueryRunner {
         Status held = sink_->CheckHoldsCommitted(*committed);
         if (!held.ok()) return held.WithContextParts("checkpoint ", checkpoint_path_);
       }
+      // (The dead-letter table is not checked: a batch without bad rows
+      // commits nothing there, so its txn may rightly lag the checkpoint.)
       if (committed && *committed >= *latest) {
         next_batch_id_ = *latest + 1;
         start_offset_ = NoneIfDash(last.source_offsets[0]);
@@ -446,6 +460,15 @@ class QueryRunner {
     if (!write.ok()) {
       return write.status().WithContextParts("batch ", batch_id, ": opening table ", table);
     }
+    if (dead_sink_ != nullptr) {
+      Result<bool> dead = dead_sink_->Begin(batch_id);
+      if (!dead.ok()) {
+        sink_->Abort();
+        return dead.status().WithContextParts(
+            "batch ", batch_id, ": opening the dead-letter table ", dead_sink_->target());
+      }
+      dead_letters_->StartBatch(batch_id, seq.batch_timestamp_ms * 1000);
+    }
     transform_->StartBatch();
     StatefulBatch stateful_batch;
     stateful_batch.batch_id = batch_id;
@@ -454,13 +477,16 @@ class QueryRunner {
     stateful_batch.has_watermark = transform_->has_watermark();
     Status started = transform_->StartStatefulBatch(stateful_batch);
     if (!started.ok()) {
-      sink_->Abort();
+      AbortSinks();
       return started.WithContextParts("batch ", batch_id, ": loading the state");
     }
     expr::EvalContext ctx;
     // current_timestamp() is the batch's recorded time, so a re-run after a
     // crash produces the same values.
     ctx.current_timestamp_micros = seq.batch_timestamp_ms * 1000;
+    // Dead-letter mode: kernels and the stateful step report bad rows here
+    // instead of failing the batch (transform.h).
+    ctx.row_errors = dead_sink_ != nullptr ? &chunk_errors_ : nullptr;
     int64_t input_rows = 0;
     int64_t output_rows = 0;
     Status st = Status::OK();
@@ -476,11 +502,27 @@ class QueryRunner {
       }
       input_rows += (*raw)->num_rows;
       ctx.input_file_name = reader->input_file_name();
+      chunk_errors_.Clear();
       Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
       if (!out.ok()) {
-        st = AddFailingRecord(out.status(), *transform_, *source_, *raw, ctx)
+        expr::EvalContext plain = ctx;
+        plain.row_errors = nullptr;
+        st = AddFailingRecord(out.status(), *transform_, *source_, *raw, plain)
                  .WithContextParts("batch ", batch_id, ": transform");
         break;
+      }
+      if (!chunk_errors_.empty()) {
+        st = WriteDeadLetters(**raw, chunk_errors_, ctx.input_file_name, batch_id);
+        if (!st.ok()) break;
+      }
+      if (dead_sink_ != nullptr) {
+        Result<columnar::RecordBatchPtr> accepted =
+            RemoveRefusedRows(**raw, *out, ctx.input_file_name, batch_id);
+        if (!accepted.ok()) {
+          st = accepted.status();
+          break;
+        }
+        *out = std::move(*accepted);
       }
       st = WriteRows(*out, batch_id, &output_rows);
       if (!st.ok()) break;
@@ -499,10 +541,39 @@ class QueryRunner {
     }
     if (!st.ok()) {
       transform_->AbortState();
-      sink_->Abort();
+      AbortSinks();
       return st;
     }
     const int64_t commit_start = clock_->MonotonicMicros();
+    // The dead letters commit first: a crash before the sink's commit
+    // re-runs the batch, which then skips them (their txn is recorded) and
+    // commits the good rows; commits/N follows both.
+    std::optional<DeadLetterProgress> dead_progress;
+    if (dead_sink_ != nullptr && dead_letters_->total() == 0) {
+      // Nothing to keep: no commit (a re-run finds no bad rows either).
+      dead_sink_->Abort();
+      dead_progress = DeadLetterProgress();
+      dead_progress->description = dead_sink_->Description();
+    } else if (dead_sink_ != nullptr) {
+      Result<SinkBatchResult> dead = dead_sink_->Commit();
+      if (!dead.ok()) {
+        AbortSinks();
+        return dead.status().WithContextParts(
+            "batch ", batch_id, ": committing the dead-letter table ", dead_sink_->target());
+      }
+      dead_progress = DeadLetterProgress();
+      dead_progress->description = dead_sink_->Description();
+      if (!dead->skipped_duplicate) {
+        dead_progress->num_rows = dead_letters_->total();
+        for (int kind = 0; kind < DeadLetterBuilder::kNumKinds; ++kind) {
+          const auto k = static_cast<expr::RowErrorKind>(kind);
+          if (dead_letters_->count(k) > 0) {
+            dead_progress->by_reason.emplace_back(expr::RowErrorKindName(k),
+                                                  dead_letters_->count(k));
+          }
+        }
+      }
+    }
     Result<SinkBatchResult> committed = sink_->Commit();
     progress->sink_commit_micros = clock_->MonotonicMicros() - commit_start;
     if (!committed.ok()) {
@@ -533,6 +604,7 @@ class QueryRunner {
     progress->start_offset_json = start_offset_.value_or("");
     progress->end_offset_json = end;
     progress->record = MakeProgress(seq, trigger_wall, trigger_mono, *durations, *progress);
+    progress->record.dead_letters = std::move(dead_progress);
     progress->json = ProgressToJson(progress->record);
 
     start_offset_ = end;
@@ -541,6 +613,67 @@ class QueryRunner {
     next_batch_id_ = batch_id + 1;
     last_trigger_mono_ = trigger_mono;
     return Status::OK();
+  }
+
+  void AbortSinks() {
+    sink_->Abort();
+    if (dead_sink_ != nullptr) dead_sink_->Abort();
+  }
+
+  // The chunk's bad rows (chunk_errors_, rows of `raw`) to the dead-letter
+  // table, each with its place as the source describes it.
+  Status WriteDeadLetters(const columnar::RecordBatch& raw, const expr::RowErrors& errors,
+                          const std::string& input_file, int64_t batch_id) {
+    std::vector<std::string> places;
+    places.reserve(errors.size());
+    for (int64_t row : errors.rows) places.push_back(source_->DescribeRow(raw, row));
+    dead_letters_->Add(raw, errors, places, input_file);
+    columnar::RecordBatchPtr rows = dead_letters_->Take();
+    if (rows == nullptr) return Status::OK();
+    Status st = dead_sink_->Write(*rows);
+    if (!st.ok()) {
+      return st.WithContextParts("batch ", batch_id, ": writing to the dead-letter table ",
+                                 dead_sink_->target());
+    }
+    return Status::OK();
+  }
+
+  // The rows of `rows` (the transform's result for chunk `raw`) the sink
+  // would refuse go to the dead-letter table under their source records;
+  // returns the rest. Errors: InvalidArgument when some are refused but
+  // the rows cannot be traced to source records (after an aggregation or
+  // an explode), naming the first refusal.
+  Result<columnar::RecordBatchPtr> RemoveRefusedRows(const columnar::RecordBatch& raw,
+                                                     const columnar::RecordBatchPtr& rows,
+                                                     const std::string& input_file,
+                                                     int64_t batch_id) {
+    if (rows == nullptr || rows->num_rows == 0) return rows;
+    refused_.Clear();
+    sink_->FindRefusedRows(*rows, &refused_);
+    if (refused_.empty()) return rows;
+    std::optional<const std::vector<int64_t>*> lineage = transform_->last_lineage();
+    if (!lineage) {
+      return Status::InvalidArgument(
+          "batch ", batch_id, ": writing to ", sink_->target(), ": ", refused_.messages.front(),
+          " (the rows come from an aggregation or explode and cannot be traced to source "
+          "records for the dead-letter table)");
+    }
+    std::vector<uint8_t> refused_row(static_cast<size_t>(rows->num_rows), 0);
+    expr::RowErrors dead;
+    for (size_t err_idx = 0; err_idx < refused_.size(); ++err_idx) {
+      const int64_t row = refused_.rows[err_idx];
+      if (refused_row[static_cast<size_t>(row)] != 0) continue;
+      refused_row[static_cast<size_t>(row)] = 1;
+      const int64_t source_row = *lineage == nullptr ? row : (**lineage)[static_cast<size_t>(row)];
+      dead.Add(source_row, refused_.kinds[err_idx], std::move(refused_.messages[err_idx]));
+    }
+    SILT_RETURN_NOT_OK(WriteDeadLetters(raw, dead, input_file, batch_id));
+    std::vector<int64_t> keep;
+    keep.reserve(static_cast<size_t>(rows->num_rows));
+    for (int64_t row = 0; row < rows->num_rows; ++row) {
+      if (refused_row[static_cast<size_t>(row)] == 0) keep.push_back(row);
+    }
+    return columnar::TakeBatch(*rows, keep);
   }
 
   // Writes one transform result (null or empty: nothing) to the sink.
@@ -613,6 +746,12 @@ class QueryRunner {
   std::unique_ptr<Transform> transform_;
   std::unique_ptr<Sink> sink_;
   expr::EvalOptions eval_options_;
+  // deadLetter: the table's sink, the batch's dead letters, and the error
+  // vector of the chunk being processed.
+  std::unique_ptr<Sink> dead_sink_;
+  std::unique_ptr<DeadLetterBuilder> dead_letters_;
+  expr::RowErrors chunk_errors_;
+  expr::RowErrors refused_;
 
   std::string conf_json_;
   int64_t next_batch_id_ = 0;

@@ -100,6 +100,8 @@ class CastKernel final : public Kernel {
     options.zone_offset_micros = info.options.session_zone_offset_micros;
     options.zone = info.options.session_zone.get();
     options.context = context_;
+    if (info.options.dead_letter && args.eval != nullptr)
+      options.row_errors = args.eval->row_errors;
     return CastColumn(*args.args[0].column, info.type, options);
   }
 

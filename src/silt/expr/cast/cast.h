@@ -37,6 +37,11 @@ struct CastOptions {
   const TimeZone* zone = nullptr;
   // The expression, for ANSI error messages.
   std::string_view context;
+  // Dead-letter mode (not owned; null: ANSI failures fail the call): a row
+  // that fails under ANSI is reported here with the error and reads as the
+  // type's zero value (the caller drops it), so one bad value no longer
+  // fails the batch.
+  RowErrors* row_errors = nullptr;
 };
 
 // Spark's Cast.canCast (non-ANSI) or Cast.canAnsiCast (ANSI).

@@ -190,7 +190,12 @@ inline Result<ColumnPtr> MapToFixed(const CastCtx& c, const Column& in, const Re
         Conv r = convert(v, &value);
         if (r == Conv::kOk) return value;
         if (ansi && r != Conv::kNull) {
-          ctx.Fail(CastFailure(c, ctx.row(), Describe(c, v), r));
+          if (c.options.row_errors != nullptr) {
+            Status failure = CastFailure(c, ctx.row(), Describe(c, v), r);
+            c.options.row_errors->Add(ctx.row(), RowErrorKind::kAnsiCast, failure.message());
+          } else {
+            ctx.Fail(CastFailure(c, ctx.row(), Describe(c, v), r));
+          }
         } else {
           ctx.SetNull();
         }

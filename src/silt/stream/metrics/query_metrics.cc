@@ -110,7 +110,12 @@ QueryMetrics::QueryMetrics(const JobSpec& job, metrics::Registry* registry, Cloc
           "silt_errors_total",
           "Errors by kind: query (the error that stopped the query), kafka_lag (a failed "
           "lag lookup); code is the error's class.",
-          {"query", "kind", "code"})) {
+          {"query", "kind", "code"})),
+      dead_letters_(registry->AddCounter(
+          "silt_dead_letters_total",
+          "Rows committed to the deadLetter table, by reason (malformed_json, ansi_cast, "
+          "late_row, sink_refused); a re-run batch the table already holds adds none.",
+          {"query", "reason"})) {
   started_mono_ = clock_->MonotonicMicros();
   status_.name = job.name;
 }
@@ -155,6 +160,11 @@ void QueryMetrics::OnQueryStarted(const std::string& query_id, const std::string
   batches_.WithLabels({query_label_});
   source_rows_.WithLabels({query_label_, source_label_});
   sink_rows_.WithLabels({query_label_, sink_label_});
+  if (job_.dead_letter) {
+    for (const char* reason : {"malformed_json", "ansi_cast", "late_row", "sink_refused"}) {
+      dead_letters_.WithLabels({query_label_, reason});
+    }
+  }
 }
 
 void QueryMetrics::OnNoNewData() {
@@ -184,6 +194,11 @@ void QueryMetrics::OnBatchCompleted(const BatchProgress& progress) {
       .Increment(static_cast<double>(progress.skipped_duplicate ? 0 : progress.num_output_rows));
   batch_duration_.WithLabels({q}).Observe(static_cast<double>(record.batch_duration) / 1000.0);
   commit_duration_.WithLabels({q, sink_label_}).Observe(Seconds(progress.sink_commit_micros));
+  if (record.dead_letters) {
+    for (const auto& [reason, rows] : record.dead_letters->by_reason) {
+      dead_letters_.WithLabels({q, reason}).Increment(static_cast<double>(rows));
+    }
+  }
   if (job_.trigger.kind == TriggerKind::kProcessingTime && job_.trigger.interval_micros > 0) {
     const int64_t interval = job_.trigger.interval_micros;
     const int64_t boundary = record.timestamp_micros / interval * interval;

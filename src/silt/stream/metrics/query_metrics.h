@@ -85,6 +85,7 @@ class QueryMetrics final : public QueryListener {
   metrics::GaugeFamily& kafka_end_;
   metrics::GaugeFamily& kafka_committed_;
   metrics::CounterFamily& errors_;
+  metrics::CounterFamily& dead_letters_;
 
   mutable std::mutex mutex_;  // guards everything below
   std::string query_label_;

@@ -296,6 +296,10 @@ class SelectStep final : public TransformStepImpl {
     return MakeBatch(output_schema_, static_cast<int64_t>(rows.size()), std::move(columns));
   }
 
+  RowMapping row_mapping() const override {
+    return windows_ == nullptr && generator_ == nullptr ? RowMapping::kSame : RowMapping::kOther;
+  }
+
   // window() in the items (else null): expands the rows first.
   std::unique_ptr<expr::WindowExpansion> windows_;
   expr::BoundExpressionPtr generator_;
@@ -339,6 +343,8 @@ class WhereStep final : public TransformStepImpl {
     if (!kept.ok()) return kept.status().WithContextParts(key_path_);
     return kept;
   }
+  RowMapping row_mapping() const override { return RowMapping::kSubset; }
+  const std::vector<int64_t>* last_kept_rows() const override { return filter_->last_kept_rows(); }
 
  private:
   std::unique_ptr<expr::BoundFilter> filter_;
@@ -403,6 +409,12 @@ class WithColumnStep final : public TransformStepImpl {
       current = MakeBatch(entry.schema, current->num_rows, std::move(columns));
     }
     return current;
+  }
+  RowMapping row_mapping() const override {
+    for (const Entry& entry : entries_) {
+      if (entry.windows != nullptr) return RowMapping::kOther;
+    }
+    return RowMapping::kSame;
   }
 
  private:
@@ -480,6 +492,7 @@ class ProjectStep final : public TransformStepImpl {
     for (int col_idx : columns_) columns.push_back(batch->column(col_idx));
     return MakeBatch(output_schema_, batch->num_rows, std::move(columns));
   }
+  RowMapping row_mapping() const override { return RowMapping::kSame; }
 
  private:
   std::vector<int> columns_;
@@ -542,6 +555,8 @@ class WatermarkStep final : public TransformStepImpl {
   const EventTimeStats& stats() const { return stats_; }
   int64_t delay_ms() const { return delay_ms_; }
 
+  RowMapping row_mapping() const override { return RowMapping::kSame; }
+
  private:
   int column_ = -1;
   int64_t delay_ms_ = 0;
@@ -551,6 +566,7 @@ class WatermarkStep final : public TransformStepImpl {
 Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clock) {
   expr::EvalOptions options;
   options.ansi = job.ansi;
+  options.dead_letter = job.dead_letter.has_value();
   Result<expr::TimeZonePtr> zone = expr::TimeZone::Load(job.session_time_zone);
   if (!zone.ok()) {
     return Status::InvalidArgument("spark.sql.session.timeZone: ", zone.status().message());
@@ -690,8 +706,120 @@ Result<RecordBatchPtr> Transform::ProcessStateless(const RecordBatchPtr& batch,
   return RunSteps(steps_, batch, ctx);
 }
 
+void Transform::ReportStepErrors(int64_t input_rows, expr::RowErrors* dead) {
+  // Mark each failing input row once (the first error wins) and report it
+  // under its source row.
+  bad_rows_.assign(static_cast<size_t>(input_rows), 0);
+  for (size_t err_idx = 0; err_idx < step_errors_.size(); ++err_idx) {
+    const int64_t row = step_errors_.rows[err_idx];
+    if (row < 0 || row >= input_rows || bad_rows_[static_cast<size_t>(row)] != 0) continue;
+    bad_rows_[static_cast<size_t>(row)] = 1;
+    const int64_t source_row = lineage_identity_ ? row : lineage_[static_cast<size_t>(row)];
+    dead->Add(source_row, step_errors_.kinds[err_idx], std::move(step_errors_.messages[err_idx]));
+  }
+}
+
+void Transform::ComposeLineage(const std::vector<int64_t>& kept) {
+  std::vector<int64_t> lineage(kept.size());
+  for (size_t out_row = 0; out_row < kept.size(); ++out_row) {
+    const int64_t in_row = kept[out_row];
+    lineage[out_row] = lineage_identity_ ? in_row : lineage_[static_cast<size_t>(in_row)];
+  }
+  lineage_ = std::move(lineage);
+  lineage_identity_ = false;
+}
+
+Result<RecordBatchPtr> Transform::RemoveErrorRows(const RecordBatchPtr& output, int64_t input_rows,
+                                                  const std::vector<int64_t>* kept,
+                                                  expr::RowErrors* dead) {
+  ReportStepErrors(input_rows, dead);
+  // The output rows that remain (output row -> input row by `kept`, else
+  // one to one), and their source rows.
+  const int64_t output_rows = output->num_rows;
+  std::vector<int64_t> keep;
+  std::vector<int64_t> remaining_inputs;
+  keep.reserve(static_cast<size_t>(output_rows));
+  remaining_inputs.reserve(static_cast<size_t>(output_rows));
+  for (int64_t out_row = 0; out_row < output_rows; ++out_row) {
+    const int64_t in_row = kept != nullptr ? (*kept)[static_cast<size_t>(out_row)] : out_row;
+    if (bad_rows_[static_cast<size_t>(in_row)] != 0) continue;
+    keep.push_back(out_row);
+    remaining_inputs.push_back(in_row);
+  }
+  ComposeLineage(remaining_inputs);
+  if (static_cast<int64_t>(keep.size()) == output_rows) return output;
+  return columnar::TakeBatch(*output, keep);
+}
+
+Result<RecordBatchPtr> Transform::RunTraced(
+    const std::vector<std::unique_ptr<TransformStepImpl>>& steps, RecordBatchPtr current,
+    const expr::EvalContext& ctx) {
+  expr::EvalContext step_ctx = ctx;
+  step_ctx.row_errors = &step_errors_;
+  for (const std::unique_ptr<TransformStepImpl>& step : steps) {
+    step_errors_.Clear();
+    const int64_t input_rows = current->num_rows;
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr output, step->Apply(current, step_ctx));
+    const TransformStepImpl::RowMapping mapping = step->row_mapping();
+    const bool traceable = lineage_known_ && mapping != TransformStepImpl::RowMapping::kOther;
+    if (!step_errors_.empty()) {
+      if (!traceable) {
+        return Status::InvalidArgument(
+            step->key_path(), ": ", step_errors_.messages.front(),
+            " (a bad row after an explode, window or join step cannot be traced to its source "
+            "record for the dead-letter table; move the step that finds it earlier)");
+      }
+      const std::vector<int64_t>* kept =
+          mapping == TransformStepImpl::RowMapping::kSubset ? step->last_kept_rows() : nullptr;
+      SILT_ASSIGN_OR_RETURN(output, RemoveErrorRows(output, input_rows, kept, ctx.row_errors));
+    } else if (mapping == TransformStepImpl::RowMapping::kOther) {
+      lineage_known_ = false;
+    } else if (mapping == TransformStepImpl::RowMapping::kSubset && lineage_known_) {
+      if (const std::vector<int64_t>* kept = step->last_kept_rows()) ComposeLineage(*kept);
+    }
+    current = std::move(output);
+  }
+  return current;
+}
+
+std::optional<const std::vector<int64_t>*> Transform::last_lineage() const {
+  if (!lineage_known_) return std::nullopt;
+  return lineage_identity_ ? nullptr : &lineage_;
+}
+
 Result<RecordBatchPtr> Transform::Process(const RecordBatchPtr& batch,
                                           const expr::EvalContext& ctx) {
+  if (ctx.row_errors != nullptr) {
+    lineage_.clear();
+    lineage_identity_ = true;
+    lineage_known_ = true;
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunTraced(steps_, batch, ctx));
+    if (stateful_ == nullptr) return current;
+    // The stateful step reports the rows it drops as late (by its input
+    // row), which are traced as a filter's.
+    step_errors_.Clear();
+    expr::EvalContext step_ctx = ctx;
+    step_ctx.row_errors = &step_errors_;
+    const int64_t input_rows = current->num_rows;
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr emitted, stateful_->Process(current, step_ctx));
+    if (!step_errors_.empty()) {
+      if (!lineage_known_) {
+        return Status::InvalidArgument(
+            stateful_step_->step.key_path, ": ", step_errors_.messages.front(),
+            " (a late row after an explode, window or join step cannot be traced to its source "
+            "record for the dead-letter table)");
+      }
+      // The late rows are not in what the step passes on.
+      ReportStepErrors(input_rows, ctx.row_errors);
+    }
+    if (!stateful_->passes_rows()) {
+      lineage_known_ = false;
+    } else if (lineage_known_) {
+      if (const std::vector<int64_t>* kept = stateful_->last_kept_rows()) ComposeLineage(*kept);
+    }
+    if (emitted == nullptr || emitted->num_rows == 0) return RecordBatchPtr();
+    return RunTraced(post_steps_, std::move(emitted), ctx);
+  }
   SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunSteps(steps_, batch, ctx));
   if (stateful_ == nullptr) return current;
   SILT_ASSIGN_OR_RETURN(current, stateful_->Process(current, ctx));

@@ -100,8 +100,24 @@ class Transform {
   // current_timestamp() for the batch. Errors name the failing step. With a
   // stateful step the result holds what it passes on now: null or empty
   // when it keeps the rows (an aggregation).
+  //
+  // Dead-letter mode (ctx.row_errors set): the rows kernels report as bad
+  // (from_json DEADLETTER, ANSI casts) and the rows the stateful step drops
+  // as late leave the pipeline after the step that found them, and
+  // ctx.row_errors receives one entry per such row, indexed by its row in
+  // `batch` (the source chunk), first error only. A step's rows are traced
+  // back through steps that keep rows one to one or filter them (select,
+  // withColumn, drop, rename, withWatermark, where); an error found after an
+  // explode, window expansion or join is not traceable and fails the batch
+  // with the kernel's message (InvalidArgument naming the step).
+  // The lineage of the result's rows (its row -> the chunk's row) is then
+  // last_lineage() when there is no stateful step.
   Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& batch,
                                            const expr::EvalContext& ctx);
+  // After a dead-letter Process: for each row of its result, the row of the
+  // source chunk it came from; null when the rows are the chunk's one to
+  // one; nullopt when they cannot be traced (an aggregation, an explode).
+  std::optional<const std::vector<int64_t>*> last_lineage() const;
   // Only the steps before a stateful one (all steps without one): the
   // failing-record search re-runs rows through them without touching state.
   Result<columnar::RecordBatchPtr> ProcessStateless(const columnar::RecordBatchPtr& batch,
@@ -148,6 +164,28 @@ class Transform {
   // watermark (Spark keeps these per run, not in the checkpoint).
   std::vector<size_t> watermark_steps_;
   std::vector<std::optional<int64_t>> operator_watermarks_;
+
+  // Dead-letter mode: runs `steps` tracing rows back to the source chunk.
+  Result<columnar::RecordBatchPtr> RunTraced(
+      const std::vector<std::unique_ptr<TransformStepImpl>>& steps,
+      columnar::RecordBatchPtr current, const expr::EvalContext& ctx);
+  // Reports the rows step_errors_ names (rows of a step's input, marked in
+  // bad_rows_) to `dead` under their source rows (via lineage_).
+  void ReportStepErrors(int64_t input_rows, expr::RowErrors* dead);
+  // The current rows are now rows `kept` of the previous ones.
+  void ComposeLineage(const std::vector<int64_t>& kept);
+  // ReportStepErrors, then drops those rows from `output`, whose row i is
+  // input row kept[i] (kept null: row i).
+  Result<columnar::RecordBatchPtr> RemoveErrorRows(const columnar::RecordBatchPtr& output,
+                                                   int64_t input_rows,
+                                                   const std::vector<int64_t>* kept,
+                                                   expr::RowErrors* dead);
+  // Each current row's source row; identity while lineage_identity_.
+  std::vector<int64_t> lineage_;
+  bool lineage_identity_ = true;
+  bool lineage_known_ = true;
+  expr::RowErrors step_errors_;
+  std::vector<uint8_t> bad_rows_;
 };
 
 }  // namespace silt::stream

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
@@ -22,6 +23,16 @@ class TransformStepImpl {
   virtual void StartBatch() {}
   virtual Result<columnar::RecordBatchPtr> Apply(const columnar::RecordBatchPtr& batch,
                                                  const expr::EvalContext& ctx) = 0;
+
+  // How output rows relate to input rows, so the dead-letter table can trace
+  // a bad row back to its source record: kSame (output row i is input row
+  // i), kSubset (a filter: last_kept_rows() says which input rows remain),
+  // kOther (explode, window expansion, join: not traced).
+  enum class RowMapping : uint8_t { kSame, kSubset, kOther };
+  virtual RowMapping row_mapping() const { return RowMapping::kOther; }
+  // kSubset: the input rows the last Apply kept, ascending; null when it
+  // kept every row.
+  virtual const std::vector<int64_t>* last_kept_rows() const { return nullptr; }
 
  protected:
   columnar::SchemaPtr output_schema_;

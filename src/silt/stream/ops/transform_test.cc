@@ -462,5 +462,40 @@ TEST(TransformTest, NoStepsPassesBatchesThrough) {
   EXPECT_EQ(out->num_rows, 1);
 }
 
+TEST(TransformTest, DeadLetterModeTracesBadRowsToTheirSourceRows) {
+  // Source rows: 0 good, 1 not JSON, 2 filtered out, 3 a bad INT, 4 good.
+  auto input =
+      MakeInput({1, 2, 3, 4, 5},
+                {R"({"x":"10"})", "not json", R"({"x":"-1"})", R"({"x":"4q"})", R"({"x":"7"})"},
+                {kT0, kT0, kT0, kT0, kT0});
+  expr::EvalOptions options;
+  options.ansi = true;
+  options.dead_letter = true;
+  ASSERT_OK_AND_ASSIGN(auto transform,
+                       Transform::Make({Step("select", {"id",
+                                                        "from_json(name, 'x STRING', map('mode', "
+                                                        "'DEADLETTER')) AS e"}),
+                                        Step("where", {"id <> 3"}, 1),
+                                        Step("select", {"id", "CAST(e.x AS INT) AS x"}, 2)},
+                                       input->schema, options));
+  expr::RowErrors errors;
+  expr::EvalContext ctx;
+  ctx.row_errors = &errors;
+  transform->StartBatch();
+  ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr out, transform->Process(input, ctx));
+  ASSERT_EQ(out->num_rows, 2);
+  EXPECT_EQ(out->columns[0]->Value<int32_t>(0), 1);
+  EXPECT_EQ(out->columns[1]->Value<int32_t>(0), 10);
+  EXPECT_EQ(out->columns[0]->Value<int32_t>(1), 5);
+  // Row 3 of the source is row 2 of the last step's input.
+  EXPECT_EQ(errors.rows, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(errors.kinds[0], expr::RowErrorKind::kMalformedJson);
+  EXPECT_EQ(errors.kinds[1], expr::RowErrorKind::kAnsiCast);
+  std::optional<const std::vector<int64_t>*> lineage = transform->last_lineage();
+  ASSERT_TRUE(lineage.has_value());
+  ASSERT_NE(*lineage, nullptr);
+  EXPECT_EQ(**lineage, (std::vector<int64_t>{0, 4}));
+}
+
 }  // namespace
 }  // namespace silt::stream

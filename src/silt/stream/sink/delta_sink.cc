@@ -318,6 +318,22 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
   return true;
 }
 
+void DeltaSink::FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const {
+  if (skip_ || writer_ == nullptr) return;
+  for (int table_col : layout_.not_null_columns) {
+    const int data_col = layout_.column_order[static_cast<size_t>(table_col)];
+    if (data_col < 0 || data_col >= static_cast<int>(batch.columns.size())) continue;
+    const columnar::Column& column = *batch.columns[static_cast<size_t>(data_col)];
+    if (column.validity == nullptr || column.null_count == 0) continue;
+    const std::string message =
+        Status::Concat("NULL in column ", layout_.table_schema->field(table_col).name,
+                       ", which is NOT NULL in table ", path_, " (the sink refuses the row)");
+    for (int64_t row = 0; row < column.length; ++row) {
+      if (column.IsNull(row)) errors->Add(row, expr::RowErrorKind::kSinkRefused, message);
+    }
+  }
+}
+
 Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   if (skip_ || batch.num_rows == 0) return Status::OK();
   if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");

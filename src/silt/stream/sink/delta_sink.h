@@ -84,6 +84,8 @@ class DeltaSink final : public Sink {
   Status Write(const columnar::RecordBatch& batch) override;
   Result<SinkBatchResult> Commit() override;
   Status CheckHoldsCommitted(int64_t last_committed) override;
+  // NULLs in the table's NOT NULL columns (none when the batch is skipped).
+  void FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const override;
   // Discards the current batch's files (best effort) after a failure.
   void Abort() override;
 

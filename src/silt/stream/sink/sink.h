@@ -81,6 +81,16 @@ class Sink {
     return Status::OK();
   }
 
+  // Dead-letter mode, before Write(batch): the rows of `batch` this sink
+  // would refuse, appended to `errors` (kSinkRefused, naming the column),
+  // so the query can send them to the dead-letter table instead of failing
+  // the batch. A Delta sink refuses a NULL in a NOT NULL table column.
+  // Default: none. REQUIRES: Begin(N) was called for the current batch.
+  virtual void FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const {
+    (void)batch;
+    (void)errors;
+  }
+
   // Per-sink progress of the last committed batch for a sink made of
   // several (`sinks:`); empty otherwise.
   virtual std::vector<SinkProgress::Child> ChildProgress() const { return {}; }

@@ -98,7 +98,8 @@ class Deduplicate final : public StoreBackedOperator {
     return loaded;
   }
 
-  Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk, const expr::EvalContext&) override {
+  Result<RecordBatchPtr> Process(const RecordBatchPtr& chunk,
+                                 const expr::EvalContext& ctx) override {
     const auto start = std::chrono::steady_clock::now();
     const int64_t rows = chunk->num_rows;
     if (rows == 0) return chunk;
@@ -109,7 +110,8 @@ class Deduplicate final : public StoreBackedOperator {
     for (int c : columns_) keys.push_back(chunk->column(c));
     encoded_.clear();
     codec_.EncodeRows(keys, rows, &encoded_);
-    std::vector<int64_t> keep;
+    std::vector<int64_t>& keep = keep_;
+    keep.clear();
     keep.reserve(static_cast<size_t>(rows));
     std::string store_key;
     for (int64_t row = 0; row < rows; ++row) {
@@ -117,6 +119,7 @@ class Deduplicate final : public StoreBackedOperator {
       const int64_t time = has_time ? times->Value<int64_t>(row) : 0;
       if (batch_.has_watermark && has_time && time <= late_micros) {
         ++current_.num_rows_dropped_by_watermark;
+        if (ctx.row_errors != nullptr) ReportLateRow(ctx.row_errors, row, time, late_micros);
         continue;
       }
       store_key.clear();
@@ -136,8 +139,14 @@ class Deduplicate final : public StoreBackedOperator {
       keep.push_back(row);
     }
     updates_time_ += std::chrono::steady_clock::now() - start;
-    if (static_cast<int64_t>(keep.size()) == rows) return chunk;
+    all_kept_ = static_cast<int64_t>(keep.size()) == rows;
+    if (all_kept_) return chunk;
     return columnar::TakeBatch(*chunk, keep);
+  }
+
+  bool passes_rows() const override { return true; }
+  const std::vector<int64_t>* last_kept_rows() const override {
+    return all_kept_ ? nullptr : &keep_;
   }
 
   Result<RecordBatchPtr> FinishBatch() override {
@@ -223,6 +232,9 @@ class Deduplicate final : public StoreBackedOperator {
   bool keyed_by_event_time_ = false;
   int64_t delay_ms_ = 0;
   std::vector<std::string> encoded_;
+  // The rows of the last Process's chunk it passed on (see last_kept_rows).
+  std::vector<int64_t> keep_;
+  bool all_kept_ = true;
 };
 
 }  // namespace

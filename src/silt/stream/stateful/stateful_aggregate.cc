@@ -240,6 +240,7 @@ class StatefulAggregate final : public StoreBackedOperator {
         }
         args.push_back(std::move(column));
       }
+      if (ctx.row_errors != nullptr) ReportLateRows(*chunk, keys, ctx.row_errors);
       SILT_RETURN_NOT_OK(agg_->Consume(keys, args, input->num_rows));
     }
     updates_time_ += std::chrono::steady_clock::now() - start;
@@ -373,6 +374,40 @@ class StatefulAggregate final : public StoreBackedOperator {
   }
 
   // Each group's event time: the window's end, or the key itself.
+  // Dead-letter mode: the chunk rows whose every group is late (FinishBatch
+  // drops those groups), reported by their row in the chunk. With window()
+  // a row expands to one row per window; a sliding-window row that is late
+  // for some windows only still counts in the others and is not reported.
+  void ReportLateRows(const columnar::RecordBatch& chunk, const std::vector<ColumnPtr>& keys,
+                      expr::RowErrors* errors) const {
+    if (mode_ == OutputMode::kComplete || event_time_.index < 0 || !batch_.has_watermark) return;
+    const columnar::Column& key = *keys[static_cast<size_t>(event_time_.index)];
+    const columnar::Column* times = event_time_.is_window ? key.children[1].get() : &key;
+    const int64_t late_micros = batch_.late_watermark_ms * 1000;
+    const std::vector<int64_t>* origin =
+        windows_ != nullptr && !windows_->last_rows().empty() ? &windows_->last_rows() : nullptr;
+    // Per chunk row: 0 unseen, 1 all its rows late so far, 2 some row kept.
+    std::vector<uint8_t> state(static_cast<size_t>(chunk.num_rows), 0);
+    std::vector<int64_t> event(static_cast<size_t>(chunk.num_rows), 0);
+    for (int64_t row = 0; row < key.length; ++row) {
+      const int64_t source = origin != nullptr ? (*origin)[static_cast<size_t>(row)] : row;
+      uint8_t& s = state[static_cast<size_t>(source)];
+      const bool late =
+          key.IsValid(row) && times->IsValid(row) && times->Value<int64_t>(row) <= late_micros;
+      if (!late) {
+        s = 2;
+      } else if (s == 0) {
+        s = 1;
+        event[static_cast<size_t>(source)] = times->Value<int64_t>(row);
+      }
+    }
+    for (int64_t row = 0; row < chunk.num_rows; ++row) {
+      if (state[static_cast<size_t>(row)] == 1) {
+        ReportLateRow(errors, row, event[static_cast<size_t>(row)], late_micros);
+      }
+    }
+  }
+
   Status GroupEventTimes(int64_t groups, std::vector<int64_t>* micros,
                          std::vector<bool>* valid) const {
     std::vector<std::string_view> encoded;

@@ -1,6 +1,17 @@
 #include "silt/stream/stateful/stateful_operator.h"
 
+#include "silt/columnar/temporal.h"
+
 namespace silt::stream {
+
+void ReportLateRow(expr::RowErrors* errors, int64_t row, int64_t event_micros,
+                   int64_t late_watermark_micros) {
+  errors->Add(row, expr::RowErrorKind::kLateRow,
+              "Late row: event time " + columnar::FormatTimestampUtc(event_micros) +
+                  " is at or before the watermark " +
+                  columnar::FormatTimestampUtc(late_watermark_micros) +
+                  " (dropped by the stateful step, as Spark drops late rows)");
+}
 
 Result<OutputMode> ParseOutputMode(const std::string& text) {
   if (text == "append") return OutputMode::kAppend;

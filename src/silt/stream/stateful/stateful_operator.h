@@ -62,6 +62,11 @@ struct StatefulBatch {
   bool has_watermark = false;  // false: neither watermark applies
 };
 
+// Dead-letter mode (ctx.row_errors set): an operator reports each input
+// row of a chunk it drops as late through this, by its row in the chunk.
+void ReportLateRow(expr::RowErrors* errors, int64_t row, int64_t event_micros,
+                   int64_t late_watermark_micros);
+
 // Opens the state store of operator `operator_id` (0, 1, ... in plan order).
 using StateStoreFactory =
     std::function<Result<std::unique_ptr<state::StateStore>>(int operator_id)>;
@@ -72,9 +77,15 @@ class StatefulOperator {
 
   virtual const columnar::SchemaPtr& output_schema() const = 0;
   virtual Status StartBatch(const StatefulBatch& batch) = 0;
-  // Rows of `chunk` passed on now (may be empty or null).
+  // Rows of `chunk` passed on now (may be empty or null). With
+  // ctx.row_errors, the rows dropped as late are reported (ReportLateRow).
   virtual Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& chunk,
                                                    const expr::EvalContext& ctx) = 0;
+  // Whether Process passes on a subset of its chunk's rows (deduplication),
+  // and which: the chunk rows the last Process returned, ascending, or null
+  // when it returned them all. Traces rows for the dead-letter table.
+  virtual bool passes_rows() const { return false; }
+  virtual const std::vector<int64_t>* last_kept_rows() const { return nullptr; }
   // Rows emitted at the end of the batch (may be null).
   virtual Result<columnar::RecordBatchPtr> FinishBatch() = 0;
   virtual Status Commit() = 0;

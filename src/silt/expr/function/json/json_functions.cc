@@ -42,21 +42,44 @@ namespace {
 using columnar::Column;
 using columnar::ColumnPtr;
 
+// from_json's mode option. DEADLETTER (silt's, for jobs with a deadLetter
+// table) decodes as PERMISSIVE and reports each bad record, the ones
+// PERMISSIVE marks corrupt, into the context's RowErrors; without one (an
+// evaluation outside such a query) it fails as FAILFAST.
+enum class FromJsonMode : uint8_t { kPermissive, kFailFast, kDeadLetter };
+
+std::string DeadLetterMessage(const KernelInfo& info) {
+  return "Malformed record in " + info.sql +
+         " (mode DEADLETTER): not JSON, or a value that does not fit the schema";
+}
+
 class FromJsonKernel final : public Kernel {
  public:
   // `decoder` decodes the schema without the corrupt-record field, which
   // (when `corrupt_index` >= 0) is inserted at that position.
-  FromJsonKernel(std::unique_ptr<json::JsonDecoder> decoder, int corrupt_index, bool fail_fast)
-      : decoder_(std::move(decoder)), corrupt_index_(corrupt_index), fail_fast_(fail_fast) {}
+  FromJsonKernel(std::unique_ptr<json::JsonDecoder> decoder, int corrupt_index, FromJsonMode mode)
+      : decoder_(std::move(decoder)), corrupt_index_(corrupt_index), mode_(mode) {}
 
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     const Column& input = *args.args[0].column;
     json::DecodeStats stats;
     ColumnPtr corrupt;
-    bool want_corrupt = corrupt_index_ >= 0 || fail_fast_;
+    RowErrors* row_errors = args.eval != nullptr ? args.eval->row_errors : nullptr;
+    const bool dead_letter = mode_ == FromJsonMode::kDeadLetter && row_errors != nullptr;
+    const bool fail_fast = mode_ == FromJsonMode::kFailFast ||
+                           (mode_ == FromJsonMode::kDeadLetter && row_errors == nullptr);
+    bool want_corrupt = corrupt_index_ >= 0 || mode_ != FromJsonMode::kPermissive;
     SILT_ASSIGN_OR_RETURN(ColumnPtr decoded,
                           decoder_->DecodeColumn(input, want_corrupt ? &corrupt : nullptr, &stats));
-    if (fail_fast_ && (stats.malformed_rows > 0 || stats.mismatched_fields > 0)) {
+    const bool any_bad = stats.malformed_rows > 0 || stats.mismatched_fields > 0;
+    if (dead_letter && any_bad && corrupt != nullptr) {
+      // The error vector: one entry per record PERMISSIVE would mark corrupt.
+      std::string message = DeadLetterMessage(info);
+      for (int64_t row = 0; row < input.length; ++row) {
+        if (corrupt->IsValid(row)) row_errors->Add(row, RowErrorKind::kMalformedJson, message);
+      }
+    }
+    if (fail_fast && any_bad) {
       for (int64_t row = 0; row < input.length; ++row) {
         if (corrupt != nullptr && corrupt->IsValid(row)) {
           return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
@@ -98,7 +121,7 @@ class FromJsonKernel final : public Kernel {
  private:
   std::unique_ptr<json::JsonDecoder> decoder_;
   int corrupt_index_;
-  bool fail_fast_;
+  FromJsonMode mode_;
 };
 
 // get_json_object through its input's JsonPathGroup: the first path of the
@@ -226,7 +249,7 @@ class JsonCastKernel final : public Kernel {
   JsonCastKernel(std::shared_ptr<JsonCallLink> link, int capture_index, std::string context)
       : link_(std::move(link)), capture_index_(capture_index), context_(std::move(context)) {}
 
-  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs&) override {
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     ColumnPtr input = std::move(link_->input);
     link_->input = nullptr;
     if (input == nullptr) {
@@ -237,20 +260,20 @@ class JsonCastKernel final : public Kernel {
       return Status::Internal("fused JSON cast over an uncaptured path in '", info.sql, "'");
     }
     switch (info.type->id()) {
-      case TypeId::kBoolean: return Convert<bool>(info, *captured);
-      case TypeId::kByte: return Convert<int8_t>(info, *captured);
-      case TypeId::kShort: return Convert<int16_t>(info, *captured);
-      case TypeId::kInt: return Convert<int32_t>(info, *captured);
-      case TypeId::kLong: return Convert<int64_t>(info, *captured);
-      case TypeId::kFloat: return Convert<float>(info, *captured);
-      case TypeId::kDouble: return Convert<double>(info, *captured);
+      case TypeId::kBoolean: return Convert<bool>(info, args, *captured);
+      case TypeId::kByte: return Convert<int8_t>(info, args, *captured);
+      case TypeId::kShort: return Convert<int16_t>(info, args, *captured);
+      case TypeId::kInt: return Convert<int32_t>(info, args, *captured);
+      case TypeId::kLong: return Convert<int64_t>(info, args, *captured);
+      case TypeId::kFloat: return Convert<float>(info, args, *captured);
+      case TypeId::kDouble: return Convert<double>(info, args, *captured);
       default: return Status::Internal("fused JSON cast to ", info.type->ToDdl());
     }
   }
 
  private:
   template <typename Out>
-  Result<ColumnPtr> Convert(const KernelInfo& info, const Column& captured) {
+  Result<ColumnPtr> Convert(const KernelInfo& info, const ExecArgs& args, const Column& captured) {
     const Column& text = *captured.children[0];
     const Column& kind = *captured.children[1];
     const Column& bits = *captured.children[2];
@@ -293,6 +316,9 @@ class JsonCastKernel final : public Kernel {
       options.zone_offset_micros = info.options.session_zone_offset_micros;
       options.zone = info.options.session_zone.get();
       options.context = context_;
+      if (info.options.dead_letter && args.eval != nullptr) {
+        options.row_errors = args.eval->row_errors;
+      }
       SILT_ASSIGN_OR_RETURN(cast, CastColumn(*texts.Finish(), info.type, options));
     }
     columnar::ColumnBuilder out(info.type);
@@ -376,8 +402,8 @@ Result<TypePtr> ParseSchemaText(const CallSite& site, std::string_view text) {
 class FromJsonValueKernel final : public Kernel {
  public:
   FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder, bool object_as_array,
-                      bool fail_fast)
-      : decoder_(std::move(decoder)), object_as_array_(object_as_array), fail_fast_(fail_fast) {}
+                      FromJsonMode mode)
+      : decoder_(std::move(decoder)), object_as_array_(object_as_array), mode_(mode) {}
 
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     const Column& input = *args.args[0].column;
@@ -402,9 +428,16 @@ class FromJsonValueKernel final : public Kernel {
     auto out = std::make_shared<Column>(*decoded->children[0]);
     out->validity = AndBitmaps(decoded->validity.get(), out->validity.get(), out->length, &nulls);
     out->null_count = nulls;
-    if (fail_fast_ && nulls > input.null_count) {
+    RowErrors* row_errors = args.eval != nullptr ? args.eval->row_errors : nullptr;
+    const bool dead_letter = mode_ == FromJsonMode::kDeadLetter && row_errors != nullptr;
+    if (mode_ != FromJsonMode::kPermissive && nulls > input.null_count) {
+      std::string message = dead_letter ? DeadLetterMessage(info) : std::string();
       for (int64_t row = 0; row < input.length; ++row) {
         if (out->IsNull(row) && input.IsValid(row) && !IsBlank(input.StringValue(row))) {
+          if (dead_letter) {
+            row_errors->Add(row, RowErrorKind::kMalformedJson, message);
+            continue;
+          }
           return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
                                          row, "): ", input.StringValue(row), " in '", info.sql,
                                          "'");
@@ -450,7 +483,7 @@ class FromJsonValueKernel final : public Kernel {
 
   std::unique_ptr<json::JsonDecoder> decoder_;
   bool object_as_array_;
-  bool fail_fast_;
+  FromJsonMode mode_;
 };
 
 // Zone-less timestamp texts are read in the session time zone.
@@ -475,7 +508,7 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
   }
   SILT_ASSIGN_OR_RETURN(TypePtr schema, ParseSchemaText(site, schema_value->StringValue(0)));
 
-  bool fail_fast = false;
+  FromJsonMode mode = FromJsonMode::kPermissive;
   std::string corrupt_name = "_corrupt_record";
   if (site.args.size() == 3) {
     if (site.args[2]->type()->id() != TypeId::kMap) {
@@ -492,12 +525,21 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
       std::string key = AsciiLower(keys.StringValue(i));
       std::string value = values.IsNull(i) ? "" : std::string(values.StringValue(i));
       if (key == "mode") {
-        std::string mode = AsciiLower(value);
-        if (mode == "failfast") {
-          fail_fast = true;
-        } else if (mode != "permissive") {
-          return Status::InvalidArgument("from_json supports modes PERMISSIVE and FAILFAST, not '",
-                                         value, "', in '", site.text, "'");
+        std::string mode_name = AsciiLower(value);
+        if (mode_name == "failfast") {
+          mode = FromJsonMode::kFailFast;
+        } else if (mode_name == "deadletter") {
+          if (!site.options.dead_letter) {
+            return Status::InvalidArgument(
+                "from_json mode DEADLETTER needs a deadLetter table in the job (deadLetter: "
+                "{path: ...}) in '",
+                site.text, "'");
+          }
+          mode = FromJsonMode::kDeadLetter;
+        } else if (mode_name != "permissive") {
+          return Status::InvalidArgument(
+              "from_json supports modes PERMISSIVE, FAILFAST and DEADLETTER, not '", value,
+              "', in '", site.text, "'");
         }
       } else if (key == "columnnameofcorruptrecord") {
         corrupt_name = value;
@@ -522,7 +564,7 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
     args.push_back(std::move(site.args[0]));
     return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
                          std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe(),
-                                                               object_as_array, fail_fast),
+                                                               object_as_array, mode),
                          std::move(sql));
   }
   // The corrupt-record field is filled by silt, not decoded.
@@ -548,10 +590,10 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
   std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
-  return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
-                       std::make_unique<FromJsonKernel>(std::move(decoder).MoveValueUnsafe(),
-                                                        corrupt_index, fail_fast),
-                       std::move(sql));
+  return MakeBoundCall(
+      site, result_type, /*nullable=*/true, std::move(args),
+      std::make_unique<FromJsonKernel>(std::move(decoder).MoveValueUnsafe(), corrupt_index, mode),
+      std::move(sql));
 }
 
 Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {

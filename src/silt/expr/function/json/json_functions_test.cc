@@ -129,7 +129,61 @@ TEST_F(JsonFunctionsTest, FromJsonRejectsBadSchemasAndOptions) {
   EXPECT_NE(option[0].find("Not supported: from_json option 'allowComments'"), std::string::npos)
       << option[0];
   Rows mode = EvalRender("from_json(j, 'a INT', map('mode', 'DROPMALFORMED'))", *batch_);
-  EXPECT_NE(mode[0].find("supports modes PERMISSIVE and FAILFAST"), std::string::npos) << mode[0];
+  EXPECT_NE(mode[0].find("supports modes PERMISSIVE, FAILFAST and DEADLETTER"), std::string::npos)
+      << mode[0];
+}
+
+TEST_F(JsonFunctionsTest, DeadLetterModeReportsTheRowsPermissiveMarksCorrupt) {
+  EvalOptions options;
+  options.dead_letter = true;
+  RowErrors errors;
+  EvalContext ctx;
+  ctx.row_errors = &errors;
+  // Rows 1 (a string for INT) and 2 (not JSON) are PERMISSIVE's corrupt
+  // records; the values read as PERMISSIVE gives them.
+  EXPECT_EQ(EvalRender("from_json(j, 'a INT', map('mode', 'DEADLETTER')).a", *batch_, options, ctx),
+            (Rows{"1", "NULL", "NULL", "NULL", "7"}));
+  EXPECT_EQ(errors.rows, (std::vector<int64_t>{1, 2}));
+  ASSERT_EQ(errors.kinds.size(), 2u);
+  EXPECT_EQ(errors.kinds[0], RowErrorKind::kMalformedJson);
+  EXPECT_NE(errors.messages[0].find("Malformed record in from_json(j)"), std::string::npos)
+      << errors.messages[0];
+  // MAP / ARRAY schemas report their NULL-but-not-blank rows the same way.
+  errors.Clear();
+  auto maps = MakeBatch({{"j", StringColumn({R"({"k": 1})", "[", std::nullopt, " "})}});
+  EXPECT_EQ(EvalRender("from_json(j, 'MAP<STRING, INT>', map('mode', 'DEADLETTER'))", *maps,
+                       options, ctx),
+            (Rows{"{k -> 1}", "NULL", "NULL", "NULL"}));
+  EXPECT_EQ(errors.rows, (std::vector<int64_t>{1}));
+  // Without an error vector it fails as FAILFAST; without a deadLetter table
+  // it does not bind.
+  Rows failfast = EvalRender("from_json(j, 'a INT', map('mode', 'DEADLETTER'))", *batch_, options);
+  EXPECT_NE(failfast[0].find("(row 1)"), std::string::npos) << failfast[0];
+  Rows unbound = EvalRender("from_json(j, 'a INT', map('mode', 'DEADLETTER'))", *batch_);
+  EXPECT_NE(unbound[0].find("mode DEADLETTER needs a deadLetter table"), std::string::npos)
+      << unbound[0];
+}
+
+TEST_F(JsonFunctionsTest, AnsiCastFailuresBecomeRowErrorsInDeadLetterMode) {
+  EvalOptions options;
+  options.ansi = true;
+  options.dead_letter = true;
+  RowErrors errors;
+  EvalContext ctx;
+  ctx.row_errors = &errors;
+  auto texts = MakeBatch({{"s", StringColumn({"12", "x", std::nullopt, "99999999999"})}});
+  Rows out = EvalRender("CAST(s AS INT)", *texts, options, ctx);
+  ASSERT_EQ(out.size(), 4u) << out[0];
+  EXPECT_EQ(out[0], "12");
+  EXPECT_EQ(errors.rows, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(errors.kinds[1], RowErrorKind::kAnsiCast);
+  EXPECT_NE(errors.messages[0].find("Cannot cast 'x' of type STRING to INT"), std::string::npos)
+      << errors.messages[0];
+  // The fused CAST(get_json_object(...)) path reports the same way.
+  errors.Clear();
+  auto docs = MakeBatch({{"j", StringColumn({R"({"n": 3})", R"({"n": "3x"})"})}});
+  EXPECT_EQ(EvalRender("CAST(get_json_object(j, '$.n') AS INT)", *docs, options, ctx)[0], "3");
+  EXPECT_EQ(errors.rows, (std::vector<int64_t>{1}));
 }
 
 TEST_F(JsonFunctionsTest, GetJsonObjectReturnsTextOrNull) {
