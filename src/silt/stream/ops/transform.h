@@ -107,9 +107,10 @@ class Transform {
   // ctx.row_errors receives one entry per such row, indexed by its row in
   // `batch` (the source chunk), first error only. A step's rows are traced
   // back through steps that keep rows one to one or filter them (select,
-  // withColumn, drop, rename, withWatermark, where); an error found after an
-  // explode, window expansion or join is not traceable and fails the batch
-  // with the kernel's message (InvalidArgument naming the step).
+  // withColumn, drop, rename, withWatermark, where, dropDuplicates); an
+  // error found after an explode, window expansion, join or aggregation is
+  // not traceable and fails the batch with the kernel's message
+  // (InvalidArgument naming the step).
   // The lineage of the result's rows (its row -> the chunk's row) is then
   // last_lineage() when there is no stateful step.
   Result<columnar::RecordBatchPtr> Process(const columnar::RecordBatchPtr& batch,
