@@ -2,7 +2,7 @@
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
-# tsan, fuzz, clean, bench, cross-arm64, test-arm64, dist, deb, test-deb.
+# tsan, fuzz, torture, clean, bench, cross-arm64, test-arm64, dist, deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -13,7 +13,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz \
+.PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
         format clean bench bench-windowed cross-arm64 test-arm64 dist deb test-deb
 
 all: build
@@ -103,6 +103,15 @@ tsan: test-deps
 fuzz: deps
 	@scripts/install-build-deps.sh --clang
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) scripts/run-fuzz.sh
+
+# The kill -9 tests at TORTURE_SCALE times their `make test` size, with
+# broker and MinIO restarts (tests/torture/README.md); >= 1,000 kills at the
+# default scale, about an hour and a half on 2 cores. Writes
+# tests/torture/results/<date>-<host>.md.
+TORTURE_SCALE ?= 4
+torture: build test-deps
+	@$(VENV)/bin/python tests/torture/run.py --silt $(SILT) --build-dir $(BUILD_DIR) \
+	  --scale $(TORTURE_SCALE)
 
 # End-to-end benchmark against Spark and delta-rs (bench/e2e/README.md);
 # writes bench/results/<date>-<machine>.md and plots. Takes about an hour.

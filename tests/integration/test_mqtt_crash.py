@@ -24,16 +24,19 @@ from pathlib import Path
 import pytest
 
 import mosquitto_service
+import torture
 from helpers import duckdb_delta_scan, kill, log_versions, start_silt, write_job
 from test_crash import count_entries, wait_for_change
 
 pytestmark = pytest.mark.skipif(not mosquitto_service.available(),
                                 reason="mosquitto not installed (scripts/install-build-deps.sh)")
 
-NUM_MESSAGES = 50_000
-MIN_KILLS = 20
-MAX_KILLS = 40
-BROKER_RESTARTS_AT = (6, 13)  # after this many kills
+NUM_MESSAGES = torture.scaled(50_000)
+MIN_KILLS = torture.scaled(20)
+MAX_KILLS = torture.scaled(40)
+# After this many kills (a series of them under `make torture`).
+BROKER_RESTARTS_AT = (tuple(torture.restart_points(MIN_KILLS, torture.service_restarts()))
+                      if torture.enabled() else (6, 13))
 PUBLISH_BURST = 200
 PUBLISH_INTERVAL_S = 0.08  # ~2,500 messages/s: publishing spans the kills
 TOPICS = ["crash/dev1/events", "crash/other/dev2"]
@@ -223,6 +226,9 @@ def test_mqtt_kill_9_and_broker_restarts_keep_every_acknowledged_message_once(
                 publisher.stop()
 
     total_kills = sum(kills.values())
+    torture.record("mqtt -> delta (QoS 1, write-ahead log)", kills, len(acked),
+                   len(acked - ids.keys()), sum(c - 1 for c in ids.values() if c > 1),
+                   restarts=restarts)
     redelivered = stderr_log.read_text().count("redelivered after a lost PUBACK")
     print(f"kills: {dict(kills)}; broker restarts: {restarts}; acknowledged: {len(acked)} of "
           f"{len(attempted)} attempted; table rows: {sum(ids.values())}; "

@@ -25,11 +25,15 @@ import pytest
 import minio_service
 from helpers import describe, json_file_job, kill, read_with_silt, start_silt, write_input_file, \
     write_job
+import torture
 
-NUM_FILES = 120
+NUM_FILES = torture.scaled(120)
 LINES_PER_FILE = 500
-MIN_KILLS = 20
-MAX_KILLS = 30
+MIN_KILLS = torture.scaled(20)
+MAX_KILLS = torture.scaled(30)
+# MinIO restarts (2 s down) while the query runs: none under `make test`,
+# where test_s3_faults.py covers one; a series under `make torture`.
+RESTARTS_AT = torture.restart_points(MIN_KILLS, torture.service_restarts())
 RUN_TIMEOUT_S = 60
 
 
@@ -80,12 +84,18 @@ def test_kill_9_with_table_and_checkpoint_on_s3_never_loses_or_duplicates(
     modes = ["after data file", "after log version", "after offsets", "random"]
     weights = [3, 3, 2, 2]
     kills = Counter()
+    restarts = 0
     stderr_log = work / "silt-stderr.log"
     with open(stderr_log, "w") as err:
         while sum(kills.values()) < MAX_KILLS:
             proc = start_silt(silt_bin, "run", job_path, env=env, stdout=subprocess.DEVNULL,
                               stderr=err)
             mode = rng.choices(modes, weights)[0]
+            if restarts < len(RESTARTS_AT) and sum(kills.values()) >= RESTARTS_AT[restarts]:
+                # The store goes away under a running query, which retries.
+                wait_for_change(proc, probes["after offsets"], time.monotonic() + RUN_TIMEOUT_S)
+                minio.restart(down_seconds=2)
+                restarts += 1
             deadline = time.monotonic() + RUN_TIMEOUT_S
             if mode == "random":
                 seen = wait_for_change(proc, probes["after offsets"], deadline)
@@ -112,6 +122,8 @@ def test_kill_9_with_table_and_checkpoint_on_s3_never_loses_or_duplicates(
     from deltalake import DeltaTable
     dt = DeltaTable(f"s3://{minio.bucket}/{table_key}", storage_options=minio.storage_options())
     ids = sorted(dt.to_pyarrow_table(columns=["id"]).column("id").to_pylist())
+    torture.record("local files -> delta on MinIO", kills, len(expected),
+                   *torture.lost_and_doubled(expected, ids), restarts=restarts)
     duplicates = [i for i, n in Counter(ids).items() if n > 1]
     assert not duplicates, f"{len(duplicates)} ids written twice, e.g. {duplicates[:5]}"
     missing = sorted(set(expected) - set(ids))

@@ -36,9 +36,10 @@ from pathlib import Path
 import pytest
 
 import minio_service
+import torture
 from helpers import describe, kill, log_versions, read_commit, run_silt, start_silt, write_job
 
-NUM_EVENTS = 8_000
+NUM_EVENTS = torture.scaled(8_000)
 MAX_OFFSETS_PER_TRIGGER = 40  # 200 batches
 DEVICES = 4
 STEP_MS = 50  # event i happens at BASE + i * STEP_MS - jitter
@@ -47,9 +48,9 @@ DELAY = "5 seconds"
 DELAY_MS = 5_000
 WINDOW_MS = 10_000
 BASE_MS = 1_782_116_160_000  # 2026-06-22T08:16:00Z
-MIN_KILLS = 40
-MAX_KILLS = 150  # then the rest is drained without kills
-MIN_AIMED_HITS = 5  # of about 30 aimed kills; aiming is best effort
+MIN_KILLS = torture.scaled(40)
+MAX_KILLS = torture.scaled(150)  # then the rest is drained without kills
+MIN_AIMED_HITS = torture.scaled(5)  # of about 30 aimed kills; aiming is best effort
 RUN_TIMEOUT_S = 60
 
 
@@ -349,6 +350,9 @@ def check_crashed_table(crashed, expected, ckpt, kills, hits, landed_at, log_dir
     assert not twice, f"{what}: {len(twice)} windows written more than once, e.g. {twice[:5]}"
     missing = expected - got
     extra = got - expected
+    torture.record(f"kafka -> windowed aggregation -> delta ({what})", kills,
+                   sum(expected.values()), sum(missing.values()), sum(extra.values()),
+                   aimed_hits=dict(hits))
     assert not missing and not extra, (
         f"{what}: the crashed run's table differs from the uninterrupted run's: "
         f"{sum(missing.values())} rows missing (e.g. {sorted(missing)[:3]}), "
