@@ -336,6 +336,11 @@ Result<CheckpointInfo> WriteCheckpoint(DeltaTable* table, const Snapshot& snapsh
   fs::FileSystem* fs = table->file_system().get();
   parquet::WriterOptions options;
   options.compression = parquet::Compression::kSnappy;
+  // The writer buffers a row group's encoded pages until it is flushed:
+  // with the default (128 MB) a checkpoint would sit in memory whole before
+  // being written, a transient the size of the table state at every
+  // checkpoint. Readers take any number of row groups.
+  options.row_group_bytes = 8LL * 1024 * 1024;
   options.key_value_metadata.emplace_back("org.apache.spark.version", "3.5.0");
   SILT_ASSIGN_OR_RETURN_CTX(
       std::unique_ptr<parquet::ParquetFileWriter> writer,

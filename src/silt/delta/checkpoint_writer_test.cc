@@ -186,16 +186,26 @@ TEST_F(CheckpointWriterTest, LogCleanupKeepsEverythingFromTheNewestExpiredCheckp
     fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
   }
   fs_->SetTime(Log(CheckpointFileName(10)), now - 40 * kDayMs + 10);
-  AppendUntil(20);  // checkpoint 20, then cleanup
+  // Aging the files stands for 40 days passing. A handle that already ran
+  // cleanup for today's cutoff does not list the log again until the cutoff
+  // moves (nothing written since can be older than it): checkpoint 20 by
+  // the same handle deletes nothing.
+  AppendUntil(20);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> all, table_->ListVersions());
+  EXPECT_EQ(all.front(), 0);
+  // A writer started since (the cutoff it sees is new) cleans up at its
+  // first checkpoint.
+  ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  AppendUntil(30);  // checkpoint 30, then cleanup
   ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
   ASSERT_FALSE(versions.empty());
   EXPECT_EQ(versions.front(), 10);
-  EXPECT_EQ(versions.back(), 20);
+  EXPECT_EQ(versions.back(), 30);
   ASSERT_OK_AND_ASSIGN(bool has10, fs_->Exists(Log(CheckpointFileName(10))));
   EXPECT_TRUE(has10);
 
   // Every version from the kept checkpoint on still reads.
-  for (int64_t v = 10; v <= 20; ++v) {
+  for (int64_t v = 10; v <= 30; ++v) {
     auto snapshot = table_->SnapshotAt(v);
     EXPECT_TRUE(snapshot.ok()) << v << ": " << snapshot.status().ToString();
   }

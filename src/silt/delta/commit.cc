@@ -5,6 +5,10 @@
 
 #include <simdjson.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <set>
 
 #include "silt/base/clock.h"
@@ -20,6 +24,7 @@
 #include "silt/delta/protocol.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table.h"
+#include "silt/delta/table_properties.h"
 
 namespace silt::delta {
 
@@ -53,10 +58,10 @@ std::string DescribeWinner(const CommitActions& winner) {
 }
 
 std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t> read_version,
-                            const std::string& txn_id) {
+                            const std::string& txn_id, int64_t now_ms) {
   JsonWriter w;
   w.BeginObject();
-  w.Member("timestamp", NowMillis());
+  w.Member("timestamp", now_ms);
   w.Member("operation", request.operation);
   w.Key("operationParameters");
   w.BeginObject();
@@ -300,9 +305,10 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
 // After committing `version`: a checkpoint every delta.checkpointInterval
 // versions, then expired log cleanup. Both are maintenance: a failure is
 // logged and never fails the commit, which is already durable.
-// `read_snapshot` (the state the commit was made on, may be null) spares
-// re-reading the previous checkpoint: only the commits after it are read.
-void PostCommit(DeltaTable* table, const SnapshotPtr& read_snapshot, const Metadata& metadata,
+// `snapshot` (may be null) is the state at `version` when the committer
+// knows it (CommitAndAdvance), else the state the commit was made on: either
+// spares re-reading the previous checkpoint.
+void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
                 int64_t version) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (!due.ok()) {
@@ -312,8 +318,10 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& read_snapshot, const Metad
   }
   if (!*due) return;
   Result<SnapshotPtr> snapshot = Status::NotFound("no snapshot yet");
-  if (read_snapshot != nullptr && read_snapshot->version() < version) {
-    snapshot = table->Update(read_snapshot);
+  if (snapshot_hint != nullptr && snapshot_hint->version() == version) {
+    snapshot = snapshot_hint;
+  } else if (snapshot_hint != nullptr && snapshot_hint->version() < version) {
+    snapshot = table->Update(snapshot_hint);
   }
   // Another writer may have committed after `version`: the checkpoint is
   // for `version` itself.
@@ -332,11 +340,32 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& read_snapshot, const Metad
   }
   SILT_LOG_DEBUG("delta", "wrote checkpoint ", checkpoint->path, " (", checkpoint->num_actions,
                  " actions)");
-  Result<LogCleanupResult> cleanup = CleanUpExpiredLogs(
-      table->file_system().get(), table->log_path(), (*snapshot)->metadata(), now_ms);
+#if defined(__GLIBC__)
+  // Encoding the checkpoint allocated and freed buffers of the size of the
+  // table state; glibc keeps such memory in its heaps (its mmap threshold
+  // rises to the largest block freed), so a long-running writer whose table
+  // grows would hold ever more of it. Hand the free pages back.
+  malloc_trim(0);
+#endif
+  // Cleanup lists the whole log. Its cutoff is a UTC day boundary, so after
+  // one pass no file becomes expired until the cutoff moves (files written
+  // later are newer than it): a writer that checkpoints every few seconds
+  // lists the log once a day per retention setting, not once a checkpoint.
+  const Metadata& current = (*snapshot)->metadata();
+  Result<bool> enabled = EnableExpiredLogCleanup(current.configuration);
+  Result<int64_t> retention_ms = LogRetentionMs(current.configuration);
+  std::optional<int64_t> cutoff_ms;
+  if (enabled.ok() && *enabled && retention_ms.ok()) {
+    cutoff_ms = TruncateToDayUtc(now_ms - *retention_ms);
+    if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return;
+  }
+  Result<LogCleanupResult> cleanup =
+      CleanUpExpiredLogs(table->file_system().get(), table->log_path(), current, now_ms);
   if (!cleanup.ok()) {
     SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
                   " failed: ", cleanup.status().ToString());
+  } else if (cutoff_ms) {
+    table->set_last_log_cleanup_cutoff_ms(*cutoff_ms);
   }
 }
 
@@ -359,8 +388,15 @@ Status CheckUtf8(std::string_view text) {
 
 }  // namespace
 
-Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
-                            const CommitRequest& request) {
+namespace {
+
+// Commit's body. With `advance` (CommitAndAdvance), a commit that lands right
+// after `read_snapshot` leaves the state at its version in *advance, built
+// from `read_snapshot` (moved in when the caller handed over the only
+// reference) plus the commit's own text; otherwise *advance gets
+// `read_snapshot` back.
+Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
+                                const CommitRequest& request, SnapshotPtr* advance) {
   if (table == nullptr) return Status::InvalidArgument("Commit needs a table");
   const std::string& table_path = table->path();
   const bool new_table = read_snapshot == nullptr;
@@ -394,7 +430,9 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     if (request.txn) {
       std::optional<int64_t> recorded = read_snapshot->TxnVersion(request.txn->app_id);
       if (recorded && *recorded >= request.txn->version) {
-        return CommitResult{read_snapshot->version(), true};
+        const int64_t read = read_snapshot->version();
+        if (advance != nullptr) *advance = std::move(read_snapshot);
+        return CommitResult{read, true};
       }
     }
     auto append_only = current.configuration.find("delta.appendOnly");
@@ -424,7 +462,8 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
   const std::string txn_id = NewUuid();
   std::optional<int64_t> read_version;
   if (!new_table) read_version = read_snapshot->version();
-  actions.commit_info_json = BuildCommitInfo(request, read_version, txn_id);
+  const int64_t commit_time_ms = NowMillis();
+  actions.commit_info_json = BuildCommitInfo(request, read_version, txn_id, commit_time_ms);
   const std::string text = SerializeCommit(actions);
   // Readers (silt, delta-spark, delta-rs) refuse a commit that is not UTF-8,
   // and a version once written cannot be replaced: one bad byte would make
@@ -441,7 +480,31 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
     std::string file = fs::JoinPath(table->log_path(), CommitFileName(version));
     Status st = table->file_system()->PutIfAbsent(file, text);
     if (st.ok()) {
+      SnapshotPtr committed;
+      if (advance != nullptr && version == (new_table ? 0 : read_snapshot->version() + 1)) {
+        // The state at `version` is the read state plus exactly this commit.
+        // It is applied from the text just written, parsed as any reader
+        // parses it, so it cannot differ from re-reading the log.
+        Result<CommitActions> written = ParseCommit(text, file);
+        if (written.ok()) {
+          written->version = version;
+          const Metadata kept_metadata = *committed_metadata;
+          Result<SnapshotPtr> next =
+              table->ApplyCommit(std::move(read_snapshot), std::move(*written), commit_time_ms);
+          if (next.ok()) {
+            committed = std::move(*next);
+          } else {
+            SILT_LOG_WARN(
+                "delta", "could not apply commit ", version, " of ", table_path,
+                " in memory (the next batch re-reads the log): ", next.status().ToString());
+          }
+          PostCommit(table, committed, kept_metadata, version);
+          *advance = std::move(committed);
+          return CommitResult{version, false};
+        }
+      }
       PostCommit(table, read_snapshot, *committed_metadata, version);
+      if (advance != nullptr) *advance = std::move(read_snapshot);
       return CommitResult{version, false};
     }
     if (!st.IsAlreadyExists()) {
@@ -458,15 +521,33 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
                                                          request, new_table, committed_metadata));
       if (outcome == Outcome::kAlreadyCommitted) {
         PostCommit(table, read_snapshot, *committed_metadata, v);
+        if (advance != nullptr) *advance = std::move(read_snapshot);
         return CommitResult{v, false};
       }
-      if (outcome == Outcome::kDuplicate) return CommitResult{v, true};
+      if (outcome == Outcome::kDuplicate) {
+        if (advance != nullptr) *advance = std::move(read_snapshot);
+        return CommitResult{v, true};
+      }
     }
     version = latest + 1;
   }
   return Status::Conflict("gave up committing to Delta table ", table_path, " after ",
                           kMaxCommitAttempts,
                           " attempts: other writers committed first every time");
+}
+
+}  // namespace
+
+Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
+                            const CommitRequest& request) {
+  return CommitImpl(table, read_snapshot, request, nullptr);
+}
+
+Result<CommitResult> CommitAndAdvance(DeltaTable* table, SnapshotPtr* snapshot,
+                                      const CommitRequest& request) {
+  if (snapshot == nullptr) return Status::InvalidArgument("CommitAndAdvance needs a snapshot slot");
+  SnapshotPtr read = std::move(*snapshot);
+  return CommitImpl(table, std::move(read), request, snapshot);
 }
 
 }  // namespace silt::delta

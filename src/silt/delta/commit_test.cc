@@ -66,6 +66,78 @@ class CommitTest : public ::testing::Test {
 
 // Regression (issue #23, point 1): a commit that is not UTF-8 would make the
 // table unreadable for good, so none is ever written.
+// A streaming writer's snapshot follows its own commits in memory: after
+// each one it is the state at the new version (equal to reading the log),
+// the log is neither listed nor re-read for it, and the checkpoints due are
+// written from it.
+TEST_F(CommitTest, CommitAndAdvanceKeepsTheWritersStateWithoutReadingTheLog) {
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->configuration = {{"delta.checkpointInterval", "5"}};
+  create.operation = "CREATE TABLE";
+  SnapshotPtr state;  // a new table
+  ASSERT_OK_AND_ASSIGN(CommitResult created, CommitAndAdvance(table_.get(), &state, create));
+  EXPECT_EQ(created.version, 0);
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->version(), 0);
+  for (int64_t batch = 0; batch < 12; ++batch) {
+    fs_->ResetCounters();
+    ASSERT_OK_AND_ASSIGN(CommitResult result,
+                         CommitAndAdvance(table_.get(), &state,
+                                          Append("p=x/f" + std::to_string(batch) + ".parquet",
+                                                 Txn{"query", batch, 1})));
+    ASSERT_EQ(result.version, batch + 1);
+    ASSERT_FALSE(result.skipped_duplicate);
+    ASSERT_NE(state, nullptr);
+    ASSERT_EQ(state->version(), batch + 1);
+    // One write (the commit), no listing and no read, except at the
+    // checkpoint versions (_last_checkpoint, and log cleanup's listing once).
+    if (result.version % 5 != 0) {
+      EXPECT_EQ(fs_->count(FsOp::kListDir), 0) << "version " << result.version;
+      EXPECT_EQ(fs_->count(FsOp::kReadFile), 0) << "version " << result.version;
+    }
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr read, table_->LatestSnapshot());
+    ASSERT_EQ(read->version(), state->version());
+    ASSERT_EQ(read->files().size(), state->files().size());
+    for (size_t i = 0; i < read->files().size(); ++i) {
+      EXPECT_EQ(read->files()[i].path, state->files()[i].path);
+      EXPECT_EQ(read->files()[i].stats, state->files()[i].stats);
+    }
+    EXPECT_EQ(state->TxnVersion("query"), batch);
+    EXPECT_EQ(read->timestamp_ms(), state->timestamp_ms());
+  }
+  // Checkpoints at 5 and 10, written from the in-memory state.
+  ASSERT_OK_AND_ASSIGN(bool at5,
+                       fs_->Exists("/t/_delta_log/00000000000000000005.checkpoint.parquet"));
+  ASSERT_OK_AND_ASSIGN(bool at10,
+                       fs_->Exists("/t/_delta_log/00000000000000000010.checkpoint.parquet"));
+  EXPECT_TRUE(at5);
+  EXPECT_TRUE(at10);
+
+  // Another writer commits in between: the snapshot stays the read state
+  // and the commit lands after the other one; Update catches up.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr other_base, table_->LatestSnapshot());
+  ASSERT_OK(Commit(table_.get(), other_base, Append("p=x/other.parquet")).status());
+  const int64_t before = state->version();
+  ASSERT_OK_AND_ASSIGN(
+      CommitResult raced,
+      CommitAndAdvance(table_.get(), &state, Append("p=x/late.parquet", Txn{"query", 12, 1})));
+  EXPECT_EQ(raced.version, before + 2);
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->version(), before);
+  ASSERT_OK_AND_ASSIGN(state, table_->Update(std::move(state)));
+  EXPECT_EQ(state->version(), before + 2);
+  EXPECT_EQ(state->files().size(), 14u);
+
+  // A batch already recorded is skipped and the snapshot kept.
+  ASSERT_OK_AND_ASSIGN(
+      CommitResult dup,
+      CommitAndAdvance(table_.get(), &state, Append("p=x/again.parquet", Txn{"query", 12, 1})));
+  EXPECT_TRUE(dup.skipped_duplicate);
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->version(), before + 2);
+}
+
 TEST_F(CommitTest, ActionsThatAreNotUtf8AreRefusedBeforeAnythingIsWritten) {
   SnapshotPtr v0 = Create();
   CommitRequest bad = Append("p=x/a.parquet");

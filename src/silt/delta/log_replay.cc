@@ -51,10 +51,12 @@ Status MergeCheckpointActions(CommitActions part, std::string_view source, Commi
 
 // A relative log path without %-escapes or a scheme: it resolves to the
 // table path joined with itself.
+// (Nor a newline, which separates a logical file's path from its deletion
+// vector id in replay's keys.)
 bool IsPlainRelativePath(std::string_view path) {
   if (path.empty() || path.front() == '/') return false;
   for (char c : path) {
-    if (c == '%' || c == ':') return false;
+    if (c == '%' || c == ':' || c == '\n') return false;
   }
   return true;
 }
@@ -85,15 +87,18 @@ class LogReplay {
   }
   // Starts from an already reconciled state (a snapshot's): its file lists
   // are sorted and hold each logical file once, as a checkpoint's do.
+  // `plain_paths` says every path in them is plain (Snapshot::plain_paths_).
   void ApplyState(Protocol protocol, Metadata metadata, std::map<std::string, Txn> txns,
                   std::vector<AddFile> files, std::vector<RemoveFile> tombstones,
-                  bool has_unmodelled_actions) {
+                  bool has_unmodelled_actions, bool plain_paths) {
     protocol_ = std::move(protocol);
     metadata_ = std::move(metadata);
     txns_ = std::move(txns);
     base_files_ = std::move(files);
     base_tombstones_ = std::move(tombstones);
     has_unmodelled_actions_ = has_unmodelled_actions;
+    base_reconciled_ = true;
+    base_plain_ = plain_paths;
   }
 
   Status Apply(CommitActions actions) {
@@ -102,11 +107,13 @@ class LogReplay {
     // with different deletion vectors, where the add is the newer state;
     // applying removes first gives exactly that.
     for (RemoveFile& remove : actions.removes) {
+      later_plain_ = later_plain_ && IsPlainRelativePath(remove.path);
       SILT_ASSIGN_OR_RETURN(std::string key, Key(remove.path, remove.deletion_vector));
       files_.erase(key);
       tombstones_[std::move(key)] = std::move(remove);
     }
     for (AddFile& add : actions.adds) {
+      later_plain_ = later_plain_ && IsPlainRelativePath(add.path);
       SILT_ASSIGN_OR_RETURN(std::string key, Key(add.path, add.deletion_vector));
       tombstones_.erase(key);
       files_[std::move(key)] = std::move(add);
@@ -121,13 +128,28 @@ class LogReplay {
 
   bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
 
-  // The live files and the tombstones, each sorted by path.
-  Status Finish(std::vector<AddFile>* files, std::vector<RemoveFile>* tombstones) {
-    SILT_RETURN_NOT_OK(DropSuperseded(&base_files_));
-    SILT_RETURN_NOT_OK(DropSuperseded(&base_tombstones_));
-    SortUnique(&base_files_);
-    SortUnique(&base_tombstones_);
-    DropLiveTombstones();
+  // The live files and the tombstones, each sorted by path; `plain_paths`
+  // tells whether every path in them is plain (Snapshot::plain_paths_).
+  Status Finish(std::vector<AddFile>* files, std::vector<RemoveFile>* tombstones,
+                bool* plain_paths) {
+    if (base_reconciled_ && base_plain_ && later_plain_) {
+      // A reconciled state whose entries are found by path: only the
+      // logical files the later commits touched are looked up, and the
+      // base needs no re-sorting (the per-batch path of a streaming writer,
+      // whose cost must not grow with the table).
+      DropSupersededByLookup(&base_files_);
+      DropSupersededByLookup(&base_tombstones_);
+      *plain_paths = true;
+    } else {
+      SILT_RETURN_NOT_OK(DropSuperseded(&base_files_));
+      SILT_RETURN_NOT_OK(DropSuperseded(&base_tombstones_));
+      if (!base_reconciled_) {
+        SortUnique(&base_files_);
+        SortUnique(&base_tombstones_);
+        DropLiveTombstones();
+      }
+      *plain_paths = later_plain_ && AllPlain(base_files_) && AllPlain(base_tombstones_);
+    }
     *files = MergeSorted(std::move(base_files_), &files_);
     *tombstones = MergeSorted(std::move(base_tombstones_), &tombstones_);
     return Status::OK();
@@ -177,6 +199,57 @@ class LogReplay {
     }
     base->erase(base->begin() + static_cast<std::ptrdiff_t>(kept), base->end());
     return Status::OK();
+  }
+
+  template <typename Action>
+  static bool AllPlain(const std::vector<Action>& actions) {
+    for (const Action& action : actions) {
+      if (!IsPlainRelativePath(action.path)) return false;
+    }
+    return true;
+  }
+
+  // DropSuperseded for a base whose paths are all plain and sorted: a plain
+  // entry's logical file is relative_prefix_ + path (+ "\n" + DV id), so
+  // each key of the later commits names at most the base entries with that
+  // path, found by binary search.
+  template <typename Action>
+  void DropSupersededByLookup(std::vector<Action>* base) {
+    if (base->empty() || (files_.empty() && tombstones_.empty())) return;
+    std::vector<size_t> doomed;
+    auto mark = [&](const std::string& key) {
+      if (key.compare(0, relative_prefix_.size(), relative_prefix_) != 0) return;
+      std::string_view rest = std::string_view(key).substr(relative_prefix_.size());
+      const size_t newline = rest.find('\n');
+      std::string_view path = rest.substr(0, newline);
+      std::string_view dv_id =
+          newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
+      auto first = std::lower_bound(
+          base->begin(), base->end(), path,
+          [](const Action& a, std::string_view p) { return std::string_view(a.path) < p; });
+      for (auto it = first; it != base->end() && it->path == path; ++it) {
+        const bool same = newline == std::string_view::npos
+                              ? !it->deletion_vector.has_value()
+                              : it->deletion_vector && it->deletion_vector->UniqueId() == dv_id;
+        if (same) doomed.push_back(static_cast<size_t>(it - base->begin()));
+      }
+    };
+    for (const auto& [key, action] : files_) mark(key);
+    for (const auto& [key, action] : tombstones_) mark(key);
+    if (doomed.empty()) return;
+    std::sort(doomed.begin(), doomed.end());
+    doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
+    size_t kept = 0;
+    size_t next = 0;
+    for (size_t i = 0; i < base->size(); ++i) {
+      if (next < doomed.size() && doomed[next] == i) {
+        ++next;
+        continue;
+      }
+      if (kept != i) (*base)[kept] = std::move((*base)[i]);
+      ++kept;
+    }
+    base->erase(base->begin() + static_cast<std::ptrdiff_t>(kept), base->end());
   }
 
   static std::string DvId(const std::optional<DeletionVectorDescriptor>& dv) {
@@ -274,6 +347,12 @@ class LogReplay {
   std::unordered_map<std::string, RemoveFile> tombstones_;
   bool has_unmodelled_actions_ = false;
   std::optional<int64_t> commit_timestamp_ms_;
+  // ApplyState gave the base: sorted, one entry per logical file, no
+  // tombstone of a live file; and whether all its paths are plain.
+  bool base_reconciled_ = false;
+  bool base_plain_ = false;
+  // Every path the later commits named was plain.
+  bool later_plain_ = true;
 };
 
 Result<CommitActions> DeltaTable::ReadCheckpoint(const CheckpointEntry& checkpoint) {
@@ -394,6 +473,12 @@ Result<SnapshotPtr> DeltaTable::ReplayCommits(LogReplay* replay_state, const Log
       timestamp_ms = *ts;
     }
   }
+  return BuildSnapshot(&replay, version, timestamp_ms);
+}
+
+Result<SnapshotPtr> DeltaTable::BuildSnapshot(LogReplay* replay_state, int64_t version,
+                                              int64_t timestamp_ms) {
+  LogReplay& replay = *replay_state;
   if (!replay.protocol()) {
     return Status::Corruption("Delta table ", path_, " has no protocol action in versions 0 to ",
                               version);
@@ -414,7 +499,8 @@ Result<SnapshotPtr> DeltaTable::ReplayCommits(LogReplay* replay_state, const Log
   snapshot->timestamp_ms_ = timestamp_ms;
   snapshot->protocol_ = *replay.protocol();
   snapshot->metadata_ = std::move(*replay.metadata());
-  SILT_RETURN_NOT_OK(replay.Finish(&snapshot->files_, &snapshot->tombstones_));
+  SILT_RETURN_NOT_OK(
+      replay.Finish(&snapshot->files_, &snapshot->tombstones_, &snapshot->plain_paths_));
   snapshot->has_unmodelled_actions_ = replay.has_unmodelled_actions();
   snapshot->txns_ = std::move(replay.txns());
   return SnapshotPtr(std::move(snapshot));
@@ -456,19 +542,39 @@ Result<SnapshotPtr> DeltaTable::Update(SnapshotPtr base) {
   }
   LogReplay replay(path_);
   const int64_t timestamp_ms = base->timestamp_ms();
+  StartFromSnapshot(&replay, std::move(base));
+  return ReplayCommits(&replay, listing, start, latest, timestamp_ms);
+}
+
+void DeltaTable::StartFromSnapshot(LogReplay* replay, SnapshotPtr base) {
   if (base.use_count() == 1) {
     // The only reference: the snapshot was created non-const by Replay, and
     // nobody else can observe it being emptied.
     auto* owned = const_cast<Snapshot*>(base.get());
-    replay.ApplyState(std::move(owned->protocol_), std::move(owned->metadata_),
-                      std::move(owned->txns_), std::move(owned->files_),
-                      std::move(owned->tombstones_), owned->has_unmodelled_actions_);
+    replay->ApplyState(std::move(owned->protocol_), std::move(owned->metadata_),
+                       std::move(owned->txns_), std::move(owned->files_),
+                       std::move(owned->tombstones_), owned->has_unmodelled_actions_,
+                       owned->plain_paths_);
   } else {
-    replay.ApplyState(base->protocol_, base->metadata_, base->txns_, base->files_,
-                      base->tombstones_, base->has_unmodelled_actions_);
+    replay->ApplyState(base->protocol_, base->metadata_, base->txns_, base->files_,
+                       base->tombstones_, base->has_unmodelled_actions_, base->plain_paths_);
   }
-  base.reset();
-  return ReplayCommits(&replay, listing, start, latest, timestamp_ms);
+}
+
+Result<SnapshotPtr> DeltaTable::ApplyCommit(SnapshotPtr base, CommitActions actions,
+                                            int64_t timestamp_ms) {
+  const int64_t version = actions.version;
+  const int64_t expected = base == nullptr ? 0 : base->version() + 1;
+  if (version != expected) {
+    return Status::InvalidArgument("ApplyCommit: commit ", version, " of ", path_,
+                                   " does not follow ",
+                                   base == nullptr ? std::string("an empty table")
+                                                   : Status::Concat("version ", base->version()));
+  }
+  LogReplay replay(path_);
+  if (base != nullptr) StartFromSnapshot(&replay, std::move(base));
+  SILT_RETURN_NOT_OK(replay.Apply(std::move(actions)));
+  return BuildSnapshot(&replay, version, replay.commit_timestamp_ms().value_or(timestamp_ms));
 }
 
 }  // namespace silt::delta

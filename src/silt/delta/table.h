@@ -69,6 +69,10 @@ class Snapshot {
   std::map<std::string, Txn> txns_;
   std::vector<RemoveFile> tombstones_;
   bool has_unmodelled_actions_ = false;
+  // Every file and tombstone path is relative without %-escapes or a scheme
+  // (what silt and delta-spark write): its logical file is then found by
+  // path alone, so applying one commit costs the commit, not the table.
+  bool plain_paths_ = false;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
@@ -109,6 +113,17 @@ class DeltaTable {
   // copy. Falls back to LatestSnapshot when a commit after `base` is gone
   // (log cleanup) or the log no longer reaches `base`'s version.
   Result<SnapshotPtr> Update(SnapshotPtr base);
+  // The snapshot at `actions.version`, built from `base` (this table's
+  // snapshot at actions.version - 1; null when actions.version is 0) plus
+  // that one commit's actions, without reading the log: a writer advancing
+  // its own snapshot past the commit it has just written. When the caller
+  // hands over the only reference to `base`, its file lists are reused
+  // without a copy, and the cost is that of the commit, not of the table.
+  // `timestamp_ms` is the snapshot's time when the actions carry no
+  // commitInfo timestamp. Errors: InvalidArgument when `base` is not at
+  // actions.version - 1; otherwise as LatestSnapshot (Corruption, the
+  // protocol read gate's NotSupported).
+  Result<SnapshotPtr> ApplyCommit(SnapshotPtr base, CommitActions actions, int64_t timestamp_ms);
   // Time travel by timestamp, as Spark's `timestampAsOf`: the newest version
   // whose commit timestamp (in-commit timestamp when the table enables it,
   // else the commit file's modification time, adjusted to be monotonic as
@@ -118,6 +133,12 @@ class DeltaTable {
   Result<SnapshotPtr> SnapshotAtTimestamp(int64_t timestamp_ms);
   // One commit's actions. Errors: NotFound naming the version.
   Result<CommitActions> ReadCommit(int64_t version);
+
+  // The cutoff of the last expired-log cleanup run through this handle
+  // after a checkpoint (commit.cc), so that a writer does not list the
+  // whole log again while the cutoff, a UTC day boundary, has not moved.
+  std::optional<int64_t> last_log_cleanup_cutoff_ms() const { return last_log_cleanup_cutoff_ms_; }
+  void set_last_log_cleanup_cutoff_ms(int64_t ms) { last_log_cleanup_cutoff_ms_ = ms; }
 
  private:
   // One complete checkpoint: a classic single file, all parts of a
@@ -150,6 +171,12 @@ class DeltaTable {
   // at `start`; `timestamp_ms` is that state's time) and builds the snapshot.
   Result<SnapshotPtr> ReplayCommits(LogReplay* replay, const LogListing& listing, int64_t start,
                                     int64_t version, int64_t timestamp_ms);
+  // Starts `replay` from `base`'s state (moved out when `base` is the only
+  // reference to it).
+  static void StartFromSnapshot(LogReplay* replay, SnapshotPtr base);
+  // The snapshot at `version` from a replay that has applied everything up
+  // to it: checks protocol and metaData and applies the read gate.
+  Result<SnapshotPtr> BuildSnapshot(LogReplay* replay, int64_t version, int64_t timestamp_ms);
   // The actions of a checkpoint, with V2 sidecars resolved.
   Result<CommitActions> ReadCheckpoint(const CheckpointEntry& checkpoint);
   fs::FileSystemPtr fs_;
@@ -158,6 +185,7 @@ class DeltaTable {
   // next ListLog once so that opening and loading a snapshot list the log
   // once (a LIST per 1,000 entries on S3).
   std::optional<LogListing> opening_listing_;
+  std::optional<int64_t> last_log_cleanup_cutoff_ms_;
 };
 
 struct TableWriterOptions {
@@ -277,6 +305,19 @@ struct CommitResult {
 // (a commit file readers refuse would end the table); IOError.
 Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
                             const CommitRequest& request);
+
+// As Commit on top of `*snapshot` (null for a new table), for a writer that
+// keeps the table's state from one commit to the next (a streaming sink):
+// when the commit lands right after `*snapshot` (nobody committed in
+// between), `*snapshot` becomes the state at the new version, built in
+// memory from the old state plus the commit just written (DeltaTable::
+// ApplyCommit: no log read, and no copy of the file lists when `*snapshot`
+// was the only reference), and the checkpoint due at that version is
+// written from it. Otherwise (another writer got in first, or a duplicate)
+// `*snapshot` is left as the read state; the caller catches up with
+// DeltaTable::Update. On an error `*snapshot` is null: re-read the table.
+Result<CommitResult> CommitAndAdvance(DeltaTable* table, SnapshotPtr* snapshot,
+                                      const CommitRequest& request);
 
 struct ScanOptions {
   // Columns to return (empty = all, table order).

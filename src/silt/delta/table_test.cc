@@ -188,6 +188,92 @@ TEST_F(DeltaTableTest, UpdateAppliesOnlyNewCommitsAndEqualsAFullReplay) {
   EXPECT_EQ(v3_snapshot->tombstones()[0].path, "p=y/c.parquet");
 }
 
+// The per-batch update of a streaming writer looks up only the files the
+// new commits name (by path, when every path is plain); whatever spelling
+// the commits use, the result must equal a full replay.
+TEST_F(DeltaTableTest, UpdateFromPlainPathsEqualsAFullReplayForEverySpelling) {
+  CommitActions v0;
+  v0.commit_info_json = R"({"timestamp":1000})";
+  v0.protocol = Protocol();
+  v0.metadata = TestMetadata();
+  v0.adds = {Add("p=x/a.parquet"), Add("p=x/b.parquet"), Add("p=x/c.parquet"),
+             Add("p=x/d.parquet")};
+  WriteCommit(0, v0);
+  DeletionVectorDescriptor dv;
+  dv.storage_type = "u";
+  dv.path_or_inline_dv = "ab^-aqEH.-t@S}K{vb[*k^";
+  dv.offset = 4;
+  dv.size_in_bytes = 40;
+  dv.cardinality = 2;
+  // v1, plain: b gets a deletion vector (remove + add of the same path),
+  // c is removed, e added.
+  CommitActions v1;
+  v1.removes = {Remove("p=x/b.parquet"), Remove("p=x/c.parquet")};
+  AddFile b_dv = Add("p=x/b.parquet");
+  b_dv.deletion_vector = dv;
+  v1.adds = {b_dv, Add("p=x/e.parquet")};
+  // v2, not plain: an absolute spelling of d and an escaped one of e.
+  CommitActions v2;
+  v2.removes = {Remove("/t/p=x/d.parquet"), Remove("p%3Dx/e.parquet")};
+  // v3, plain again: c comes back, and b's DV-less entry (already removed)
+  // is removed once more.
+  CommitActions v3;
+  v3.adds = {Add("p=x/c.parquet")};
+  v3.removes = {Remove("p=x/b.parquet")};
+
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr step, table_->LatestSnapshot());
+  int64_t version = 0;
+  for (const CommitActions* commit : {&v1, &v2, &v3}) {
+    WriteCommit(++version, *commit);
+    // One commit at a time, as a streaming writer sees them.
+    ASSERT_OK_AND_ASSIGN(step, table_->Update(std::move(step)));
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr full, table_->LatestSnapshot());
+    ASSERT_EQ(step->version(), version);
+    std::vector<std::string> step_files;
+    std::vector<std::string> full_files;
+    for (const AddFile& f : step->files()) {
+      step_files.push_back(f.path + (f.deletion_vector ? "+dv" : ""));
+    }
+    for (const AddFile& f : full->files()) {
+      full_files.push_back(f.path + (f.deletion_vector ? "+dv" : ""));
+    }
+    EXPECT_EQ(step_files, full_files) << "version " << version;
+    std::vector<std::string> step_tombstones;
+    std::vector<std::string> full_tombstones;
+    for (const RemoveFile& r : step->tombstones()) step_tombstones.push_back(r.path);
+    for (const RemoveFile& r : full->tombstones()) full_tombstones.push_back(r.path);
+    EXPECT_EQ(step_tombstones, full_tombstones) << "version " << version;
+  }
+  EXPECT_EQ(Paths(*step),
+            (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet", "p=x/c.parquet"}));
+  ASSERT_TRUE(step->files()[1].deletion_vector.has_value());
+}
+
+// A writer's own commit applied in memory equals reading it back.
+TEST_F(DeltaTableTest, ApplyCommitEqualsReadingTheCommit) {
+  WriteVersion0();
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr base, table_->LatestSnapshot());
+  CommitActions v1;
+  v1.commit_info_json = R"({"timestamp":2500})";
+  v1.commit_timestamp_ms = 2500;
+  v1.adds = {Add("p=x/b.parquet"), Add("p=x/a.parquet")};
+  v1.txns = {Txn{"app", 3, 2}};
+  v1.version = 1;
+  WriteCommit(1, v1);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr applied, table_->ApplyCommit(base, v1, 9999));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr read, table_->LatestSnapshot());
+  EXPECT_EQ(applied->version(), 1);
+  EXPECT_EQ(applied->timestamp_ms(), read->timestamp_ms());
+  EXPECT_EQ(Paths(*applied), Paths(*read));
+  EXPECT_EQ(applied->TxnVersion("app"), 3);
+  // The shared base is untouched.
+  EXPECT_EQ(base->version(), 0);
+  EXPECT_TRUE(base->files().empty());
+  // Not the next version: refused.
+  v1.version = 5;
+  EXPECT_TRUE(table_->ApplyCommit(base, v1, 0).status().IsInvalidArgument());
+}
+
 TEST_F(DeltaTableTest, UpdateFallsBackToAFullLoadWhenCommitsAfterTheBaseAreGone) {
   WriteVersion0();
   ASSERT_OK_AND_ASSIGN(SnapshotPtr base, table_->LatestSnapshot());

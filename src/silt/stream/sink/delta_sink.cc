@@ -393,9 +393,12 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   }
   // Complete mode: the batch is the whole result, so every file of the table
   // read at Begin goes in the commit that adds the batch's files.
+  // Append: the sink's snapshot moves on by its own commit in memory, so the
+  // next batch only probes the log for other writers' commits (Update)
+  // instead of re-reading this one; nothing per batch grows with the table.
   Result<delta::CommitResult> committed =
       complete_ ? delta::CommitReplacingAllFiles(table_.get(), snapshot_, request, now_ms)
-                : delta::Commit(table_.get(), snapshot_, request);
+                : delta::CommitAndAdvance(table_.get(), &snapshot_, request);
   if (!committed.ok()) return committed.status();
   if (committed->skipped_duplicate) {
     // Another run of this query committed the batch between our snapshot and
