@@ -14,7 +14,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
-        format clean bench bench-windowed cross-arm64 test-arm64 dist deb test-deb
+        format clean bench bench-windowed bench-soak cross-arm64 test-arm64 dist deb test-deb
 
 all: build
 
@@ -124,6 +124,15 @@ bench: build
 bench-windowed: build
 	@scripts/setup-bench.sh >/dev/null
 	@$(VENV)/bin/python bench/windowed/run.py --silt $(SILT)
+
+# Soak: the fastest trigger at a steady rate for SOAK_SECONDS, RSS, CPU per
+# batch and log size over time, and the flatness criterion of issue #22
+# (bench/soak/README.md). Not part of `make test` or `make bench`.
+SOAK_SECONDS ?= 3600
+SOAK_RATE    ?= 10000
+bench-soak: build
+	@$(VENV)/bin/python bench/soak/run.py --silt silt=$(SILT) --duration $(SOAK_SECONDS) \
+	  --rate $(SOAK_RATE) --out bench/results/soak-$$(date -u +%Y-%m-%d)
 
 # linux/arm64 (Raspberry Pi 4 and the like), cross-compiled on Debian 12
 # amd64: aarch64 gcc, the arm64 multi-arch -dev packages and qemu-user

@@ -7,6 +7,8 @@
 #   --monitoring  also the services the tests start themselves: prometheus
 #             and chromium (test_metrics.py), the mosquitto broker
 #             (test_mqtt*.py); `make test` runs them
+#   --profile also the memory and CPU profilers the benchmark notes use
+#             (heaptrack, valgrind's massif, perf): bench/soak/README.md
 #   --arm64   also the aarch64 cross toolchain, the arm64 (multi-arch)
 #             -dev packages of every library silt links, and qemu-user-static
 #             (`make dist`, `make test-arm64`)
@@ -44,11 +46,12 @@ for arg in "$@"; do
     # and the MQTT tests' broker; the tests start them on loopback
     # themselves, on their own ports.
     --monitoring) PKGS+=(prometheus chromium mosquitto) ;;
+    --profile) PKGS+=(heaptrack valgrind linux-perf) ;;
     --arm64)
       arm64=1
       PKGS+=(crossbuild-essential-arm64 qemu-user-static binutils-aarch64-linux-gnu)
       for p in "${ARM64_LIBS[@]}"; do PKGS+=("$p:arm64"); done ;;
-    *) echo "usage: $0 [--check] [--clang] [--monitoring] [--arm64]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--check] [--clang] [--monitoring] [--profile] [--arm64]" >&2; exit 2 ;;
   esac
 done
 
