@@ -12,6 +12,7 @@
 #include "silt/delta/history.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/table_properties.h"
+#include "silt/parquet/file_reader.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::delta {
@@ -155,6 +156,39 @@ TEST_F(CheckpointWriterTest, CommitsCheckpointEveryIntervalAndReplayMatches) {
   EXPECT_EQ(Paths(*from_checkpoint), Paths(*replayed));
   EXPECT_EQ(from_checkpoint->TxnVersion("app"), 25);
   EXPECT_EQ(from_checkpoint->files()[0].partition_values, replayed->files()[0].partition_values);
+}
+
+// A large state is written in several row groups (the writer does not hold
+// the whole checkpoint in memory) and reads back whole.
+TEST_F(CheckpointWriterTest, LargeStatesSpanSeveralRowGroupsAndReadBackWhole) {
+  Create();
+  CommitRequest r;
+  r.operation = "WRITE";
+  uint64_t x = 42;
+  for (int i = 0; i < 12000; ++i) {
+    AddFile a = Add("p=x/f" + std::to_string(i) + ".parquet");
+    // ~1 KB of stats that snappy cannot shrink much.
+    std::string noise;
+    for (int j = 0; j < 1000; ++j) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      noise.push_back("0123456789abcdef"[(x >> 59) & 15]);
+    }
+    a.stats = R"({"numRecords":1,"minValues":{"p":")" + noise + R"("}})";
+    r.adds.push_back(std::move(a));
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v0, table_->LatestSnapshot());
+  ASSERT_OK(Commit(table_.get(), v0, r).status());
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v1, table_->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(CheckpointInfo info, WriteCheckpoint(table_.get(), *v1, 1));
+  ASSERT_OK_AND_ASSIGN(auto reader, parquet::ParquetFileReader::Open(fs_.get(), info.path));
+  EXPECT_GT(reader->num_row_groups(), 1);
+  ASSERT_OK_AND_ASSIGN(CommitActions cp, ReadParquetCheckpoint(fs_.get(), info.path));
+  ASSERT_EQ(cp.adds.size(), 12000u);
+  ASSERT_TRUE(cp.protocol.has_value());
+  ASSERT_TRUE(cp.metadata.has_value());
+  std::map<std::string, std::string> stats;
+  for (const AddFile& a : cp.adds) stats[a.path] = a.stats.value_or("");
+  for (const AddFile& a : v1->files()) EXPECT_EQ(stats[a.path], *a.stats) << a.path;
 }
 
 TEST_F(CheckpointWriterTest, ExpiredTombstonesAndTxnsAreLeftOut) {
