@@ -128,8 +128,14 @@ class Engine:
         self.dir.mkdir(parents=True)
         self.table = self.dir / "table"
         job = self.dir / "job.yaml"
+        # KEY=VALUE applies to every engine, LABEL:KEY=VALUE to one.
+        options = []
+        for key, value in args.table_option:
+            target, _, name = key.rpartition(":")
+            if target in ("", label):
+                options.append((name, value))
         job.write_text(job_text(label, self.table, self.dir / "checkpoint", args.rate,
-                                args.devices, args.table_option))
+                                args.devices, options))
         self.log = open(self.dir / "silt.log", "wb")
         env = dict(os.environ)
         env.update(dict(args.env))
@@ -307,7 +313,9 @@ def main():
     ap.add_argument("--window", type=float, default=10.0,
                     help="trailing window of the CPU-per-batch column, s (default 10)")
     ap.add_argument("--table-option", action="append", type=parse_pair, default=[],
-                    metavar="KEY=VALUE", help="a sink option, e.g. delta.checkpointInterval=10")
+                    metavar="[LABEL:]KEY=VALUE",
+                    help="a sink option for every engine, or for the one named LABEL, "
+                         "e.g. slow:delta.checkpointInterval=100")
     ap.add_argument("--env", action="append", type=parse_pair, default=[],
                     metavar="NAME=VALUE", help="environment of the silt processes")
     ap.add_argument("--out", type=Path, required=True, help="directory for CSV, JSON, Markdown")
