@@ -1,12 +1,14 @@
 """Bad records never stop a PERMISSIVE query nor disappear; FAILFAST stops
 naming the file and line; bad job files fail before any work with exit code
-2 and a message that names what is wrong."""
+2 and a message that names what is wrong; bad data met while a batch runs
+exits 3 (docs/cli.md) with the batch left to re-run."""
 
 import json
 
 import pytest
 
 from helpers import (
+    checkpoint_batches,
     describe,
     json_file_job,
     read_with_deltalake,
@@ -81,7 +83,7 @@ def test_failfast_stops_at_the_first_malformed_line_naming_file_and_line(silt, w
         "failfast", input_dir, work / "table", work / "checkpoint",
         schema="id BIGINT, name STRING, score DOUBLE", mode="FAILFAST"))
     proc = silt("run", job)
-    assert proc.returncode != 0, describe(proc)
+    assert proc.returncode == 3, describe(proc)  # a data error, not a bad job
     errors = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
     assert len(errors) == 1, describe(proc)
     assert str(bad_file) in errors[0]
@@ -184,11 +186,47 @@ def with_misspelled_sink_option(job):
     return job, ["sink.options.mergeSchem", "did you mean mergeSchema?"]
 
 
+def with_bad_output_mode(job):
+    job["sink"]["outputMode"] = "upsert"
+    return job, ["sink.outputMode", "upsert"]
+
+
+def with_unknown_partition_column(job):
+    job["sink"]["partitionBy"] = ["nmae"]
+    return job, ["sink.partitionBy", "nmae"]
+
+
+def with_bad_compression(job):
+    job["sink"]["options"] = {"compression": "snapy"}
+    return job, ["sink.options.compression", "snapy"]
+
+
+def with_complete_mode_without_aggregation(job):
+    job["sink"]["outputMode"] = "complete"
+    return job, ["sink.outputMode", "Complete output mode not supported"]
+
+
+def with_bad_watermark_column(job):
+    job["transform"] = [{"withWatermark": {"eventTime": "nope", "delayThreshold": "1 minute"}}]
+    return job, ["transform[0].withWatermark.eventTime", "nope"]
+
+
+def with_bad_trigger(job):
+    job["trigger"] = {"processingTime": "soon"}
+    return job, ["trigger", "soon"]
+
+
 @pytest.mark.parametrize("mutate", [
     with_misspelled_source_option,
     with_unimplemented_spark_option,
     with_misspelled_sink_option,
     with_unknown_sink_key,
+    with_bad_output_mode,
+    with_unknown_partition_column,
+    with_bad_compression,
+    with_complete_mode_without_aggregation,
+    with_bad_watermark_column,
+    with_bad_trigger,
     with_unknown_top_level_key,
     with_bad_expression,
     with_unknown_column,
@@ -242,3 +280,95 @@ def test_missing_job_file_is_reported(silt, work):
     assert proc.returncode != 0
     assert proc.stderr.startswith("silt: error:")
     assert "nope.yaml" in proc.stderr
+
+
+
+@pytest.mark.parametrize("change, expected_parts", [
+    ({"schema": "id STRING, name STRING"}, ["id", "STRING", "BIGINT"]),
+    ({"partition_by": ["id"]}, ["sink.partitionBy", "differs from the partition columns"]),
+], ids=["column-type", "partitioning"])
+def test_job_that_does_not_fit_the_existing_table_fails_before_any_work(
+        silt, work, change, expected_parts):
+    # The table check is a job check: it runs before the checkpoint exists
+    # (it used to run in the first batch, after offsets/0 was written).
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1, "name": "x"})])
+    first = json_file_job("first", input_dir, work / "table", work / "cp-first",
+                          schema="id BIGINT, name STRING", partition_by=["name"])
+    assert silt("run", write_job(work / "first.yaml", first)).returncode == 0
+    args = {"schema": "id BIGINT, name STRING", "partition_by": ["name"], **change}
+    job = json_file_job("second", input_dir, work / "table", work / "cp-second", **args)
+    proc = silt("run", write_job(work / "second.yaml", job))
+    assert proc.returncode == 2, describe(proc)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
+    assert len(errors) == 1, describe(proc)
+    for part in expected_parts:
+        assert part in errors[0], f"{part!r} not named in: {errors[0]}"
+    assert not (work / "cp-second").exists(), "the checkpoint was created before validation"
+
+
+def with_ansi_cast_failure(work, input_dir):
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1, "name": "12"}),
+                                            json.dumps({"id": 2, "name": "twelve"})])
+    job = json_file_job("ansi", input_dir, work / "table", work / "checkpoint",
+                        schema="id BIGINT, name STRING",
+                        transform=[{"select": ["id", "CAST(name AS INT) AS n"]}])
+    job["ansi"] = True
+    return job, ["twelve", "CAST"]
+
+
+def with_not_null_violation(work, input_dir):
+    import deltalake  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+    deltalake.write_deltalake(str(work / "table"), pa.table({"id": [0], "name": ["z"]},
+                                                            schema=schema))
+    write_input_file(input_dir / "a.json", [json.dumps({"name": "no id"})])
+    job = json_file_job("notnull", input_dir, work / "table", work / "checkpoint",
+                        schema="id BIGINT, name STRING")
+    return job, ["NOT NULL constraint violated for column 'id'"]
+
+
+def with_nul_in_partition_value(work, input_dir):
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1, "name": "ok"}),
+                                            json.dumps({"id": 2, "name": "a\u0000b"})])
+    job = json_file_job("nul", input_dir, work / "table", work / "checkpoint",
+                        schema="id BIGINT, name STRING", partition_by=["name"])
+    return job, ["partition column 'name'", "row 1", "NUL byte"]
+
+
+def with_over_long_partition_value(work, input_dir):
+    write_input_file(input_dir / "a.json", [json.dumps({"id": 1, "name": "n" * 300})])
+    job = json_file_job("long", input_dir, work / "table", work / "checkpoint",
+                        schema="id BIGINT, name STRING", partition_by=["name"])
+    return job, ["partition column 'name'", "row 0", "305 bytes", "at most 255"]
+
+
+@pytest.mark.parametrize("make", [
+    with_ansi_cast_failure,
+    with_not_null_violation,
+    with_nul_in_partition_value,
+    with_over_long_partition_value,
+], ids=lambda f: f.__name__)
+def test_bad_data_in_a_batch_exits_3_and_leaves_the_batch_to_rerun(silt, work, make):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    job, expected_parts = make(work, input_dir)
+    path = write_job(work / "job.yaml", job)
+    versions_before = sorted((work / "table" / "_delta_log").glob("*.json")) \
+        if (work / "table" / "_delta_log").exists() else []
+    proc = silt("run", path, timeout=120)
+    assert proc.returncode == 3, describe(proc)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("silt: error:")]
+    assert len(errors) == 1, describe(proc)
+    assert "batch 0" in errors[0], errors[0]
+    for part in expected_parts:
+        assert part in errors[0], f"{part!r} not named in: {errors[0]}"
+    # Planned, not committed: the next run meets the same batch again.
+    assert checkpoint_batches(work / "checkpoint", "offsets") == [0]
+    assert checkpoint_batches(work / "checkpoint", "commits") == []
+    log = work / "table" / "_delta_log"
+    assert (sorted(log.glob("*.json")) if log.exists() else []) == versions_before
+    again = silt("run", path, timeout=120)
+    assert again.returncode == 3, describe(again)

@@ -8,6 +8,17 @@
 //
 // Thread safety: commands run on the main thread; `silt run` and `silt demo`
 // install SIGINT/SIGTERM handlers for the duration of the query.
+//
+// Exit codes (docs/cli.md):
+//   0  success
+//   1  any other failure (storage, broker, a corrupt table, an internal error)
+//   2  bad usage or a bad job file: StatusCode::kInvalidArgument outside a
+//      batch; nothing was done on disk
+//   3  a data error: bad data met while a streaming batch ran
+//      (kInvalidArgument or kCorruption inside a batch: FAILFAST on a
+//      malformed record, an ANSI cast failure, a NOT NULL violation at the
+//      sink, an unreadable input file); the batch is left uncommitted and
+//      re-runs on the next start
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +28,18 @@
 
 namespace silt::cli {
 
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitDataError = 3;
+
+// The exit code of a command's final Status, when the command does not know
+// better (see Command::ExitCodeFor).
+inline int DefaultExitCode(const Status& status) {
+  if (status.ok()) return kExitOk;
+  return status.IsInvalidArgument() ? kExitUsage : kExitFailure;
+}
+
 class Command {
  public:
   virtual ~Command() = default;
@@ -24,6 +47,10 @@ class Command {
   virtual CLI::App* subcommand() const = 0;
   // Runs the command with the parsed options.
   virtual Status Run() = 0;
+  // The exit code for the Status Run() returned: DefaultExitCode, unless the
+  // command knows more (`silt run` tells a data error met in a batch from a
+  // bad job).
+  virtual int ExitCodeFor(const Status& status) const { return DefaultExitCode(status); }
 };
 
 // silt run JOB.yaml [--max-batches N] [--progress-json]

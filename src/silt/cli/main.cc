@@ -1,10 +1,6 @@
 // The `silt` command: parses the command line, runs one subcommand and maps
-// its final Status to the process exit code with one message on stderr:
-//
-//   0  success
-//   2  usage error or invalid input (bad command line, bad job file):
-//      StatusCode::kInvalidArgument
-//   1  any other failure
+// its final Status to the process exit code (the table in command.h) with
+// one message on stderr.
 //
 // Messages read "silt: error: <message>".
 
@@ -23,14 +19,7 @@
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-int ExitCodeFor(const silt::Status& status) {
-  if (status.ok()) return kExitOk;
-  return status.IsInvalidArgument() ? kExitUsage : kExitFailure;
-}
+using silt::cli::kExitUsage;
 
 void PrintError(const std::string& message) {
   std::fflush(stdout);
@@ -89,7 +78,7 @@ int main(int argc, char** argv) {
     silt::Status status = command->Run();
     std::fflush(stdout);
     if (!status.ok()) PrintError(status.message());
-    return ExitCodeFor(status);
+    return command->ExitCodeFor(status);
   }
   PrintError("no command given (run `silt --help` for usage)");
   return kExitUsage;

@@ -105,15 +105,21 @@ class RunListener final : public stream::QueryListener {
     if (metrics_) metrics_->OnNoNewData();
   }
   void OnBatchStarted(int64_t batch_id) override {
+    in_batch_ = true;
     SetLogBatchId(batch_id);
     if (metrics_) metrics_->OnBatchStarted(batch_id);
   }
   void OnBatchCompleted(const stream::BatchProgress& progress) override {
+    in_batch_ = false;
     if (metrics_) metrics_->OnBatchCompleted(progress);
   }
 
+  // A batch has started and not completed.
+  bool in_batch() const { return in_batch_; }
+
  private:
   stream::QueryMetrics* metrics_;
+  bool in_batch_ = false;
 };
 
 }  // namespace
@@ -159,6 +165,7 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   RunListener listener(query_metrics.get());
   query_options.listener = &listener;
   Result<stream::QueryResult> result = stream::RunQuery(job, query_options);
+  if (options.failed_in_batch) *options.failed_in_batch = !result.ok() && listener.in_batch();
   if (query_metrics) query_metrics->OnQueryStopped(result.status());
   if (server && job.metrics->stop_grace_micros > 0 && !g_stop_requested.load()) {
     // The query stopped by itself: the endpoint keeps answering for a while

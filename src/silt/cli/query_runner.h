@@ -27,6 +27,10 @@ namespace silt::cli {
 
 struct RunOptions {
   bool progress_json = false;
+  // When not null, set to whether the query failed while a batch ran (it
+  // had started and not completed): the failure is then about the batch's
+  // data or its I/O, not about the job. Borrowed for the call.
+  bool* failed_in_batch = nullptr;
 };
 
 // Runs `job` until it stops by itself, by signal, or fails. The handlers are

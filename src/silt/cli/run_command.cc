@@ -48,6 +48,7 @@ class RunCommand final : public Command {
     if (max_batches_ > 0) job.max_batches = max_batches_;
     RunOptions options;
     options.progress_json = progress_json_;
+    options.failed_in_batch = &failed_in_batch_;
     SILT_ASSIGN_OR_RETURN(stream::QueryResult result, RunJobInForeground(job, options));
     if (!progress_json_) {
       fmt::print("[silt] query {} stopped: {} batches, {} rows written\n", result.query_id,
@@ -56,7 +57,17 @@ class RunCommand final : public Command {
     return Status::OK();
   }
 
+  // An InvalidArgument or Corruption met while a batch ran is bad data, not
+  // a bad job: the job file was accepted and the checkpoint holds the batch.
+  int ExitCodeFor(const Status& status) const override {
+    if (failed_in_batch_ && (status.IsInvalidArgument() || status.IsCorruption())) {
+      return kExitDataError;
+    }
+    return DefaultExitCode(status);
+  }
+
  private:
+  bool failed_in_batch_ = false;
   CLI::App* sub_ = nullptr;
   std::string job_path_;
   int64_t max_batches_ = 0;

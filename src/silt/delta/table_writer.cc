@@ -2,6 +2,8 @@
 // its own Parquet file under a Hive-style directory.
 
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "silt/base/clock.h"
@@ -44,6 +46,35 @@ void PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* codes
 }
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
+
+// The longest file or directory name local file systems take (NAME_MAX).
+constexpr size_t kMaxPathComponentBytes = 255;
+
+// A partition value that cannot become a directory name fails the batch
+// naming the column and the first row that holds it: a NUL byte (Spark's
+// escaping keeps it, and no path can hold it), or a `col=value` name longer
+// than kMaxPathComponentBytes once escaped. Both are refused on every file
+// system, so a table can be copied between object stores and local disks.
+Status CheckPartitionPathValue(const std::string& column, const std::optional<std::string>& value,
+                               int64_t row) {
+  if (!value) return Status::OK();
+  if (value->find('\0') != std::string::npos) {
+    return Status::InvalidArgument("partition column '", column, "', row ", row,
+                                   " of the batch: the value contains a NUL byte (at byte ",
+                                   static_cast<int64_t>(value->find('\0')),
+                                   "), which no directory name can hold");
+  }
+  const size_t length =
+      EscapePartitionPathName(column).size() + 1 + EscapePartitionPathName(*value).size();
+  if (length > kMaxPathComponentBytes) {
+    return Status::InvalidArgument(
+        "partition column '", column, "', row ", row, " of the batch: the value (",
+        static_cast<int64_t>(value->size()), " bytes, starting '", value->substr(0, 32),
+        "') makes a directory name of ", static_cast<int64_t>(length), " bytes; at most ",
+        static_cast<int64_t>(kMaxPathComponentBytes), " fit");
+  }
+  return Status::OK();
+}
 
 class TableWriterImpl final : public TableWriter {
  public:
@@ -109,6 +140,8 @@ class TableWriterImpl final : public TableWriter {
       for (int idx : partition_indices_) {
         values.emplace_back(schema_->field(idx).name,
                             SerializePartitionValue(*batch.column(idx), group_rows.front()));
+        SILT_RETURN_NOT_OK(
+            CheckPartitionPathValue(values.back().first, values.back().second, group_rows.front()));
       }
       if (num_groups == 1) {
         SILT_RETURN_NOT_OK(WriteGroup(std::move(values), *data));

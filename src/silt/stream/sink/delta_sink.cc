@@ -203,6 +203,15 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     sink->auto_compactor_ =
         std::make_unique<delta::AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
   }
+  // A query whose columns or partitioning do not fit an existing table is a
+  // bad job: say so now, before the query creates its checkpoint (each
+  // batch checks again, for another writer's changes).
+  SILT_ASSIGN_OR_RETURN(sink->table_, delta::DeltaTable::Open(sink->fs_, sink->path_));
+  SILT_ASSIGN_OR_RETURN(bool exists, sink->table_->Exists());
+  if (exists) {
+    SILT_ASSIGN_OR_RETURN(sink->snapshot_, sink->table_->LatestSnapshot());
+    SILT_RETURN_NOT_OK(sink->CheckTableSchema(*sink->snapshot_));
+  }
   return sink;
 }
 
