@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
 
+#include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/kafka/rdkafka_internal.h"
 #include "silt/metrics/default_registry.h"
@@ -32,10 +34,67 @@ int32_t SparkTimestampType(rd_kafka_timestamp_type_t type) {
   }
 }
 
+// The connection errors librdkafka reported through the error callback
+// since the last look. The callback runs on the thread that serves the main
+// queue (rd_kafka_poll, called by the consumer only), so no lock is needed.
+struct ConnectionErrors {
+  rd_kafka_resp_err_t last_code = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string last_reason;
+  // A TLS handshake or authentication failure: no retry can fix it.
+  rd_kafka_resp_err_t fatal_code = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string fatal_reason;
+  // A response larger than receive.message.max.bytes (librdkafka drops the
+  // connection and would fetch the same records again without end).
+  std::string oversized_reason;
+};
+
+bool IsFatalConnectionError(rd_kafka_resp_err_t code) {
+  return code == RD_KAFKA_RESP_ERR__SSL || code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+         code == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED;
+}
+
+void OnConsumerError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  auto* errors = static_cast<ConnectionErrors*>(opaque);
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  // All-brokers-down repeats the cause of the last transport error; keep
+  // that one, which names the broker and the reason.
+  if (code != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || errors->last_reason.empty()) {
+    errors->last_code = code;
+    errors->last_reason = reason != nullptr ? reason : "";
+  }
+  if (code == RD_KAFKA_RESP_ERR__BAD_MSG && errors->oversized_reason.empty()) {
+    errors->oversized_reason = reason != nullptr ? reason : "";
+  }
+  if (IsFatalConnectionError(code) && errors->fatal_code == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    errors->fatal_code = code;
+    errors->fatal_reason = reason != nullptr ? reason : "";
+  }
+}
+
+// What to check for each kind of connection error.
+const char* ConnectionHint(rd_kafka_resp_err_t code) {
+  switch (code) {
+    case RD_KAFKA_RESP_ERR__SSL:
+      return "check kafka.ssl.ca.location (the CA that signed the broker's certificate) and that "
+             "kafka.security.protocol matches the listener (SSL/SASL_SSL for a TLS listener, "
+             "PLAINTEXT/SASL_PLAINTEXT otherwise)";
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+      return "check kafka.sasl.mechanism, kafka.sasl.username and kafka.sasl.password";
+    case RD_KAFKA_RESP_ERR__RESOLVE: return "check the host names in kafka.bootstrap.servers";
+    default:
+      return "check kafka.bootstrap.servers, that the broker is up, and that "
+             "kafka.security.protocol matches the listener";
+  }
+}
+
 class RdKafkaConsumer final : public Consumer {
  public:
-  RdKafkaConsumer(rd_kafka_t* rk, bool has_group, const ConsumerConfig& config)
+  RdKafkaConsumer(rd_kafka_t* rk, std::unique_ptr<ConnectionErrors> errors, bool has_group,
+                  const ConsumerConfig& config, std::string bootstrap)
       : rk_(rk),
+        errors_(std::move(errors)),
+        bootstrap_(std::move(bootstrap)),
         has_group_(has_group),
         request_timeout_ms_(static_cast<int>(config.request_timeout_ms)),
         retries_(std::max(config.fetch_offset_num_retries, 0)),
@@ -49,20 +108,96 @@ class RdKafkaConsumer final : public Consumer {
   }
 
   Result<std::vector<TopicInfo>> ListTopics() override {
+    SILT_RETURN_NOT_OK(EnsureConnected());
     return WithRetries("list_topics", [&] { return ListTopicsOnce(); });
   }
 
   Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
+    SILT_RETURN_NOT_OK(EnsureConnected());
     return WithRetries("query_watermarks", [&] { return QueryWatermarksOnce(partition); });
   }
 
   Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
       const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
+    SILT_RETURN_NOT_OK(EnsureConnected());
     return WithRetries("offsets_for_times",
                        [&] { return OffsetsForTimesOnce(partitions, timestamp_ms); });
   }
 
  private:
+  // The first contact with the cluster: a broker-list metadata request,
+  // asked again in short slices for up to the request timeout, with the
+  // error callback served between slices. A TLS or authentication failure
+  // ends it at once, and a cluster still unreachable at the timeout ends it
+  // with the connection error librdkafka saw (which names the broker), not
+  // retried: before any broker has answered, an unreachable cluster is a
+  // configuration mistake more often than an outage. Once a broker has
+  // answered, requests are retried as before (an outage is survived).
+  Status EnsureConnected() {
+    if (connected_) return Status::OK();
+    constexpr int kSliceMs = 500;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(request_timeout_ms_);
+    while (true) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      const int slice = static_cast<int>(std::clamp<int64_t>(left, 1, kSliceMs));
+      const rd_kafka_metadata_t* metadata = nullptr;
+      rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &metadata, slice);
+      ServeErrors();
+      if (!err) {
+        rd_kafka_metadata_destroy(metadata);
+        connected_ = true;
+        return Status::OK();
+      }
+      if (errors_->fatal_code != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return Status::IOError("connecting to Kafka (bootstrap servers ", bootstrap_,
+                               "): ", errors_->fatal_reason, " [",
+                               rd_kafka_err2name(errors_->fatal_code), "]; ",
+                               ConnectionHint(errors_->fatal_code));
+      }
+      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT && err != RD_KAFKA_RESP_ERR__TRANSPORT) {
+        return KafkaStatus(err, "connecting to Kafka (bootstrap servers ", bootstrap_, ")");
+      }
+      if (left <= slice) break;
+    }
+    if (errors_->last_code == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::IOError("connecting to Kafka (bootstrap servers ", bootstrap_,
+                             "): no broker answered within ", request_timeout_ms_,
+                             " ms (kafka.socket.timeout.ms); ",
+                             ConnectionHint(RD_KAFKA_RESP_ERR__TRANSPORT));
+    }
+    return Status::IOError(
+        "connecting to Kafka (bootstrap servers ", bootstrap_, "): no broker answered within ",
+        request_timeout_ms_, " ms (kafka.socket.timeout.ms); last error: ", errors_->last_reason,
+        " [", rd_kafka_err2name(errors_->last_code), "]; ", ConnectionHint(errors_->last_code));
+  }
+
+  // Serves librdkafka's main queue (error callbacks; OAUTHBEARER token
+  // refreshes), which is not forwarded to the consumer queue.
+  void ServeErrors() { rd_kafka_poll(rk_, 0); }
+
+  // A fetch response over receive.message.max.bytes: the records at the
+  // partitions' positions are larger than the client takes. Names each
+  // partition still being read at its next offset and the options to raise.
+  Status CheckResponsesFit() const {
+    if (errors_->oversized_reason.empty()) return Status::OK();
+    std::string where;
+    for (const RangeState& state : ranges_) {
+      if (state.done) continue;
+      if (!where.empty()) where += ", ";
+      where += "topic " + state.range.partition.topic + " partition " +
+               std::to_string(state.range.partition.partition) + " offset " +
+               std::to_string(state.next);
+    }
+    return Status::IOError(
+        "reading Kafka ", where.empty() ? std::string("records") : where,
+        ": a record there is larger than the client accepts (", errors_->oversized_reason,
+        "); raise kafka.receive.message.max.bytes above the record batch's size, with "
+        "kafka.fetch.max.bytes at least 512 bytes below it");
+  }
+
   // Runs `attempt` until it succeeds, fails for good, or the retries are
   // used up (then the last error, still marked retryable).
   template <typename Fn>
@@ -134,7 +269,7 @@ class RdKafkaConsumer final : public Consumer {
       rd_kafka_topic_partition_list_add(list.get(), range.partition.topic.c_str(),
                                         range.partition.partition)
           ->offset = range.from;
-      ranges_.push_back({range, false});
+      ranges_.push_back({range, false, range.from});
     }
     remaining_ = static_cast<int64_t>(ranges_.size());
     rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
@@ -145,10 +280,16 @@ class RdKafkaConsumer final : public Consumer {
   Result<int64_t> Poll(RecordColumns* out, int64_t max_records, int64_t timeout_ms) override {
     int64_t appended = 0;
     int timeout = static_cast<int>(timeout_ms);
+    ServeErrors();
     while (appended < max_records && remaining_ > 0 &&
            out->bytes() < RecordColumns::kMaxChunkBytes) {
+      SILT_RETURN_NOT_OK(CheckResponsesFit());
       rd_kafka_message_t* message = rd_kafka_consumer_poll(rk_, timeout);
-      if (message == nullptr) break;
+      ServeErrors();
+      if (message == nullptr) {
+        SILT_RETURN_NOT_OK(CheckResponsesFit());
+        break;
+      }
       // Only the first poll waits: afterwards take what is already fetched.
       timeout = 0;
       Status st = Handle(message, out, &appended);
@@ -186,6 +327,7 @@ class RdKafkaConsumer final : public Consumer {
   struct RangeState {
     OffsetRange range;
     bool done;
+    int64_t next;  // the offset the next record of the range has
   };
 
   RangeState* Find(const char* topic, int32_t partition) {
@@ -270,11 +412,15 @@ class RdKafkaConsumer final : public Consumer {
       }
     }
     ++*appended;
+    state->next = message->offset + 1;
     if (message->offset + 1 >= state->range.until) MarkDone(state);
     return Status::OK();
   }
 
   rd_kafka_t* rk_;
+  std::unique_ptr<ConnectionErrors> errors_;  // the error callback's opaque
+  std::string bootstrap_;
+  bool connected_ = false;
   bool has_group_;
   int request_timeout_ms_;
   int retries_;
@@ -302,15 +448,34 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
   // only run while a batch reads (MarkDone unassigns), so a short wait
   // costs an idle query nothing. The user's kafka.fetch.wait.max.ms wins.
   properties.emplace("fetch.wait.max.ms", "10");
+  ConsumerConfig effective = config;
+  // The first contact waits librdkafka's network timeout when the user set
+  // it (kafka.socket.timeout.ms), else the request timeout.
+  if (auto it = properties.find("socket.timeout.ms"); it != properties.end()) {
+    try {
+      effective.request_timeout_ms = std::max<int64_t>(std::stoll(it->second), 1);
+    } catch (const std::exception&) {
+      // librdkafka rejects the value below, naming the property.
+    }
+  }
   SILT_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::MakeConf(properties));
+  auto errors = std::make_unique<ConnectionErrors>();
+  rd_kafka_conf_set_opaque(conf, errors.get());
+  rd_kafka_conf_set_error_cb(conf, &OnConsumerError);
   char error[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof(error));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);
     return Status::IOError("creating the Kafka consumer: ", error);
   }
-  rd_kafka_poll_set_consumer(rk);
-  return std::unique_ptr<Consumer>(std::make_unique<RdKafkaConsumer>(rk, has_group, config));
+  // The main queue (error callbacks) is not forwarded to the consumer
+  // queue: the consumer serves it between requests (ServeErrors), and a
+  // poll for records never has to handle anything but records.
+  const std::string bootstrap = properties.count("bootstrap.servers") > 0
+                                    ? properties.at("bootstrap.servers")
+                                    : std::string("(none)");
+  return std::unique_ptr<Consumer>(
+      std::make_unique<RdKafkaConsumer>(rk, std::move(errors), has_group, effective, bootstrap));
 }
 
 }  // namespace silt::kafka
