@@ -9,6 +9,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/expr/filter.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/select_statement.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
@@ -29,6 +30,70 @@ using columnar::SchemaPtr;
 namespace {
 
 using internal::MakeBatch;
+
+// Spark's EventTimeWatermark.delayKey: withWatermark marks its event-time
+// column with the delay (a long, in ms) in the column's metadata, and the
+// mark travels with the column through references and aliases into the
+// sink's schema (a Delta table's schemaString shows it).
+constexpr std::string_view kWatermarkDelayKey = "\"spark.watermarkDelayMs\"";
+
+// The metadata with the watermark delay set (delay_ms) or removed
+// (nullopt), other keys kept. Metadata that silt does not write (anything
+// beyond the watermark key) is kept as is and, when a delay is set, gets the
+// key in front, as Spark's MetadataBuilder would add it.
+std::string WithWatermarkDelay(const std::string& metadata_json, std::optional<int64_t> delay_ms) {
+  const size_t key = metadata_json.find(kWatermarkDelayKey);
+  std::string rest = metadata_json;
+  if (key != std::string::npos) {
+    // Remove `"spark.watermarkDelayMs":<digits>` and one adjacent comma.
+    size_t end = metadata_json.find_first_of(",}", key);
+    if (end == std::string::npos) return metadata_json;
+    size_t begin = key;
+    if (metadata_json[end] == ',') {
+      ++end;
+    } else {
+      const size_t comma = metadata_json.find_last_not_of(" \t\n", key == 0 ? 0 : key - 1);
+      if (comma != std::string::npos && metadata_json[comma] == ',') begin = comma;
+    }
+    rest = metadata_json.substr(0, begin) + metadata_json.substr(end);
+  }
+  if (!delay_ms) return rest;
+  std::string entry = std::string(kWatermarkDelayKey) + ":" + std::to_string(*delay_ms);
+  const size_t open = rest.find('{');
+  if (open == std::string::npos) return "{" + entry + "}";
+  const size_t next = rest.find_first_not_of(" \t\n", open + 1);
+  const bool empty = next == std::string::npos || rest[next] == '}';
+  return rest.substr(0, open + 1) + entry + (empty ? "" : ",") + rest.substr(open + 1);
+}
+
+// The watermark metadata a select item passes on: that of the input column
+// it names, bare or aliased (Spark's Alias keeps a named child's metadata);
+// "{}" for any other expression.
+std::string ItemWatermarkMetadata(const expr::Expression& item, const SchemaPtr& input) {
+  const auto* node = dynamic_cast<const expr::Node*>(&item);
+  if (node != nullptr && node->kind() == expr::NodeKind::kAlias) {
+    node =
+        dynamic_cast<const expr::Node*>(static_cast<const expr::AliasNode*>(node)->child().get());
+  }
+  if (node == nullptr || node->kind() != expr::NodeKind::kColumnRef) return "{}";
+  const auto& parts = static_cast<const expr::ColumnRefNode*>(node)->parts();
+  if (parts.size() != 1) return "{}";
+  const int col_idx = input->FieldIndex(parts[0]);
+  if (col_idx < 0) return "{}";
+  const std::string& metadata = input->field(col_idx).metadata_json;
+  const size_t key = metadata.find(kWatermarkDelayKey);
+  if (key == std::string::npos) return "{}";
+  size_t value = metadata.find(':', key + kWatermarkDelayKey.size());
+  if (value == std::string::npos) return "{}";
+  int64_t delay = 0;
+  value = metadata.find_first_not_of(" \t\n", value + 1);
+  if (value == std::string::npos) return "{}";
+  for (; value < metadata.size() && std::isdigit(static_cast<unsigned char>(metadata[value]));
+       ++value) {
+    delay = delay * 10 + (metadata[value] - '0');
+  }
+  return WithWatermarkDelay("{}", delay);
+}
 
 Result<expr::BoundExpressionPtr> ParseAndBind(const std::string& text, const SchemaPtr& schema,
                                               const expr::EvalOptions& options,
@@ -129,7 +194,8 @@ class SelectStep final : public TransformStepImpl {
       }
       Result<expr::BoundExpressionPtr> bound = expr::Bind(expression, schema, options, &session);
       if (!bound.ok()) return Status::InvalidArgument(item_path, ": ", bound.status().message());
-      fields.push_back({(*bound)->name(), (*bound)->type(), (*bound)->nullable()});
+      fields.push_back({(*bound)->name(), (*bound)->type(), (*bound)->nullable(),
+                        ItemWatermarkMetadata(expression, schema)});
       out->outputs_.push_back({Output::kExpression, static_cast<int>(out->exprs_.size()), -1});
       out->exprs_.push_back(std::move(*bound));
     }
@@ -527,7 +593,18 @@ class WatermarkStep final : public TransformStepImpl {
       return Status::InvalidArgument(out->key_path_, ".delayThreshold: ", delay.status().message());
     }
     out->delay_ms_ = *delay / 1000;
-    out->output_schema_ = input;
+    // As Spark's EventTimeWatermark: the event-time column carries the delay
+    // in its metadata, and a column marked by an earlier watermark loses it.
+    std::vector<Field> fields = input->fields();
+    for (int col_idx = 0; col_idx < static_cast<int>(fields.size()); ++col_idx) {
+      Field& field = fields[static_cast<size_t>(col_idx)];
+      if (col_idx == out->column_) {
+        field.metadata_json = WithWatermarkDelay(field.metadata_json, out->delay_ms_);
+      } else if (field.metadata_json.find(kWatermarkDelayKey) != std::string::npos) {
+        field.metadata_json = WithWatermarkDelay(field.metadata_json, std::nullopt);
+      }
+    }
+    out->output_schema_ = columnar::DataType::Struct(std::move(fields));
     return out;
   }
 
@@ -548,7 +625,8 @@ class WatermarkStep final : public TransformStepImpl {
       stats_.sum_ms += static_cast<double>(ms);
       ++stats_.count;
     }
-    return batch;
+    // The same columns under the schema with the watermark's metadata.
+    return MakeBatch(output_schema_, batch->num_rows, batch->columns);
   }
 
   void StartBatch() override { stats_ = EventTimeStats(); }
