@@ -183,7 +183,7 @@ def _spark_changes(spark, table, start):
 
 
 def _silt_changes(silt, table, *args):
-    proc = silt("read", str(table), "--changes", "--format", "jsonl", *args)
+    proc = silt("read", str(table), "--changes", "--format", "jsonl", "--values", "spark", *args)
     assert proc.returncode == 0, describe(proc)
     return normalize_silt_rows([json.loads(line) for line in proc.stdout.splitlines()
                                 if line.strip()])

@@ -145,8 +145,9 @@ def test_read_csv_has_a_header_and_round_trips_through_a_csv_reader(silt, table_
     assert records[0] == ["id", "name", "score", "ok", "ts", "day"]
     rows = {int(r[0]): r for r in records[1:]}
     assert len(rows) == len(EXPECTED)
-    assert rows[1] == ["1", "plain", "1.5", "true", "2026-06-22T08:16:00.123Z", "2026-06-22"]
-    assert rows[2][1] == "comma, and \"quotes\"" and rows[2][2] == "1.0E10"
+    # Exact by default: microseconds, shortest round-trip doubles.
+    assert rows[1] == ["1", "plain", "1.5", "true", "2026-06-22T08:16:00.123456Z", "2026-06-22"]
+    assert rows[2][1] == "comma, and \"quotes\"" and rows[2][2] == "10000000000.0"
     assert rows[3][1] == "line\nbreak"
     assert rows[6] == ["6", "", "", "", "", ""]
     # An empty string is written quoted, so it differs from NULL.

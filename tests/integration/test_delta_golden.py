@@ -120,7 +120,7 @@ def _silt_rows(silt_bin, table, version=None):
 
 
 def _run_silt_read(silt_bin, table, version):
-    args = [str(silt_bin), "read", str(table), "--format", "jsonl"]
+    args = [str(silt_bin), "read", str(table), "--format", "jsonl", "--values", "spark"]
     if version is not None:
         args += ["--version", str(version)]
     try:

@@ -164,7 +164,7 @@ def test_state_and_checkpoint_commands_show_the_state(silt, work):
     assert first.returncode == 0, describe(first)
     after_first = {(r["window"]["start"], r["device"]): r["n"]
                    for r in map(json.loads, first.stdout.splitlines())}
-    assert after_first[("2026-06-22T08:16:00.000Z", "a")] == 2
+    assert after_first[("2026-06-22T08:16:00.000000Z", "a")] == 2
     shown = silt("checkpoint", work / "checkpoint", "--format", "json")
     assert shown.returncode == 0, describe(shown)
     ops = json.loads(shown.stdout)["stateOperators"]

@@ -105,6 +105,12 @@ class ReadCommand final : public Command {
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
         ->capture_default_str();
     sub_->add_option("--output", output_, "Write to this file instead of stdout");
+    sub_->add_option("--values", values_,
+                     "How jsonl and csv print values: exact (microsecond timestamps, "
+                     "shortest round-trip floats, plain decimals) or spark (as Spark's to_json "
+                     "and CSV writer: millisecond timestamps, Java's number forms)")
+        ->check(CLI::IsMember({"exact", "spark"}))
+        ->capture_default_str();
     sub_->add_option("--limit", limit_,
                      "At most this many rows (default: 20 for table, all for jsonl/csv)")
         ->check(CLI::NonNegativeNumber);
@@ -173,7 +179,8 @@ class ReadCommand final : public Command {
       fmt::print("{}", ExplainText(table_path_, *snapshot, stats));
       return Status::OK();
     }
-    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_, table_rows));
+    SILT_ASSIGN_OR_RETURN(auto writer,
+                          ResultWriter::Make(format_, output_, table_rows, value_style()));
     query::QueryOutput out = writer->AsQueryOutput();
     SILT_RETURN_NOT_OK(query::RunQuery(*table, snapshot, spec, out).status());
     return writer->Finish();
@@ -196,7 +203,8 @@ class ReadCommand final : public Command {
         format_ == "table" ? (limit_ >= 0 ? limit_ : kDefaultTableRows) : INT64_MAX;
     // One row more than a table shows tells it there are more.
     int64_t left = format_ == "table" ? table_rows + 1 : (limit_ >= 0 ? limit_ : INT64_MAX);
-    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_, table_rows));
+    SILT_ASSIGN_OR_RETURN(auto writer,
+                          ResultWriter::Make(format_, output_, table_rows, value_style()));
     SILT_RETURN_NOT_OK(writer->Begin(reader->schema()));
     while (left > 0) {
       SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, reader->Next());
@@ -235,6 +243,10 @@ class ReadCommand final : public Command {
   int64_t version_ = -1;
   std::string timestamp_;
   std::string format_ = "table";
+  std::string values_ = "exact";
+  ValueStyle value_style() const {
+    return values_ == "spark" ? ValueStyle::kSpark : ValueStyle::kExact;
+  }
   std::string output_;
   int64_t limit_ = -1;
   std::string columns_;

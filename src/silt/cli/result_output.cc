@@ -17,8 +17,11 @@ namespace {
 // Text formats: stdout or a file opened with stdio.
 class TextWriter final : public ResultWriter {
  public:
-  TextWriter(std::string format, std::string path, int64_t table_rows)
-      : format_(std::move(format)), path_(std::move(path)), table_rows_(table_rows) {}
+  TextWriter(std::string format, std::string path, int64_t table_rows, ValueStyle style)
+      : format_(std::move(format)),
+        path_(std::move(path)),
+        table_rows_(table_rows),
+        style_(style) {}
   ~TextWriter() override {
     if (file_ != nullptr && file_ != stdout) std::fclose(file_);
   }
@@ -56,7 +59,7 @@ class TextWriter final : public ResultWriter {
     }
     buffer_.clear();
     for (int64_t row = 0; row < batch.num_rows; ++row) {
-      buffer_ += format_ == "csv" ? RowToCsv(batch, row) : RowToJson(batch, row);
+      buffer_ += format_ == "csv" ? RowToCsv(batch, row, style_) : RowToJson(batch, row, style_);
       buffer_ += '\n';
     }
     return Put(buffer_);
@@ -84,6 +87,7 @@ class TextWriter final : public ResultWriter {
   std::string format_;
   std::string path_;
   int64_t table_rows_;
+  ValueStyle style_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<TablePrinter> printer_;
   bool has_more_ = false;
@@ -127,7 +131,7 @@ class ParquetWriter final : public ResultWriter {
 
 Result<std::unique_ptr<ResultWriter>> ResultWriter::Make(const std::string& format,
                                                          const std::string& output_path,
-                                                         int64_t table_rows) {
+                                                         int64_t table_rows, ValueStyle style) {
   if (format == "parquet") {
     if (output_path.empty()) {
       return Status::InvalidArgument("--format parquet needs --output PATH");
@@ -138,7 +142,7 @@ Result<std::unique_ptr<ResultWriter>> ResultWriter::Make(const std::string& form
     return Status::InvalidArgument("unknown --format '", format,
                                    "' (expected table, csv, jsonl or parquet)");
   }
-  return std::unique_ptr<ResultWriter>(new TextWriter(format, output_path, table_rows));
+  return std::unique_ptr<ResultWriter>(new TextWriter(format, output_path, table_rows, style));
 }
 
 }  // namespace silt::cli

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
@@ -41,6 +43,12 @@ class SqlCommand final : public Command {
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
         ->capture_default_str();
     sub_->add_option("--output", output_, "Write to this file instead of stdout");
+    sub_->add_option("--values", values_,
+                     "How jsonl and csv print values: exact (microsecond timestamps, "
+                     "shortest round-trip floats, plain decimals) or spark (as Spark's to_json "
+                     "and CSV writer: millisecond timestamps, Java's number forms)")
+        ->check(CLI::IsMember({"exact", "spark"}))
+        ->capture_default_str();
     sub_->add_flag("--explain", explain_,
                    "Run the query and print what the scan skipped instead of the rows");
   }
@@ -73,7 +81,8 @@ class SqlCommand final : public Command {
       fmt::print("{}", ExplainText(statement.table_path, *snapshot, stats));
       return Status::OK();
     }
-    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_));
+    SILT_ASSIGN_OR_RETURN(auto writer,
+                          ResultWriter::Make(format_, output_, INT64_MAX, value_style()));
     query::QueryOutput out = writer->AsQueryOutput();
     SILT_RETURN_NOT_OK(query::RunQuery(*table, snapshot, spec, out).status());
     return writer->Finish();
@@ -126,7 +135,8 @@ class SqlCommand final : public Command {
       batch->columns.push_back(builder.Finish());
     }
     batch->schema = columnar::DataType::Struct(std::move(fields));
-    SILT_ASSIGN_OR_RETURN(auto writer, ResultWriter::Make(format_, output_));
+    SILT_ASSIGN_OR_RETURN(auto writer,
+                          ResultWriter::Make(format_, output_, INT64_MAX, value_style()));
     SILT_RETURN_NOT_OK(writer->Begin(batch->schema));
     SILT_RETURN_NOT_OK(writer->Write(*batch));
     return writer->Finish();
@@ -135,6 +145,10 @@ class SqlCommand final : public Command {
   CLI::App* sub_ = nullptr;
   std::string statement_;
   std::string format_ = "table";
+  std::string values_ = "exact";
+  ValueStyle value_style() const {
+    return values_ == "spark" ? ValueStyle::kSpark : ValueStyle::kExact;
+  }
   std::string output_;
   bool explain_ = false;
 };

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "silt/base/utf8.h"
@@ -61,16 +63,84 @@ std::string FormatNtzJsonTimestamp(int64_t micros) {
   return fmt::format("{}.{:03d}", FormatDateTime(t, 'T'), t.micros / kMicrosPerMilli);
 }
 
-// Shared by the JSON and CSV writers: a double as Jackson / Java print it.
-std::string JavaDouble(double v) { return FormatDoubleJava(v); }
+std::string FormatExactNtzTimestamp(int64_t micros) {
+  CivilTime t = SplitMicros(micros);
+  return fmt::format("{}.{:06d}", FormatDateTime(t, 'T'), t.micros);
+}
 
-void WriteJsonDouble(double v, JsonWriter* writer) {
-  if (std::isfinite(v)) {
-    writer->Raw(JavaDouble(v));
+// The shortest round-trip digits of `v` (std::to_chars in scientific form)
+// laid out as Python's repr lays them out: plain for decimal exponents
+// -4..15 ("0.0001", "123.25", "9007199254740994.0"), else scientific
+// ("1e-05", "1.739274941520501e+18"); an integral plain value keeps ".0" so
+// that a reader typing JSON numbers by their form keeps a float.
+template <typename T>
+std::string ShortestText(T v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v, std::chars_format::scientific);
+  if (ec != std::errc()) return FormatDoubleJava(static_cast<double>(v));
+  std::string_view sci(buffer, static_cast<size_t>(end - buffer));
+  std::string out;
+  if (!sci.empty() && sci.front() == '-') {
+    out += '-';
+    sci.remove_prefix(1);
+  }
+  const size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos)) {
+    if (c != '.') digits += c;
+  }
+  const int exponent = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());
+  if (exponent < -4 || exponent >= 16) {
+    out += digits[0];
+    if (digits.size() > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
+    out += exponent < 0 ? "e-" : "e+";
+    out += fmt::format("{:02d}", exponent < 0 ? -exponent : exponent);
+    return out;
+  }
+  if (exponent < 0) {
+    out += "0.";
+    out += std::string(static_cast<size_t>(-exponent - 1), '0');
+    out += digits;
+    return out;
+  }
+  const auto int_digits = static_cast<size_t>(exponent) + 1;
+  if (digits.size() <= int_digits) {
+    out += digits;
+    out += std::string(int_digits - digits.size(), '0');
+    out += ".0";
   } else {
-    writer->String(JavaDouble(v));
+    out += digits.substr(0, int_digits);
+    out += '.';
+    out += digits.substr(int_digits);
+  }
+  return out;
+}
+
+// A double or float value in `style`, non-finite ones as JSON strings.
+template <typename T>
+void WriteJsonFloating(T v, ValueStyle style, JsonWriter* writer) {
+  std::string text;
+  if (style == ValueStyle::kExact) {
+    text = ShortestText(v);
+  } else if constexpr (std::is_same_v<T, float>) {
+    text = FormatFloatJava(v);
+  } else {
+    text = FormatDoubleJava(v);
+  }
+  if (std::isfinite(v)) {
+    writer->Raw(text);
+  } else {
+    writer->String(text);
   }
 }
+
+// Shared by the JSON and CSV writers: a double as Jackson / Java print it.
+std::string JavaDouble(double v) { return FormatDoubleJava(v); }
 
 __int128 DecimalValue(const Column& column, int64_t row_idx) {
   __int128 v;
@@ -279,6 +349,14 @@ std::string FormatJsonTimestamp(int64_t micros) {
   return fmt::format("{}.{:03d}Z", FormatDateTime(t, 'T'), t.micros / kMicrosPerMilli);
 }
 
+std::string FormatExactTimestamp(int64_t micros) {
+  CivilTime t = SplitMicros(micros);
+  return fmt::format("{}.{:06d}Z", FormatDateTime(t, 'T'), t.micros);
+}
+
+std::string FormatShortestDouble(double v) { return ShortestText(v); }
+std::string FormatShortestFloat(float v) { return ShortestText(v); }
+
 std::string FormatShowTimestamp(int64_t micros) {
   CivilTime t = SplitMicros(micros);
   std::string out = FormatDateTime(t, ' ');
@@ -291,7 +369,7 @@ std::string FormatShowTimestamp(int64_t micros) {
   return out;
 }
 
-void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
+void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer, ValueStyle style) {
   switch (column.type->id()) {
     case TypeId::kNull: writer->Null(); break;
     case TypeId::kBoolean: writer->Bool(column.BoolValue(row_idx)); break;
@@ -299,35 +377,35 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
     case TypeId::kShort: writer->Int(column.Value<int16_t>(row_idx)); break;
     case TypeId::kInt: writer->Int(column.Value<int32_t>(row_idx)); break;
     case TypeId::kLong: writer->Int(column.Value<int64_t>(row_idx)); break;
-    case TypeId::kFloat: {
-      float v = column.Value<float>(row_idx);
-      if (std::isfinite(v)) {
-        writer->Raw(FormatFloatJava(v));
-      } else {
-        writer->String(FormatFloatJava(v));
-      }
-      break;
-    }
-    case TypeId::kDouble: WriteJsonDouble(column.Value<double>(row_idx), writer); break;
+    case TypeId::kFloat: WriteJsonFloating(column.Value<float>(row_idx), style, writer); break;
+    case TypeId::kDouble: WriteJsonFloating(column.Value<double>(row_idx), style, writer); break;
     case TypeId::kDecimal:
-      writer->Raw(FormatDecimal(DecimalValue(column, row_idx), column.type->scale()));
+      writer->Raw(style == ValueStyle::kExact
+                      ? PlainDecimal(DecimalValue(column, row_idx), column.type->scale())
+                      : FormatDecimal(DecimalValue(column, row_idx), column.type->scale()));
       break;
     case TypeId::kString: writer->String(JsonText(column.StringValue(row_idx))); break;
     case TypeId::kBinary: writer->String(Base64Encode(column.StringValue(row_idx))); break;
     case TypeId::kDate: writer->String(columnar::FormatDate(column.Value<int32_t>(row_idx))); break;
-    case TypeId::kTimestamp:
-      writer->String(FormatJsonTimestamp(column.Value<int64_t>(row_idx)));
+    case TypeId::kTimestamp: {
+      const int64_t micros = column.Value<int64_t>(row_idx);
+      writer->String(style == ValueStyle::kExact ? FormatExactTimestamp(micros)
+                                                 : FormatJsonTimestamp(micros));
       break;
-    case TypeId::kTimestampNtz:
-      writer->String(FormatNtzJsonTimestamp(column.Value<int64_t>(row_idx)));
+    }
+    case TypeId::kTimestampNtz: {
+      const int64_t micros = column.Value<int64_t>(row_idx);
+      writer->String(style == ValueStyle::kExact ? FormatExactNtzTimestamp(micros)
+                                                 : FormatNtzJsonTimestamp(micros));
       break;
+    }
     case TypeId::kStruct: {
       writer->BeginObject();
       for (int field_idx = 0; field_idx < column.type->num_fields(); ++field_idx) {
         const Column& child = *column.children[static_cast<size_t>(field_idx)];
         if (child.IsNull(row_idx)) continue;
         writer->Key(column.type->field(field_idx).name);
-        WriteJsonValue(child, row_idx, writer);
+        WriteJsonValue(child, row_idx, writer, style);
       }
       writer->EndObject();
       break;
@@ -340,7 +418,7 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
         if (elements.IsNull(elem_idx)) {
           writer->Null();
         } else {
-          WriteJsonValue(elements, elem_idx, writer);
+          WriteJsonValue(elements, elem_idx, writer, style);
         }
       }
       writer->EndArray();
@@ -357,7 +435,7 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
         if (values.IsNull(entry_idx)) {
           writer->Null();
         } else {
-          WriteJsonValue(values, entry_idx, writer);
+          WriteJsonValue(values, entry_idx, writer, style);
         }
       }
       writer->EndObject();
@@ -366,14 +444,14 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer) {
   }
 }
 
-std::string RowToJson(const columnar::RecordBatch& batch, int64_t row_idx) {
+std::string RowToJson(const columnar::RecordBatch& batch, int64_t row_idx, ValueStyle style) {
   JsonWriter writer;
   writer.BeginObject();
   for (int col_idx = 0; col_idx < batch.num_columns(); ++col_idx) {
     const Column& column = *batch.column(col_idx);
     if (column.IsNull(row_idx)) continue;
     writer.Key(batch.schema->field(col_idx).name);
-    WriteJsonValue(column, row_idx, &writer);
+    WriteJsonValue(column, row_idx, &writer, style);
   }
   writer.EndObject();
   return writer.Take();
@@ -399,7 +477,8 @@ std::string CsvHeader(const columnar::Schema& schema) {
   return out;
 }
 
-std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx) {
+std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx, ValueStyle style) {
+  const bool exact = style == ValueStyle::kExact;
   std::string out;
   for (int col_idx = 0; col_idx < batch.num_columns(); ++col_idx) {
     if (col_idx > 0) out += ',';
@@ -414,17 +493,30 @@ std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx) {
       }
       case TypeId::kBinary: out += Base64Encode(column.StringValue(row_idx)); break;
       case TypeId::kDecimal:
-        out += FormatDecimal(DecimalValue(column, row_idx), column.type->scale());
+        out += exact ? PlainDecimal(DecimalValue(column, row_idx), column.type->scale())
+                     : FormatDecimal(DecimalValue(column, row_idx), column.type->scale());
         break;
-      case TypeId::kTimestamp: out += FormatJsonTimestamp(column.Value<int64_t>(row_idx)); break;
+      case TypeId::kFloat:
+        out += exact ? ShortestText(column.Value<float>(row_idx))
+                     : FormatFloatJava(column.Value<float>(row_idx));
+        break;
+      case TypeId::kDouble:
+        out += exact ? ShortestText(column.Value<double>(row_idx))
+                     : JavaDouble(column.Value<double>(row_idx));
+        break;
+      case TypeId::kTimestamp:
+        out += exact ? FormatExactTimestamp(column.Value<int64_t>(row_idx))
+                     : FormatJsonTimestamp(column.Value<int64_t>(row_idx));
+        break;
       case TypeId::kTimestampNtz:
-        out += FormatNtzJsonTimestamp(column.Value<int64_t>(row_idx));
+        out += exact ? FormatExactNtzTimestamp(column.Value<int64_t>(row_idx))
+                     : FormatNtzJsonTimestamp(column.Value<int64_t>(row_idx));
         break;
       case TypeId::kStruct:
       case TypeId::kArray:
       case TypeId::kMap: {
         JsonWriter writer;
-        WriteJsonValue(column, row_idx, &writer);
+        WriteJsonValue(column, row_idx, &writer, style);
         out += CsvQuote(writer.str());
         break;
       }

@@ -1,18 +1,30 @@
-// Text forms of column values for `silt read`: one JSON object per row the
-// way Spark's to_json writes it, CSV with a header, and the aligned table of
-// Spark's Dataset.show().
+// Text forms of column values for `silt read`: one JSON object per row,
+// CSV with a header, and the aligned table of Spark's Dataset.show().
 //
-//   JSON (jsonl): NULL struct fields are omitted (Spark's default
-//   ignoreNullFields); timestamps "2026-06-22T08:16:00.123Z" (Spark's
-//   default timestampFormat yyyy-MM-dd'T'HH:mm:ss.SSSXXX in UTC, so
-//   sub-millisecond digits are dropped); timestamp_ntz
-//   "2026-06-22T08:16:00[.SSS]"; dates yyyy-MM-dd; doubles as Java prints
-//   them ("84.3", "1.0E10", NaN/Infinity as strings); decimals as Java's
-//   BigDecimal.toString; binary as base64; arrays/maps/structs as JSON
-//   (nulls inside arrays and maps are written as null).
+// JSON and CSV come in two styles (ValueStyle):
+//
+//   exact (the default): every value can be read back to the same value.
+//   Timestamps "2026-06-22T08:16:00.123456Z" (always six fraction digits,
+//   UTC), timestamp_ntz "2026-06-22T08:16:00.123456"; doubles and floats in
+//   the shortest digits that read back to the same binary value (C++
+//   std::to_chars), laid out as Python's repr ("84.3", "1.0", "1e+22",
+//   "5e-324"; NaN/Infinity/-Infinity as JSON strings), a float's digits
+//   being those of the float; decimals
+//   in plain notation with all their scale digits ("1.50", "0.00000001").
+//
+//   spark: as Spark's to_json and CSV writer print them with default
+//   options: timestamps "2026-06-22T08:16:00.123Z" (Spark's default
+//   timestampFormat yyyy-MM-dd'T'HH:mm:ss.SSSXXX in UTC, so sub-millisecond
+//   digits are dropped), timestamp_ntz "2026-06-22T08:16:00.123"; doubles
+//   as Java prints them ("84.3", "1.0E10"; not always the shortest digits);
+//   decimals as Java's BigDecimal.toString ("1E-8").
+//
+//   Both: NULL struct fields are omitted (Spark's default
+//   ignoreNullFields); dates yyyy-MM-dd; binary as base64; arrays/maps/
+//   structs as JSON (nulls inside arrays and maps are written as null).
 //   CSV: RFC 4180 quoting (a field holding a comma, quote, CR or LF is
 //   quoted, quotes doubled); NULL is an empty field, an empty string is "";
-//   timestamps and dates as in JSON; nested values as their JSON text.
+//   nested values as their JSON text.
 //   Table: Spark's show(): cells are CAST(value AS STRING) ("2026-06-22
 //   08:16:00.123", "[1, 2]", "{a, 1}", "{k -> v}", binary as "[0A FF]"),
 //   NULL as "NULL", control characters escaped, cells longer than the
@@ -33,18 +45,24 @@
 
 namespace silt::cli {
 
+// How JSON and CSV print values (see above).
+enum class ValueStyle { kExact, kSpark };
+
 // Writes row `row_idx` of `column` as one JSON value.
 // REQUIRES: the row is valid (not NULL); 0 <= row_idx < column.length.
-void WriteJsonValue(const columnar::Column& column, int64_t row_idx, JsonWriter* writer);
+void WriteJsonValue(const columnar::Column& column, int64_t row_idx, JsonWriter* writer,
+                    ValueStyle style = ValueStyle::kSpark);
 
 // Row `row_idx` of `batch` as a JSON object {"col":value,...} in schema
 // order, NULL columns omitted. No trailing newline.
-std::string RowToJson(const columnar::RecordBatch& batch, int64_t row_idx);
+std::string RowToJson(const columnar::RecordBatch& batch, int64_t row_idx,
+                      ValueStyle style = ValueStyle::kSpark);
 
 // The CSV header line (column names, quoted as needed), without newline.
 std::string CsvHeader(const columnar::Schema& schema);
 // Row `row_idx` of `batch` as one CSV line, without newline.
-std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx);
+std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx,
+                     ValueStyle style = ValueStyle::kSpark);
 // Quotes `field` for CSV when it holds a comma, quote, CR or LF.
 std::string CsvQuote(std::string_view field);
 
@@ -58,6 +76,13 @@ std::string FormatDecimal(__int128 unscaled, int scale);
 std::string Base64Encode(std::string_view bytes);
 // Spark's timestamp text for to_json/CSV: millisecond precision, UTC, 'Z'.
 std::string FormatJsonTimestamp(int64_t micros);
+// The exact style's timestamp text: six fraction digits, UTC, 'Z'.
+std::string FormatExactTimestamp(int64_t micros);
+// The shortest text that reads back to `v` ("0.1", "1.0", "1e+22"), laid
+// out as Python's repr; NaN,
+// Infinity and -Infinity for the non-finite values.
+std::string FormatShortestDouble(double v);
+std::string FormatShortestFloat(float v);
 // Spark's CAST(timestamp AS STRING) in UTC: "2026-06-22 08:16:00.12"
 // (fraction with trailing zeros removed, none when zero).
 std::string FormatShowTimestamp(int64_t micros);

@@ -77,6 +77,42 @@ TEST(ValueFormatTest, RowToJsonWritesSparkToJsonFormsAndOmitsNulls) {
             R"("event_date":"2026-06-22","power":84.3,"contact":true})");
 }
 
+TEST(ValueFormatTest, ExactStyleKeepsMicrosecondsShortestDoublesAndDecimalScale) {
+  RecordBatch batch =
+      MakeBatch({{"event_time", DataType::Timestamp()},
+                 {"ntz", DataType::TimestampNtz()},
+                 {"power", DataType::Double()},
+                 {"ratio", DataType::Float()},
+                 {"price", DataType::Decimal(10, 8)}},
+                {Fixed<int64_t>(DataType::Timestamp(), {kEventMicros}),
+                 Fixed<int64_t>(DataType::TimestampNtz(), {kEventMicros}),
+                 Fixed<double>(DataType::Double(), {1e22}), Fixed<float>(DataType::Float(), {0.1F}),
+                 Fixed<__int128>(DataType::Decimal(10, 8), {static_cast<__int128>(1)})});
+  EXPECT_EQ(RowToJson(batch, 0, ValueStyle::kExact),
+            R"({"event_time":"2026-06-22T08:16:00.123456Z","ntz":"2026-06-22T08:16:00.123456",)"
+            R"("power":1e+22,"ratio":0.1,"price":0.00000001})");
+  EXPECT_EQ(RowToCsv(batch, 0, ValueStyle::kExact),
+            "2026-06-22T08:16:00.123456Z,2026-06-22T08:16:00.123456,1e+22,0.1,0.00000001");
+  // The Spark style drops the sub-millisecond digits and prints Java's forms.
+  EXPECT_EQ(RowToCsv(batch, 0, ValueStyle::kSpark),
+            "2026-06-22T08:16:00.123Z,2026-06-22T08:16:00.123,1.0E22,0.1,1E-8");
+}
+
+TEST(ValueFormatTest, ShortestDoublesReadBackToTheSameValue) {
+  EXPECT_EQ(FormatShortestDouble(0.1), "0.1");
+  EXPECT_EQ(FormatShortestDouble(1.0), "1.0");
+  EXPECT_EQ(FormatShortestDouble(-0.0), "-0.0");
+  EXPECT_EQ(FormatShortestDouble(5e-324), "5e-324");
+  EXPECT_EQ(FormatShortestDouble(9007199254740994.0), "9007199254740994.0");
+  EXPECT_EQ(FormatShortestDouble(std::exp(42.0)), "1.739274941520501e+18");
+  EXPECT_EQ(FormatShortestDouble(std::nan("")), "NaN");
+  EXPECT_EQ(FormatShortestDouble(-HUGE_VAL), "-Infinity");
+  EXPECT_EQ(FormatShortestFloat(16777216.0F), "16777216.0");
+  EXPECT_EQ(FormatShortestFloat(1.4e-45F), "1e-45");
+  EXPECT_EQ(FormatExactTimestamp(-1), "1969-12-31T23:59:59.999999Z");
+  EXPECT_EQ(FormatExactTimestamp(0), "1970-01-01T00:00:00.000000Z");
+}
+
 TEST(ValueFormatTest, DoublesPrintAsJavaDoesAndNonFiniteAsStrings) {
   RecordBatch batch = MakeBatch(
       {{"d", DataType::Double()}},
