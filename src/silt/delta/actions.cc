@@ -337,6 +337,8 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
       object cdc;
       if (key == "cdc" && value.get_object().get(cdc) == simdjson::SUCCESS) {
         SILT_ASSIGN_OR_RETURN(auto file, ParseCdc(cdc, ctx));
+        out->file_action_order.emplace_back(FileActionKind::kCdc,
+                                            static_cast<int32_t>(out->cdc_files.size()));
         out->cdc_files.push_back(std::move(file));
       }
       continue;
@@ -347,9 +349,13 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
     }
     if (key == "add") {
       SILT_ASSIGN_OR_RETURN(auto add, ParseAdd(action, ctx));
+      out->file_action_order.emplace_back(FileActionKind::kAdd,
+                                          static_cast<int32_t>(out->adds.size()));
       out->adds.push_back(std::move(add));
     } else if (key == "remove") {
       SILT_ASSIGN_OR_RETURN(auto remove, ParseRemove(action, ctx));
+      out->file_action_order.emplace_back(FileActionKind::kRemove,
+                                          static_cast<int32_t>(out->removes.size()));
       out->removes.push_back(std::move(remove));
     } else if (key == "metaData") {
       if (out->metadata) return ctx.Error(key, "a commit holds more than one metaData action");

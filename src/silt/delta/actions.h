@@ -97,6 +97,9 @@ struct Txn {
 };
 
 // All actions of one commit file, in file order per kind.
+// Which list of a CommitActions a file action is in.
+enum class FileActionKind : uint8_t { kAdd, kRemove, kCdc };
+
 struct CommitActions {
   int64_t version = -1;
   std::optional<Protocol> protocol;
@@ -104,7 +107,11 @@ struct CommitActions {
   std::vector<AddFile> adds;
   std::vector<RemoveFile> removes;
   std::vector<Txn> txns;
-  std::vector<AddCdcFile> cdc_files;            // also listed in other_action_keys
+  std::vector<AddCdcFile> cdc_files;  // also listed in other_action_keys
+  // The add, remove and cdc actions in file order, as (list, index in it):
+  // delta-spark's streaming change feed numbers a commit's adds and removes
+  // together in log order. Filled by ParseCommit.
+  std::vector<std::pair<FileActionKind, int32_t>> file_action_order;
   std::optional<std::string> commit_info_json;  // the commitInfo object as JSON text
   // commitInfo.inCommitTimestamp when present, else commitInfo.timestamp (ms).
   std::optional<int64_t> commit_timestamp_ms;

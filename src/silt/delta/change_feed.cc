@@ -1,5 +1,7 @@
 #include "silt/delta/change_feed.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <deque>
 #include <iterator>
@@ -23,7 +25,17 @@ using columnar::RecordBatchPtr;
 
 constexpr const char* kChangeType = "_change_type";
 
-bool ChangeFeedOn(const Metadata& metadata) {
+}  // namespace
+
+columnar::SchemaPtr ChangeFeedSchema(const columnar::SchemaPtr& table_schema) {
+  std::vector<columnar::Field> fields = table_schema->fields();
+  fields.push_back({kChangeType, columnar::DataType::String(), true});
+  fields.push_back({"_commit_version", columnar::DataType::Long(), true});
+  fields.push_back({"_commit_timestamp", columnar::DataType::Timestamp(), true});
+  return columnar::DataType::Struct(std::move(fields));
+}
+
+bool ChangeDataFeedEnabled(const Metadata& metadata) {
   std::optional<std::string> v =
       GetTableProperty(metadata.configuration, "delta.enableChangeDataFeed");
   if (!v) return false;
@@ -31,6 +43,19 @@ bool ChangeFeedOn(const Metadata& metadata) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lower == "true";
 }
+
+Status MissingChangeDataError(int64_t start, int64_t end, int64_t version,
+                              const std::string& table_path) {
+  return Status::InvalidArgument(
+      "[DELTA_MISSING_CHANGE_DATA] Error getting change data for range [", start, " , ", end,
+      "] as change data was not recorded for version [", version,
+      "]. If you've enabled change data feed on this table, use `DESCRIBE HISTORY` to see "
+      "when it was first enabled. Otherwise, to start recording change data, use `ALTER "
+      "TABLE table_name SET TBLPROPERTIES (delta.enableChangeDataFeed=true)`. (Delta table ",
+      table_path, ")");
+}
+
+namespace {
 
 ColumnPtr ConstantString(std::string_view value, int64_t rows) {
   columnar::ColumnBuilder b(columnar::DataType::String());
@@ -58,13 +83,30 @@ AddFile FileOf(const std::string& path, const PartitionValues& partition_values,
 
 }  // namespace
 
+bool IsNoChangeMerge(const std::optional<std::string>& commit_info_json) {
+  if (!commit_info_json) return false;
+  simdjson::dom::parser parser;
+  simdjson::dom::object info;
+  if (parser.parse(*commit_info_json).get_object().get(info)) return false;
+  std::string_view operation;
+  if (info.at_key("operation").get_string().get(operation) || operation != "MERGE") return false;
+  simdjson::dom::object metrics;
+  if (info.at_key("operationMetrics").get_object().get(metrics)) return false;
+  // A missing metric means "not known to have changed nothing".
+  for (const char* name :
+       {"numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted"}) {
+    std::string_view value;
+    if (metrics.at_key(name).get_string().get(value) || value != "0") return false;
+  }
+  return true;
+}
+
 struct ChangeFeedReader::State {
   DeltaTable* table = nullptr;
   SnapshotPtr end_snapshot;
   columnar::SchemaPtr schema;          // the output
   columnar::SchemaPtr cdc_schema;      // table columns + _change_type
-  std::vector<CommitActions> commits;  // the range, in order
-  std::map<int64_t, int64_t> timestamps_ms;
+  std::vector<CommitChanges> commits;  // the range, in order
   size_t next_commit = 0;
   std::deque<RecordBatchPtr> pending;
 
@@ -85,7 +127,7 @@ struct ChangeFeedReader::State {
 
   // `rows` (table columns, or table columns + _change_type when
   // `change_type` is empty) with the change columns appended.
-  void Emit(const RecordBatchPtr& rows, std::string_view change_type, const CommitActions& c) {
+  void Emit(const RecordBatchPtr& rows, std::string_view change_type, const CommitChanges& c) {
     if (rows == nullptr || rows->num_rows == 0) return;
     auto out = std::make_shared<RecordBatch>();
     out->schema = schema;
@@ -93,12 +135,19 @@ struct ChangeFeedReader::State {
     out->columns = rows->columns;
     if (!change_type.empty()) out->columns.push_back(ConstantString(change_type, rows->num_rows));
     out->columns.push_back(ConstantInt64(columnar::DataType::Long(), c.version, rows->num_rows));
-    out->columns.push_back(ConstantInt64(columnar::DataType::Timestamp(),
-                                         timestamps_ms[c.version] * 1000, rows->num_rows));
+    out->columns.push_back(
+        ConstantInt64(columnar::DataType::Timestamp(), c.timestamp_ms * 1000, rows->num_rows));
     pending.push_back(std::move(out));
   }
 
-  Status Expand(const CommitActions& c) {
+  void SetSchemas() {
+    std::vector<columnar::Field> fields = end_snapshot->schema()->fields();
+    fields.push_back({kChangeType, columnar::DataType::String(), true});
+    cdc_schema = columnar::DataType::Struct(std::move(fields));
+    schema = ChangeFeedSchema(end_snapshot->schema());
+  }
+
+  Status Expand(const CommitChanges& c) {
     if (!c.cdc_files.empty()) {
       for (const AddCdcFile& cdc : c.cdc_files) {
         SILT_ASSIGN_OR_RETURN_CTX(
@@ -110,12 +159,9 @@ struct ChangeFeedReader::State {
       return Status::OK();
     }
     std::map<std::string, const RemoveFile*> removed;
-    for (const RemoveFile& r : c.removes) {
-      if (r.data_change) removed[r.path] = &r;
-    }
+    for (const RemoveFile& r : c.removes) removed[r.path] = &r;
     std::map<std::string, bool> paired;
     for (const AddFile& add : c.adds) {
-      if (!add.data_change) continue;
       auto it = removed.find(add.path);
       if (it == removed.end()) {
         SILT_ASSIGN_OR_RETURN_CTX(RecordBatchPtr rows, ReadFile(add, end_snapshot->schema()),
@@ -157,7 +203,7 @@ struct ChangeFeedReader::State {
       if (!revived.empty()) Emit(take(revived), "insert", c);
     }
     for (const RemoveFile& r : c.removes) {
-      if (!r.data_change || paired.count(r.path) > 0) continue;
+      if (paired.count(r.path) > 0) continue;
       SILT_ASSIGN_OR_RETURN_CTX(
           RecordBatchPtr rows,
           ReadFile(FileOf(r.path, r.partition_values, r.deletion_vector), end_snapshot->schema()),
@@ -207,29 +253,46 @@ Result<std::unique_ptr<ChangeFeedReader>> ChangeFeedReader::Make(DeltaTable* tab
     SILT_ASSIGN_OR_RETURN(SnapshotPtr before, table->SnapshotAt(start - 1));
     metadata = before->metadata();
   }
+  std::vector<CommitActions> commits;
   for (int64_t v = start; v <= end; ++v) {
     SILT_ASSIGN_OR_RETURN(CommitActions c, table->ReadCommit(v));
     if (c.metadata) metadata = c.metadata;
-    if (!metadata || !ChangeFeedOn(*metadata)) {
-      return Status::InvalidArgument(
-          "[DELTA_MISSING_CHANGE_DATA] Error getting change data for range [", start, " , ", end,
-          "] as change data was not recorded for version [", v,
-          "]. If you've enabled change data feed on this table, use `DESCRIBE HISTORY` to see "
-          "when it was first enabled. Otherwise, to start recording change data, use `ALTER "
-          "TABLE table_name SET TBLPROPERTIES (delta.enableChangeDataFeed=true)`. (Delta table ",
-          table->path(), ")");
+    if (!metadata || !ChangeDataFeedEnabled(*metadata)) {
+      return MissingChangeDataError(start, end, v, table->path());
     }
-    state->commits.push_back(std::move(c));
+    commits.push_back(std::move(c));
   }
   SILT_ASSIGN_OR_RETURN(std::vector<HistoryEntry> history, ReadHistory(table));
-  for (const HistoryEntry& h : history) state->timestamps_ms[h.version] = h.timestamp_ms;
+  std::map<int64_t, int64_t> timestamps_ms;
+  for (const HistoryEntry& h : history) timestamps_ms[h.version] = h.timestamp_ms;
+  for (CommitActions& c : commits) {
+    CommitChanges changes;
+    changes.version = c.version;
+    changes.timestamp_ms = timestamps_ms[c.version];
+    if (!c.cdc_files.empty()) {
+      changes.cdc_files = std::move(c.cdc_files);
+    } else if (!IsNoChangeMerge(c.commit_info_json)) {
+      for (AddFile& add : c.adds) {
+        if (add.data_change) changes.adds.push_back(std::move(add));
+      }
+      for (RemoveFile& remove : c.removes) {
+        if (remove.data_change) changes.removes.push_back(std::move(remove));
+      }
+    }
+    state->commits.push_back(std::move(changes));
+  }
 
-  std::vector<columnar::Field> fields = state->end_snapshot->schema()->fields();
-  fields.push_back({kChangeType, columnar::DataType::String(), true});
-  state->cdc_schema = columnar::DataType::Struct(fields);
-  fields.push_back({"_commit_version", columnar::DataType::Long(), true});
-  fields.push_back({"_commit_timestamp", columnar::DataType::Timestamp(), true});
-  state->schema = columnar::DataType::Struct(std::move(fields));
+  state->SetSchemas();
+  return std::unique_ptr<ChangeFeedReader>(new ChangeFeedReader(std::move(state)));
+}
+
+std::unique_ptr<ChangeFeedReader> ChangeFeedReader::MakeForChanges(
+    DeltaTable* table, SnapshotPtr read_snapshot, std::vector<CommitChanges> changes) {
+  auto state = std::make_unique<State>();
+  state->table = table;
+  state->end_snapshot = std::move(read_snapshot);
+  state->commits = std::move(changes);
+  state->SetSchemas();
   return std::unique_ptr<ChangeFeedReader>(new ChangeFeedReader(std::move(state)));
 }
 

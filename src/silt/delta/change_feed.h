@@ -12,7 +12,14 @@
 //    vector left them) deletes; a file removed and re-added in one commit
 //    with a new deletion vector (a DELETE by deletion vector) yields as
 //    deletes the rows the new vector hides and the old did not.
-// Commits without data changes (OPTIMIZE, metadata) yield nothing.
+// Commits without data changes (OPTIMIZE, metadata) yield nothing, and so
+// does a MERGE whose metrics say it changed no row (delta-spark's
+// shouldSkipFileActionsInCommit: such a MERGE may rewrite files without
+// writing change data).
+//
+// MakeForChanges serves the streaming source (readChangeFeed), whose
+// batches may hold part of a commit and an initial snapshot read as
+// inserts.
 //
 // Thread safety: one thread.
 #pragma once
@@ -20,6 +27,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
@@ -33,6 +42,38 @@ struct ChangeFeedOptions {
   std::optional<int64_t> ending_version;
 };
 
+// One commit's file actions as the change feed reads them: all of a commit,
+// or the part of it a streaming batch covers.
+struct CommitChanges {
+  int64_t version = 0;
+  int64_t timestamp_ms = 0;  // _commit_timestamp
+  // When not empty, the commit's change data; `adds` and `removes` are then
+  // ignored.
+  std::vector<AddCdcFile> cdc_files;
+  // Otherwise: added files' live rows are inserts, removed files' rows
+  // deletes, a path both removed and added yields its deletion vectors'
+  // difference. Taken as given (no dataChange filter).
+  std::vector<AddFile> adds;
+  std::vector<RemoveFile> removes;
+};
+
+// delta-spark's CDCReader.shouldSkipFileActionsInCommit: the commit is a
+// MERGE whose operationMetrics report 0 rows inserted, updated and deleted.
+bool IsNoChangeMerge(const std::optional<std::string>& commit_info_json);
+
+// `table_schema` followed by _change_type (STRING), _commit_version (BIGINT)
+// and _commit_timestamp (TIMESTAMP), all nullable: delta-spark's
+// cdcReadSchema.
+columnar::SchemaPtr ChangeFeedSchema(const columnar::SchemaPtr& table_schema);
+
+// delta.enableChangeDataFeed is true in the table's configuration.
+bool ChangeDataFeedEnabled(const Metadata& metadata);
+
+// delta-spark's DELTA_MISSING_CHANGE_DATA for the range [start, end]
+// without change data at `version` (InvalidArgument).
+Status MissingChangeDataError(int64_t start, int64_t end, int64_t version,
+                              const std::string& table_path);
+
 class ChangeFeedReader {
  public:
   // Errors: InvalidArgument when starting_version is negative, after the
@@ -42,6 +83,12 @@ class ChangeFeedReader {
   // range is gone (log cleanup); the log's errors.
   static Result<std::unique_ptr<ChangeFeedReader>> Make(DeltaTable* table,
                                                         const ChangeFeedOptions& options);
+  // The changes given, in order, read with `read_snapshot`'s schema and
+  // table configuration (column mapping). No check that the change data
+  // feed is on (the caller's). Errors: none until Next.
+  static std::unique_ptr<ChangeFeedReader> MakeForChanges(DeltaTable* table,
+                                                          SnapshotPtr read_snapshot,
+                                                          std::vector<CommitChanges> changes);
   ~ChangeFeedReader();
 
   // The table's columns (as of the ending version), then _change_type,

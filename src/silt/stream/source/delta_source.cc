@@ -8,28 +8,27 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
+#include "silt/delta/change_feed.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/protocol.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/json_internal.h"
 #include "silt/stream/options_internal.h"
+#include "silt/stream/source/delta_source_internal.h"
 
 namespace silt::stream {
 
 namespace {
 
-// Spark's END_INDEX: after every file of a version. Never serialized.
-constexpr int64_t kEndIndex = std::numeric_limits<int64_t>::max() - 100;
+constexpr int64_t kEndIndex = internal::kDeltaEndIndex;
 // delta-spark's serialized index versions.
 constexpr int64_t kSourceVersion1 = 1;
 constexpr int64_t kSourceVersion3 = 3;
 constexpr int64_t kBaseIndexV3 = -100;
 constexpr int64_t kMetadataChangeIndex = -20;
 constexpr int64_t kPostMetadataChangeIndex = -19;
-// DeltaOptions.MAX_FILES_PER_TRIGGER_OPTION_DEFAULT, and the count used when
-// only maxBytesPerTrigger is set (Int.MaxValue - 8).
-constexpr int64_t kDefaultMaxFiles = 1000;
-constexpr int64_t kUnlimitedFiles = 2147483647 - 8;
+constexpr int64_t kDefaultMaxFiles = internal::kDeltaDefaultMaxFiles;
+constexpr int64_t kUnlimitedFiles = internal::kDeltaUnlimitedFiles;
 // Parsed commits kept for later batches; beyond this they are re-read.
 constexpr size_t kMaxCachedCommits = 512;
 
@@ -234,6 +233,22 @@ class EmptyBatchReader final : public BatchReader {
 
 }  // namespace
 
+Status internal::DeltaMissingVersionError(int64_t expected, int64_t found,
+                                          const std::string& table_path) {
+  return Status::Corruption(
+      "[DELTA_MISSING_FILES_UNEXPECTED_VERSION] The stream from your Delta table was "
+      "expecting process data from version ",
+      expected, ",\nbut the earliest available version in the _delta_log directory is ", found,
+      ". The files\nin the transaction log may have been deleted due to log cleanup. In "
+      "order to avoid losing\ndata, we recommend that you restart your stream with a new "
+      "checkpoint location and to\nincrease your delta.logRetentionDuration setting, if you "
+      "have explicitly set it below 30\ndays.\nIf you would like to ignore the missed data "
+      "and continue your stream from where it left\noff, you can set the "
+      ".option(\"failOnDataLoss\", \"false\") as part\nof your readStream statement. (Delta "
+      "source ",
+      table_path, ")");
+}
+
 std::string DeltaSourceOffset::ToJson() const {
   JsonWriter w;
   w.BeginObject();
@@ -300,12 +315,11 @@ Result<DeltaSourceOptions> DeltaSourceOptions::FromSpec(const SourceSpec& spec) 
       .what = "Delta source",
       .honoured = {"path", "startingVersion", "startingTimestamp", "maxFilesPerTrigger",
                    "maxBytesPerTrigger", "ignoreDeletes", "ignoreChanges", "ignoreFileDeletion",
-                   "skipChangeCommits", "excludeRegex", "failOnDataLoss"},
-      // readChangeFeed needs the change data feed, which silt does not
-      // write or read yet; schema tracking is delta-spark's schema log.
-      .unsupported = {{"readChangeFeed", "false"},
-                      {"readChangeData", "false"},
-                      {"schemaTrackingLocation", ""},
+                   "skipChangeCommits", "excludeRegex", "failOnDataLoss", "readChangeFeed",
+                   "readChangeData"},
+      // Schema tracking is delta-spark's schema log; ending bounds are
+      // batch-only options.
+      .unsupported = {{"schemaTrackingLocation", ""},
                       {"schemaLocation", ""},
                       {"streamingSourceTrackingId", ""},
                       {"endingVersion", ""},
@@ -362,6 +376,10 @@ Result<DeltaSourceOptions> DeltaSourceOptions::FromSpec(const SourceSpec& spec) 
   SILT_RETURN_NOT_OK(flag("ignoreFileDeletion", &out.ignore_file_deletion));
   SILT_RETURN_NOT_OK(flag("skipChangeCommits", &out.skip_change_commits));
   SILT_RETURN_NOT_OK(flag("failOnDataLoss", &out.fail_on_data_loss));
+  bool legacy_change_feed = false;
+  SILT_RETURN_NOT_OK(flag("readChangeFeed", &out.read_change_feed));
+  SILT_RETURN_NOT_OK(flag("readChangeData", &legacy_change_feed));
+  out.read_change_feed = out.read_change_feed || legacy_change_feed;
   out.exclude_regex = reader.Get("excludeRegex");
   if (out.exclude_regex) {
     re2::RE2 regex(*out.exclude_regex, re2::RE2::Quiet);
@@ -395,11 +413,14 @@ Result<std::unique_ptr<DeltaSource>> DeltaSource::Make(DeltaSourceOptions option
     return latest.status().WithContextParts("Delta source ", path);
   }
   source->init_snapshot_ = *latest;
-  source->schema_ = source->init_snapshot_->schema();
-  if (source->schema_ == nullptr || source->schema_->num_fields() == 0) {
+  source->table_schema_ = source->init_snapshot_->schema();
+  if (source->table_schema_ == nullptr || source->table_schema_->num_fields() == 0) {
     return Status::InvalidArgument("source.options.path: Delta table ", path,
                                    " has no schema: write data into it or create it with one");
   }
+  source->schema_ = source->options_.read_change_feed
+                        ? delta::ChangeFeedSchema(source->table_schema_)
+                        : source->table_schema_;
   source->table_id_ = source->init_snapshot_->metadata().id;
   if (source->options_.exclude_regex) {
     source->exclude_ = std::make_unique<re2::RE2>(*source->options_.exclude_regex, re2::RE2::Quiet);
@@ -536,7 +557,7 @@ Result<const std::vector<delta::AddFile>*> DeltaSource::SnapshotFiles(int64_t ve
 Status DeltaSource::CheckSchemaChange(const delta::Metadata& metadata, int64_t version) const {
   if (metadata.schema == nullptr) return Status::OK();
   const delta::Metadata& init = init_snapshot_->metadata();
-  const bool compatible = StructReadCompatible(*metadata.schema, *schema_) &&
+  const bool compatible = StructReadCompatible(*metadata.schema, *table_schema_) &&
                           SamePartitionColumns(metadata.partition_columns, init.partition_columns);
   if (compatible) return Status::OK();
   const bool starting_options = options_.starting_version || options_.starting_latest ||
@@ -545,8 +566,9 @@ Status DeltaSource::CheckSchemaChange(const delta::Metadata& metadata, int64_t v
       starting_options ? "[DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS]"
                        : "[DELTA_SCHEMA_CHANGED_WITH_VERSION]",
       " Detected schema change in version ", version,
-      ":\nstreaming source schema: ", TreeString(*schema_),
-      "\ndata file schema: ", TreeString(*metadata.schema),
+      ":\nstreaming source schema: ", TreeString(*schema_), "\ndata file schema: ",
+      TreeString(options_.read_change_feed ? *delta::ChangeFeedSchema(metadata.schema)
+                                           : *metadata.schema),
       "\nPlease try restarting the query. If this issue repeats across query restarts without\n"
       "making progress, you have made an incompatible schema change and need to start your\n"
       "query from scratch using a new checkpoint directory.",
@@ -649,19 +671,7 @@ Status DeltaSource::WalkChanges(int64_t from_version, int64_t from_index, bool i
   for (int64_t version : versions) {
     if (version < first_commit) continue;
     if (options_.fail_on_data_loss && version > last_seen + 1) {
-      return Status::Corruption(
-          "[DELTA_MISSING_FILES_UNEXPECTED_VERSION] The stream from your Delta table was "
-          "expecting process data from version ",
-          last_seen + 1, ",\nbut the earliest available version in the _delta_log directory is ",
-          version,
-          ". The files\nin the transaction log may have been deleted due to log cleanup. In "
-          "order to avoid losing\ndata, we recommend that you restart your stream with a new "
-          "checkpoint location and to\nincrease your delta.logRetentionDuration setting, if you "
-          "have explicitly set it below 30\ndays.\nIf you would like to ignore the missed data "
-          "and continue your stream from where it left\noff, you can set the "
-          ".option(\"failOnDataLoss\", \"false\") as part\nof your readStream statement. (Delta "
-          "source ",
-          options_.path, ")");
+      return internal::DeltaMissingVersionError(last_seen + 1, version, options_.path);
     }
     last_seen = version;
     SILT_ASSIGN_OR_RETURN(std::shared_ptr<const delta::CommitActions> commit, Commit(version));
@@ -704,6 +714,9 @@ Result<std::optional<DeltaSourceOffset>> DeltaSource::NextOffset(
     }
     if (from_version < 0) return std::optional<DeltaSourceOffset>();
   }
+  if (options_.read_change_feed) {
+    return NextCdcOffset(start, from_version, from_index, initial, limited, bound);
+  }
   Admission admission;
   admission.limited = limited;
   if (limited) {
@@ -724,19 +737,25 @@ Result<std::optional<DeltaSourceOffset>> DeltaSource::NextOffset(
                                    return true;
                                  }));
   if (!last) return start;
+  return std::optional<DeltaSourceOffset>(OffsetAfter(
+      last->version, last->index, last->kind == ChangeKind::kEnd, from_version, initial));
+}
+
+DeltaSourceOffset DeltaSource::OffsetAfter(int64_t version, int64_t index, bool is_end,
+                                           int64_t from_version, bool initial) const {
   DeltaSourceOffset out;
   out.reservoir_id = table_id_;
-  if (last->kind == ChangeKind::kEnd) {
+  if (is_end) {
     // After the last file of a version: the start of the next one.
-    out.reservoir_version = last->version + 1;
+    out.reservoir_version = version + 1;
     out.index = DeltaSourceOffset::kBaseIndex;
     out.is_initial_snapshot = false;
   } else {
-    out.reservoir_version = last->version;
-    out.index = last->index;
-    out.is_initial_snapshot = last->version == from_version && initial;
+    out.reservoir_version = version;
+    out.index = index;
+    out.is_initial_snapshot = version == from_version && initial;
   }
-  return std::optional<DeltaSourceOffset>(std::move(out));
+  return out;
 }
 
 Status DeltaSource::PrepareForAvailableNow() {
@@ -795,6 +814,7 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetBatch(
       initial = true;
     }
   }
+  if (options_.read_change_feed) return GetCdcBatch(from_version, from_index, initial, end);
   std::vector<delta::AddFile> files;
   SILT_RETURN_NOT_OK(
       WalkChanges(from_version, from_index, initial, end, end, [&](const Change& change) {

@@ -52,6 +52,30 @@
 // Spark's DELTA_MISSING_FILES_UNEXPECTED_VERSION (failOnDataLoss=false skips
 // ahead instead).
 //
+// readChangeFeed (delta_source_cdc.cc, as delta-spark's
+// DeltaSourceCDCSupport): the rows are the change data feed, the table's
+// columns then _change_type, _commit_version, _commit_timestamp.
+//  - The initial snapshot (no startingVersion/startingTimestamp) is read as
+//    `insert` rows of the snapshot version; then each commit: its `cdc`
+//    files when it has any (indexed among themselves), else its
+//    dataChange adds (inserts) and removes (deletes), indexed together in
+//    log order, a path removed and re-added yielding its deletion vectors'
+//    difference. A MERGE whose metrics say it changed no row contributes
+//    nothing. Commits are not refused for removing data (ignoreDeletes and
+//    the like have no effect); schema changes stop the query as above.
+//  - Admission: files of the initial snapshot and of commits without change
+//    files or deletion vectors are admitted one at a time as above; a
+//    commit with change files or deletion vectors is admitted whole or not
+//    at all (a batch's first commit always is), so update pre- and
+//    post-images never split across batches.
+//  - Offsets: the same DeltaSourceOffset. A batch that ends with a commit's
+//    change files ends at (V, index of its last change file); only the end
+//    of a commit read through its adds and removes moves on to (V+1, -1).
+//  - Each batch needs delta.enableChangeDataFeed on at its start version
+//    (Spark's DELTA_MISSING_CHANGE_DATA, naming the version, otherwise).
+//  - excludeRegex drops matching files (data, change or removed) from the
+//    stream altogether.
+//
 // Nothing is written under sources/<i>/ (delta-spark writes nothing there
 // either without schema tracking).
 //
@@ -113,10 +137,12 @@ struct DeltaSourceOptions {
   bool skip_change_commits = false;
   bool fail_on_data_loss = true;
   std::optional<std::string> exclude_regex;
+  // readChangeFeed (or its legacy name readChangeData).
+  bool read_change_feed = false;
 
   // Errors: InvalidArgument naming the key (missing path, bad numbers, both
   // starting options, a bad regex, a user schema, and the options silt does
-  // not implement: readChangeFeed, schemaTrackingLocation, ...).
+  // not implement: schemaTrackingLocation, endingVersion, ...).
   static Result<DeltaSourceOptions> FromSpec(const SourceSpec& spec);
 };
 
@@ -155,7 +181,37 @@ class DeltaSource final : public Source {
   // Returns false to stop the walk.
   using ChangeVisitor = std::function<Result<bool>(const Change&)>;
 
+  // The readChangeFeed walk's steps (delta-spark's IndexedFile with an
+  // add, remove or cdc action).
+  struct CdcChange {
+    int64_t version = 0;
+    int64_t index = 0;
+    ChangeKind kind = ChangeKind::kFile;
+    // kFile: exactly one is set; valid during the visit.
+    const delta::AddFile* add = nullptr;
+    const delta::RemoveFile* remove = nullptr;
+    const delta::AddCdcFile* cdc = nullptr;
+    int64_t size = 0;
+  };
+  struct CdcAdmission;
+  using CdcVisitor = std::function<Status(const CdcChange&)>;
+
   DeltaSource(DeltaSourceOptions options, const SourceContext& context);
+
+  // Spark's getFileChangesForCDC: visits the changes after (from_version,
+  // from_index) — the snapshot at from_version first when `initial` — up
+  // to and including `bound` when set, within `admission` when not null.
+  Status WalkCdcChanges(int64_t from_version, int64_t from_index, bool initial,
+                        CdcAdmission* admission, const std::optional<DeltaSourceOffset>& bound,
+                        const CdcVisitor& visit);
+  Result<std::optional<DeltaSourceOffset>> NextCdcOffset(
+      const std::optional<DeltaSourceOffset>& start, int64_t from_version, int64_t from_index,
+      bool initial, bool limited, const std::optional<DeltaSourceOffset>& bound);
+  Result<std::unique_ptr<BatchReader>> GetCdcBatch(int64_t from_version, int64_t from_index,
+                                                   bool initial, const DeltaSourceOffset& end);
+  // Spark's buildOffsetFromIndexedFile for the last change a plan took.
+  DeltaSourceOffset OffsetAfter(int64_t version, int64_t index, bool is_end, int64_t from_version,
+                                bool initial) const;
 
   // Spark's getFileChanges: walks the changes after (from_version,
   // from_index) — the snapshot at from_version first when `initial` — in
@@ -189,7 +245,10 @@ class DeltaSource final : public Source {
   std::unique_ptr<delta::DeltaTable> table_;
   // The snapshot at query start: the read schema, partitioning and table id.
   delta::SnapshotPtr init_snapshot_;
+  // The rows' schema: the table's, plus the change columns with
+  // readChangeFeed.
   columnar::SchemaPtr schema_;
+  columnar::SchemaPtr table_schema_;
   std::string table_id_;
   std::unique_ptr<re2::RE2> exclude_;
   bool starting_version_known_ = false;

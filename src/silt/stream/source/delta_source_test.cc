@@ -37,6 +37,7 @@ class DeltaSourceTest : public ::testing::Test {
       m.id = "table-id";
       m.schema_string = std::string(kSchemaJson);
       m.created_time = 1;
+      if (change_data_feed_) m.configuration["delta.enableChangeDataFeed"] = "true";
       actions.metadata = m;
     }
     actions.commit_info_json = R"({"timestamp":1000,"operation":"WRITE"})";
@@ -80,6 +81,7 @@ class DeltaSourceTest : public ::testing::Test {
   }
 
   fs::FileSystemPtr fs_;
+  bool change_data_feed_ = false;
 };
 
 TEST(DeltaSourceOffsetTest, SerializesAsDeltaSparkAndParsesItsVersions) {
@@ -167,12 +169,88 @@ TEST_F(DeltaSourceTest, OffsetsOfAnotherTableAreRefused) {
 TEST_F(DeltaSourceTest, UnsupportedOptionsAreRefusedNamingThem) {
   SourceSpec spec;
   spec.format = "delta";
-  spec.options = {{"path", "/t"}, {"readChangeFeed", "true"}};
+  spec.options = {{"path", "/t"}, {"schemaTrackingLocation", "/s"}};
   Status st = DeltaSourceOptions::FromSpec(spec).status();
   EXPECT_TRUE(st.IsInvalidArgument());
-  EXPECT_NE(st.message().find("source.options.readChangeFeed"), std::string::npos);
+  EXPECT_NE(st.message().find("source.options.schemaTrackingLocation"), std::string::npos);
   spec.options = {{"path", "/t"}, {"startingVersion", "1"}, {"startingTimestamp", "2026-01-01"}};
   EXPECT_FALSE(DeltaSourceOptions::FromSpec(spec).ok());
+}
+
+delta::AddCdcFile Cdc(std::string path) {
+  delta::AddCdcFile c;
+  c.path = std::move(path);
+  c.size = 100;
+  return c;
+}
+
+TEST_F(DeltaSourceTest, ChangeFeedAdmitsChangeFilesAndDeletionVectorCommitsWhole) {
+  change_data_feed_ = true;
+  delta::CommitActions v0;
+  v0.adds = {Add("a", 1), Add("b", 2)};
+  WriteCommit(0, v0);
+  auto source = Make({{"readChangeFeed", "true"}, {"maxFilesPerTrigger", "2"}});
+  ASSERT_EQ(source->schema()->num_fields(), 4);
+  EXPECT_EQ(source->schema()->field(1).name, "_change_type");
+  EXPECT_EQ(source->schema()->field(3).type->id(), columnar::TypeId::kTimestamp);
+  delta::CommitActions v1;  // an append: file by file
+  v1.adds = {Add("c", 3), Add("d", 3), Add("e", 3)};
+  WriteCommit(1, v1);
+  delta::CommitActions v2;  // an UPDATE with change files: whole
+  v2.cdc_files = {Cdc("_change_data/x"), Cdc("_change_data/y"), Cdc("_change_data/z")};
+  v2.removes = {Remove("c")};
+  v2.adds = {Add("c2", 4)};
+  WriteCommit(2, v2);
+  delta::CommitActions v3;  // a DELETE by deletion vector: whole
+  v3.removes = {Remove("d")};
+  delta::AddFile dv = Add("d", 3);
+  dv.deletion_vector = delta::DeletionVectorDescriptor{};
+  dv.deletion_vector->storage_type = "i";
+  dv.deletion_vector->path_or_inline_dv = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
+  dv.deletion_vector->size_in_bytes = 40;
+  dv.deletion_vector->cardinality = 1;
+  v3.adds = {dv};
+  WriteCommit(3, v3);
+  // Snapshot a, b, END (the end placeholder is always admitted); c, d |
+  // e, END 1 (x y z do not fit) | x y z (a batch's first commit always
+  // fits; ends at z) | v3 whole.
+  EXPECT_EQ(PlanAll(source.get()),
+            (std::vector<std::string>{"1/-1", "1/1", "2/-1", "2/2", "4/-1"}));
+}
+
+TEST_F(DeltaSourceTest, ChangeFeedSkipsMergesThatChangedNoRowAndDropsExcludedFiles) {
+  change_data_feed_ = true;
+  delta::CommitActions v0;
+  WriteCommit(0, v0);
+  auto source = Make({{"readChangeFeed", "true"},
+                      {"startingVersion", "1"},
+                      {"maxFilesPerTrigger", "1"},
+                      {"excludeRegex", "skip-me"}});
+  delta::CommitActions v1;
+  v1.adds = {Add("a", 1), Add("skip-me", 1), Add("b", 1)};
+  WriteCommit(1, v1);
+  delta::CommitActions v2;
+  v2.removes = {Remove("a")};
+  v2.adds = {Add("a2", 2)};
+  v2.commit_info_json = R"({"operation":"MERGE","operationMetrics":{"numTargetRowsInserted":"0",)"
+                        R"("numTargetRowsUpdated":"0","numTargetRowsDeleted":"0"}})";
+  ASSERT_OK(
+      fs_->WriteFile("/t/_delta_log/" + delta::CommitFileName(2), delta::SerializeCommit(v2)));
+  // a | b (skip-me is not a step), END 1 | v2's files are not steps.
+  EXPECT_EQ(PlanAll(source.get()), (std::vector<std::string>{"1/0", "2/-1", "3/-1"}));
+}
+
+TEST_F(DeltaSourceTest, ChangeFeedBatchNeedsTheFeedOnAtItsStartVersion) {
+  delta::CommitActions v0;
+  v0.adds = {Add("a", 1)};
+  WriteCommit(0, v0);
+  auto source = Make({{"readChangeFeed", "true"}});
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(end.has_value());
+  Status st = source->GetBatch(std::nullopt, *end).status();
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("[DELTA_MISSING_CHANGE_DATA]"), std::string::npos);
+  EXPECT_NE(st.message().find("not recorded for version [0]"), std::string::npos);
 }
 
 }  // namespace
