@@ -175,12 +175,20 @@ Status DeltaSource::WalkCdcChanges(int64_t from_version, int64_t from_index, boo
     }
     group.clear();
     if (!commit->cdc_files.empty()) {
-      // The commit's change data: its change files only, no placeholders
-      // (so a batch ending here ends at the last change file's index).
+      // The commit's change data: its change files. Planning within limits
+      // sees no placeholders (so a batch ending here ends at the last
+      // change file's index); without limits (Trigger.Once, a batch's
+      // read) the version's start and end are steps as elsewhere.
+      if (admission == nullptr) {
+        group.push_back({version, DeltaSourceOffset::kBaseIndex, ChangeKind::kBase});
+      }
       for (size_t cdc_idx = 0; cdc_idx < commit->cdc_files.size(); ++cdc_idx) {
         const delta::AddCdcFile& cdc = commit->cdc_files[cdc_idx];
         group.push_back({version, static_cast<int64_t>(cdc_idx), ChangeKind::kFile, nullptr,
                          nullptr, &cdc, cdc.size});
+      }
+      if (admission == nullptr) {
+        group.push_back({version, internal::kDeltaEndIndex, ChangeKind::kEnd});
       }
       std::erase_if(group, [&](const CdcChange& change) { return !valid(change); });
       if (admission == nullptr ||

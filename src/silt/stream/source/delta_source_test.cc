@@ -201,6 +201,18 @@ TEST_F(DeltaSourceTest, ChangeFeedAdmitsChangeFilesAndDeletionVectorCommitsWhole
   v2.removes = {Remove("c")};
   v2.adds = {Add("c2", 4)};
   WriteCommit(2, v2);
+  {
+    // Without limits (Trigger.Once) a change-file commit has its start and
+    // end steps: the offset moves on to the next version.
+    auto once = Make({{"readChangeFeed", "true"}, {"startingVersion", "2"}});
+    ReadLimit all;
+    all.all_available = true;
+    ASSERT_OK_AND_ASSIGN(std::optional<std::string> end, once->LatestOffset(std::nullopt, all));
+    ASSERT_TRUE(end.has_value());
+    ASSERT_OK_AND_ASSIGN(DeltaSourceOffset offset, DeltaSourceOffset::Parse(*end));
+    EXPECT_EQ(offset.reservoir_version, 3);
+    EXPECT_EQ(offset.index, DeltaSourceOffset::kBaseIndex);
+  }
   delta::CommitActions v3;  // a DELETE by deletion vector: whole
   v3.removes = {Remove("d")};
   delta::AddFile dv = Add("d", 3);
