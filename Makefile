@@ -2,7 +2,8 @@
 #   make demo   install build dependencies, build (Release), run the embedded demo job
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
-# tsan, fuzz, torture, clean, bench, cross-arm64, test-arm64, dist, deb, test-deb.
+# tsan, fuzz, torture, clean, bench, bench-windowed, bench-merge, bench-soak,
+# cross-arm64, test-arm64, dist, deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -14,7 +15,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
-        format clean bench bench-windowed bench-soak cross-arm64 test-arm64 dist deb test-deb
+        format clean bench bench-windowed bench-merge bench-soak cross-arm64 test-arm64 dist deb test-deb
 
 all: build
 
@@ -133,6 +134,13 @@ SOAK_RATE    ?= 10000
 bench-soak: build
 	@$(VENV)/bin/python bench/soak/run.py --silt silt=$(SILT) --duration $(SOAK_SECONDS) \
 	  --rate $(SOAK_RATE) --out bench/results/soak-$$(date -u +%Y-%m-%d)
+
+# MERGE of 100,000 rows into a 10-million-row partitioned table, silt against
+# delta-rs and delta-spark (bench/README.md, "MERGE"); about 15 minutes. The
+# generated table is kept in /tmp/silt-bench-merge for later runs.
+bench-merge: build
+	@scripts/setup-bench.sh >/dev/null
+	@$(VENV)/bin/python bench/merge/run.py --silt $(SILT) --dir /tmp/silt-bench-merge
 
 # linux/arm64 (Raspberry Pi 4 and the like), cross-compiled on Debian 12
 # amd64: aarch64 gcc, the arm64 multi-arch -dev packages and qemu-user
