@@ -160,6 +160,56 @@ CASES = [
          "WHEN NOT MATCHED BY SOURCE AND t.p = 'c' THEN UPDATE SET v = 0"),
 ]
 
+# Nested assignments: {T} is the "nested" base (id, s STRUCT<a, b>, addr
+# STRUCT<city, zip, geo STRUCT<lat, lon>>, NULL structs sprinkled in), {SN} a
+# source of (id, city, zip BIGINT, a).
+CASES += [
+    Case("update_nested_field", "nested", "UPDATE {T} SET s.a = 1 WHERE id % 2 = 0"),
+    Case("update_nested_fields_cast", "nested",
+         "UPDATE {T} t SET t.s.b = upper(t.s.b), t.addr.zip = t.id * 1000, "
+         "addr.geo.lat = 0.5 WHERE t.id < 15"),
+    Case("update_nested_deep_into_null_struct", "nested",
+         "UPDATE {T} SET addr.geo.lon = -1.5 WHERE addr IS NULL OR addr.geo IS NULL"),
+    Case("update_struct_and_other_field", "nested",
+         "UPDATE {T} SET s = named_struct('a', 5, 'b', 'w'), addr.city = 'X' WHERE id > 20"),
+    Case("merge_nested_set", "nested",
+         "MERGE INTO {T} t USING {SN} s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET t.addr.city = s.city, t.addr.zip = s.zip, t.s.a = s.a "
+         "WHEN NOT MATCHED THEN INSERT (id, s) VALUES (s.id, named_struct('a', s.a, 'b', s.city))"),
+    Case("merge_nested_by_source", "nested",
+         "MERGE INTO {T} t USING {SN} src ON t.id = src.id "
+         "WHEN MATCHED AND src.a > 10 THEN UPDATE SET t.s.b = src.city "
+         "WHEN NOT MATCHED BY SOURCE AND t.id < 10 THEN UPDATE SET addr.geo.lat = NULL"),
+    Case("update_column_twice", "nested", "UPDATE {T} SET id = 2, id = 3",
+         error="DELTA_CONFLICT_SET_COLUMN"),
+    Case("update_nested_conflict", "nested",
+         "UPDATE {T} SET s = named_struct('a', 1, 'b', 'x'), s.a = 2",
+         error="DELTA_CONFLICT_SET_COLUMN"),
+    Case("merge_nested_conflict", "nested",
+         "MERGE INTO {T} t USING {SN} s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET t.addr.geo = NULL, t.addr.geo.lat = 1.0",
+         error="DELTA_CONFLICT_SET_COLUMN"),
+    Case("update_nested_missing_field", "nested", "UPDATE {T} SET s.zz = 1",
+         error="FIELD_NOT_FOUND"),
+    Case("merge_nested_missing_field", "nested",
+         "MERGE INTO {T} t USING {SN} s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET t.addr.town = s.city",
+         error="FIELD_NOT_FOUND"),
+    Case("update_field_of_non_struct", "nested", "UPDATE {T} SET id.x = 1",
+         error="INVALID_EXTRACT_BASE_FIELD_TYPE"),
+    Case("update_nested_cast_overflow", "nested",
+         "UPDATE {T} SET addr.zip = 3000000000 WHERE id = 1", error="CAST_OVERFLOW"),
+    Case("update_nested_cast_malformed", "nested",
+         "UPDATE {T} SET addr.zip = 'abc' WHERE id = 1", error="CAST_INVALID_INPUT"),
+    Case("update_nested_no_cast", "nested",
+         "UPDATE {T} SET addr.geo = 'abc' WHERE id = 1",
+         error="DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION"),
+    Case("merge_insert_nested_field", "nested",
+         "MERGE INTO {T} t USING {SN} s ON t.id = s.id "
+         "WHEN NOT MATCHED THEN INSERT (id, s.a) VALUES (s.id, 1)",
+         error="DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION"),
+]
+
 DV_BASES = ("dv", "dvpart")
 
 
@@ -210,6 +260,24 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
     spark.sql(f"DELETE FROM delta.`{dvpart}` WHERE id % 6 = 1")
     bases["dvpart"] = dvpart
 
+    nested = work / "base_nested"
+    spark.sql(f"CREATE TABLE delta.`{nested}` (id BIGINT, s STRUCT<a: INT, b: STRING>, "
+              "addr STRUCT<city: STRING, zip: INT, geo: STRUCT<lat: DOUBLE, lon: DOUBLE>>) "
+              "USING delta")
+    nested_rows = [(i, None if i % 7 == 3 else (i * 3, f"b{i}" if i % 4 else None),
+                    None if i % 5 == 2 else (f"c{i % 6}", 10000 + i,
+                                             None if i % 4 == 1 else (i / 8, -i / 16)))
+                   for i in range(30)]
+    spark.createDataFrame(nested_rows, spark.read.format("delta").load(str(nested)).schema) \
+        .repartition(3).write.format("delta").mode("append").save(str(nested))
+    bases["nested"] = nested
+
+    src_nested = work / "src_nested"
+    spark.createDataFrame([(i, f"city{i}", 20000 + i, i % 13) for i in
+                           list(range(0, 30, 4)) + [100, 101]],
+                          "id BIGINT, city STRING, zip BIGINT, a INT") \
+        .write.format("delta").save(str(src_nested))
+
     src = work / "src"
     src_rows = [(i, None if i % 6 == 0 else f"n{i % 20}" if i < 20 else f"s{i}",
                  None if i % 8 == 0 else (i * 7) % 100, i * 1.5)
@@ -258,6 +326,7 @@ def dml_runs(spark, tmp_path_factory, silt_bin):
     def text(case, target):
         return case.sql.format(T=f"delta.`{target}`", S=f"delta.`{src}`", SP=f"delta.`{src_part}`",
                                DUP=f"delta.`{dup}`", PQ=f"parquet.`{pq_path}`",
+                               SN=f"delta.`{src_nested}`",
                                JS=f"json.`{json_path}`")
 
     outcomes = {}

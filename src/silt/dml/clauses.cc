@@ -1,7 +1,6 @@
 #include "silt/dml/clauses.h"
 
-#include <set>
-
+#include "silt/base/strings.h"
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/expression.h"
 
@@ -19,6 +18,104 @@ expr::NodePtr NullLiteral() {
   v.type = columnar::DataType::Null();
   v.is_null = true;
   return std::make_shared<expr::LiteralNode>(v, 0);
+}
+
+}  // namespace
+
+namespace {
+
+// One assignment seen from a level of the target's schema: the names left
+// below that level (empty: the level itself) and its value.
+struct PendingAssignment {
+  std::vector<std::string> rest;
+  const expr::Assignment* assignment;
+};
+
+std::string Dotted(const std::vector<std::string>& prefix, const std::vector<std::string>& rest) {
+  std::string out;
+  for (const auto* parts : {&prefix, &rest}) {
+    for (const std::string& p : *parts) out += (out.empty() ? "" : ".") + p;
+  }
+  return out;
+}
+
+expr::NodePtr StringLiteral(const std::string& text) {
+  expr::LiteralNode::Value v;
+  v.type = columnar::DataType::String();
+  v.string_value = text;
+  return std::make_shared<expr::LiteralNode>(v, 0);
+}
+
+// The new value of one target column or nested field (`type`, whose current
+// value is `current`, named `prefix` in messages) given the assignments
+// under it, as Delta's UpdateExpressionsSupport builds it: an assignment of
+// the whole level is its value (and may not be combined with another under
+// it); assignments of fields rebuild the struct field by field, the fields
+// not assigned keeping their current value (so the struct is never NULL
+// afterwards, even when it was).
+Result<expr::NodePtr> AssignedValue(const Scope& scope, const columnar::DataType& type,
+                                    const expr::NodePtr& current,
+                                    const std::vector<std::string>& prefix,
+                                    const std::vector<PendingAssignment>& ops,
+                                    const std::string& context) {
+  bool whole = false;
+  for (const PendingAssignment& op : ops) whole |= op.rest.empty();
+  if (whole) {
+    if (ops.size() > 1) {
+      std::string list;
+      for (const PendingAssignment& op : ops) {
+        list += (list.empty() ? "" : ", ") + ("`" + Dotted(prefix, op.rest) + "`");
+      }
+      return Status::InvalidArgument(
+          "[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these "
+          "SET columns: [",
+          list, "], in ", context);
+    }
+    return scope.Resolve(ops[0].assignment->value, context, nullptr);
+  }
+  if (type.id() != columnar::TypeId::kStruct) {
+    return Status::InvalidArgument(
+        "[INVALID_EXTRACT_BASE_FIELD_TYPE] Can't extract a value from \"", Dotted(prefix, {}),
+        "\". Need a complex type [STRUCT, ARRAY, MAP] but got \"", type.ToDdl(), "\", in ",
+        context);
+  }
+  std::vector<std::vector<PendingAssignment>> by_field(static_cast<size_t>(type.num_fields()));
+  for (const PendingAssignment& op : ops) {
+    int f = -1;
+    for (int i = 0; i < type.num_fields() && f < 0; ++i) {
+      if (EqualsIgnoreCase(type.field(i).name, op.rest[0])) f = i;
+    }
+    if (f < 0) {
+      std::string fields;
+      for (int i = 0; i < type.num_fields(); ++i) {
+        fields += (i == 0 ? "`" : ", `") + type.field(i).name + "`";
+      }
+      return Status::InvalidArgument("[FIELD_NOT_FOUND] No such struct field `", op.rest[0],
+                                     "` in ", fields, ", in ", context);
+    }
+    by_field[static_cast<size_t>(f)].push_back(
+        {std::vector<std::string>(op.rest.begin() + 1, op.rest.end()), op.assignment});
+  }
+  const auto& base = static_cast<const expr::ColumnRefNode&>(*current).parts();
+  std::vector<expr::NodePtr> args;
+  for (int i = 0; i < type.num_fields(); ++i) {
+    const columnar::Field& field = type.field(i);
+    std::vector<std::string> parts = base;
+    parts.push_back(field.name);
+    expr::NodePtr field_current = std::make_shared<expr::ColumnRefNode>(parts, 0);
+    args.push_back(StringLiteral(field.name));
+    if (by_field[static_cast<size_t>(i)].empty()) {
+      args.push_back(field_current);
+      continue;
+    }
+    std::vector<std::string> field_prefix = prefix;
+    field_prefix.push_back(field.name);
+    SILT_ASSIGN_OR_RETURN(expr::NodePtr value,
+                          AssignedValue(scope, *field.type, field_current, field_prefix,
+                                        by_field[static_cast<size_t>(i)], context));
+    args.push_back(std::move(value));
+  }
+  return std::make_shared<expr::CallNode>("named_struct", std::move(args), false, false, 0);
 }
 
 }  // namespace
@@ -42,19 +139,29 @@ Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
     }
     return values;
   }
-  std::set<int> assigned;
+  std::vector<std::vector<PendingAssignment>> by_column(static_cast<size_t>(target.num_fields()));
   for (const expr::Assignment& a : set) {
-    SILT_ASSIGN_OR_RETURN(int column, scope.AssignedColumn(a.column, context));
-    if (!assigned.insert(column).second) {
-      return Status::InvalidArgument("[DUPLICATE_ASSIGNMENTS] The column `",
-                                     target.field(column).name, "` is assigned more than once in ",
-                                     context);
+    SILT_ASSIGN_OR_RETURN(Scope::AssignedTarget assigned, scope.AssignedColumn(a.column, context));
+    std::vector<PendingAssignment>& ops = by_column[static_cast<size_t>(assigned.column)];
+    if (!keep_target && !assigned.fields.empty()) {
+      std::string text;
+      for (const std::string& part : a.column) text += (text.empty() ? "`" : "`.`") + part;
+      return Status::InvalidArgument(
+          "[DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION] Nested field is not supported in the "
+          "INSERT clause of MERGE operation (field = ",
+          text, "`), in ", context);
     }
-    SILT_ASSIGN_OR_RETURN(values[static_cast<size_t>(column)],
-                          scope.Resolve(a.value, context, nullptr));
+    ops.push_back({std::move(assigned.fields), &a});
   }
   for (int i = 0; i < target.num_fields(); ++i) {
-    if (values[static_cast<size_t>(i)] != nullptr) continue;
+    const std::vector<PendingAssignment>& ops = by_column[static_cast<size_t>(i)];
+    if (!ops.empty()) {
+      SILT_ASSIGN_OR_RETURN(
+          values[static_cast<size_t>(i)],
+          AssignedValue(scope, *target.field(i).type, ColumnRef(Scope::kTarget, i),
+                        {target.field(i).name}, ops, context));
+      continue;
+    }
     values[static_cast<size_t>(i)] = keep_target ? ColumnRef(Scope::kTarget, i) : NullLiteral();
   }
   return values;
@@ -115,9 +222,11 @@ Result<std::unique_ptr<ClauseList>> ClauseList::Make(const Scope& scope,
                                 field.name, "` in ", spec.text);
       if (!value->type()->Equals(*field.type) &&
           !expr::CanCast(*value->type(), *field.type, /*ansi=*/true)) {
-        return Status::InvalidArgument("[DELTA_CANNOT_CAST] Cannot safely cast `", field.name,
-                                       "`: ", value->type()->ToDdl(), " to ", field.type->ToDdl(),
-                                       " (store assignment policy ANSI), in ", spec.text);
+        // Spark's message when the analyzer finds no cast.
+        return Status::InvalidArgument("[DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION] cannot cast \"",
+                                       value->type()->ToDdl(), "\" to \"", field.type->ToDdl(),
+                                       "\" assigning `", field.name,
+                                       "` (store assignment policy ANSI), in ", spec.text);
       }
       b.values.push_back(std::move(value));
     }

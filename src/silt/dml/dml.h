@@ -123,10 +123,16 @@ std::unique_ptr<RowSource> MakeBatchSource(columnar::SchemaPtr schema,
 Result<DmlResult> Delete(delta::DeltaTable* table, const expr::NodePtr& condition,
                          const DmlOptions& options = {});
 
-// UPDATE table SET assignments [WHERE condition]. Errors: as Delete, and
-// InvalidArgument for an assignment to an unknown, nested or repeated
-// column, a value that cannot be cast to the column's type, a NULL for a
-// NOT NULL column.
+// UPDATE table SET assignments [WHERE condition]. An assignment may name a
+// field of a struct column (`SET s.a = 1`, `SET t.addr.city = ...`, any
+// depth): the struct is rebuilt with that field's new value and the others
+// kept, as Delta does (a NULL struct becomes a struct of its assigned fields
+// and NULLs). Errors: as Delete, and InvalidArgument for an assignment to an
+// unknown column or field (DELTA_MISSING_SET_COLUMN), a field of a
+// non-struct (DELTA_UNSUPPORTED_FIELD_UPDATE_NON_STRUCT), a column assigned
+// twice, a struct assigned together with one of its fields
+// (DELTA_CONFLICT_SET_COLUMN), a value that cannot be cast to the column's
+// or field's type, a NULL for a NOT NULL column.
 Result<DmlResult> Update(delta::DeltaTable* table, const std::vector<expr::Assignment>& set,
                          const expr::NodePtr& condition, const DmlOptions& options = {});
 
@@ -146,7 +152,8 @@ struct MergeSpec {
 // "[DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] ..." (see the
 // header comment); InvalidArgument for an ambiguous or unknown column, an
 // `UPDATE SET *` / `INSERT *` whose source lacks a target column; the
-// source's errors.
+// source's errors. Nested assignments as in Update; INSERT assigns
+// top-level columns only (DELTA_UNSUPPORTED_NESTED_FIELD_IN_OPERATION).
 Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const MergeSpec& spec,
                         const DmlOptions& options = {});
 

@@ -159,6 +159,20 @@ TEST_F(DmlTest, UpdateCastsValuesAndKeepsOtherColumns) {
   EXPECT_FALSE(Update(table_.get(), {{{"v"}, Parse("3000000000L")}}, nullptr).ok());
 }
 
+TEST_F(DmlTest, UpdateRefusesConflictingAndNonStructAssignments) {
+  Seed();
+  Result<DmlResult> twice =
+      Update(table_.get(), {{{"v"}, Parse("1")}, {{"V"}, Parse("2")}}, nullptr);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("[DELTA_CONFLICT_SET_COLUMN]"), std::string::npos)
+      << twice.status().ToString();
+  Result<DmlResult> field = Update(table_.get(), {{{"v", "x"}, Parse("1")}}, nullptr);
+  ASSERT_FALSE(field.ok());
+  EXPECT_NE(field.status().message().find("[INVALID_EXTRACT_BASE_FIELD_TYPE]"), std::string::npos)
+      << field.status().ToString();
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:10:a", "2:20:a", "3:30:b", "4:40:b", "5:50:c"}));
+}
+
 TEST_F(DmlTest, MergeUpsertsAndInsertOnlyRewritesNothing) {
   Seed();
   auto source = MakeBatchSource(schema_, {Rows({{2, 200, "a"}, {6, 600, "c"}})});

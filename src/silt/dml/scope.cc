@@ -164,25 +164,24 @@ Result<expr::NodePtr> Scope::Resolve(const expr::NodePtr& node, const std::strin
   return out;
 }
 
-Result<int> Scope::AssignedColumn(const std::vector<std::string>& column,
-                                  const std::string& context) const {
+Result<Scope::AssignedTarget> Scope::AssignedColumn(const std::vector<std::string>& column,
+                                                    const std::string& context) const {
   size_t at = 0;
   if (column.size() >= 2 && !alias_[kTarget].empty() && SameName(column[0], alias_[kTarget]) &&
       user_[kTarget]->FieldIndex(column[1]) >= 0) {
     at = 1;
   }
   int index = user_[kTarget]->FieldIndex(column[at]);
-  std::string text;
-  for (const std::string& part : column) text += (text.empty() ? "" : ".") + part;
   if (index < 0) {
+    std::string text;
+    for (const std::string& part : column) text += (text.empty() ? "" : ".") + part;
     return Status::InvalidArgument("[UNRESOLVED_COLUMN] the target table has no column `", text,
                                    "`, in ", context);
   }
-  if (at + 1 != column.size()) {
-    return Status::NotSupported("assigning to the nested field `", text,
-                                "` is not supported by silt yet, in ", context);
-  }
-  return index;
+  AssignedTarget out;
+  out.column = index;
+  out.fields.assign(column.begin() + static_cast<std::ptrdiff_t>(at) + 1, column.end());
+  return out;
 }
 
 columnar::RecordBatchPtr Scope::AsSide(int side, const columnar::RecordBatchPtr& batch) const {

@@ -43,11 +43,17 @@ class Scope {
   Result<expr::NodePtr> Resolve(const expr::NodePtr& node, const std::string& context,
                                 unsigned* sides) const;
 
-  // The target column an assignment names (`col` or `alias.col`), as an
-  // index into the target schema. Errors: InvalidArgument for an unknown
-  // or nested column, naming `context`.
-  Result<int> AssignedColumn(const std::vector<std::string>& column,
-                             const std::string& context) const;
+  // What an assignment names (`col`, `alias.col`, `col.field...`,
+  // `alias.col.field...`): the target column, as an index into the target
+  // schema, and the nested field names after it (as typed; empty for the
+  // column itself). Errors: InvalidArgument for an unknown column, naming
+  // `context`.
+  struct AssignedTarget {
+    int column = -1;
+    std::vector<std::string> fields;
+  };
+  Result<AssignedTarget> AssignedColumn(const std::vector<std::string>& column,
+                                        const std::string& context) const;
 
   // `batch` (of the side's user schema) as a batch of side_schema(side).
   columnar::RecordBatchPtr AsSide(int side, const columnar::RecordBatchPtr& batch) const;

@@ -157,8 +157,10 @@ inline std::string ValueText(const T& v) {
 inline Status CastFailure(const CastCtx& c, int64_t row, const std::string& value, Conv kind) {
   const char* reason = kind == Conv::kOverflow ? "the value is out of the target type's range"
                                                : "the value is malformed";
-  return Status::InvalidArgument("Cannot cast ", value, " of type ", TypeName(c.from), " to ",
-                                 TypeName(*c.to), ": ", reason, " (row ", row, ") in '",
+  // Spark's error classes for the two ANSI failures.
+  const char* error_class = kind == Conv::kOverflow ? "[CAST_OVERFLOW] " : "[CAST_INVALID_INPUT] ";
+  return Status::InvalidArgument(error_class, "Cannot cast ", value, " of type ", TypeName(c.from),
+                                 " to ", TypeName(*c.to), ": ", reason, " (row ", row, ") in '",
                                  c.options.context, "'");
 }
 
