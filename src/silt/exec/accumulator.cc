@@ -2,13 +2,16 @@
 // and the per-group state format of docs/format/aggregate-state.md.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "silt/columnar/builder.h"
 #include "silt/exec/accumulator_internal.h"
+#include "silt/exec/spark_hash.h"
 #include "silt/exec/value_access.h"
 #include "silt/exec/value_codec_internal.h"
 
@@ -35,21 +38,58 @@ bool DoubleLess(double a, double b) {
   return a < b;
 }
 
-// A decimal as the nearest double, as Spark's cast (BigDecimal.doubleValue).
-double DecimalToDouble(__int128 unscaled, int scale) {
-  char digits[48];
-  char* end = digits + sizeof(digits);
-  char* p = end;
-  const bool negative = unscaled < 0;
-  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(unscaled + 1)) + 1 : unscaled;
-  do {
-    *--p = static_cast<char>('0' + static_cast<int>(u % 10));
-    u /= 10;
-  } while (u != 0);
-  std::string text = negative ? "-" : "";
-  text.append(p, end);
-  text += "e-" + std::to_string(scale);
-  return std::strtod(text.c_str(), nullptr);
+// The JVM's double-to-integer conversions (d2i, d2l): NaN to 0, saturating.
+int32_t JavaDoubleToInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 2147483647.0) return 2147483647;
+  if (v <= -2147483648.0) return -2147483647 - 1;
+  return static_cast<int32_t>(v);
+}
+
+int64_t JavaDoubleToLong(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+// Spark's Decimal(double) at a decimal type's scale: the double's shortest
+// decimal text (Scala's BigDecimal(double) goes through Double.toString),
+// rounded half up to `scale` digits; nullopt when it needs more than
+// `precision` digits or is not finite.
+std::optional<__int128> DoubleToDecimal(double v, int precision, int scale) {
+  if (!std::isfinite(v)) return std::nullopt;
+  char text[64];
+  auto [end, ec] = std::to_chars(text, text + sizeof(text), v, std::chars_format::scientific);
+  if (ec != std::errc()) return std::nullopt;
+  std::string_view s(text, static_cast<size_t>(end - text));
+  const bool negative = !s.empty() && s.front() == '-';
+  if (negative) s.remove_prefix(1);
+  const size_t e_pos = s.find('e');
+  const int exponent = std::atoi(std::string(s.substr(e_pos + 1)).c_str());
+  std::string digits;
+  for (char ch : s.substr(0, e_pos)) {
+    if (ch != '.') digits.push_back(ch);
+  }
+  // value = 0.digits... * 10^(exponent + 1); keep `scale` fractional digits.
+  const int integer_digits = exponent + 1;
+  const int keep = integer_digits + scale;  // digits before the rounding point
+  __int128 unscaled = 0;
+  bool round_up = false;
+  for (int i = 0; i < keep; ++i) {
+    const int digit =
+        i < static_cast<int>(digits.size()) ? digits[static_cast<size_t>(i)] - '0' : 0;
+    unscaled = unscaled * 10 + digit;
+    if (unscaled >= Pow10(38)) return std::nullopt;
+  }
+  if (keep >= 0 && keep < static_cast<int>(digits.size())) {
+    round_up = digits[static_cast<size_t>(keep)] >= '5';
+  } else if (keep < 0) {
+    round_up = false;  // |v| < 0.5 * 10^-scale
+  }
+  if (round_up) ++unscaled;
+  if (unscaled >= Pow10(precision)) return std::nullopt;
+  return negative ? -unscaled : unscaled;
 }
 
 bool ArgDomain(const columnar::DataType& t, uint8_t* domain) {
@@ -88,6 +128,29 @@ Result<Accumulator> Accumulator::Make(const AggregateSpec& spec) {
   switch (spec.kind) {
     case AggKind::kCountStar:
     case AggKind::kCount: break;
+    case AggKind::kApproxCountDistinct: {
+      SILT_ASSIGN_OR_RETURN(acc.hll_p_, HyperLogLogPlusPlus::PrecisionFor(spec.relative_sd));
+      break;
+    }
+    case AggKind::kPercentileApprox: {
+      if (spec.accuracy <= 0 || spec.accuracy > 2147483647) {
+        return Status::InvalidArgument("the accuracy of percentile_approx must be in (0, ",
+                                       "2147483647], got ", spec.accuracy);
+      }
+      for (double q : spec.percentages) {
+        if (!(q >= 0.0 && q <= 1.0)) {
+          return Status::InvalidArgument("the percentage of percentile_approx must be in ",
+                                         "[0.0, 1.0], got ", q);
+        }
+      }
+      uint8_t d = 0;
+      if (!ArgDomain(*spec.arg_type, &d)) {
+        return Status::NotSupported("percentile_approx of a value of type ", spec.arg_type->ToDdl(),
+                                    " is not supported");
+      }
+      acc.domain_ = static_cast<Domain>(d);
+      break;
+    }
     case AggKind::kCountDistinct:
     case AggKind::kFirst:
     case AggKind::kLast:
@@ -119,7 +182,7 @@ Result<Accumulator> Accumulator::Make(const AggregateSpec& spec) {
 bool Accumulator::nullable() const {
   return spec_.kind != AggKind::kCountStar && spec_.kind != AggKind::kCount &&
          spec_.kind != AggKind::kCountDistinct && spec_.kind != AggKind::kCollectList &&
-         spec_.kind != AggKind::kCollectSet;
+         spec_.kind != AggKind::kCollectSet && spec_.kind != AggKind::kApproxCountDistinct;
 }
 
 bool Accumulator::IsMoment() const {
@@ -158,6 +221,20 @@ void Accumulator::Resize(size_t groups) {
     case AggKind::kCountDistinct:
     case AggKind::kCollectList:
     case AggKind::kCollectSet: lists_.resize(groups); break;
+    case AggKind::kApproxCountDistinct:
+      if (groups < hlls_.size()) {
+        hlls_.erase(hlls_.begin() + static_cast<std::ptrdiff_t>(groups), hlls_.end());
+      }
+      while (hlls_.size() < groups) hlls_.emplace_back(hll_p_);
+      break;
+    case AggKind::kPercentileApprox: {
+      const double relative_error = 1.0 / static_cast<double>(spec_.accuracy);
+      if (groups < digests_.size()) {
+        digests_.erase(digests_.begin() + static_cast<std::ptrdiff_t>(groups), digests_.end());
+      }
+      while (digests_.size() < groups) digests_.emplace_back(relative_error);
+      break;
+    }
     default:
       if (IsMoment()) {
         n_.resize(groups, 0);
@@ -183,6 +260,8 @@ void Accumulator::Clear() {
   lists_.clear();
   members_.clear();
   last_row_.clear();
+  hlls_.clear();
+  digests_.clear();
   groups_ = 0;
 }
 
@@ -211,6 +290,8 @@ void Accumulator::Update(const Column* arg, const int32_t* gids, int64_t rows) {
     case AggKind::kCountDistinct:
     case AggKind::kCollectList:
     case AggKind::kCollectSet: UpdateCollect(c, gids, rows); return;
+    case AggKind::kApproxCountDistinct:
+    case AggKind::kPercentileApprox: UpdateSketch(c, gids, rows); return;
     default: UpdateMoments(c, gids, rows); return;
   }
 }
@@ -396,6 +477,32 @@ void Accumulator::UpdateCollect(const Column& c, const int32_t* gids, int64_t ro
   }
 }
 
+void Accumulator::UpdateSketch(const Column& c, const int32_t* gids, int64_t rows) {
+  const bool has_nulls = c.null_count > 0;
+  if (spec_.kind == AggKind::kApproxCountDistinct) {
+    // Spark's xxhash64 with seed 42 (HyperLogLogPlusPlusHelper.update).
+    hashes_.resize(static_cast<size_t>(rows));
+    SparkXxHash64(c, 42, rows, hashes_.data());
+    for (int64_t i = 0; i < rows; ++i) {
+      if (has_nulls && c.IsNull(i)) continue;
+      hlls_[static_cast<size_t>(gids[i])].Add(hashes_[static_cast<size_t>(i)]);
+    }
+    return;
+  }
+  // percentile_approx works on doubles (ApproximatePercentile.update).
+  const int scale = c.type->scale();
+  for (int64_t i = 0; i < rows; ++i) {
+    if (has_nulls && c.IsNull(i)) continue;
+    double x;
+    switch (domain_) {
+      case Domain::kDouble: x = DoubleAt(c, i); break;
+      case Domain::kDecimal: x = DecimalToDouble(DecimalAt(c, i), scale); break;
+      default: x = static_cast<double>(IntAt(c, i)); break;
+    }
+    digests_[static_cast<size_t>(gids[i])].Insert(x);
+  }
+}
+
 // ---- State format (docs/format/aggregate-state.md, "Aggregate states").
 
 void Accumulator::PutDomainValue(size_t g, std::string* out) const {
@@ -455,6 +562,15 @@ void Accumulator::Serialize(size_t g, std::string* out) const {
     case AggKind::kCollectSet:
       PutFixed<uint32_t>(out, static_cast<uint32_t>(lists_[g].size()));
       for (const std::string& v : lists_[g]) PutBytes(out, v);
+      return;
+    case AggKind::kApproxCountDistinct:
+      PutFixed<uint8_t>(out, static_cast<uint8_t>(hll_p_));
+      hlls_[g].AppendRegisters(out);
+      return;
+    case AggKind::kPercentileApprox:
+      // Spark serializes the compressed summary.
+      digests_[g].Compress();
+      digests_[g].AppendState(out);
       return;
     default:
       PutFixed(out, n_[g]);
@@ -583,6 +699,23 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
       for (const std::string& v : own) AddMember(g, v);
       return Status::OK();
     }
+    case AggKind::kApproxCountDistinct: {
+      uint8_t p;
+      if (!GetFixed(in, &p) || p != hll_p_ || in->size() < (size_t{1} << p)) return corrupt();
+      SILT_RETURN_NOT_OK(hlls_[g].MergeRegisters(in->substr(0, size_t{1} << p)));
+      in->remove_prefix(size_t{1} << p);
+      return Status::OK();
+    }
+    case AggKind::kPercentileApprox: {
+      // Spark's streaming merge: the stored summary on the left, this
+      // batch's (compressed, as Spark's shuffle serializes it) on the right.
+      QuantileSummary stored(1.0 / static_cast<double>(spec_.accuracy));
+      SILT_RETURN_NOT_OK(stored.ReadState(in));
+      digests_[g].Compress();
+      stored.Merge(digests_[g]);
+      digests_[g] = std::move(stored);
+      return Status::OK();
+    }
     default: {
       double n1, avg1, m21;
       if (!GetFixed(in, &n1) || !GetFixed(in, &avg1) || !GetFixed(in, &m21) || !(n1 >= 0)) {
@@ -608,6 +741,39 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
   }
 }
 
+Status Accumulator::AppendPercentiles(size_t g, ColumnBuilder* b) const {
+  std::optional<std::vector<double>> values = digests_[g].Query(spec_.percentages);
+  // Spark: null without values, and for an empty array of percentages.
+  if (!values || values->empty()) {
+    b->AppendNull();
+    return Status::OK();
+  }
+  ColumnBuilder* target = spec_.percentages_array ? b->child(0) : b;
+  const columnar::DataType& type = *spec_.arg_type;
+  for (double v : *values) {
+    // Back to the argument's type as Spark's eval does (d.toInt, d.toLong,
+    // ...; the values are input values, so in range).
+    switch (type.id()) {
+      case TypeId::kByte: target->Append<int8_t>(static_cast<int8_t>(JavaDoubleToInt(v))); break;
+      case TypeId::kShort: target->Append<int16_t>(static_cast<int16_t>(JavaDoubleToInt(v))); break;
+      case TypeId::kInt:
+      case TypeId::kDate: target->Append<int32_t>(JavaDoubleToInt(v)); break;
+      case TypeId::kFloat: target->Append<float>(static_cast<float>(v)); break;
+      case TypeId::kDouble: target->Append<double>(v); break;
+      case TypeId::kDecimal: {
+        std::optional<__int128> d = DoubleToDecimal(v, type.precision(), type.scale());
+        if (!d)
+          return Status::Corruption("percentile_approx value ", v, " does not fit ", type.ToDdl());
+        target->Append<__int128>(*d);
+        break;
+      }
+      default: target->Append<int64_t>(JavaDoubleToLong(v)); break;
+    }
+  }
+  if (spec_.percentages_array) b->CloseList();
+  return Status::OK();
+}
+
 Result<ColumnPtr> Accumulator::Finish(size_t groups) const {
   ColumnBuilder b(result_type_);
   b.Reserve(static_cast<int64_t>(groups));
@@ -620,6 +786,8 @@ Result<ColumnPtr> Accumulator::Finish(size_t groups) const {
       case AggKind::kCountStar:
       case AggKind::kCount:
       case AggKind::kCountDistinct: b.Append<int64_t>(counts_[g]); continue;
+      case AggKind::kApproxCountDistinct: b.Append<int64_t>(hlls_[g].Estimate()); continue;
+      case AggKind::kPercentileApprox: SILT_RETURN_NOT_OK(AppendPercentiles(g, &b)); continue;
       case AggKind::kCollectList:
       case AggKind::kCollectSet: {
         const columnar::DataType& element = *result_type_->element_type();

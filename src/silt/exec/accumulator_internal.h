@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "silt/base/result.h"
+#include "silt/columnar/builder.h"
 #include "silt/columnar/column.h"
 #include "silt/exec/aggregate.h"
+#include "silt/exec/hyperloglog.h"
+#include "silt/exec/quantile_summary.h"
 
 namespace silt::exec::internal {
 
@@ -60,6 +63,8 @@ class Accumulator {
   void UpdateMoments(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateFirstLast(const columnar::Column& c, const int32_t* gids, int64_t rows);
   void UpdateCollect(const columnar::Column& c, const int32_t* gids, int64_t rows);
+  void UpdateSketch(const columnar::Column& c, const int32_t* gids, int64_t rows);
+  Status AppendPercentiles(size_t g, columnar::ColumnBuilder* b) const;
   // Adds encoded `element` to group g's distinct set; true when it was new.
   bool AddMember(size_t g, std::string_view element);
   // Sets `key` to the set key of `element` in group g; false when the element
@@ -98,6 +103,14 @@ class Accumulator {
   // Per-batch scratch: encoded argument values, last rows per group.
   std::vector<std::string> encoded_;
   std::vector<int64_t> last_row_;
+  // approx_count_distinct: one sketch per group, of precision hll_p_, and
+  // per-batch scratch hashes.
+  int hll_p_ = 0;
+  std::vector<HyperLogLogPlusPlus> hlls_;
+  std::vector<uint64_t> hashes_;
+  // percentile_approx: one summary per group. Mutable because Spark
+  // compresses a summary in place before serializing or answering.
+  mutable std::vector<QuantileSummary> digests_;
 };
 
 }  // namespace silt::exec::internal

@@ -10,6 +10,7 @@
 
 #include "silt/exec/accumulator_internal.h"
 #include "silt/exec/grouper_internal.h"
+#include "silt/exec/spark_hash.h"
 #include "silt/exec/value_access.h"
 #include "silt/exec/value_codec_internal.h"
 
@@ -95,7 +96,7 @@ struct NamedKind {
 };
 
 // Spark's names and aliases (FunctionRegistry) of the aggregates silt has.
-constexpr std::array<NamedKind, 21> kNames = {{
+constexpr std::array<NamedKind, 24> kNames = {{
     {"count", AggKind::kCount},
     {"sum", AggKind::kSum},
     {"avg", AggKind::kAvg},
@@ -117,14 +118,14 @@ constexpr std::array<NamedKind, 21> kNames = {{
     {"array_agg", AggKind::kCollectList},
     {"collect_set", AggKind::kCollectSet},
     {"any_value", AggKind::kFirst},
+    {"approx_count_distinct", AggKind::kApproxCountDistinct},
+    {"percentile_approx", AggKind::kPercentileApprox},
+    {"approx_percentile", AggKind::kPercentileApprox},
 }};
 
 // Spark aggregates silt does not have yet: named as such rather than as
 // unknown functions.
-constexpr std::array<std::string_view, 27> kMissing = {"approx_count_distinct",
-                                                       "percentile_approx",
-                                                       "approx_percentile",
-                                                       "percentile",
+constexpr std::array<std::string_view, 24> kMissing = {"percentile",
                                                        "median",
                                                        "mode",
                                                        "corr",
@@ -183,6 +184,8 @@ const char* AggKindName(AggKind kind) {
     case AggKind::kVarPop: return "var_pop";
     case AggKind::kCollectList: return "collect_list";
     case AggKind::kCollectSet: return "collect_set";
+    case AggKind::kApproxCountDistinct: return "approx_count_distinct";
+    case AggKind::kPercentileApprox: return "percentile_approx";
   }
   return "";
 }
@@ -232,6 +235,28 @@ Result<TypePtr> AggregateResultType(const AggregateSpec& spec) {
     default: break;
   }
   const DataType& t = *spec.arg_type;
+  if (spec.kind == AggKind::kApproxCountDistinct) {
+    if (SparkHashableType(t)) return DataType::Long();
+    return Status::NotSupported("approx_count_distinct of a value of type ", t.ToDdl(),
+                                " is not supported yet");
+  }
+  if (spec.kind == AggKind::kPercentileApprox) {
+    switch (t.id()) {
+      case TypeId::kBoolean:
+      case TypeId::kString:
+      case TypeId::kBinary: break;
+      default:
+        if (t.is_numeric() || t.id() == TypeId::kDate || t.id() == TypeId::kTimestamp ||
+            t.id() == TypeId::kTimestampNtz) {
+          return spec.percentages_array ? DataType::Array(spec.arg_type, /*contains_null=*/false)
+                                        : spec.arg_type;
+        }
+    }
+    return Status::InvalidArgument(
+        "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] the first parameter of percentile_approx "
+        "requires a numeric, date or timestamp type, however it has the type ",
+        t.ToDdl());
+  }
   switch (spec.kind) {
     case AggKind::kSum:
     case AggKind::kAvg:

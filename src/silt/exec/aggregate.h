@@ -29,6 +29,19 @@
 //                             stays); a float/double NaN equals nothing
 //                             (every NaN is kept) but NaN fields of structs
 //                             equal each other
+//   approx_count_distinct(x   BIGINT, never null (0 without values): Spark's
+//     [, relativeSD])         HyperLogLog++ estimate (hyperloglog.h) over
+//                             Spark's xxhash64 of x, relativeSD 0.05 unless
+//                             given; equal to Spark's whatever the batching
+//   percentile_approx(x, p    x's type (ARRAY<x>, elements not null, for an
+//     [, accuracy]),          array of percentages): Spark's Greenwald-Khanna
+//   approx_percentile         answers (quantile_summary.h) with relative
+//                             error 1/accuracy (default 10000) over x as a
+//                             double, cast back to x's type; null without
+//                             values. Equal to Spark's when Spark inserts the
+//                             same values in the same order in one task
+//                             (GK's folding is order-sensitive across its
+//                             50,000-value head buffers)
 //
 // Rows are grouped on an encoding of their key values (nulls group
 // together; NaN with NaN and -0.0 with 0.0, as Spark normalizes floats);
@@ -80,6 +93,8 @@ enum class AggKind : uint8_t {
   kVarPop,
   kCollectList,
   kCollectSet,
+  kApproxCountDistinct,
+  kPercentileApprox,
 };
 
 struct AggregateSpec {
@@ -87,6 +102,14 @@ struct AggregateSpec {
   columnar::TypePtr arg_type;  // null for kCountStar
   // first/last only: skip null values (Spark's first(x, true) / IGNORE NULLS).
   bool ignore_nulls = false;
+  // approx_count_distinct: the relative standard deviation asked for.
+  double relative_sd = 0.05;
+  // percentile_approx: the percentages (each in [0, 1]), whether they were
+  // given as an array (the result is then an array), and the accuracy
+  // (relative error 1 / accuracy).
+  std::vector<double> percentages;
+  bool percentages_array = false;
+  int64_t accuracy = 10000;
 };
 
 // The aggregate kind of Spark function `spark_name` (case-insensitive; the

@@ -9,7 +9,7 @@
 //   for (key : group_by) rw.AddKey(*key);
 //   SILT_ASSIGN_OR_RETURN(NodePtr item, rw.Rewrite(select_item));  // sum(x) / count(*) ->
 //                                                                  // __agg0 / __agg1
-//   rw.calls()  // what to aggregate: kind, argument, ignoreNulls
+//   rw.calls()  // what to aggregate: kind, argument, constant parameters
 //
 // Thread safety: one rewriter per planning pass.
 #pragma once
@@ -30,13 +30,21 @@ std::optional<AggKind> AggregateCallKind(const expr::CallNode& call);
 // True when `node` or a subtree is an aggregate call.
 bool ContainsAggregate(const expr::Node& node);
 
+// The AggregateSpec of aggregate call `call` of kind `kind` (as
+// AggregateCallKind gives it), all but arg_type: first/last's ignoreNulls,
+// approx_count_distinct's relativeSD and percentile_approx's percentages and
+// accuracy, each a constant. Errors: InvalidArgument, with Spark's reason
+// and the call's text, for a wrong argument count or a parameter that is not
+// a constant of the right type and range.
+Result<AggregateSpec> AggregateCallSpec(const expr::CallNode& call, AggKind kind);
+
 class AggregateRewriter {
  public:
   struct Call {
     AggKind kind;
-    expr::NodePtr arg;  // null for count(*)
-    std::string text;   // lower-cased, identifies repeats of one call
-    bool ignore_nulls = false;
+    expr::NodePtr arg;   // null for count(*)
+    std::string text;    // lower-cased, identifies repeats of one call
+    AggregateSpec spec;  // AggregateCallSpec: all but arg_type
   };
 
   static std::string KeyColumn(size_t k);

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "silt/columnar/column.h"
 
@@ -37,6 +39,23 @@ inline __int128 DecimalAt(const columnar::Column& c, int64_t i) {
   __int128 v;
   std::memcpy(&v, c.values->data() + i * 16, 16);
   return v;
+}
+
+// A decimal as the nearest double, as Spark's cast (BigDecimal.doubleValue).
+inline double DecimalToDouble(__int128 unscaled, int scale) {
+  char digits[48];
+  char* end = digits + sizeof(digits);
+  char* p = end;
+  const bool negative = unscaled < 0;
+  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(unscaled + 1)) + 1 : unscaled;
+  do {
+    *--p = static_cast<char>('0' + static_cast<int>(u % 10));
+    u /= 10;
+  } while (u != 0);
+  std::string text = negative ? "-" : "";
+  text.append(p, end);
+  text += "e-" + std::to_string(scale);
+  return std::strtod(text.c_str(), nullptr);
 }
 
 // Whether values of `id` have an order (min/max, ORDER BY, dedupBy's

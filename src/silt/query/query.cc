@@ -395,7 +395,7 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
   }
   for (size_t a = 0; a < rewriter.calls().size(); ++a) {
     const exec::AggregateRewriter::Call& call = rewriter.calls()[a];
-    AggregateSpec agg{call.kind, nullptr, call.ignore_nulls};
+    AggregateSpec agg = call.spec;
     expr::BoundExpressionPtr arg;
     if (call.arg != nullptr) {
       SILT_ASSIGN_OR_RETURN(arg, BindScanned(*call.arg, scan_schema, table_schema));

@@ -1,6 +1,7 @@
 #include "silt/stream/stateful/aggregate_items.h"
 
 #include "silt/base/strings.h"
+#include "silt/exec/aggregate_rewriter.h"
 #include "silt/expr/parse/parser.h"
 
 namespace silt::stream {
@@ -32,24 +33,11 @@ Result<AggItem> ParseAggItem(const std::string& text, const std::string& path) {
   }
   Result<exec::AggKind> kind = exec::AggKindFromName(call.name(), call.distinct());
   if (!kind.ok()) return Status::InvalidArgument(path, ": ", kind.status().message());
-  item.spec.kind = *kind;
-  const bool first_last = *kind == exec::AggKind::kFirst || *kind == exec::AggKind::kLast;
-  const size_t max_args = first_last ? 2 : 1;
-  if (call.args().empty() || call.args().size() > max_args) {
-    return Status::InvalidArgument(path, ": ", call.name(), " takes ",
-                                   first_last ? "one or two arguments" : "one argument", ", in '",
-                                   text, "'");
-  }
-  if (call.args().size() == 2) {
-    const expr::Node& flag = *call.args()[1];
-    const auto* literal =
-        flag.kind() == NodeKind::kLiteral ? static_cast<const expr::LiteralNode*>(&flag) : nullptr;
-    if (literal == nullptr || literal->value().is_null || literal->value().type == nullptr ||
-        literal->value().type->id() != columnar::TypeId::kBoolean) {
-      return Status::InvalidArgument(path, ": the second argument of ", call.name(),
-                                     " (ignoreNulls) must be true or false, in '", text, "'");
-    }
-    item.spec.ignore_nulls = literal->value().int_value != 0;
+  Result<exec::AggregateSpec> spec = exec::AggregateCallSpec(call, *kind);
+  if (!spec.ok()) return Status::InvalidArgument(path, ": ", spec.status().message());
+  item.spec = std::move(*spec);
+  if (call.args().empty()) {
+    return Status::InvalidArgument(path, ": ", call.name(), " takes an argument, in '", text, "'");
   }
   item.arg = call.args()[0];
   return item;

@@ -167,7 +167,7 @@ class StatefulAggregate final : public StoreBackedOperator {
     std::vector<exec::AggregateSpec> specs;
     for (size_t a = 0; a < rewriter.calls().size(); ++a) {
       const exec::AggregateRewriter::Call& call = rewriter.calls()[a];
-      exec::AggregateSpec spec{call.kind, nullptr, call.ignore_nulls};
+      exec::AggregateSpec spec = call.spec;
       expr::BoundExpressionPtr arg;
       if (call.arg != nullptr) {
         Result<expr::BoundExpressionPtr> bound = expr::Bind(*call.arg, bind_schema, bind_options);
