@@ -186,51 +186,6 @@ std::optional<std::string> DescribeOperation(const std::optional<std::string>& c
   return std::string(operation) + " (" + params + ")";
 }
 
-// Reads one planned batch's files through a TableScan, in chunks of at most
-// kTargetBatchRows rows.
-class DeltaBatchReader final : public BatchReader {
- public:
-  DeltaBatchReader(std::unique_ptr<delta::TableScan> scan, int64_t deleted_rows)
-      : scan_(std::move(scan)), deleted_rows_(deleted_rows) {}
-
-  int64_t dropped_input_rows() const override { return deleted_rows_; }
-
-  Result<columnar::RecordBatchPtr> Next() override {
-    while (true) {
-      if (pending_ != nullptr && pending_offset_ < pending_->num_rows) {
-        const int64_t length =
-            std::min(columnar::kTargetBatchRows, pending_->num_rows - pending_offset_);
-        columnar::RecordBatchPtr out =
-            pending_offset_ == 0 && length == pending_->num_rows
-                ? pending_
-                : columnar::SliceBatch(*pending_, pending_offset_, length);
-        pending_offset_ += length;
-        return out;
-      }
-      pending_.reset();
-      pending_offset_ = 0;
-      if (scan_ == nullptr) return columnar::RecordBatchPtr();
-      SILT_ASSIGN_OR_RETURN(pending_, scan_->Next());
-      if (pending_ == nullptr) {
-        scan_.reset();
-        return columnar::RecordBatchPtr();
-      }
-    }
-  }
-
- private:
-  std::unique_ptr<delta::TableScan> scan_;
-  // The rows the files' deletion vectors delete.
-  int64_t deleted_rows_ = 0;
-  columnar::RecordBatchPtr pending_;
-  int64_t pending_offset_ = 0;
-};
-
-class EmptyBatchReader final : public BatchReader {
- public:
-  Result<columnar::RecordBatchPtr> Next() override { return columnar::RecordBatchPtr(); }
-};
-
 }  // namespace
 
 Status internal::DeltaMissingVersionError(int64_t expected, int64_t found,
@@ -786,7 +741,7 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetBatch(
   if (start_json && *start_json != "-" && !start_json->empty()) {
     SILT_ASSIGN_OR_RETURN(start, ParseOwnOffset(*start_json));
   }
-  if (start && *start == end) return std::unique_ptr<BatchReader>(new EmptyBatchReader());
+  if (start && *start == end) return std::unique_ptr<BatchReader>(new internal::EmptyBatchReader());
   // Spark's extractStartingState.
   int64_t from_version = 0;
   int64_t from_index = DeltaSourceOffset::kBaseIndex;
@@ -826,7 +781,7 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetBatch(
         files.back().stats.reset();
         return Result<bool>(true);
       }));
-  if (files.empty()) return std::unique_ptr<BatchReader>(new EmptyBatchReader());
+  if (files.empty()) return std::unique_ptr<BatchReader>(new internal::EmptyBatchReader());
   int64_t deleted_rows = 0;
   for (const delta::AddFile& add : files) {
     if (add.deletion_vector) deleted_rows += add.deletion_vector->cardinality;
@@ -834,7 +789,8 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetBatch(
   Result<std::unique_ptr<delta::TableScan>> scan =
       delta::TableScan::Make(fs_, options_.path, init_snapshot_->WithFiles(std::move(files)));
   if (!scan.ok()) return scan.status().WithContextParts("Delta source ", options_.path);
-  return std::unique_ptr<BatchReader>(new DeltaBatchReader(std::move(*scan), deleted_rows));
+  return std::unique_ptr<BatchReader>(
+      new internal::RechunkedBatchReader<delta::TableScan>(std::move(*scan), deleted_rows));
 }
 
 }  // namespace silt::stream

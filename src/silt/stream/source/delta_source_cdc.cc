@@ -51,51 +51,6 @@ struct DeltaSource::CdcAdmission {
   }
 };
 
-namespace {
-
-// Reads the change rows of one batch in chunks of at most
-// kTargetBatchRows rows.
-class CdcBatchReader final : public BatchReader {
- public:
-  explicit CdcBatchReader(std::unique_ptr<delta::ChangeFeedReader> reader)
-      : reader_(std::move(reader)) {}
-
-  Result<columnar::RecordBatchPtr> Next() override {
-    while (true) {
-      if (pending_ != nullptr && pending_offset_ < pending_->num_rows) {
-        const int64_t length =
-            std::min(columnar::kTargetBatchRows, pending_->num_rows - pending_offset_);
-        columnar::RecordBatchPtr out =
-            pending_offset_ == 0 && length == pending_->num_rows
-                ? pending_
-                : columnar::SliceBatch(*pending_, pending_offset_, length);
-        pending_offset_ += length;
-        return out;
-      }
-      pending_.reset();
-      pending_offset_ = 0;
-      if (reader_ == nullptr) return columnar::RecordBatchPtr();
-      SILT_ASSIGN_OR_RETURN(pending_, reader_->Next());
-      if (pending_ == nullptr) {
-        reader_.reset();
-        return columnar::RecordBatchPtr();
-      }
-    }
-  }
-
- private:
-  std::unique_ptr<delta::ChangeFeedReader> reader_;
-  columnar::RecordBatchPtr pending_;
-  int64_t pending_offset_ = 0;
-};
-
-class EmptyCdcBatchReader final : public BatchReader {
- public:
-  Result<columnar::RecordBatchPtr> Next() override { return columnar::RecordBatchPtr(); }
-};
-
-}  // namespace
-
 Status DeltaSource::WalkCdcChanges(int64_t from_version, int64_t from_index, bool initial,
                                    CdcAdmission* admission,
                                    const std::optional<DeltaSourceOffset>& bound,
@@ -305,7 +260,7 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetCdcBatch(int64_t from_versi
         }
         return Status::OK();
       }));
-  if (changes.empty()) return std::unique_ptr<BatchReader>(new EmptyCdcBatchReader());
+  if (changes.empty()) return std::unique_ptr<BatchReader>(new internal::EmptyBatchReader());
   // _commit_timestamp: the commit files' modification times made strictly
   // increasing, as delta-spark's getTimestampsByVersion takes them.
   SILT_ASSIGN_OR_RETURN(delta::LogFileTimes times,
@@ -323,7 +278,7 @@ Result<std::unique_ptr<BatchReader>> DeltaSource::GetCdcBatch(int64_t from_versi
     }
     commit.timestamp_ms = it->second;
   }
-  return std::unique_ptr<BatchReader>(new CdcBatchReader(
+  return std::unique_ptr<BatchReader>(new internal::RechunkedBatchReader<delta::ChangeFeedReader>(
       delta::ChangeFeedReader::MakeForChanges(table_.get(), init_snapshot_, std::move(changes))));
 }
 
