@@ -568,8 +568,8 @@ void Accumulator::Serialize(size_t g, std::string* out) const {
       hlls_[g].AppendRegisters(out);
       return;
     case AggKind::kPercentileApprox:
-      // Spark serializes the compressed summary.
-      digests_[g].Compress();
+      // Spark serializes the compressed summary (compressing only once).
+      if (!digests_[g].compressed()) digests_[g].Compress();
       digests_[g].AppendState(out);
       return;
     default:
@@ -711,7 +711,7 @@ Status Accumulator::Merge(size_t g, std::string_view* in) {
       // batch's (compressed, as Spark's shuffle serializes it) on the right.
       QuantileSummary stored(1.0 / static_cast<double>(spec_.accuracy));
       SILT_RETURN_NOT_OK(stored.ReadState(in));
-      digests_[g].Compress();
+      if (!digests_[g].compressed()) digests_[g].Compress();
       stored.Merge(digests_[g]);
       digests_[g] = std::move(stored);
       return Status::OK();
