@@ -106,3 +106,15 @@ def kafka():
     broker = kafka_service.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="module")
+def secure_kafka():
+    """A Kafka broker for one test module with its SASL_SSL listener too
+    (kafka_service.start(sasl_ssl=True): SASL users and a test CA)."""
+    if not kafka_service.available():
+        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
+                    "run scripts/setup-kafka.sh")
+    broker = kafka_service.start(sasl_ssl=True)
+    yield broker
+    broker.stop()

@@ -23,16 +23,6 @@ PROMPT_SECONDS = 60
 
 
 @pytest.fixture(scope="module")
-def secure_kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start(sasl_ssl=True)
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture(scope="module")
 def other_ca(tmp_path_factory):
     """A CA that did not sign the broker's certificate."""
     out = tmp_path_factory.mktemp("other-ca")

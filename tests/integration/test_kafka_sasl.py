@@ -21,16 +21,6 @@ SCRAM_KAFKA_VERSION = "3.9.1"
 
 
 @pytest.fixture(scope="module")
-def secure_kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start(sasl_ssl=True)
-    yield broker
-    broker.stop()
-
-
-@pytest.fixture(scope="module")
 def scram_kafka():
     if not kafka_service.available(SCRAM_KAFKA_VERSION):
         pytest.skip(f"Kafka {SCRAM_KAFKA_VERSION} not downloaded: run "
