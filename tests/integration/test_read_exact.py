@@ -81,13 +81,10 @@ def check_double(text, expected, is_float):
     value = f32(float(text)) if is_float else float(text)
     assert value == expected and math.copysign(1, value) == math.copysign(1, expected), \
         (text, expected)
-    # Shortest: no more significant digits than Python's repr (shortest
-    # round-trip for doubles), or numpy's for float32.
+    # Shortest: no more significant digits than the shortest text that reads
+    # back to the same value (Python's repr for doubles; searched for float32).
     if is_float:
-        import numpy as np
-        shortest = np.format_float_positional(np.float32(expected), unique=True, trim="-")
-        shortest_sci = np.format_float_scientific(np.float32(expected), unique=True, trim="-")
-        best = min(significant_digits(shortest), significant_digits(shortest_sci))
+        best = next(p for p in range(1, 10) if f32(float(f"{expected:.{p - 1}e}")) == expected)
     else:
         best = significant_digits(repr(expected))
     assert significant_digits(text) <= best, (text, expected)
