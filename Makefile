@@ -3,7 +3,7 @@
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
 # tsan, fuzz, torture, clean, bench, bench-windowed, bench-merge, bench-soak,
-# cross-arm64, test-arm64, dist, deb, test-deb.
+# bench-ceiling, cross-arm64, test-arm64, dist, deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -15,7 +15,7 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
-        format clean bench bench-windowed bench-merge bench-soak cross-arm64 test-arm64 dist deb test-deb
+        format clean bench bench-windowed bench-merge bench-soak bench-ceiling cross-arm64 test-arm64 dist deb test-deb
 
 all: build
 
@@ -125,6 +125,14 @@ bench: build
 bench-windowed: build
 	@scripts/setup-bench.sh >/dev/null
 	@$(VENV)/bin/python bench/windowed/run.py --silt $(SILT)
+
+# Ceiling: workload A's events through simdjson, a Parquet encoder and snappy
+# alone, and silt's events per CPU-second as a share of that limit
+# (bench/README.md, "Ceiling"); a few minutes.
+bench-ceiling: build
+	@scripts/setup-bench.sh >/dev/null
+	@$(VENV)/bin/python bench/ceiling/run.py --silt $(SILT) \
+	  --bench $(BUILD_DIR)/bench/ceiling/silt_ceiling_bench
 
 # Soak: the fastest trigger at a steady rate for SOAK_SECONDS, RSS, CPU per
 # batch and log size over time, and the flatness criterion of issue #22
