@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "silt/base/result.h"
@@ -80,7 +81,28 @@ struct DecodeStats {
   int64_t partial_rows = 0;
 };
 
+// Spark's JSON parser options (JSONOptions), with Spark's defaults. They
+// decide which of Jackson's extensions a text may use.
+struct JsonParseOptions {
+  bool allow_comments = false;
+  bool allow_unquoted_field_names = false;
+  bool allow_single_quotes = true;
+  bool allow_numeric_leading_zeros = false;
+  // Also gates the strings "NaN", "Infinity", ... for FLOAT/DOUBLE fields.
+  bool allow_non_numeric_numbers = true;
+  bool allow_backslash_escaping_any_character = false;
+  bool allow_unquoted_control_chars = false;
+};
+
 struct JsonDecodeOptions {
+  JsonParseOptions parse;
+  // The schema has one field and each text is that field's value, not an
+  // object of fields: from_json with an ARRAY or MAP schema. A text that does
+  // not give the value (NULL, malformed, not of the type) is a bad record:
+  // the field is NULL and the corrupt-record output holds the text. A JSON
+  // object read for an ARRAY<STRUCT> field is a one-element array (Spark's
+  // SPARK-19595 rule).
+  bool value_root = false;
   // Offset of the session time zone, applied to timestamp strings without a
   // zone (Spark's spark.sql.session.timeZone as a fixed offset); 0 = UTC.
   int64_t default_zone_offset_micros = 0;
@@ -128,6 +150,16 @@ class JsonDecoder {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Spark 3.5's schema_of_json(json[, options]) (JsonInferSchema with default
+// inference options): the SQL type of the text's first JSON value, read as
+// Jackson reads it under `options`. Numbers without a fraction or exponent
+// are BIGINT, or DECIMAL(p,0) beyond a long, DOUBLE past 38 digits; others
+// (NaN/Infinity too) DOUBLE; objects STRUCTs with their fields sorted by
+// name; arrays the common type of their elements; NULL and "" STRING. No
+// value at all is STRING. Errors: InvalidArgument naming the text when
+// Jackson fails on it (Spark's query fails).
+Result<std::string> InferJsonSchemaDdl(std::string_view text, const JsonParseOptions& options);
 
 // Spark's get_json_object(json, path) over a string column with a constant
 // path. Path grammar (Spark's JsonPathParser): `$` followed by any of
