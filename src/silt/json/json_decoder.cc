@@ -293,7 +293,14 @@ struct JsonDecoder::Impl {
   Fit ConvertMap(Node* node, dom::object object);
   // A string value as Spark's UTF8String.fromString gives it: stand-ins of
   // unpaired surrogates (jackson_internal.h) become '?'.
-  void AppendText(ColumnBuilder* builder, std::string_view text);
+  void AppendText(ColumnBuilder* builder, std::string_view text) {
+    if (!row_lone_surrogates) {
+      builder->AppendString(text);
+    } else {
+      AppendTextWithStandIns(builder, text);
+    }
+  }
+  void AppendTextWithStandIns(ColumnBuilder* builder, std::string_view text);
 
   bool AsInt64(dom::element value, ValueKind kind, int64_t* out) const;
   bool AsDouble(dom::element value, ValueKind kind, double* out) const;
@@ -650,11 +657,7 @@ bool JsonDecoder::Impl::AsDecimal(dom::element value, ValueKind kind, int precis
   }
 }
 
-void JsonDecoder::Impl::AppendText(ColumnBuilder* builder, std::string_view text) {
-  if (!row_lone_surrogates) {
-    builder->AppendString(text);
-    return;
-  }
+void JsonDecoder::Impl::AppendTextWithStandIns(ColumnBuilder* builder, std::string_view text) {
   scratch.clear();
   internal::AppendWithoutStandIns(text, &scratch);
   builder->AppendString(scratch);

@@ -329,12 +329,14 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     for (PathProgram* program : active) {
       PathProgram::Level& top = program->levels[0];
       program->markers = markers;
-      program->lone_surrogates = lone;
       program->raw_failed = false;
-      for (PathProgram::Level& level : program->levels) level.gen.set_lone_surrogates(lone);
+      if (program->lone_surrogates != lone) {
+        // Rows with unpaired surrogates are rare: switch the writers only then.
+        program->lone_surrogates = lone;
+        for (PathProgram::Level& level : program->levels) level.gen.set_lone_surrogates(lone);
+      }
       top.buffer.clear();
       top.gen.Reset(&top.buffer);
-      top.gen.set_lone_surrogates(lone);
       program->captured_kind = 0;
       const bool matched = (program->tuple_field ? program->EvalTupleField(root)
                                                  : program->Eval(root, 0, Style::kRaw, 0)) &&
