@@ -179,7 +179,8 @@ Result<std::string> InferJsonSchemaDdl(std::string_view text, const JsonParseOpt
 // Spark's get_json_object(json, path) over a string column with a constant
 // path. Each text's first JSON value is read as Hive's factory in Spark
 // reads it (single quotes and raw control characters allowed, NaN/Infinity
-// not; invalid UTF-8 as U+FFFD; what follows the value ignored). Path grammar (Spark's JsonPathParser): `$` followed by any of
+// not; invalid UTF-8 as U+FFFD; what follows the value ignored). Path grammar (Spark's
+// JsonPathParser): `$` followed by any of
 // `.name`, `['name']`, `[index]`, `[*]`, `.*`, `['*']`; names match
 // case-sensitively. Results, as Spark 3.5 produces them:
 //  - a string reached without a `[*]` on the way: its value, unquoted;
