@@ -6,10 +6,9 @@ joins for good and one worker is killed for good, all while the stream
 runs; about one time in ten a worker is stalled instead (SIGSTOP for longer
 than its session, then SIGCONT), so that it wakes up holding a batch of
 partitions that have moved on. Afterwards the table holds every record
-exactly once (each Kafka
-partition/offset once, read back with delta-rs), the txn actions record
-each partition's end offset, and the group's committed offsets equal the
-topic's end offsets.
+exactly once (each Kafka partition/offset once, read back with delta-rs),
+the txn actions record each partition's end offset, and the group's
+committed offsets equal the topic's end offsets.
 
 The broker runs with a short minimum session timeout so that the
 partitions of a killed worker move on after about two seconds rather than
