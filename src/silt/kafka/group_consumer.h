@@ -86,8 +86,10 @@ class GroupConsumer {
   // may have changed).
   virtual bool TakeRebalanced() = 0;
 
-  // Moves owned partitions to `offsets` (others are ignored). Errors:
-  // IOError naming the partition.
+  // Moves owned partitions to `offsets` (others are ignored): no record
+  // read before the call is returned after it, and reading goes on from
+  // the new offsets. Errors: IOError naming the partition (errors found
+  // later by the fetcher come back through Poll).
   virtual Status Seek(const std::map<TopicPartition, int64_t>& offsets) = 0;
 
   // Commits `offsets` (the next offset to read) to the group. Errors:

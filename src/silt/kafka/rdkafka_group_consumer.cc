@@ -134,8 +134,12 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
           offset;
     }
     if (list->cnt == 0) return Status::OK();
-    rd_kafka_error_t* error =
-        rd_kafka_seek_partitions(rk_, list.get(), static_cast<int>(config_.request_timeout_ms));
+    // Asynchronous: the call moves each partition's version barrier at
+    // once, so no record fetched before it is returned afterwards, and the
+    // fetcher restarts at the new offset on its own. (Waiting for the seeks
+    // to finish hung for good with librdkafka 2.0.2 on partitions assigned
+    // moments before.)
+    rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_, list.get(), 0);
     if (error != nullptr) {
       Status st = KafkaStatus(rd_kafka_error_code(error), "seeking Kafka partitions (",
                               rd_kafka_error_string(error), ")");
@@ -144,7 +148,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
     }
     for (int idx = 0; idx < list->cnt; ++idx) {
       const rd_kafka_topic_partition_t& elem = list->elems[idx];
-      if (elem.err) {
+      if (elem.err && elem.err != RD_KAFKA_RESP_ERR__IN_PROGRESS) {
         return KafkaStatus(elem.err, "seeking Kafka partition ", elem.topic, "-", elem.partition,
                            " to offset ", elem.offset);
       }
