@@ -3,7 +3,8 @@
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
 # tsan, fuzz, torture, clean, bench, bench-windowed, bench-merge, bench-soak,
-# bench-ceiling, bench-edge, cross-arm64, test-arm64, test-dist, dist, deb, test-deb.
+# bench-ceiling, bench-edge, bench-scaleout, cross-arm64, test-arm64, test-dist, dist,
+# deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -15,7 +16,8 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
-        format clean bench bench-windowed bench-merge bench-soak bench-ceiling bench-edge cross-arm64 test-arm64 test-dist dist deb test-deb
+        format clean bench bench-windowed bench-merge bench-soak bench-ceiling bench-edge bench-scaleout \
+        cross-arm64 test-arm64 test-dist dist deb test-deb
 
 all: build
 
@@ -136,6 +138,13 @@ bench-ceiling: build
 	@scripts/setup-bench.sh >/dev/null
 	@$(VENV)/bin/python bench/ceiling/run.py --silt $(SILT) \
 	  --bench $(BUILD_DIR)/bench/ceiling/silt_ceiling_bench
+
+# Scale-out: commits per second one Delta table sustains with 1-8 writers
+# (local disk, MinIO), and 1, 2, 4 scale-out workers draining one topic into
+# one table (docs/scale-out.md); about 10 minutes.
+bench-scaleout: build test-deps
+	@$(VENV)/bin/python bench/scaleout/run.py --silt $(SILT) \
+	  --commit-bench $(BUILD_DIR)/bench/scaleout/silt_commit_bench
 
 # Soak: the fastest trigger at a steady rate for SOAK_SECONDS, RSS, CPU per
 # batch and log size over time, and the flatness criterion of issue #22
