@@ -61,6 +61,7 @@ from measure import Monitored  # noqa: E402
 
 EXAMPLE = REPO / "examples" / "zigbee2mqtt.yaml"
 PLUG, DOOR = "smart-plug-01", "door-sensor-01"
+MAX_OUTSTANDING = 30000
 
 # name: (messages per second or None for the seed's own rates, trigger,
 #        share of --duration, maxMessagesPerTrigger). The example's ceiling
@@ -94,14 +95,25 @@ class Publisher(threading.Thread):
         import paho.mqtt.client as mqtt
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="edge-bench-pub")
         self.client.max_inflight_messages_set(1000)
+        self.acked = 0
+        self.client.on_publish = self._on_publish
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
         self.rate, self.seconds = rate, seconds
         self.infos = {PLUG: [], DOOR: []}
+        self.sent = 0
         self.rng = random.Random(7)
         self.error = None
 
+    def _on_publish(self, client, userdata, mid, reason_code, properties):
+        self.acked += 1
+
     def publish(self, device: str):
+        # paho's message ids are 16 bits: keep fewer than that outstanding
+        # (a broker slower than the rate makes the publisher wait).
+        while self.sent - self.acked > MAX_OUTSTANDING:
+            time.sleep(0.005)
+        self.sent += 1
         payload = plug_payload(self.rng) if device == PLUG else door_payload(self.rng)
         self.infos[device].append(
             self.client.publish(f"zigbee2mqtt/{device}", payload, qos=1))
@@ -268,7 +280,7 @@ def report(results: list, args, silt: Path) -> str:
     lines = [
         f"# Edge stack: Mosquitto -> silt -> MinIO ({dt.date.today()}, {platform.machine()})",
         "",
-        f"`bench/edge/run.py` ([its docstring](../edge/run.py)), silt {silt_version(silt)}, "
+        f"`bench/edge/run.py` ([its docstring](../edge/run.py)), {silt_version(silt)}, "
         f"{platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.1f} at the end. "
         "The job is examples/zigbee2mqtt.yaml with only its trigger changed; the table "
         "is on MinIO (s3a://), the checkpoint and the MQTT write-ahead log on local disk. "
