@@ -109,8 +109,8 @@ int PrimitivePayload(int id) {
 }  // namespace
 
 int DecimalDigits(__int128 v) {
-  unsigned __int128 u = v < 0 ? static_cast<unsigned __int128>(-(v + 1)) + 1
-                              : static_cast<unsigned __int128>(v);
+  unsigned __int128 u =
+      v < 0 ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
   int digits = 1;
   while (u >= 10) {
     u /= 10;
@@ -204,7 +204,8 @@ bool VariantMetadata::Init(std::string_view bytes) {
 bool VariantMetadata::Key(uint32_t id, std::string_view* key) const {
   if (id >= size_) return false;
   const char* offsets = bytes_.data() + offsets_start_;
-  const uint64_t begin = ReadUnsigned(offsets + static_cast<size_t>(id) * offset_size_, offset_size_);
+  const uint64_t begin =
+      ReadUnsigned(offsets + static_cast<size_t>(id) * offset_size_, offset_size_);
   const uint64_t end =
       ReadUnsigned(offsets + (static_cast<size_t>(id) + 1) * offset_size_, offset_size_);
   if (begin > end || end > bytes_.size() - strings_start_) return false;
@@ -394,8 +395,8 @@ bool VariantValue::GetContainer(Container* c) const {
 
 bool VariantValue::ObjectField(const Container& c, uint32_t index, uint32_t* key_id,
                                VariantValue* value) const {
-  *key_id = static_cast<uint32_t>(
-      ReadUnsigned(bytes_.data() + c.ids_start + static_cast<size_t>(index) * c.id_size, c.id_size));
+  *key_id = static_cast<uint32_t>(ReadUnsigned(
+      bytes_.data() + c.ids_start + static_cast<size_t>(index) * c.id_size, c.id_size));
   return ArrayElement(c, index, value);
 }
 
@@ -415,8 +416,8 @@ int VariantValue::FindField(const VariantMetadata& metadata, std::string_view ke
   std::string_view name;
   if (c.num_elements < kBinarySearchThreshold) {
     for (uint32_t i = 0; i < c.num_elements; ++i) {
-      id = static_cast<uint32_t>(
-          ReadUnsigned(bytes_.data() + c.ids_start + static_cast<size_t>(i) * c.id_size, c.id_size));
+      id = static_cast<uint32_t>(ReadUnsigned(
+          bytes_.data() + c.ids_start + static_cast<size_t>(i) * c.id_size, c.id_size));
       if (!metadata.Key(id, &name)) return -1;
       if (name == key) return ArrayElement(c, i, value) ? 1 : -1;
     }
@@ -547,16 +548,18 @@ uint32_t VariantBuilder::AddKey(std::string_view key) {
 Status VariantBuilder::FinishObject(size_t start, std::vector<FieldEntry>* fields,
                                     bool allow_duplicate_keys) {
   const size_t data_size = value_.size() - start;
-  std::stable_sort(fields->begin(), fields->end(), [this](const FieldEntry& a, const FieldEntry& b) {
-    return CompareVariantKeys(keys_[a.id], keys_[b.id]) < 0;
-  });
+  std::stable_sort(fields->begin(), fields->end(),
+                   [this](const FieldEntry& a, const FieldEntry& b) {
+                     return CompareVariantKeys(keys_[a.id], keys_[b.id]) < 0;
+                   });
   // Equal keys share one dictionary id, so duplicates are adjacent equal ids.
   for (size_t i = 1; i < fields->size(); ++i) {
     if ((*fields)[i].id != (*fields)[i - 1].id) continue;
     if (!allow_duplicate_keys) {
-      return Status::InvalidArgument("[VARIANT_DUPLICATE_KEY] Failed to build variant because of a "
-                                     "duplicate object key `",
-                                     keys_[(*fields)[i].id], "`");
+      return Status::InvalidArgument(
+          "[VARIANT_DUPLICATE_KEY] Failed to build variant because of a "
+          "duplicate object key `",
+          keys_[(*fields)[i].id], "`");
     }
   }
   if (allow_duplicate_keys && fields->size() > 1) {
@@ -783,7 +786,8 @@ class JsonVariantParser {
       if (!String(&scratch_)) return false;
       const uint32_t id = b_->AddKey(scratch_);
       SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] != ':') return Fail("expected ':' after a field name");
+      if (pos_ >= text_.size() || text_[pos_] != ':')
+        return Fail("expected ':' after a field name");
       ++pos_;
       SkipSpace();
       Fields(depth).push_back(
@@ -927,12 +931,9 @@ class JsonVariantParser {
             }
             pos_ = save;
           }
-          // A lone surrogate: Java's String.getBytes(UTF_8) writes '?'.
-          if (cp >= 0xD800 && cp <= 0xDFFF) {
-            out->push_back('?');
-          } else {
-            AppendUtf8(cp, out);
-          }
+          // Spark 4 validates the text: a lone surrogate is malformed.
+          if (cp >= 0xD800 && cp <= 0xDFFF) return Fail("invalid Unicode (a lone surrogate)");
+          AppendUtf8(cp, out);
           break;
         }
         default: return Fail("unrecognized character escape");
@@ -1104,7 +1105,8 @@ void AppendBase64(std::string_view bytes, std::string* out) {
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     const uint32_t v = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
+                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                       static_cast<uint8_t>(bytes[i + 2]);
     out->push_back(kAlphabet[(v >> 18) & 63]);
     out->push_back(kAlphabet[(v >> 12) & 63]);
     out->push_back(kAlphabet[(v >> 6) & 63]);
@@ -1117,7 +1119,8 @@ void AppendBase64(std::string_view bytes, std::string* out) {
     out->push_back(kAlphabet[(v >> 12) & 63]);
     out->append("==");
   } else if (rest == 2) {
-    const uint32_t v = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8);
+    const uint32_t v =
+        (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8);
     out->push_back(kAlphabet[(v >> 18) & 63]);
     out->push_back(kAlphabet[(v >> 12) & 63]);
     out->push_back(kAlphabet[(v >> 6) & 63]);
@@ -1143,8 +1146,25 @@ bool AppendJsonRec(const VariantMetadata& metadata, const VariantValue& value,
     case VariantType::kNull: out->append("null"); return true;
     case VariantType::kBoolean: out->append(value.GetBoolean() ? "true" : "false"); return true;
     case VariantType::kLong: out->append(std::to_string(value.GetLong())); return true;
-    case VariantType::kDouble: AppendDoubleJava(out, value.GetDouble()); return true;
-    case VariantType::kFloat: out->append(FormatFloatJava(value.GetFloat())); return true;
+    case VariantType::kDouble: {
+      const double d = value.GetDouble();
+      // Jackson's writeNumber quotes the non-finite values.
+      if (!std::isfinite(d)) {
+        out->push_back('"');
+        AppendDoubleJava(out, d);
+        out->push_back('"');
+      } else {
+        AppendDoubleJava(out, d);
+      }
+      return true;
+    }
+    case VariantType::kFloat: {
+      const float f = value.GetFloat();
+      if (!std::isfinite(f)) out->push_back('"');
+      out->append(FormatFloatJava(f));
+      if (!std::isfinite(f)) out->push_back('"');
+      return true;
+    }
     case VariantType::kDecimal: {
       __int128 unscaled = 0;
       int scale = 0;

@@ -106,7 +106,7 @@ class VariantValue {
   // Objects and arrays. False when malformed.
   struct Container {
     uint32_t num_elements = 0;
-    int id_size = 0;      // objects only
+    int id_size = 0;  // objects only
     int offset_size = 0;
     size_t ids_start = 0;  // objects only
     size_t offsets_start = 0;
@@ -210,7 +210,8 @@ struct JsonToVariantError {
   std::string message;
 };
 
-// Spark's parse_json: `json` (one JSON value; what follows a complete object
+// Spark's parse_json: `json` (one JSON value; a \u escape of a lone
+// surrogate is malformed; what follows a complete object
 // or array is ignored, as Spark's Jackson parser leaves it unread) into
 // `builder` (which is Reset first). Numbers: integers that fit a long as
 // int8..int64; other numbers without an exponent as a decimal when they
@@ -222,8 +223,8 @@ bool JsonToVariant(std::string_view json, bool allow_duplicate_keys, VariantBuil
 
 // Spark's Variant.toJson: compact JSON, object keys in their stored
 // (sorted) order, doubles and floats as Java prints them (NaN and Infinity
-// bare), decimals in plain notation without trailing zeros, dates
-// yyyy-MM-dd, timestamps "yyyy-MM-dd HH:mm:ss[.ffffff]+hh:mm" in the given
+// quoted, as Spark 4.2's Jackson generator writes them), decimals in plain notation without
+// trailing zeros, dates yyyy-MM-dd, timestamps "yyyy-MM-dd HH:mm:ss[.ffffff]+hh:mm" in the given
 // zone, timestamp_ntz without the offset, binary as base64, uuids in their
 // 8-4-4-4-12 form.
 struct VariantJsonOptions {

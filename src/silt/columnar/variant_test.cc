@@ -67,9 +67,9 @@ TEST(VariantTest, EmptyMetadataAndPrimitives) {
   EXPECT_EQ(Hex(Parse("true").value), "04");
   EXPECT_EQ(Hex(Parse("false").value), "08");
   EXPECT_EQ(Hex(Parse("300").value), "10 2c 01");                    // int16
-  EXPECT_EQ(Hex(Parse("70000").value), "14 70 11 01 00");             // int32
+  EXPECT_EQ(Hex(Parse("70000").value), "14 70 11 01 00");            // int32
   EXPECT_EQ(Hex(Parse("\"n/a\"").value), "0d 6e 2f 61");             // short string
-  EXPECT_EQ(Hex(Parse("1.50").value), "20 02 96 00 00 00");           // decimal4 150 scale 2
+  EXPECT_EQ(Hex(Parse("1.50").value), "20 02 96 00 00 00");          // decimal4 150 scale 2
   EXPECT_EQ(Hex(Parse("1e2").value), "1c 00 00 00 00 00 00 59 40");  // double 100
 }
 
@@ -103,7 +103,7 @@ TEST(VariantTest, NumbersFollowSparksRules) {
   EXPECT_EQ(RoundTrip("0.000001"), "0.000001");
   EXPECT_EQ(RoundTrip("1E2"), "100.0");
   EXPECT_EQ(RoundTrip("1e-7"), "1.0E-7");
-  EXPECT_EQ(RoundTrip("1e400"), "Infinity");
+  EXPECT_EQ(RoundTrip("1e400"), "\"Infinity\"");
   EXPECT_EQ(RoundTrip("12345678.9"), "12345678.9");
   // 39 fraction digits: a double.
   EXPECT_EQ(RoundTrip("0.000000000000000000000000000000000000001"), "1.0E-39");
@@ -112,7 +112,7 @@ TEST(VariantTest, NumbersFollowSparksRules) {
 TEST(VariantTest, StringsAndEscapes) {
   EXPECT_EQ(RoundTrip(R"("a\"b\\c\/d\n\t")"), R"("a\"b\\c/d\n\t")");
   EXPECT_EQ(RoundTrip(R"("\u00e9\ud83d\ude00")"), "\"\xC3\xA9\xF0\x9F\x98\x80\"");
-  EXPECT_EQ(RoundTrip(R"("\ud800x")"), "\"?x\"");
+  EXPECT_TRUE(Rejects(R"("\ud800x")"));
   EXPECT_EQ(RoundTrip(R"("\u0001")"), R"("\u0001")");
   std::string long_string(100, 'x');
   Parsed p = Parse("\"" + long_string + "\"");
@@ -224,14 +224,16 @@ TEST(VariantTest, TypedScalarsPrintAsSpark) {
     return ToJson(Parsed{value, metadata});
   };
   EXPECT_EQ(print([&] { b.AppendDate(19000); }), "\"2022-01-08\"");
-  EXPECT_EQ(print([&] { b.AppendTimestamp(1641600000123000); }), "\"2022-01-08 00:00:00.123+00:00\"");
+  EXPECT_EQ(print([&] { b.AppendTimestamp(1641600000123000); }),
+            "\"2022-01-08 00:00:00.123+00:00\"");
   EXPECT_EQ(print([&] { b.AppendTimestampNtz(1641600000000000); }), "\"2022-01-08 00:00:00\"");
   EXPECT_EQ(print([&] { b.AppendFloat(0.1f); }), "0.1");
-  EXPECT_EQ(print([&] { b.AppendDouble(std::nan("")); }), "NaN");
+  EXPECT_EQ(print([&] { b.AppendDouble(std::nan("")); }), "\"NaN\"");
   EXPECT_EQ(print([&] { b.AppendBinary("hello"); }), "\"aGVsbG8=\"");
   EXPECT_EQ(print([&] { b.AppendDecimal(-12300, 4); }), "-1.23");
   EXPECT_EQ(print([&] {
-              b.AppendUuid(std::string("\x12\x34\x56\x78\x9a\xbc\xde\xf0\x12\x34\x56\x78\x9a\xbc\xde\xf0", 16));
+              b.AppendUuid(std::string(
+                  "\x12\x34\x56\x78\x9a\xbc\xde\xf0\x12\x34\x56\x78\x9a\xbc\xde\xf0", 16));
             }),
             "\"12345678-9abc-def0-1234-56789abcdef0\"");
   VariantJsonOptions plus_two;
@@ -251,7 +253,7 @@ TEST(VariantTest, TypedScalarsPrintAsSpark) {
 TEST(VariantTest, MalformedBytesAreReportedNotRead) {
   VariantMetadata m;
   EXPECT_FALSE(m.Init(""));
-  EXPECT_FALSE(m.Init("\x02"));                      // version 2
+  EXPECT_FALSE(m.Init("\x02"));                          // version 2
   EXPECT_FALSE(m.Init(std::string("\x01\x05\x00", 3)));  // 5 keys, no offsets
   ASSERT_TRUE(m.Init(std::string("\x01\x00\x00", 3)));
   std::string out;
@@ -265,7 +267,8 @@ TEST(VariantTest, MalformedBytesAreReportedNotRead) {
   EXPECT_EQ(VariantValue("").type(), VariantType::kInvalid);
   // Every truncation of a valid value is either invalid or a shorter valid
   // value, never a read past the end (run under ASan in CI).
-  Parsed p = Parse(R"({"a":[1,"xyz",{"b":1.5}],"c":"long long long long long long long long string"})");
+  Parsed p =
+      Parse(R"({"a":[1,"xyz",{"b":1.5}],"c":"long long long long long long long long string"})");
   ASSERT_TRUE(m.Init(p.metadata));
   for (size_t n = 0; n < p.value.size(); ++n) {
     std::string cut = p.value.substr(0, n);
@@ -290,16 +293,19 @@ TEST(VariantTest, ColumnOfVariantsRoundTripsThroughBuilder) {
   ASSERT_TRUE(ValidateColumn(*taken).ok());
   EXPECT_EQ(taken->children[0]->StringValue(2), a.metadata);
   EXPECT_EQ(DataType::Variant()->ToDdl(), "VARIANT");
-  ASSERT_OK_AND_ASSIGN(SchemaPtr schema, SchemaFromJson(
-      R"({"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}},)"
-      R"({"name":"a","type":{"type":"array","elementType":"variant","containsNull":true},)"
-      R"("nullable":true,"metadata":{}}]})"));
+  ASSERT_OK_AND_ASSIGN(
+      SchemaPtr schema,
+      SchemaFromJson(
+          R"({"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}},)"
+          R"({"name":"a","type":{"type":"array","elementType":"variant","containsNull":true},)"
+          R"("nullable":true,"metadata":{}}]})"));
   EXPECT_EQ(schema->field(0).type->id(), TypeId::kVariant);
   EXPECT_EQ(schema->field(1).type->element_type()->id(), TypeId::kVariant);
-  EXPECT_EQ(SchemaToJson(*schema),
-            R"({"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}},)"
-            R"({"name":"a","type":{"type":"array","elementType":"variant","containsNull":true},)"
-            R"("nullable":true,"metadata":{}}]})");
+  EXPECT_EQ(
+      SchemaToJson(*schema),
+      R"({"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}},)"
+      R"({"name":"a","type":{"type":"array","elementType":"variant","containsNull":true},)"
+      R"("nullable":true,"metadata":{}}]})");
   ASSERT_OK_AND_ASSIGN(SchemaPtr ddl, ParseDdlSchema("v VARIANT, m MAP<STRING, VARIANT>"));
   EXPECT_EQ(ddl->field(0).type->id(), TypeId::kVariant);
   EXPECT_EQ(ddl->field(1).type->ToDdl(), "MAP<STRING, VARIANT>");
