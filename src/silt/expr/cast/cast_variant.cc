@@ -356,6 +356,18 @@ class FromVariant {
           g->builder->Append<int64_t>(v.GetLong());
           break;
         case VariantType::kDouble:
+          if (to->id() == TypeId::kTimestamp) {
+            // Spark's ANSI double-to-timestamp: seconds times 10^6 must be a
+            // long exactly (NaN, infinities and overflow are invalid).
+            const double micros = v.GetDouble() * static_cast<double>(kMicrosPerSecond);
+            if (!(micros >= -9223372036854775808.0 && micros < 9223372036854775808.0)) {
+              SILT_RETURN_NOT_OK(Invalid(item, *to));
+              continue;
+            }
+            g = GroupFor("t", DataType::Timestamp());
+            g->builder->Append<int64_t>(static_cast<int64_t>(micros));
+            break;
+          }
           g = GroupFor("d", DataType::Double());
           if (g == nullptr) {
             SILT_RETURN_NOT_OK(Invalid(item, *to));
@@ -377,18 +389,19 @@ class FromVariant {
           int scale = 0;
           NaturalDecimal(v, &unscaled, &precision, &scale);
           if (to->id() == TypeId::kTimestamp) {
-            // Seconds with a fraction to micros, truncated toward zero.
-            __int128 micros = unscaled * kMicrosPerSecond;
-            for (int s = 0; s < scale; ++s) micros /= 10;
-            if (scale > 6 + 38 || micros > INT64_MAX || micros < INT64_MIN) {
+            // Seconds with a fraction to micros, truncated toward zero, or
+            // invalid when they do not fit a long (Spark's longValueExact).
+            __int128 micros = 0;
+            bool fits = !__builtin_mul_overflow(unscaled, __int128{kMicrosPerSecond}, &micros);
+            if (fits) {
+              for (int s = 0; s < scale; ++s) micros /= 10;
+              fits = micros <= INT64_MAX && micros >= INT64_MIN;
+            }
+            if (!fits) {
               SILT_RETURN_NOT_OK(Invalid(item, *to));
               continue;
             }
             g = GroupFor("t", DataType::Timestamp());
-            if (g == nullptr) {
-              SILT_RETURN_NOT_OK(Invalid(item, *to));
-              continue;
-            }
             g->builder->Append<int64_t>(static_cast<int64_t>(micros));
             break;
           }
