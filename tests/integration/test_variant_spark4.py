@@ -171,7 +171,7 @@ def silt_rows(silt_bin, work, query, name):
     out = work / f"{name}.parquet"
     proc = run_silt(silt_bin, "sql", query, "--format", "parquet", "--output", str(out))
     assert proc.returncode == 0, f"silt sql failed:\n{proc.stderr[-2000:]}"
-    return pq.read_table(out).to_pylist()
+    return pq.read_table(out).to_pylist(maps_as_pydicts="strict")
 
 
 def compare(silt, spark, cols, key="id", what=""):

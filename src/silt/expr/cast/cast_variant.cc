@@ -391,10 +391,16 @@ class FromVariant {
           if (to->id() == TypeId::kTimestamp) {
             // Seconds with a fraction to micros, truncated toward zero, or
             // invalid when they do not fit a long (Spark's longValueExact).
+            __int128 pow = 1;
+            for (int s = 0; s < scale; ++s) pow *= 10;
+            const __int128 seconds = unscaled / pow;
+            __int128 fraction = unscaled % pow;
+            for (int s = scale; s < 6; ++s) fraction *= 10;
+            for (int s = 6; s < scale; ++s) fraction /= 10;
             __int128 micros = 0;
-            bool fits = !__builtin_mul_overflow(unscaled, __int128{kMicrosPerSecond}, &micros);
+            bool fits = !__builtin_mul_overflow(seconds, __int128{kMicrosPerSecond}, &micros);
             if (fits) {
-              for (int s = 0; s < scale; ++s) micros /= 10;
+              micros += fraction;
               fits = micros <= INT64_MAX && micros >= INT64_MIN;
             }
             if (!fits) {
