@@ -36,7 +36,8 @@ demo: build
 test-deps: deps
 	@scripts/install-build-deps.sh --check --monitoring
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-grafana-schema.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-spark4.sh \
+	          scripts/setup-grafana-schema.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 

@@ -460,9 +460,93 @@ def format_json_timestamp(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{t.microsecond // 1000:03d}Z"
 
 
+def is_variant_struct(typ) -> bool:
+    """A VARIANT column as Arrow readers without the type give it: a struct
+    of exactly the binaries `metadata` and `value`."""
+    return (pa.types.is_struct(typ) and typ.num_fields == 2
+            and {typ.field(i).name for i in range(2)} == {"metadata", "value"}
+            and all(pa.types.is_binary(typ.field(i).type) for i in range(2)))
+
+
+def decode_variant(metadata: bytes, value: bytes, pos: int = 0):
+    """A variant (Parquet's Variant binary encoding) as the Python value of
+    its JSON text as silt and Spark print it: objects as dicts, arrays as
+    lists, numbers as int/float (decimals as float), NaN/Infinity, dates,
+    timestamps and binary as strings (timestamps in UTC)."""
+    def uint(b, at, n):
+        return int.from_bytes(b[at:at + n], "little")
+
+    def key(i):
+        size = ((metadata[0] >> 6) & 3) + 1
+        start = 1 + size
+        n = uint(metadata, 1, size)
+        strings = start + (n + 1) * size
+        a = uint(metadata, start + i * size, size)
+        b = uint(metadata, start + (i + 1) * size, size)
+        return metadata[strings + a:strings + b].decode("utf-8", "replace")
+
+    header = value[pos]
+    basic, info = header & 3, header >> 2
+    if basic == 1:
+        return value[pos + 1:pos + 1 + info].decode("utf-8", "replace")
+    if basic in (2, 3):
+        large = (info >> (4 if basic == 2 else 2)) & 1
+        id_size = ((info >> 2) & 3) + 1 if basic == 2 else 0
+        off_size = (info & 3) + 1
+        n_bytes = 4 if large else 1
+        n = uint(value, pos + 1, n_bytes)
+        ids = pos + 1 + n_bytes
+        offs = ids + n * id_size
+        data = offs + (n + 1) * off_size
+        items = [(uint(value, ids + i * id_size, id_size) if basic == 2 else None,
+                  data + uint(value, offs + i * off_size, off_size)) for i in range(n)]
+        if basic == 2:
+            return {key(k): decode_variant(metadata, value, at) for k, at in items}
+        return [decode_variant(metadata, value, at) for _, at in items]
+    body = value[pos + 1:]
+    if info == 0:
+        return None
+    if info in (1, 2):
+        return info == 1
+    if info in (3, 4, 5, 6):
+        n = {3: 1, 4: 2, 5: 4, 6: 8}[info]
+        return int.from_bytes(body[:n], "little", signed=True)
+    if info in (7, 14):
+        import struct as _struct
+        v = _struct.unpack("<d" if info == 7 else "<f", body[:8 if info == 7 else 4])[0]
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return float(v)
+    if info in (8, 9, 10):
+        n = {8: 4, 9: 8, 10: 16}[info]
+        return int.from_bytes(body[1:1 + n], "little", signed=True) / (10 ** body[0])
+    if info == 11:
+        return (dt.date(1970, 1, 1) + dt.timedelta(days=int.from_bytes(body[:4], "little",
+                                                                       signed=True))).isoformat()
+    if info in (12, 13):
+        micros = int.from_bytes(body[:8], "little", signed=True)
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
+        text = t.strftime("%Y-%m-%d %H:%M:%S")
+        if t.microsecond:
+            text += ("." + f"{t.microsecond:06d}").rstrip("0")
+        return text + ("+00:00" if info == 12 else "")
+    if info in (15, 16):
+        n = uint(body, 0, 4)
+        raw = body[4:4 + n]
+        return base64.b64encode(raw).decode() if info == 15 else raw.decode("utf-8", "replace")
+    if info == 20:
+        h = body[:16].hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    raise ValueError(f"variant type id {info} not decoded here")
+
+
 def _json_value(value, typ):
     if value is None:
         return None
+    if is_variant_struct(typ):
+        return decode_variant(value["metadata"], value["value"])
     if pa.types.is_timestamp(typ):
         if typ.tz is None:
             return value.strftime("%Y-%m-%dT%H:%M:%S") + f".{value.microsecond // 1000:03d}"

@@ -10,6 +10,7 @@
 
 #include "silt/base/utf8.h"
 #include "silt/columnar/temporal.h"
+#include "silt/columnar/variant.h"
 
 namespace silt::cli {
 
@@ -213,6 +214,20 @@ std::string_view CharPrefix(std::string_view s, int64_t chars) {
   return s;
 }
 
+// A variant's JSON text as Spark's Variant.toJson writes it (timestamps in
+// UTC); "null" for bytes that are not a variant.
+std::string VariantJson(const Column& column, int64_t row_idx) {
+  columnar::VariantMetadata metadata;
+  std::string out;
+  if (!metadata.Init(column.children[0]->StringValue(row_idx)) ||
+      !columnar::AppendVariantJson(metadata,
+                                   columnar::VariantValue(column.children[1]->StringValue(row_idx)),
+                                   columnar::VariantJsonOptions{}, &out)) {
+    return "null";
+  }
+  return out;
+}
+
 // CAST(value AS STRING) without the top-level NULL handling; nested NULLs are
 // "NULL" as in Spark 3.5's show().
 void AppendShowText(const Column& column, int64_t row_idx, std::string* out) {
@@ -246,6 +261,7 @@ void AppendShowText(const Column& column, int64_t row_idx, std::string* out) {
     case TypeId::kDate: *out += columnar::FormatDate(column.Value<int32_t>(row_idx)); break;
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz: *out += FormatShowTimestamp(column.Value<int64_t>(row_idx)); break;
+    case TypeId::kVariant: *out += VariantJson(column, row_idx); break;
     case TypeId::kStruct: {
       *out += '{';
       for (int field_idx = 0; field_idx < column.type->num_fields(); ++field_idx) {
@@ -399,6 +415,7 @@ void WriteJsonValue(const Column& column, int64_t row_idx, JsonWriter* writer, V
                                                  : FormatNtzJsonTimestamp(micros));
       break;
     }
+    case TypeId::kVariant: writer->Raw(VariantJson(column, row_idx)); break;
     case TypeId::kStruct: {
       writer->BeginObject();
       for (int field_idx = 0; field_idx < column.type->num_fields(); ++field_idx) {
@@ -514,7 +531,8 @@ std::string RowToCsv(const columnar::RecordBatch& batch, int64_t row_idx, ValueS
         break;
       case TypeId::kStruct:
       case TypeId::kArray:
-      case TypeId::kMap: {
+      case TypeId::kMap:
+      case TypeId::kVariant: {
         JsonWriter writer;
         WriteJsonValue(column, row_idx, &writer, style);
         out += CsvQuote(writer.str());

@@ -21,13 +21,16 @@
 //
 //   Both: NULL struct fields are omitted (Spark's default
 //   ignoreNullFields); dates yyyy-MM-dd; binary as base64; arrays/maps/
-//   structs as JSON (nulls inside arrays and maps are written as null).
+//   structs as JSON (nulls inside arrays and maps are written as null);
+//   a variant as its own JSON in place, as Spark's Variant.toJson writes it
+//   (timestamps "2026-06-22 08:16:00.123+00:00" in UTC, NaN/Infinity
+//   quoted), the same in both styles.
 //   CSV: RFC 4180 quoting (a field holding a comma, quote, CR or LF is
 //   quoted, quotes doubled); NULL is an empty field, an empty string is "";
 //   nested values as their JSON text.
 //   Table: Spark's show(): cells are CAST(value AS STRING) ("2026-06-22
 //   08:16:00.123", "[1, 2]", "{a, 1}", "{k -> v}", binary as "[0A FF]"),
-//   NULL as "NULL", control characters escaped, cells longer than the
+//   a variant as its JSON text, NULL as "NULL", control characters escaped, cells longer than the
 //   truncation width cut to width-3 characters plus "...", right-aligned
 //   between "+---+" borders, and "only showing top N rows" when more rows
 //   exist.

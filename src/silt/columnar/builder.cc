@@ -18,6 +18,7 @@ int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
 ColumnBuilder::ColumnBuilder(TypePtr type, MemoryPool* pool) : type_(std::move(type)), pool_(pool) {
   switch (type_->id()) {
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (const Field& field : type_->fields()) {
         children_.push_back(std::make_unique<ColumnBuilder>(field.type, pool_));
       }
@@ -62,7 +63,7 @@ void ColumnBuilder::Reserve(int64_t rows) {
     values_->Reserve(BitmapBytes(total));
   } else if (type_->byte_width() > 0) {
     values_->Reserve(total * type_->byte_width());
-  } else if (id == TypeId::kStruct) {
+  } else if (id == TypeId::kStruct || id == TypeId::kVariant) {
     for (auto& child : children_) child->Reserve(rows);
   }
 }
@@ -95,6 +96,7 @@ void ColumnBuilder::AppendNull() {
       break;
     }
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (auto& child : children_) child->AppendNull();
       break;
     default: values_->Resize(values_->size() + type_->byte_width()); break;
@@ -132,6 +134,7 @@ ColumnPtr ColumnBuilder::Finish() {
       column->children.push_back(children_[0]->Finish());
       break;
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (auto& child : children_) column->children.push_back(child->Finish());
       break;
     default: column->values = values_; break;

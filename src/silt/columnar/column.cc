@@ -220,7 +220,8 @@ Status ValidateColumn(const Column& column) {
       SILT_RETURN_NOT_OK_CTX(ValidateColumn(child), "in the child of ", type.ToDdl());
       return Status::OK();
     }
-    case TypeId::kStruct: {
+    case TypeId::kStruct:
+    case TypeId::kVariant: {
       if (column.children.size() != static_cast<size_t>(type.num_fields())) {
         return Status::Internal("struct column has ",
                                 static_cast<long long>(column.children.size()), " children for ",
@@ -304,6 +305,7 @@ ColumnPtr MakeNullColumn(const TypePtr& type, int64_t length) {
       column->children.push_back(MakeNullColumn(type->map_entries_type(), 0));
       break;
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (const Field& field : type->fields()) {
         column->children.push_back(MakeNullColumn(field.type, length));
       }
@@ -351,6 +353,7 @@ ColumnPtr SliceColumn(const Column& column, int64_t offset, int64_t length) {
       break;
     }
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (const ColumnPtr& child : column.children) {
         out->children.push_back(SliceColumn(*child, offset, length));
       }
@@ -429,6 +432,7 @@ ColumnPtr TakeColumn(const Column& column, const std::vector<int64_t>& indices) 
       break;
     }
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (const ColumnPtr& child : column.children) {
         out->children.push_back(TakeColumn(*child, indices));
       }
@@ -529,6 +533,7 @@ ColumnPtr ConcatColumns(const std::vector<ColumnPtr>& all_columns) {
       break;
     }
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (size_t field_idx = 0; field_idx < static_cast<size_t>(type.num_fields()); ++field_idx) {
         std::vector<ColumnPtr> child_pieces;
         child_pieces.reserve(columns.size());

@@ -143,6 +143,7 @@ class DdlParser {
     if (word == "TIMESTAMP" || word == "TIMESTAMP_LTZ") return DataType::Timestamp();
     if (word == "TIMESTAMP_NTZ") return DataType::TimestampNtz();
     if (word == "VOID") return DataType::Null();
+    if (word == "VARIANT") return DataType::Variant();
     if (word == "VARCHAR" || word == "CHAR" || word == "CHARACTER") {
       SkipSpace();
       if (!Consume('(')) return Error("expected '(' and a length after " + word);

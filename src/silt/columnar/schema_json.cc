@@ -131,9 +131,7 @@ Result<TypePtr> ParsePrimitive(std::string_view name, const std::string& where) 
     }
     return DataType::Decimal(precision, scale);
   }
-  if (name == "variant") {
-    return Status::NotSupported("Schema JSON: the variant type (at ", where, ")");
-  }
+  if (name == "variant") return DataType::Variant();
   return Status::Corruption("Schema JSON: unknown type '", name, "' at ", where);
 }
 

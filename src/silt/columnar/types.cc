@@ -88,6 +88,16 @@ TypePtr DataType::Map(TypePtr key, TypePtr value, bool value_contains_null) {
   return t;
 }
 
+TypePtr DataType::Variant() {
+  static const TypePtr kType = [] {
+    std::shared_ptr<DataType> t(new DataType(TypeId::kVariant));
+    t->fields_.push_back(Field{"metadata", Binary(), false, "{}"});
+    t->fields_.push_back(Field{"value", Binary(), false, "{}"});
+    return TypePtr(std::move(t));
+  }();
+  return kType;
+}
+
 int DataType::byte_width() const {
   switch (id_) {
     case TypeId::kByte: return 1;
@@ -106,7 +116,8 @@ int DataType::byte_width() const {
     case TypeId::kBinary:
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap: return 0;
+    case TypeId::kMap:
+    case TypeId::kVariant: return 0;
   }
   return 0;
 }
@@ -149,6 +160,7 @@ std::string DataType::ToDdl() const {
     }
     case TypeId::kArray: return "ARRAY<" + element_->ToDdl() + ">";
     case TypeId::kMap: return "MAP<" + key_->ToDdl() + ", " + value_->ToDdl() + ">";
+    case TypeId::kVariant: return "VARIANT";
   }
   return "";
 }
@@ -173,6 +185,7 @@ std::string DataType::JsonTypeName() const {
     case TypeId::kStruct: return "struct";
     case TypeId::kArray: return "array";
     case TypeId::kMap: return "map";
+    case TypeId::kVariant: return "variant";
   }
   return "";
 }

@@ -15,6 +15,10 @@
 //   array              int32 offsets + one child (the elements)
 //   map                int32 offsets + one child: struct<key, value> entries
 //   struct             one child per field, same length as the parent
+//   variant            two binary children of the parent's length, metadata
+//                      and value (the Variant binary encoding of Parquet's
+//                      VariantEncoding.md; see variant.h): the layout of
+//                      Arrow's parquet.variant extension type
 //
 // Thread safety: immutable after construction; share freely.
 #pragma once
@@ -47,6 +51,7 @@ enum class TypeId : uint8_t {
   kStruct,
   kArray,
   kMap,
+  kVariant,  // Spark 4's semi-structured value: metadata + value binaries
 };
 
 class DataType;
@@ -81,6 +86,9 @@ class DataType {
   static TypePtr Struct(std::vector<Field> fields);
   static TypePtr Array(TypePtr element, bool contains_null = true);
   static TypePtr Map(TypePtr key, TypePtr value, bool value_contains_null = true);
+  // fields() of a variant are its physical children, in order:
+  // metadata BINARY NOT NULL, value BINARY NOT NULL.
+  static TypePtr Variant();
 
   TypeId id() const { return id_; }
   int precision() const { return precision_; }
@@ -97,8 +105,11 @@ class DataType {
   // struct<key: K NOT NULL, value: V> (value nullable per value_contains_null).
   const TypePtr& map_entries_type() const { return entries_; }
 
+  // Types whose columns have child columns (struct, array, map, variant):
+  // not atomic in Spark's sense.
   bool is_nested() const {
-    return id_ == TypeId::kStruct || id_ == TypeId::kArray || id_ == TypeId::kMap;
+    return id_ == TypeId::kStruct || id_ == TypeId::kArray || id_ == TypeId::kMap ||
+           id_ == TypeId::kVariant;
   }
   bool is_integral() const {
     return id_ == TypeId::kByte || id_ == TypeId::kShort || id_ == TypeId::kInt ||
@@ -116,7 +127,7 @@ class DataType {
   int FieldIndex(std::string_view name) const;
 
   // Spark SQL DDL form: "INT", "DECIMAL(10,2)", "STRUCT<a: INT, b: STRING>",
-  // "ARRAY<STRING>", "MAP<STRING, INT>".
+  // "ARRAY<STRING>", "MAP<STRING, INT>", "VARIANT".
   std::string ToDdl() const;
   // Spark's JSON type name for primitives: "integer", "long", "decimal(10,2)".
   std::string JsonTypeName() const;
@@ -147,7 +158,7 @@ using SchemaPtr = TypePtr;
 // Parses a Spark DDL schema string: "a INT, b STRING NOT NULL, c STRUCT<x:
 // DOUBLE>, d ARRAY<BIGINT>, e MAP<STRING,INT>, f DECIMAL(10,2)". Accepts
 // Spark's aliases (BIGINT, LONG, INTEGER, SMALLINT, TINYINT, REAL, DEC,
-// NUMERIC, TIMESTAMP_LTZ, ...), backquoted names and COMMENT clauses.
+// NUMERIC, TIMESTAMP_LTZ, ...), VARIANT, backquoted names and COMMENT clauses.
 // Errors: InvalidArgument naming the character position and what was expected.
 // Positions are 0-based character offsets into `ddl`. Top-level names must be
 // unique (case-insensitive). A COMMENT is stored in the field's metadata_json

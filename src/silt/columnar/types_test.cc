@@ -286,7 +286,7 @@ TEST(SchemaJsonTest, RejectsMalformedSchemas) {
                 SchemaFromJson(R"({"type":"struct","fields":[{"name":"a","type":"long"},)"
                                R"({"name":"A","type":"long"}]})"));
   EXPECT_RAISES(NotSupported,
-                SchemaFromJson(R"({"type":"struct","fields":[{"name":"v","type":"variant",)"
+                SchemaFromJson(R"({"type":"struct","fields":[{"name":"v","type":{"type":"udt"},)"
                                R"("nullable":true,"metadata":{}}]})"));
 }
 

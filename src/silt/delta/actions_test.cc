@@ -142,7 +142,7 @@ TEST(ParseCommitTest, MissingRequiredFieldNamesActionAndField) {
 
 TEST(ParseCommitTest, UnsupportedSchemaTypeIsNotSupportedNotCorruption) {
   constexpr std::string_view kText =
-      R"({"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"v\",\"type\":\"variant\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}})";
+      R"({"metaData":{"id":"x","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"v\",\"type\":{\"type\":\"udt\"},\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{}}})";
   auto result = ParseCommit(kText, "0.json");
   ASSERT_RAISES(NotSupported, result);
   EXPECT_NE(result.status().message().find("0.json line 1: metaData"), std::string::npos)

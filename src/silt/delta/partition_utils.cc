@@ -365,7 +365,8 @@ std::optional<std::string> SerializePartitionValue(const columnar::Column& colum
     case TypeId::kTimestampNtz: return FormatNtzPartition(column.Value<int64_t>(row));
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap: break;
+    case TypeId::kMap:
+    case TypeId::kVariant: break;
   }
   return std::nullopt;
 }
@@ -457,7 +458,8 @@ Result<columnar::ColumnPtr> MakePartitionColumn(const columnar::TypePtr& type,
     case TypeId::kNull:
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap: return BadValue(s, *type);
+    case TypeId::kMap:
+    case TypeId::kVariant: return BadValue(s, *type);
   }
   return builder.Finish();
 }

@@ -8,6 +8,37 @@ namespace silt::delta {
 
 namespace {
 
+// The variant type (unshredded and shredded, read by TableScan through
+// parquet/variant_reader.h) and shredding, whose writers may always write
+// unshredded variants, as silt does: inert for appends.
+bool IsVariantFeature(const std::string& feature) {
+  return feature == "variantType" || feature == "variantType-preview" ||
+         feature == "variantShredding" || feature == "variantShredding-preview";
+}
+
+bool HasVariant(const columnar::DataType& type) {
+  switch (type.id()) {
+    case columnar::TypeId::kVariant: return true;
+    case columnar::TypeId::kArray: return HasVariant(*type.element_type());
+    case columnar::TypeId::kMap:
+      return HasVariant(*type.key_type()) || HasVariant(*type.value_type());
+    case columnar::TypeId::kStruct:
+      for (const columnar::Field& f : type.fields()) {
+        if (HasVariant(*f.type)) return true;
+      }
+      return false;
+    default: return false;
+  }
+}
+
+void AddFeature(std::optional<std::vector<std::string>>* features, const std::string& name) {
+  if (!features->has_value()) features->emplace();
+  for (const std::string& f : **features) {
+    if (f == name) return;
+  }
+  (*features)->push_back(name);
+}
+
 std::string ColumnMappingMode(const Metadata& metadata) {
   auto it = metadata.configuration.find("delta.columnMapping.mode");
   return it == metadata.configuration.end() ? std::string("none") : it->second;
@@ -74,7 +105,7 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
   if (feature == "appendOnly" || feature == "changeDataFeed" || feature == "domainMetadata" ||
       feature == "vacuumProtocolCheck" || feature == "timestampNtz" ||
       feature == "allowColumnDefaults" || feature == "deletionVectors" ||
-      feature == "v2Checkpoint") {
+      feature == "v2Checkpoint" || IsVariantFeature(feature)) {
     return "";
   }
   const columnar::DataType* schema = metadata.schema.get();
@@ -114,7 +145,7 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
   for (const std::string& feature : ReaderFeatures(protocol)) {
     if (feature == "timestampNtz" || feature == "vacuumProtocolCheck" ||
         feature == "v2Checkpoint" || feature == "deletionVectors" || feature == "typeWidening" ||
-        feature == "typeWidening-preview") {
+        feature == "typeWidening-preview" || IsVariantFeature(feature)) {
       continue;
     }
     if (feature == "columnMapping") {
@@ -150,6 +181,34 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
                                 Join(problems), " is not supported yet");
   }
   return Status::OK();
+}
+
+bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol) {
+  if (!HasVariant(schema)) return false;
+  const std::vector<std::string> readers = ReaderFeatures(*protocol);
+  const std::vector<std::string> writers = WriterFeatures(*protocol);
+  for (const std::string& f : readers) {
+    if (f == "variantType" || f == "variantType-preview") {
+      for (const std::string& w : writers) {
+        if (w == "variantType" || w == "variantType-preview") return false;
+      }
+    }
+  }
+  // Table features need reader 3 / writer 7; the legacy versions' implied
+  // features become explicit, as delta-spark lists them.
+  Protocol upgraded = *protocol;
+  if (upgraded.min_reader_version < 3) {
+    upgraded.reader_features = ReaderFeatures(*protocol);
+    upgraded.min_reader_version = 3;
+  }
+  if (upgraded.min_writer_version < 7) {
+    upgraded.writer_features = writers;
+    upgraded.min_writer_version = 7;
+  }
+  AddFeature(&upgraded.reader_features, "variantType");
+  AddFeature(&upgraded.writer_features, "variantType");
+  *protocol = std::move(upgraded);
+  return true;
 }
 
 Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration) {

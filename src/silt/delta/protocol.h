@@ -22,8 +22,10 @@ inline constexpr int32_t kMaxWriterVersion = 7;
 // typeWidening-preview (TableScan casts values files hold in the type before
 // a widening), and columnMapping in modes none, name and id (TableScan reads
 // fields at every depth by physical name, or Parquet field id in id mode).
-// Everything else — variant, catalog-managed tables, unknown features — is
-// NotSupported naming the feature(s).
+// variantType / variantShredding (and their -preview names: TableScan reads
+// variant columns, shredded ones reassembled). Everything else —
+// catalog-managed tables, unknown features — is NotSupported naming the
+// feature(s).
 Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 
 // OK when silt may append to the table (blind appends with txn records):
@@ -38,5 +40,11 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
 // delta.enableDeletionVectors is true. Errors: InvalidArgument for a
 // malformed value.
 Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration);
+
+// Adds the features a schema needs to `protocol`: variantType (reader and
+// writer, moving the protocol to 3/7 with the legacy versions' features
+// listed) when a column is or holds a VARIANT. Returns whether the protocol
+// changed (the commit must then carry it).
+bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol);
 
 }  // namespace silt::delta

@@ -15,6 +15,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
 #include "silt/parquet/file_reader.h"
+#include "silt/parquet/variant_reader.h"
 
 namespace silt::delta {
 
@@ -174,7 +175,9 @@ bool CanWiden(const DataType& have, const DataType& want) {
 
 // How a file column becomes the table column, per nesting level.
 struct ReadStep {
-  enum class Kind : uint8_t { kAsIs, kWiden, kStruct, kArray, kMap };
+  // kVariant: a stored variant group (metadata, value, typed_value)
+  // reassembled into a VARIANT column.
+  enum class Kind : uint8_t { kAsIs, kWiden, kStruct, kArray, kMap, kVariant };
   Kind kind = Kind::kAsIs;
   TypePtr type;  // the table's type
   // kStruct: per table field, the index of the file's field or -1 (nulls).
@@ -205,6 +208,11 @@ Result<ReadStep> PlanRead(const FieldMap& map, const TypePtr& want, const TypePt
     return step;
   }
   switch (want->id()) {
+    case TypeId::kVariant:
+      if (have->id() == TypeId::kVariant) return step;
+      if (!parquet::IsVariantStorage(*have)) return TypeMismatch(path, file, *have, *want);
+      step.kind = ReadStep::Kind::kVariant;
+      return step;
     case TypeId::kStruct: {
       if (have->id() != TypeId::kStruct) return TypeMismatch(path, file, *have, *want);
       step.kind = ReadStep::Kind::kStruct;
@@ -352,10 +360,11 @@ ColumnPtr Widen(const Column& in, const TypePtr& want) {
 }
 
 // The table column from the file column `in`, per `step`.
-ColumnPtr ApplyRead(const ReadStep& step, const ColumnPtr& in) {
+Result<ColumnPtr> ApplyRead(const ReadStep& step, const ColumnPtr& in) {
   switch (step.kind) {
     case ReadStep::Kind::kAsIs: return in;
     case ReadStep::Kind::kWiden: return Widen(*in, step.type);
+    case ReadStep::Kind::kVariant: return parquet::VariantFromParquet(*in);
     case ReadStep::Kind::kStruct: {
       auto out = std::make_shared<Column>();
       out->type = step.type;
@@ -364,29 +373,35 @@ ColumnPtr ApplyRead(const ReadStep& step, const ColumnPtr& in) {
       out->validity = in->validity;
       for (size_t i = 0; i < step.source.size(); ++i) {
         int src = step.source[i];
-        out->children.push_back(
-            src < 0
-                ? columnar::MakeNullColumn(step.type->field(static_cast<int>(i)).type, in->length)
-                : ApplyRead(step.children[i], in->children[static_cast<size_t>(src)]));
+        if (src < 0) {
+          out->children.push_back(
+              columnar::MakeNullColumn(step.type->field(static_cast<int>(i)).type, in->length));
+          continue;
+        }
+        SILT_ASSIGN_OR_RETURN(ColumnPtr child,
+                              ApplyRead(step.children[i], in->children[static_cast<size_t>(src)]));
+        out->children.push_back(std::move(child));
       }
-      return out;
+      return ColumnPtr(std::move(out));
     }
     case ReadStep::Kind::kArray: {
       auto out = std::make_shared<Column>(*in);
       out->type = step.type;
-      out->children = {ApplyRead(step.children[0], in->children[0])};
-      return out;
+      SILT_ASSIGN_OR_RETURN(ColumnPtr element, ApplyRead(step.children[0], in->children[0]));
+      out->children = {std::move(element)};
+      return ColumnPtr(std::move(out));
     }
     case ReadStep::Kind::kMap: {
       const ColumnPtr& entries_in = in->children[0];
       auto entries = std::make_shared<Column>(*entries_in);
       entries->type = step.type->map_entries_type();
-      entries->children = {ApplyRead(step.children[0], entries_in->children[0]),
-                           ApplyRead(step.children[1], entries_in->children[1])};
+      SILT_ASSIGN_OR_RETURN(ColumnPtr key, ApplyRead(step.children[0], entries_in->children[0]));
+      SILT_ASSIGN_OR_RETURN(ColumnPtr value, ApplyRead(step.children[1], entries_in->children[1]));
+      entries->children = {std::move(key), std::move(value)};
       auto out = std::make_shared<Column>(*in);
       out->type = step.type;
       out->children = {std::move(entries)};
-      return out;
+      return ColumnPtr(std::move(out));
     }
   }
   return in;
@@ -577,8 +592,11 @@ class TableScanImpl final : public TableScan {
             "partition column '", column.field.name, "' of ", current_path_);
         out->columns.push_back(std::move(col));
       } else if (plan_.source[out_idx] >= 0) {
-        out->columns.push_back(
-            ApplyRead(plan_.steps[out_idx], batch->column(plan_.source[out_idx])));
+        SILT_ASSIGN_OR_RETURN_CTX(
+            columnar::ColumnPtr col,
+            ApplyRead(plan_.steps[out_idx], batch->column(plan_.source[out_idx])), "column '",
+            column.field.name, "' of ", current_path_);
+        out->columns.push_back(std::move(col));
       } else {
         out->columns.push_back(columnar::MakeNullColumn(column.field.type, rows));
       }

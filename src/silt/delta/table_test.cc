@@ -396,15 +396,47 @@ TEST(ProtocolGateTest, ReaderGate) {
   ASSERT_RAISES(NotSupported, st);
   EXPECT_NE(st.message().find("column mapping"), std::string::npos) << st.ToString();
   st = CheckReadSupported(
-      Protocol{3, 7, std::vector<std::string>{"variantType", "columnMapping"}, {}}, mapped);
+      Protocol{3, 7, std::vector<std::string>{"fancyNewThing", "columnMapping"}, {}}, mapped);
   ASSERT_RAISES(NotSupported, st);
-  EXPECT_NE(st.message().find("variantType"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("fancyNewThing"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("columnMapping"), std::string::npos) << st.ToString();
   EXPECT_OK(CheckReadSupported(
       Protocol{3, 7, std::vector<std::string>{"typeWidening", "typeWidening-preview"}, {}}, plain));
   st = CheckReadSupported(Protocol{99, 7}, plain);
   ASSERT_RAISES(NotSupported, st);
   EXPECT_NE(st.message().find("reader version 99"), std::string::npos) << st.ToString();
+}
+
+TEST(ProtocolGateTest, VariantFeaturesAreReadAndAppendedToAndAddedForVariantSchemas) {
+  Metadata plain;
+  const std::vector<std::string> features{"variantType", "variantType-preview", "variantShredding",
+                                          "variantShredding-preview"};
+  EXPECT_OK(CheckReadSupported(Protocol{3, 7, features, features}, plain));
+  EXPECT_OK(CheckWriteSupported(Protocol{3, 7, features, features}, plain));
+
+  auto schema = columnar::DataType::Struct(
+      {columnar::Field{"id", columnar::DataType::Long(), true, "{}"},
+       columnar::Field{
+           "m",
+           columnar::DataType::Map(columnar::DataType::String(), columnar::DataType::Variant()),
+           true, "{}"}});
+  Protocol p{1, 2};
+  ASSERT_TRUE(AddSchemaFeatures(*schema, &p));
+  EXPECT_EQ(p.min_reader_version, 3);
+  EXPECT_EQ(p.min_writer_version, 7);
+  EXPECT_EQ(*p.reader_features, (std::vector<std::string>{"variantType"}));
+  EXPECT_EQ(*p.writer_features,
+            (std::vector<std::string>{"appendOnly", "invariants", "variantType"}));
+  // Already there (also under the preview name): nothing to change.
+  EXPECT_FALSE(AddSchemaFeatures(*schema, &p));
+  Protocol preview{3, 7, std::vector<std::string>{"variantType-preview"},
+                   std::vector<std::string>{"variantType-preview"}};
+  EXPECT_FALSE(AddSchemaFeatures(*schema, &preview));
+  Protocol plain_protocol{1, 2};
+  auto no_variant =
+      columnar::DataType::Struct({columnar::Field{"id", columnar::DataType::Long(), true, "{}"}});
+  EXPECT_FALSE(AddSchemaFeatures(*no_variant, &plain_protocol));
+  EXPECT_EQ(plain_protocol.min_reader_version, 1);
 }
 
 TEST(ProtocolGateTest, WriterGate) {

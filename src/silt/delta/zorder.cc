@@ -111,7 +111,8 @@ Result<std::vector<uint32_t>> RankNormalize(const columnar::Column& column, int 
           });
     case TypeId::kStruct:
     case TypeId::kArray:
-    case TypeId::kMap: break;
+    case TypeId::kMap:
+    case TypeId::kVariant: break;
   }
   return Status::NotSupported("Z-ordering by a column of type ", column.type->ToDdl(),
                               " (only primitive columns can be Z-ordered)");

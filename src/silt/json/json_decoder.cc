@@ -148,6 +148,9 @@ Result<std::unique_ptr<Node>> BuildNode(const TypePtr& type, const std::string& 
       node->children.push_back(std::move(child));
       break;
     }
+    case TypeId::kVariant:
+      return Status::NotSupported("JSON decoding into VARIANT (field '", path,
+                                  "'); read the text as STRING and use parse_json");
     default: break;
   }
   return node;
@@ -799,6 +802,7 @@ Fit JsonDecoder::Impl::Convert(Node* node, dom::element value) {
     case TypeId::kMap:
       if (kind != ValueKind::kObject) return fail();
       return ConvertMap<kAppend>(node, value.get_object().value_unsafe());
+    case TypeId::kVariant: return fail();  // refused by BuildNode
   }
   return fail();
 }

@@ -80,6 +80,12 @@ void NestedFieldWriter::Emit(const LevelNode& node, const Column& column, int64_
         Emit(node.children[c], *column.children[c], row, rep, node.valid_def);
       }
       return;
+    case TypeId::kVariant:
+      // Written as value, metadata (ParquetElementsForField); the column
+      // holds metadata, value.
+      Emit(node.children[0], *column.children[1], row, rep, node.valid_def);
+      Emit(node.children[1], *column.children[0], row, rep, node.valid_def);
+      return;
     case TypeId::kArray:
     case TypeId::kMap: {
       const int32_t* offs = column.offsets();

@@ -81,6 +81,7 @@ Result<SchemaElement> ParquetElementForField(const Field& field) {
     case TypeId::kStruct:
     case TypeId::kArray:
     case TypeId::kMap:
+    case TypeId::kVariant:
       return Status::NotSupported("writing column '", field.name, "' of type ", t.ToDdl(),
                                   " to Parquet");
   }
@@ -120,6 +121,15 @@ Status AppendElements(const Field& field, bool nullable, std::vector<SchemaEleme
       out->push_back(Group("list", Repetition::kRepeated, 1));
       Field element{"element", t.element_type(), t.contains_null(), "{}"};
       return AppendElements(element, t.contains_null(), out);
+    }
+    case TypeId::kVariant: {
+      // Delta's unshredded variant: a group of two required binaries, value
+      // first, as Spark 4 writes it (no VARIANT annotation, which readers
+      // built on older parquet-format versions reject).
+      out->push_back(Group(field.name, repetition, 2));
+      SILT_RETURN_NOT_OK(
+          AppendElements(Field{"value", DataType::Binary(), false, "{}"}, false, out));
+      return AppendElements(Field{"metadata", DataType::Binary(), false, "{}"}, false, out);
     }
     case TypeId::kMap: {
       SchemaElement map = Group(field.name, repetition, 1);

@@ -26,6 +26,7 @@ const FunctionRegistry& FunctionRegistry::Builtin() {
     RegisterNondeterministicFunctions(r);
     RegisterWindowFunctions(r);
     RegisterToJsonFunction(r);
+    RegisterVariantFunctions(r);
     return r;
   }();
   return *registry;

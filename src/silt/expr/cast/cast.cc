@@ -10,6 +10,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast/cast_internal.h"
+#include "silt/expr/cast/cast_variant.h"
 #include "silt/expr/kernel/bind_session_internal.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
@@ -93,13 +94,15 @@ bool SameStructure(const DataType& a, const DataType& b) {
 
 class CastKernel final : public Kernel {
  public:
-  explicit CastKernel(std::string context) : context_(std::move(context)) {}
+  CastKernel(std::string context, bool try_cast)
+      : context_(std::move(context)), try_cast_(try_cast) {}
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     CastOptions options;
     options.ansi = info.options.ansi;
     options.zone_offset_micros = info.options.session_zone_offset_micros;
     options.zone = info.options.session_zone.get();
     options.context = context_;
+    options.try_cast = try_cast_;
     if (info.options.dead_letter && args.eval != nullptr)
       options.row_errors = args.eval->row_errors;
     return CastColumn(*args.args[0].column, info.type, options);
@@ -107,6 +110,7 @@ class CastKernel final : public Kernel {
 
  private:
   std::string context_;
+  bool try_cast_;
 };
 
 }  // namespace
@@ -116,6 +120,8 @@ bool CanCast(const DataType& from, const DataType& to, bool ansi) {
   TypeId t = to.id();
   if (from.Equals(to) || SameStructure(from, to)) return true;
   if (f == TypeId::kNull) return true;
+  if (t == TypeId::kVariant) return CanCastToVariant(from, /*structs_and_maps=*/false);
+  if (f == TypeId::kVariant) return CanCastFromVariant(to);
   if (t == TypeId::kString) return true;
   switch (t) {
     case TypeId::kBinary: return f == TypeId::kString || (!ansi && from.is_integral());
@@ -158,6 +164,9 @@ bool CastForceNullable(const DataType& from, const DataType& to) {
   TypeId t = to.id();
   if (f == TypeId::kNull) return false;
   if (from.Equals(to)) return false;
+  // A variant null, or a member that does not convert, is NULL.
+  if (f == TypeId::kVariant) return true;
+  if (t == TypeId::kVariant) return false;
   if (f == TypeId::kString && t == TypeId::kBinary) return false;
   if (f == TypeId::kString) return true;
   if (t == TypeId::kString) return false;
@@ -186,6 +195,14 @@ Result<ColumnPtr> CastColumn(const Column& input, const TypePtr& to, const CastO
   const DataType& from = *input.type;
   if (from.Equals(*to)) return std::make_shared<Column>(input);
   if (from.id() == TypeId::kNull) return NullColumn(to, input.length);
+  if (from.id() == TypeId::kVariant) {
+    VariantCastArgs args;
+    args.fail_on_error = !options.try_cast;
+    args.zone = options.zone != nullptr ? options.zone : TimeZone::Utc().get();
+    args.context = options.context;
+    return CastVariantColumn(input, to, args);
+  }
+  if (to->id() == TypeId::kVariant) return CastToVariantColumn(input);
   CastCtx c{options, from, to};
   if (SameStructure(from, *to)) {
     // Only names or nullability differ: the data is reused.
@@ -246,6 +263,10 @@ void AppendValueText(const Column& column, int64_t row, const CastOptions& optio
       }
       break;
     case TypeId::kTimestampNtz: AppendTimestampText(column.Value<int64_t>(row), out); break;
+    case TypeId::kVariant:
+      AppendVariantRowJson(column, row, options.zone != nullptr ? *options.zone : *TimeZone::Utc(),
+                           out);
+      break;
     case TypeId::kStruct: {
       // Spark 3.x: "{1, null, a}".
       out->push_back('{');
@@ -322,7 +343,7 @@ Result<BoundNodePtr> BindCast(BoundNodePtr child, const TypePtr& to, bool user_s
   if (from.id() == TypeId::kString) {
     kernel = MakeJsonCastKernel(*child, to, std::string(context), session);
   }
-  if (kernel == nullptr) kernel = std::make_unique<CastKernel>(std::string(context));
+  if (kernel == nullptr) kernel = std::make_unique<CastKernel>(std::string(context), try_cast);
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(child));
   return BoundNodePtr(

@@ -42,6 +42,9 @@ struct CastOptions {
   // type's zero value (the caller drops it), so one bad value no longer
   // fails the batch.
   RowErrors* row_errors = nullptr;
+  // TRY_CAST: a variant that does not convert is NULL (other casts fail on
+  // it even without ANSI, as Spark 4's VariantGet.cast).
+  bool try_cast = false;
 };
 
 // Spark's Cast.canCast (non-ANSI) or Cast.canAnsiCast (ANSI).

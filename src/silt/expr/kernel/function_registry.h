@@ -82,6 +82,7 @@ void RegisterWindowFunctions(FunctionRegistry* registry);
 void RegisterToJsonFunction(FunctionRegistry* registry);
 void RegisterSparkHashFunctions(FunctionRegistry* registry);
 void RegisterNondeterministicFunctions(FunctionRegistry* registry);
+void RegisterVariantFunctions(FunctionRegistry* registry);
 
 // Helpers for binders.
 

@@ -159,6 +159,7 @@ std::string SimpleTypeString(const DataType& t) {
     case TypeId::kDate: return "date";
     case TypeId::kTimestamp: return "timestamp";
     case TypeId::kTimestampNtz: return "timestamp_ntz";
+    case TypeId::kVariant: return "variant";
     case TypeId::kArray: return "array<" + SimpleTypeString(*t.element_type()) + ">";
     case TypeId::kMap:
       return "map<" + SimpleTypeString(*t.key_type()) + "," + SimpleTypeString(*t.value_type()) +

@@ -304,6 +304,7 @@ Status DeltaMergeSink::CreateTable() {
   metadata.created_time = now_ms;
   request.new_metadata = std::move(metadata);
   SILT_ASSIGN_OR_RETURN(request.new_protocol, delta::ProtocolForNewTable(table_properties_));
+  delta::AddSchemaFeatures(*layout.table_schema, &*request.new_protocol);
   request.operation = "CREATE TABLE";
   request.is_blind_append = true;
   Result<delta::CommitResult> created = delta::Commit(table_.get(), nullptr, request);

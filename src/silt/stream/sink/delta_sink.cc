@@ -422,6 +422,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
     SILT_ASSIGN_OR_RETURN(request.new_protocol, delta::ProtocolForNewTable(table_properties_));
+    delta::AddSchemaFeatures(*layout_.table_schema, &*request.new_protocol);
   } else if (layout_.schema_changed) {
     // mergeSchema grew the schema, or overwriteSchema replaced it: this
     // commit carries the new metaData (same table id and properties).
@@ -430,6 +431,9 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
     metadata.partition_columns = partition_columns_;
     request.new_metadata = std::move(metadata);
+    // A VARIANT column added by mergeSchema needs the variantType feature.
+    delta::Protocol protocol = snapshot_->protocol();
+    if (delta::AddSchemaFeatures(*layout_.table_schema, &protocol)) request.new_protocol = protocol;
   }
   int64_t bytes = 0;
   for (const delta::AddFile& add : adds) bytes += add.size;

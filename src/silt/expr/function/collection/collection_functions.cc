@@ -98,6 +98,7 @@ void AppendValue(ColumnBuilder* builder, const Column& c, int64_t row) {
   }
   switch (c.type->id()) {
     case TypeId::kStruct:
+    case TypeId::kVariant:
       for (int i = 0; i < c.type->num_fields(); ++i) {
         AppendValue(builder->child(i), *c.children[static_cast<size_t>(i)], row);
       }

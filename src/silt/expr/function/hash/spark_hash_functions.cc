@@ -205,12 +205,27 @@ bool ContainsMap(const columnar::DataType& t) {
   return false;
 }
 
+bool ContainsVariant(const columnar::DataType& t) {
+  if (t.id() == TypeId::kVariant) return true;
+  if (t.id() == TypeId::kArray) return ContainsVariant(*t.element_type());
+  if (t.id() == TypeId::kMap) return ContainsVariant(*t.value_type());
+  for (const columnar::Field& f : t.fields()) {
+    if (ContainsVariant(*f.type)) return true;
+  }
+  return false;
+}
+
 template <typename H>
 Result<BoundNodePtr> BindHash(CallSite& site) {
   if (site.args.empty()) return ArgCountError(site, "at least 1");
   for (size_t i = 0; i < site.args.size(); ++i) {
     // Spark: equal maps may hash differently (entry order), so it refuses.
     if (ContainsMap(*site.args[i]->type())) return ArgTypeError(site, i, "free of MAP values");
+    // Spark 4 refuses VARIANT too (HASH_VARIANT_TYPE): equal variants may
+    // differ in bytes.
+    if (ContainsVariant(*site.args[i]->type())) {
+      return ArgTypeError(site, i, "free of VARIANT values");
+    }
   }
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   TypePtr type = std::is_same_v<H, Murmur3> ? DataType::Int() : DataType::Long();

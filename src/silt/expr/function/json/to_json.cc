@@ -1,4 +1,4 @@
-// to_json: struct, map and array values as JSON text.
+// to_json: struct, map, array and variant values as JSON text.
 #include <cmath>
 #include <string>
 
@@ -6,6 +6,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/cast/cast_variant.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
 #include "silt/expr/kernel/type_util.h"
@@ -96,6 +97,10 @@ class ToJsonKernel final : public Kernel {
         out->push_back('}');
         return;
       }
+      case TypeId::kVariant:
+        // Spark writes the variant's own JSON (Variant.toJson) in place.
+        if (!AppendVariantRowJson(c, row, *zone_, out)) out->append("null");
+        return;
       case TypeId::kString: {
         out->push_back('"');
         AppendJsonEscaped(out, c.StringValue(row));
@@ -150,7 +155,8 @@ class ToJsonKernel final : public Kernel {
 
 Result<BoundNodePtr> BindToJson(CallSite& site) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 2));
-  if (!site.args[0]->type()->is_nested()) return ArgTypeError(site, 0, "STRUCT, MAP or ARRAY");
+  if (!site.args[0]->type()->is_nested())
+    return ArgTypeError(site, 0, "STRUCT, MAP, ARRAY or VARIANT");
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
