@@ -122,19 +122,21 @@ def spark_table(spark4, tmp_path_factory):
     vectors and liquid clustering through inserts, DELETE (deletion vector),
     UPDATE, OPTIMIZE (clustering; materialized row ids) and a checkpoint."""
     table = tmp_path_factory.mktemp("spark4") / "t"
-    spark4.run("""
-t = f"delta.`{path}`"
-spark.sql(f"CREATE TABLE {t} (id BIGINT, name STRING, v DOUBLE) USING delta CLUSTER BY (id) "
-          "TBLPROPERTIES ('delta.enableInCommitTimestamps'='true', "
-          "'delta.enableRowTracking'='true', 'delta.enableDeletionVectors'='true', "
-          "'delta.checkpointInterval'='4')")
-for b in range(3):
-    spark.sql(f"INSERT INTO {t} SELECT id, concat('n', id), id * 0.5 FROM range({b * 10}, {b * 10 + 10})")
-spark.sql(f"DELETE FROM {t} WHERE id % 7 = 3")
-spark.sql(f"UPDATE {t} SET v = v + 100 WHERE id % 5 = 1")
-spark.sql(f"OPTIMIZE {t}")
-spark.sql(f"INSERT INTO {t} SELECT id, concat('n', id), id * 0.5 FROM range(30, 35)")
-""", path=str(table))
+    t = f"delta.`{table}`"
+    # One statement per request: each is a Spark job of its own.
+    for statement in [
+        f"CREATE TABLE {t} (id BIGINT, name STRING, v DOUBLE) USING delta CLUSTER BY (id) "
+        "TBLPROPERTIES ('delta.enableInCommitTimestamps'='true', "
+        "'delta.enableRowTracking'='true', 'delta.enableDeletionVectors'='true', "
+        "'delta.checkpointInterval'='4')",
+        *[f"INSERT INTO {t} SELECT id, concat('n', id), id * 0.5 FROM range({b * 10}, {b * 10 + 10})"
+          for b in range(3)],
+        f"DELETE FROM {t} WHERE id % 7 = 3",
+        f"UPDATE {t} SET v = v + 100 WHERE id % 5 = 1",
+        f"OPTIMIZE {t}",
+        f"INSERT INTO {t} SELECT id, concat('n', id), id * 0.5 FROM range(30, 35)",
+    ]:
+        spark4.sql(statement)
     return table
 
 
