@@ -40,9 +40,9 @@ VENV = REPO / ".venv-spark4"
 WORKER = Path(__file__).resolve().parent / "spark4_worker.py"
 
 # The worker's answer to one request; generous because a request may be a
-# whole Spark job (OPTIMIZE, a checkpoint) on a shared 2-core machine.
-REQUEST_TIMEOUT_S = 600
-START_TIMEOUT_S = 300
+# whole Spark job (OPTIMIZE, a checkpoint) on a shared, busy 2-core machine.
+REQUEST_TIMEOUT_S = int(os.environ.get("SILT_SPARK4_TIMEOUT", "1800"))
+START_TIMEOUT_S = 600
 
 
 class Spark4Error(Exception):
@@ -158,9 +158,10 @@ class Spark4:
         while size > 0:
             ready, _, _ = select.select([self._response_r], [], [], timeout_s)
             if not ready:
+                tail = self._log_tail()
                 self.close()
                 raise TimeoutError(f"Spark 4 gave no answer in {timeout_s} s to: {what[:200]}\n"
-                                   f"log tail:\n{self._log_tail()}")
+                                   f"log tail:\n{tail}")
             chunk = os.read(self._response_r, min(size, 1 << 20))
             if not chunk:
                 code = self._proc.wait(timeout=30)
@@ -171,6 +172,8 @@ class Spark4:
         return b"".join(chunks)
 
     def _log_tail(self, lines=40):
+        if self._log.closed:
+            return "(the worker was stopped)"
         try:
             self._log.flush()
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])

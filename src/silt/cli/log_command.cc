@@ -183,6 +183,15 @@ class LogCommand final : public Command {
       out += fmt::format("    size: {} bytes, modificationTime: {}, dataChange: {}\n", add.size,
                          FormatMillisUtc(add.modification_time), add.data_change);
       if (add.stats.has_value()) out += fmt::format("    stats: {}\n", *add.stats);
+      if (add.base_row_id.has_value() || add.default_row_commit_version.has_value()) {
+        out += fmt::format(
+            "    baseRowId: {}, defaultRowCommitVersion: {}\n",
+            add.base_row_id ? std::to_string(*add.base_row_id) : "-",
+            add.default_row_commit_version ? std::to_string(*add.default_row_commit_version) : "-");
+      }
+      if (add.clustering_provider.has_value()) {
+        out += fmt::format("    clusteringProvider: {}\n", *add.clustering_provider);
+      }
     }
     for (const delta::RemoveFile& remove : commit.removes) {
       out += fmt::format("  remove: {}\n", remove.path);
@@ -198,6 +207,10 @@ class LogCommand final : public Command {
             fmt::format(", deletionTimestamp: {}", FormatMillisUtc(*remove.deletion_timestamp));
       }
       out += fmt::format("    {}\n", details);
+    }
+    for (const delta::DomainMetadata& domain : commit.domain_metadata) {
+      out += fmt::format("  domainMetadata: {}{}\n    configuration: {}\n", domain.domain,
+                         domain.removed ? " (removed)" : "", domain.configuration);
     }
     if (!commit.other_action_keys.empty()) {
       out += fmt::format("  other actions: {}\n", JoinList(commit.other_action_keys));

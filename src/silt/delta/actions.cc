@@ -243,6 +243,11 @@ Result<AddFile> ParseAdd(const object& obj, const LineContext& ctx) {
   SILT_ASSIGN_OR_RETURN(a.stats, OptionalString(obj, "stats", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(a.tags, StringMap(obj, "tags", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(a.deletion_vector, ParseDeletionVector(obj, kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(a.base_row_id, OptionalInt(obj, "baseRowId", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(a.default_row_commit_version,
+                        OptionalInt(obj, "defaultRowCommitVersion", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(a.clustering_provider,
+                        OptionalString(obj, "clusteringProvider", kAction, ctx));
   return a;
 }
 
@@ -259,7 +264,20 @@ Result<RemoveFile> ParseRemove(const object& obj, const LineContext& ctx) {
   SILT_ASSIGN_OR_RETURN(r.size, OptionalInt(obj, "size", kAction, ctx));
   SILT_ASSIGN_OR_RETURN(r.deletion_vector, ParseDeletionVector(obj, kAction, ctx));
   SILT_ASSIGN_OR_RETURN(r.stats, OptionalString(obj, "stats", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(r.base_row_id, OptionalInt(obj, "baseRowId", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(r.default_row_commit_version,
+                        OptionalInt(obj, "defaultRowCommitVersion", kAction, ctx));
   return r;
+}
+
+Result<DomainMetadata> ParseDomainMetadata(const object& obj, const LineContext& ctx) {
+  constexpr std::string_view kAction = "domainMetadata";
+  DomainMetadata d;
+  SILT_ASSIGN_OR_RETURN(d.domain, RequiredString(obj, "domain", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(d.configuration, RequiredString(obj, "configuration", kAction, ctx));
+  SILT_ASSIGN_OR_RETURN(auto removed, OptionalBool(obj, "removed", kAction, ctx));
+  d.removed = removed.value_or(false);
+  return d;
 }
 
 Result<AddCdcFile> ParseCdc(const object& obj, const LineContext& ctx) {
@@ -330,8 +348,8 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
       SILT_RETURN_NOT_OK(ParseCommitInfo(line, value, out, ctx));
       continue;
     }
-    bool known =
-        key == "add" || key == "remove" || key == "metaData" || key == "protocol" || key == "txn";
+    bool known = key == "add" || key == "remove" || key == "metaData" || key == "protocol" ||
+                 key == "txn" || key == "domainMetadata";
     if (!known) {
       out->other_action_keys.emplace_back(key);
       object cdc;
@@ -363,6 +381,9 @@ Status ParseLine(std::string_view line, const element& root, CommitActions* out,
     } else if (key == "protocol") {
       if (out->protocol) return ctx.Error(key, "a commit holds more than one protocol action");
       SILT_ASSIGN_OR_RETURN(out->protocol, ParseProtocol(action, ctx));
+    } else if (key == "domainMetadata") {
+      SILT_ASSIGN_OR_RETURN(auto domain, ParseDomainMetadata(action, ctx));
+      out->domain_metadata.push_back(std::move(domain));
     } else {
       SILT_ASSIGN_OR_RETURN(auto txn, ParseTxn(action, ctx));
       out->txns.push_back(std::move(txn));
@@ -555,6 +576,15 @@ std::string SerializeCommit(const CommitActions& actions) {
     if (a.deletion_vector) {
       WriteDeletionVector(&w, *a.deletion_vector);
     }
+    if (a.base_row_id) {
+      w.Member("baseRowId", *a.base_row_id);
+    }
+    if (a.default_row_commit_version) {
+      w.Member("defaultRowCommitVersion", *a.default_row_commit_version);
+    }
+    if (a.clustering_provider) {
+      w.Member("clusteringProvider", *a.clustering_provider);
+    }
     w.EndObject();
     w.EndObject();
     EndLine(&w, &out);
@@ -597,6 +627,23 @@ std::string SerializeCommit(const CommitActions& actions) {
     if (r.stats) {
       w.Member("stats", *r.stats);
     }
+    if (r.base_row_id) {
+      w.Member("baseRowId", *r.base_row_id);
+    }
+    if (r.default_row_commit_version) {
+      w.Member("defaultRowCommitVersion", *r.default_row_commit_version);
+    }
+    w.EndObject();
+    w.EndObject();
+    EndLine(&w, &out);
+  }
+  for (const DomainMetadata& d : actions.domain_metadata) {
+    w.BeginObject();
+    w.Key("domainMetadata");
+    w.BeginObject();
+    w.Member("domain", d.domain);
+    w.Member("configuration", d.configuration);
+    w.Member("removed", d.removed);
     w.EndObject();
     w.EndObject();
     EndLine(&w, &out);

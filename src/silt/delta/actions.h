@@ -67,6 +67,12 @@ struct AddFile {
   std::optional<std::string> stats;  // JSON text
   std::map<std::string, std::string> tags;
   std::optional<DeletionVectorDescriptor> deletion_vector;
+  // Row tracking (PROTOCOL.md "Row Tracking"): the default generated row id
+  // of the file's first row, and the version that first added the file.
+  std::optional<int64_t> base_row_id;
+  std::optional<int64_t> default_row_commit_version;
+  // The clustering implementation that clustered the file ("liquid").
+  std::optional<std::string> clustering_provider;
 };
 
 // A change data file (PROTOCOL.md "Add CDC File"): rows of the change data
@@ -88,6 +94,18 @@ struct RemoveFile {
   std::optional<DeletionVectorDescriptor> deletion_vector;
   // delta-spark writes the removed file's numRecords here ({"numRecords":N}).
   std::optional<std::string> stats;
+  // The removed add's row tracking fields, carried over.
+  std::optional<int64_t> base_row_id;
+  std::optional<int64_t> default_row_commit_version;
+};
+
+// A metadata domain (PROTOCOL.md "Domain Metadata"): named configuration
+// text; `removed` makes the action a tombstone of the domain. Domains named
+// "delta.*" belong to table features (delta.rowTracking, delta.clustering).
+struct DomainMetadata {
+  std::string domain;
+  std::string configuration;
+  bool removed = false;
 };
 
 struct Txn {
@@ -108,6 +126,7 @@ struct CommitActions {
   std::vector<RemoveFile> removes;
   std::vector<Txn> txns;
   std::vector<AddCdcFile> cdc_files;  // also listed in other_action_keys
+  std::vector<DomainMetadata> domain_metadata;
   // The add, remove and cdc actions in file order, as (list, index in it):
   // delta-spark's streaming change feed numbers a commit's adds and removes
   // together in log order. Filled by ParseCommit.
@@ -126,8 +145,8 @@ struct CommitActions {
 Result<CommitActions> ParseCommit(std::string_view text, std::string_view source);
 
 // Serializes the actions as delta-spark does: commitInfo first, then
-// protocol, metaData, txn, add, cdc, remove; one JSON object per line, each line
-// ending in '\n'.
+// protocol, metaData, txn, add, cdc, remove, domainMetadata; one JSON object
+// per line, each line ending in '\n'.
 std::string SerializeCommit(const CommitActions& actions);
 
 // "00000000000000000042.json"

@@ -100,6 +100,23 @@ TEST(ParseCommitTest, NullEmptyAndMissingPartitionValuesAreNull) {
   EXPECT_TRUE(c.adds[1].partition_values.empty());
 }
 
+// Row tracking fields, clusteringProvider and domainMetadata survive a
+// parse/serialize round trip in delta-spark's field order.
+TEST(ParseCommitTest, RowTrackingFieldsAndDomainsRoundTrip) {
+  constexpr std::string_view kText =
+      R"({"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":2,"dataChange":true,"stats":"{\"numRecords\":3}","baseRowId":7,"defaultRowCommitVersion":2,"clusteringProvider":"liquid"}}
+{"remove":{"path":"b","deletionTimestamp":5,"dataChange":true,"baseRowId":0,"defaultRowCommitVersion":1}}
+{"domainMetadata":{"domain":"delta.clustering","configuration":"{\"clusteringColumns\":[[\"id\"]]}","removed":false}}
+)";
+  ASSERT_OK_AND_ASSIGN(CommitActions c, ParseCommit(kText, "t"));
+  EXPECT_EQ(c.adds[0].base_row_id, 7);
+  EXPECT_EQ(c.adds[0].default_row_commit_version, 2);
+  EXPECT_EQ(c.adds[0].clustering_provider, "liquid");
+  EXPECT_EQ(c.removes[0].base_row_id, 0);
+  EXPECT_EQ(c.removes[0].default_row_commit_version, 1);
+  EXPECT_EQ(SerializeCommit(c), kText);
+}
+
 TEST(ParseCommitTest, UnknownActionsAndFieldsAreIgnoredButRecorded) {
   constexpr std::string_view kText =
       R"({"domainMetadata":{"domain":"delta.rowTracking","configuration":"{}","removed":false}}
@@ -108,9 +125,13 @@ TEST(ParseCommitTest, UnknownActionsAndFieldsAreIgnoredButRecorded) {
 
 )";
   ASSERT_OK_AND_ASSIGN(CommitActions c, ParseCommit(kText, "t"));
-  EXPECT_EQ(c.other_action_keys, (std::vector<std::string>{"domainMetadata", "cdc"}));
+  EXPECT_EQ(c.other_action_keys, (std::vector<std::string>{"cdc"}));
+  ASSERT_EQ(c.domain_metadata.size(), 1u);
+  EXPECT_EQ(c.domain_metadata[0].domain, "delta.rowTracking");
+  EXPECT_FALSE(c.domain_metadata[0].removed);
   ASSERT_EQ(c.adds.size(), 1u);
   EXPECT_EQ(c.adds[0].path, "a");
+  EXPECT_EQ(c.adds[0].base_row_id, 4);
   EXPECT_EQ(c.raw_lines.size(), 3u);
 }
 

@@ -33,18 +33,18 @@ bool IsActionColumn(std::string_view name) {
 
 // The fields of add and remove that snapshot reconstruction uses (ParseAdd
 // and ParseRemove in actions.cc); the others (stats_parsed,
-// partitionValues_parsed, baseRowId, defaultRowCommitVersion,
-// clusteringProvider, ...) are not read.
+// partitionValues_parsed, ...) are not read.
 bool IsReadFileActionField(std::string_view action, std::string_view name) {
   if (action == "add") {
     return name == "path" || name == "partitionValues" || name == "size" ||
            name == "modificationTime" || name == "dataChange" || name == "stats" ||
-           name == "tags" || name == "deletionVector";
+           name == "tags" || name == "deletionVector" || name == "baseRowId" ||
+           name == "defaultRowCommitVersion" || name == "clusteringProvider";
   }
   if (action == "remove") {
     return name == "path" || name == "deletionTimestamp" || name == "dataChange" ||
            name == "extendedFileMetadata" || name == "partitionValues" || name == "size" ||
-           name == "deletionVector";
+           name == "deletionVector" || name == "baseRowId" || name == "defaultRowCommitVersion";
   }
   return true;
 }
@@ -125,6 +125,9 @@ struct FileActionLayout {
   int data_change = -1;
   int extended_file_metadata = -1;
   int stats = -1;
+  int base_row_id = -1;
+  int default_row_commit_version = -1;
+  int clustering_provider = -1;
   StringMapLayout partition_values;
   StringMapLayout tags;
   int dv = -1;  // node index of the deletionVector struct
@@ -378,6 +381,12 @@ class CheckpointFile {
         ok = StringMapOf(child, &layout.tags);
       } else if (name == "deletionVector") {
         ok = DeletionVectorOf(child, &layout);
+      } else if (name == "baseRowId") {
+        ok = LeafOf(child, PhysicalType::kInt64, &layout.base_row_id);
+      } else if (name == "defaultRowCommitVersion") {
+        ok = LeafOf(child, PhysicalType::kInt64, &layout.default_row_commit_version);
+      } else if (name == "clusteringProvider") {
+        ok = LeafOf(child, PhysicalType::kByteArray, &layout.clustering_provider);
       }
       if (!ok) return FileActionLayout{};
     }
@@ -507,6 +516,11 @@ class CheckpointFile {
       if (value) add.tags.emplace(std::string(key), std::string(*value));
     });
     SILT_ASSIGN_OR_RETURN(add.deletion_vector, TakeDeletionVector(layout, "add", rg, row));
+    add.base_row_id = TakeInt(layout.base_row_id);
+    add.default_row_commit_version = TakeInt(layout.default_row_commit_version);
+    if (std::optional<std::string_view> provider = TakeString(layout.clustering_provider)) {
+      add.clustering_provider.emplace(*provider);
+    }
     return add;
   }
 
@@ -526,6 +540,8 @@ class CheckpointFile {
     remove.partition_values = TakePartitionValues(layout.partition_values);
     remove.size = TakeInt(layout.size);
     SILT_ASSIGN_OR_RETURN(remove.deletion_vector, TakeDeletionVector(layout, "remove", rg, row));
+    remove.base_row_id = TakeInt(layout.base_row_id);
+    remove.default_row_commit_version = TakeInt(layout.default_row_commit_version);
     return remove;
   }
 

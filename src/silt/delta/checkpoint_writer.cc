@@ -45,6 +45,7 @@ columnar::SchemaPtr CheckpointSchema() {
                                 {"deletionVector", DeletionVectorType()},
                                 {"baseRowId", DataType::Long()},
                                 {"defaultRowCommitVersion", DataType::Long()},
+                                {"clusteringProvider", DataType::String()},
                                 {"stats", DataType::String()}})},
       {"remove", DataType::Struct({{"path", DataType::String()},
                                    {"deletionTimestamp", DataType::Long()},
@@ -239,12 +240,13 @@ Status WriteRows(const Snapshot& snapshot, int64_t tombstone_cutoff_ms,
       AppendStringMap(b->child(5), add.tags);
     }
     AppendDeletionVector(b->child(6), add.deletion_vector);
-    b->child(7)->AppendNull();
-    b->child(8)->AppendNull();
+    AppendOptLong(b->child(7), add.base_row_id);
+    AppendOptLong(b->child(8), add.default_row_commit_version);
+    AppendOptString(b->child(9), add.clustering_provider);
     if (write_stats) {
-      AppendOptString(b->child(9), add.stats);
+      AppendOptString(b->child(10), add.stats);
     } else {
-      b->child(9)->AppendNull();
+      b->child(10)->AppendNull();
     }
     b->AppendValid();
     SILT_RETURN_NOT_OK(rows->EndRow());
@@ -265,32 +267,37 @@ Status WriteRows(const Snapshot& snapshot, int64_t tombstone_cutoff_ms,
     }
     AppendOptLong(b->child(5), remove.size);
     AppendDeletionVector(b->child(6), remove.deletion_vector);
-    b->child(7)->AppendNull();
-    b->child(8)->AppendNull();
+    AppendOptLong(b->child(7), remove.base_row_id);
+    AppendOptLong(b->child(8), remove.default_row_commit_version);
+    b->AppendValid();
+    SILT_RETURN_NOT_OK(rows->EndRow());
+  }
+  for (const auto& [name, domain] : snapshot.domain_metadata()) {
+    ColumnBuilder* b = rows->Begin(kDomainMetadata);
+    b->child(0)->AppendString(domain.domain);
+    b->child(1)->AppendString(domain.configuration);
+    b->child(2)->AppendBool(domain.removed);
     b->AppendValid();
     SILT_RETURN_NOT_OK(rows->EndRow());
   }
   return rows->Flush();
 }
 
-// The classic checkpoint must carry everything a reader needs; tables whose
-// state holds more than silt models are left to writers that model it.
+// The classic checkpoint must carry everything a reader needs (protocol,
+// metaData, txns, files with their row tracking fields, tombstones, metadata
+// domains); tables whose state or checkpoint format silt does not model are
+// left to writers that model it.
 Status CheckCheckpointable(const Snapshot& snapshot) {
   const Protocol& p = snapshot.protocol();
   if (p.min_writer_version >= 7 && p.writer_features) {
     for (const std::string& f : *p.writer_features) {
-      if (f == "domainMetadata" || f == "v2Checkpoint" || f == "rowTracking" || f == "clustering" ||
-          f == "icebergCompatV1" || f == "icebergCompatV2") {
+      if (f == "v2Checkpoint" || f == "icebergCompatV1" || f == "icebergCompatV2") {
         return Status::NotSupported(
             "silt does not write checkpoints for tables with writer "
             "feature ",
             f);
       }
     }
-  }
-  if (snapshot.has_unmodelled_actions()) {
-    return Status::NotSupported(
-        "silt does not write checkpoints for tables with domainMetadata actions");
   }
   return Status::OK();
 }

@@ -22,6 +22,7 @@
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table.h"
 #include "silt/delta/table_properties.h"
@@ -57,10 +58,17 @@ std::string DescribeWinner(const CommitActions& winner) {
   return Status::Concat("version ", winner.version, " (", operation, ")");
 }
 
+// `in_commit_timestamp`, when set, is written first and as the timestamp too
+// (delta-spark's order when in-commit timestamps are enabled).
 std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t> read_version,
-                            const std::string& txn_id, int64_t now_ms) {
+                            const std::string& txn_id, int64_t now_ms,
+                            std::optional<int64_t> in_commit_timestamp) {
   JsonWriter w;
   w.BeginObject();
+  if (in_commit_timestamp) {
+    w.Member("inCommitTimestamp", *in_commit_timestamp);
+    now_ms = *in_commit_timestamp;
+  }
   w.Member("timestamp", now_ms);
   w.Member("operation", request.operation);
   w.Key("operationParameters");
@@ -112,8 +120,9 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
   w.Member("engineInfo", std::string("silt/") + SILT_VERSION_STRING);
   w.Member("txnId", txn_id);
   static const std::set<std::string> kStandard = {
-      "timestamp",     "operation",        "operationParameters", "readVersion", "isolationLevel",
-      "isBlindAppend", "operationMetrics", "engineInfo",          "txnId"};
+      "timestamp",      "operation",        "operationParameters", "readVersion",
+      "isolationLevel", "isBlindAppend",    "operationMetrics",    "engineInfo",
+      "txnId",          "inCommitTimestamp"};
   for (const auto& [key, value] : request.commit_info_extra) {
     if (kStandard.count(key) == 0) w.Member(key, value);
   }
@@ -133,6 +142,14 @@ Result<Metadata> CompleteMetadata(Metadata m, const std::string& table_path) {
                               "schema of Delta table ", table_path);
   }
   if (!m.schema) return Status::InvalidArgument("Delta table ", table_path, " needs a schema");
+  // delta.feature.<name> = supported only asks for a protocol feature
+  // (ProtocolForNewTable); delta-spark does not keep it as a property.
+  std::erase_if(m.configuration, [](const auto& entry) {
+    return entry.first.rfind(kFeaturePropertyPrefix, 0) == 0;
+  });
+  // Enabling row tracking names its hidden materialized columns.
+  SILT_ASSIGN_OR_RETURN(bool row_tracking, EnableRowTracking(m.configuration));
+  if (row_tracking) AddMaterializedRowTrackingColumnNames(&m.configuration);
   for (const std::string& column : m.partition_columns) {
     if (m.schema->FieldIndex(column) < 0) {
       return Status::InvalidArgument("partition column '", column,
@@ -490,24 +507,117 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
     if (!txn.last_updated) txn.last_updated = NowMillis();
     actions.txns.push_back(std::move(txn));
   }
-  actions.adds = request.adds;
   actions.cdc_files = request.cdc_files;
   actions.removes = request.removes;
-  // The table's metaData as of the new version (winners that change it make
-  // this commit conflict, so it cannot go stale while retrying).
+  // The table's metaData and protocol as of the new version (winners that
+  // change them make this commit conflict, so they cannot go stale while
+  // retrying).
   const Metadata* committed_metadata =
       actions.metadata ? &*actions.metadata : &read_snapshot->metadata();
+  const Protocol& committed_protocol =
+      actions.protocol ? *actions.protocol : read_snapshot->protocol();
   const std::string txn_id = NewUuid();
   std::optional<int64_t> read_version;
   if (!new_table) read_version = read_snapshot->version();
-  const int64_t commit_time_ms = NowMillis();
-  actions.commit_info_json = BuildCommitInfo(request, read_version, txn_id, commit_time_ms);
-  const std::string text = SerializeCommit(actions);
-  // Readers (silt, delta-spark, delta-rs) refuse a commit that is not UTF-8,
-  // and a version once written cannot be replaced: one bad byte would make
-  // the table unreadable for good. Stats and partition values never carry
-  // one; this guards whatever else might.
-  SILT_RETURN_NOT_OK_CTX(CheckUtf8(text), "committing to Delta table ", table_path);
+
+  // In-commit timestamps: each commit's is later than the previous one's
+  // (and, for the commit that enables them, than that commit file's time).
+  SILT_ASSIGN_OR_RETURN(const bool in_commit_timestamps,
+                        EnableInCommitTimestamps(committed_metadata->configuration));
+  if (in_commit_timestamps && !SupportsWriterFeature(committed_protocol, "inCommitTimestamp")) {
+    return Status::NotSupported("Delta table ", table_path,
+                                ": delta.enableInCommitTimestamps = true needs the "
+                                "inCommitTimestamp writer feature in the table protocol");
+  }
+  bool enabling_in_commit_timestamps = false;
+  std::optional<int64_t> previous_commit_ms;
+  if (!new_table) {
+    previous_commit_ms = read_snapshot->timestamp_ms();
+    if (in_commit_timestamps) {
+      SILT_ASSIGN_OR_RETURN(bool had,
+                            EnableInCommitTimestamps(read_snapshot->metadata().configuration));
+      enabling_in_commit_timestamps = !had;
+    }
+    if (enabling_in_commit_timestamps) {
+      Result<fs::FileInfo> info = table->file_system()->GetFileInfo(
+          fs::JoinPath(table->log_path(), CommitFileName(read_snapshot->version())));
+      if (info.ok()) {
+        previous_commit_ms = std::max(*previous_commit_ms, info->modification_time_ms);
+      }
+    }
+  }
+  // Row tracking: fresh row ids above the high-water mark the commit lands on.
+  SILT_ASSIGN_OR_RETURN(const bool assign_row_ids,
+                        AssignsRowIds(committed_protocol, *committed_metadata));
+  int64_t row_id_high_water_mark = -1;
+  if (assign_row_ids && !new_table) {
+    SILT_ASSIGN_OR_RETURN_CTX(
+        row_id_high_water_mark,
+        RowIdHighWaterMark(read_snapshot->FindDomain(std::string(kRowTrackingDomain))),
+        "Delta table ", table_path);
+  }
+  int64_t commit_time_ms = 0;
+  // The commit's text for `version`: what depends on the version and on the
+  // commits before it (in-commit timestamp, row ids) is made anew when a
+  // lost race moves the commit to a later version.
+  auto prepare = [&](int64_t version) -> Result<std::string> {
+    const int64_t now_ms = NowMillis();
+    std::optional<int64_t> in_commit_timestamp;
+    if (in_commit_timestamps) {
+      in_commit_timestamp = previous_commit_ms ? std::max(now_ms, *previous_commit_ms + 1) : now_ms;
+    }
+    commit_time_ms = in_commit_timestamp.value_or(now_ms);
+    if (enabling_in_commit_timestamps) {
+      TableConfiguration& conf = actions.metadata->configuration;
+      conf[std::string(kInCommitTimestampEnablementVersion)] = std::to_string(version);
+      conf[std::string(kInCommitTimestampEnablementTimestamp)] =
+          std::to_string(*in_commit_timestamp);
+    }
+    actions.adds = request.adds;
+    actions.domain_metadata = request.domain_metadata;
+    if (assign_row_ids) {
+      SILT_ASSIGN_OR_RETURN_CTX(int64_t mark,
+                                AssignRowIds(&actions.adds, row_id_high_water_mark, version),
+                                "committing to Delta table ", table_path);
+      if (mark > row_id_high_water_mark) actions.domain_metadata.push_back(RowTrackingDomain(mark));
+    }
+    actions.commit_info_json =
+        BuildCommitInfo(request, read_version, txn_id, now_ms, in_commit_timestamp);
+    std::string text = SerializeCommit(actions);
+    // Readers (silt, delta-spark, delta-rs) refuse a commit that is not
+    // UTF-8, and a version once written cannot be replaced: one bad byte
+    // would make the table unreadable for good. Stats and partition values
+    // never carry one; this guards whatever else might.
+    SILT_RETURN_NOT_OK_CTX(CheckUtf8(text), "committing to Delta table ", table_path);
+    return text;
+  };
+  // What a winner of the race for a version changes in what this commit
+  // derives from the table: the previous commit's time, the row-id
+  // high-water mark; and two commits touching the same other domain
+  // conflict (PROTOCOL.md "Domain Metadata").
+  auto absorb_winner = [&](const CommitActions& winner) -> Status {
+    if (winner.commit_timestamp_ms) {
+      previous_commit_ms = std::max(previous_commit_ms.value_or(*winner.commit_timestamp_ms),
+                                    *winner.commit_timestamp_ms);
+    }
+    for (const DomainMetadata& domain : winner.domain_metadata) {
+      if (domain.domain == kRowTrackingDomain) {
+        SILT_ASSIGN_OR_RETURN(int64_t mark, RowIdHighWaterMark(&domain));
+        row_id_high_water_mark = std::max(row_id_high_water_mark, mark);
+        continue;
+      }
+      for (const DomainMetadata& ours : request.domain_metadata) {
+        if (ours.domain == domain.domain) {
+          return Status::Conflict("concurrent domain metadata change: ", DescribeWinner(winner),
+                                  " of ", table_path, " changed metadata domain ", domain.domain,
+                                  ", which this commit also changes");
+        }
+      }
+    }
+    return Status::OK();
+  };
+  const int64_t first_version = new_table ? 0 : read_snapshot->version() + 1;
+  SILT_ASSIGN_OR_RETURN(std::string text, prepare(first_version));
 
   if (new_table) {
     SILT_RETURN_NOT_OK_CTX(table->file_system()->CreateDir(table->log_path()),
@@ -566,8 +676,10 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
         if (advance != nullptr) *advance = std::move(read_snapshot);
         return CommitResult{v, true};
       }
+      SILT_RETURN_NOT_OK(absorb_winner(winner));
     }
     version = latest + 1;
+    SILT_ASSIGN_OR_RETURN(text, prepare(version));
   }
   return Status::Conflict("gave up committing to Delta table ", table_path, " after ",
                           kMaxCommitAttempts,

@@ -3,6 +3,9 @@
 
 #include "silt/base/uuid.h"
 #include "silt/columnar/types.h"
+#include "silt/delta/clustering.h"
+#include "silt/delta/protocol.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table.h"
 #include "silt/testing/fault_injection_fs.h"
 #include "silt/testing/gtest_util.h"
@@ -436,10 +439,137 @@ TEST_F(CommitTest, NewTableNeedsASchemaWithItsPartitionColumns) {
 TEST_F(CommitTest, WritingToATableWithAnUnknownWriterFeatureIsRefused) {
   CommitRequest create;
   create.new_metadata = NewTableMetadata();
-  create.new_protocol = Protocol{1, 7, std::nullopt, std::vector<std::string>{"rowTracking"}};
+  create.new_protocol = Protocol{1, 7, std::nullopt, std::vector<std::string>{"someFutureFeature"}};
   auto r = Commit(table_.get(), nullptr, create);
   ASSERT_RAISES(NotSupported, r);
-  EXPECT_NE(r.status().message().find("rowTracking"), std::string::npos);
+  EXPECT_NE(r.status().message().find("someFutureFeature"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace silt::delta
+
+namespace silt::delta {
+namespace {
+
+class Delta4CommitTest : public CommitTest {
+ protected:
+  // A table with in-commit timestamps and row tracking, as delta-spark 4
+  // creates it.
+  SnapshotPtr CreateWithFeatures() {
+    CommitRequest create;
+    create.new_metadata = NewTableMetadata();
+    create.new_metadata->configuration = {{"delta.enableInCommitTimestamps", "true"},
+                                          {"delta.enableRowTracking", "true"},
+                                          {"delta.checkpointInterval", "3"}};
+    auto protocol = ProtocolForNewTable(create.new_metadata->configuration);
+    EXPECT_TRUE(protocol.ok());
+    create.new_protocol = *protocol;
+    create.operation = "CREATE TABLE";
+    EXPECT_TRUE(Commit(table_.get(), nullptr, create).ok());
+    auto snapshot = table_->LatestSnapshot();
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    return snapshot.ok() ? *snapshot : nullptr;
+  }
+};
+
+TEST_F(Delta4CommitTest, NewTableGetsDeltaSparksProtocolAndHiddenColumnNames) {
+  SnapshotPtr s = CreateWithFeatures();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->protocol().min_reader_version, 1);
+  EXPECT_EQ(s->protocol().min_writer_version, 7);
+  EXPECT_EQ(*s->protocol().writer_features,
+            (std::vector<std::string>{"appendOnly", "invariants", "domainMetadata", "rowTracking",
+                                      "inCommitTimestamp"}));
+  auto names = MaterializedColumns(s->metadata());
+  ASSERT_TRUE(names.has_value());
+  EXPECT_EQ(names->row_id.rfind("_row-id-col-", 0), 0u);
+  EXPECT_EQ(names->row_commit_version.rfind("_row-commit-version-col-", 0), 0u);
+  ASSERT_OK_AND_ASSIGN(CommitActions v0, table_->ReadCommit(0));
+  EXPECT_EQ(v0.raw_lines[0].rfind(R"({"commitInfo":{"inCommitTimestamp":)", 0), 0u);
+}
+
+TEST_F(Delta4CommitTest, AppendsGetFreshRowIdsAndTheHighWaterMark) {
+  SnapshotPtr s = CreateWithFeatures();
+  CommitRequest r = Append("a");
+  r.adds = {Add("a", 3), Add("b", 2)};
+  ASSERT_OK_AND_ASSIGN(CommitResult first, Commit(table_.get(), s, r));
+  ASSERT_OK_AND_ASSIGN(CommitActions c1, table_->ReadCommit(first.version));
+  EXPECT_EQ(c1.adds[0].base_row_id, 0);
+  EXPECT_EQ(c1.adds[1].base_row_id, 3);
+  EXPECT_EQ(c1.adds[0].default_row_commit_version, 1);
+  ASSERT_EQ(c1.domain_metadata.size(), 1u);
+  EXPECT_EQ(c1.domain_metadata[0].configuration,
+            R"({"rowIdHighWaterMark":4,"domainName":"delta.rowTracking"})");
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s1, table_->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(int64_t mark, RowIdHighWaterMark(s1->FindDomain("delta.rowTracking")));
+  EXPECT_EQ(mark, 4);
+  EXPECT_GT(s1->timestamp_ms(), s->timestamp_ms());
+}
+
+// A commit that loses the race for its version is rebuilt on top of the
+// winner: row ids above the winner's mark, an in-commit timestamp after the
+// winner's.
+TEST_F(Delta4CommitTest, LostRaceReassignsRowIdsAndTimestamp) {
+  SnapshotPtr s = CreateWithFeatures();
+  ASSERT_OK(Commit(table_.get(), s, Append("winner")).status());
+  ASSERT_OK_AND_ASSIGN(CommitResult late, Commit(table_.get(), s, Append("late")));
+  EXPECT_EQ(late.version, 2);
+  ASSERT_OK_AND_ASSIGN(CommitActions winner, table_->ReadCommit(1));
+  ASSERT_OK_AND_ASSIGN(CommitActions ours, table_->ReadCommit(2));
+  EXPECT_EQ(winner.adds[0].base_row_id, 0);
+  EXPECT_EQ(ours.adds[0].base_row_id, 1);
+  EXPECT_EQ(ours.adds[0].default_row_commit_version, 2);
+  EXPECT_GT(*ours.commit_timestamp_ms, *winner.commit_timestamp_ms);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr latest, table_->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(int64_t mark, RowIdHighWaterMark(latest->FindDomain("delta.rowTracking")));
+  EXPECT_EQ(mark, 1);
+}
+
+// A clustered table records its columns in the delta.clustering domain as
+// delta-spark does, and another writer's change to that domain conflicts.
+TEST_F(Delta4CommitTest, ClusteringDomainRoundTripsAndConflicts) {
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->partition_columns.clear();
+  ASSERT_OK_AND_ASSIGN(create.new_protocol, ProtocolForNewTable({}, /*clustered=*/true));
+  create.domain_metadata = {ClusteringDomain({"id", "p"})};
+  ASSERT_OK(Commit(table_.get(), nullptr, create).status());
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr s, table_->LatestSnapshot());
+  EXPECT_EQ(s->FindDomain("delta.clustering")->configuration,
+            R"({"clusteringColumns":[["id"],["p"]],"domainName":"delta.clustering"})");
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> columns, ClusteringColumns(*s));
+  EXPECT_EQ(columns, (std::vector<std::string>{"id", "p"}));
+
+  CommitRequest recluster = Append("x");
+  recluster.domain_metadata = {ClusteringDomain({"p"})};
+  ASSERT_OK(Commit(table_.get(), s, recluster).status());
+  auto lost = Commit(table_.get(), s, recluster);
+  ASSERT_RAISES(Conflict, lost);
+  EXPECT_NE(lost.status().message().find("delta.clustering"), std::string::npos);
+}
+
+// Checkpoints carry the domains and the row tracking fields: a snapshot read
+// from one equals the one replayed from the commits.
+TEST_F(Delta4CommitTest, CheckpointKeepsDomainsAndRowIds) {
+  SnapshotPtr s = CreateWithFeatures();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(Commit(table_.get(), s, Append("f" + std::to_string(i))).status());
+    ASSERT_OK_AND_ASSIGN(s, table_->LatestSnapshot());
+  }
+  ASSERT_OK_AND_ASSIGN(bool exists,
+                       fs_->Exists("/t/_delta_log/00000000000000000003.checkpoint.parquet"));
+  ASSERT_TRUE(exists);
+  ASSERT_OK(fs_->DeleteFile("/t/_delta_log/00000000000000000001.json"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> reopened, DeltaTable::Open(fs_, "/t"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr from_checkpoint, reopened->LatestSnapshot());
+  ASSERT_EQ(from_checkpoint->files().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(from_checkpoint->files()[i].base_row_id, static_cast<int64_t>(i));
+    EXPECT_EQ(from_checkpoint->files()[i].default_row_commit_version, static_cast<int64_t>(i + 1));
+  }
+  ASSERT_OK_AND_ASSIGN(int64_t mark,
+                       RowIdHighWaterMark(from_checkpoint->FindDomain("delta.rowTracking")));
+  EXPECT_EQ(mark, 2);
 }
 
 }  // namespace

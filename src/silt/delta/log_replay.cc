@@ -45,6 +45,7 @@ Status MergeCheckpointActions(CommitActions part, std::string_view source, Commi
   AppendAll(&part.adds, &into->adds);
   AppendAll(&part.removes, &into->removes);
   AppendAll(&part.txns, &into->txns);
+  AppendAll(&part.domain_metadata, &into->domain_metadata);
   AppendAll(&part.other_action_keys, &into->other_action_keys);
   return Status::OK();
 }
@@ -89,14 +90,14 @@ class LogReplay {
   // are sorted and hold each logical file once, as a checkpoint's do.
   // `plain_paths` says every path in them is plain (Snapshot::plain_paths_).
   void ApplyState(Protocol protocol, Metadata metadata, std::map<std::string, Txn> txns,
-                  std::vector<AddFile> files, std::vector<RemoveFile> tombstones,
-                  bool has_unmodelled_actions, bool plain_paths) {
+                  std::map<std::string, DomainMetadata> domains, std::vector<AddFile> files,
+                  std::vector<RemoveFile> tombstones, bool plain_paths) {
     protocol_ = std::move(protocol);
     metadata_ = std::move(metadata);
     txns_ = std::move(txns);
+    domains_ = std::move(domains);
     base_files_ = std::move(files);
     base_tombstones_ = std::move(tombstones);
-    has_unmodelled_actions_ = has_unmodelled_actions;
     base_reconciled_ = true;
     base_plain_ = plain_paths;
   }
@@ -124,9 +125,8 @@ class LogReplay {
   const std::optional<Protocol>& protocol() const { return protocol_; }
   std::optional<Metadata>& metadata() { return metadata_; }
   std::map<std::string, Txn>& txns() { return txns_; }
+  std::map<std::string, DomainMetadata>& domains() { return domains_; }
   std::optional<int64_t> commit_timestamp_ms() const { return commit_timestamp_ms_; }
-
-  bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
 
   // The live files and the tombstones, each sorted by path; `plain_paths`
   // tells whether every path in them is plain (Snapshot::plain_paths_).
@@ -163,8 +163,14 @@ class LogReplay {
       std::string app_id = txn.app_id;
       txns_[app_id] = std::move(txn);
     }
-    for (const std::string& key : actions->other_action_keys) {
-      if (key == "domainMetadata") has_unmodelled_actions_ = true;
+    // The newest action of a domain wins; a removed domain leaves the state.
+    for (DomainMetadata& domain : actions->domain_metadata) {
+      if (domain.removed) {
+        domains_.erase(domain.domain);
+      } else {
+        std::string name = domain.domain;
+        domains_[name] = std::move(domain);
+      }
     }
     commit_timestamp_ms_ = actions->commit_timestamp_ms;
   }
@@ -345,7 +351,7 @@ class LogReplay {
   std::vector<RemoveFile> base_tombstones_;
   std::unordered_map<std::string, AddFile> files_;
   std::unordered_map<std::string, RemoveFile> tombstones_;
-  bool has_unmodelled_actions_ = false;
+  std::map<std::string, DomainMetadata> domains_;
   std::optional<int64_t> commit_timestamp_ms_;
   // ApplyState gave the base: sorted, one entry per logical file, no
   // tombstone of a live file; and whether all its paths are plain.
@@ -501,7 +507,7 @@ Result<SnapshotPtr> DeltaTable::BuildSnapshot(LogReplay* replay_state, int64_t v
   snapshot->metadata_ = std::move(*replay.metadata());
   SILT_RETURN_NOT_OK(
       replay.Finish(&snapshot->files_, &snapshot->tombstones_, &snapshot->plain_paths_));
-  snapshot->has_unmodelled_actions_ = replay.has_unmodelled_actions();
+  snapshot->domains_ = std::move(replay.domains());
   snapshot->txns_ = std::move(replay.txns());
   return SnapshotPtr(std::move(snapshot));
 }
@@ -552,12 +558,12 @@ void DeltaTable::StartFromSnapshot(LogReplay* replay, SnapshotPtr base) {
     // nobody else can observe it being emptied.
     auto* owned = const_cast<Snapshot*>(base.get());
     replay->ApplyState(std::move(owned->protocol_), std::move(owned->metadata_),
-                       std::move(owned->txns_), std::move(owned->files_),
-                       std::move(owned->tombstones_), owned->has_unmodelled_actions_,
+                       std::move(owned->txns_), std::move(owned->domains_),
+                       std::move(owned->files_), std::move(owned->tombstones_),
                        owned->plain_paths_);
   } else {
-    replay->ApplyState(base->protocol_, base->metadata_, base->txns_, base->files_,
-                       base->tombstones_, base->has_unmodelled_actions_, base->plain_paths_);
+    replay->ApplyState(base->protocol_, base->metadata_, base->txns_, base->domains_, base->files_,
+                       base->tombstones_, base->plain_paths_);
   }
 }
 

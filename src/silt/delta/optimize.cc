@@ -12,8 +12,11 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
+#include "silt/delta/append_writer.h"
+#include "silt/delta/clustering.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
@@ -24,6 +27,34 @@ namespace silt::delta {
 namespace {
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
+
+int CountLeaves(const columnar::DataType& type) {
+  if (type.id() != columnar::TypeId::kStruct) return 1;
+  int n = 0;
+  for (const columnar::Field& field : type.fields()) n += CountLeaves(*field.type);
+  return n;
+}
+
+// Row tracking keeps stable row ids through OPTIMIZE (PROTOCOL.md "Writer
+// Requirements for Row Tracking"): the bin is scanned with its `_metadata`
+// column and written with the stable values in the table's hidden
+// materialized columns, after the table's columns.
+struct RowTrackingRewrite {
+  MaterializedRowTrackingColumns names;
+  columnar::SchemaPtr writer_schema;  // table schema + the two hidden columns
+
+  // `batch` (table columns + `_metadata`) as the writer takes it.
+  columnar::RecordBatchPtr Convert(const columnar::RecordBatch& batch) const {
+    auto out = std::make_shared<columnar::RecordBatch>();
+    out->schema = writer_schema;
+    out->num_rows = batch.num_rows;
+    out->columns.assign(batch.columns.begin(), batch.columns.end() - 1);
+    for (const columnar::ColumnPtr& child : batch.columns.back()->children) {
+      out->columns.push_back(child);
+    }
+    return out;
+  }
+};
 
 // Sizes of the added files at a quantile (delta-spark's p25/p50/p75).
 int64_t Quantile(const std::vector<int64_t>& sorted, double q) {
@@ -118,8 +149,21 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
                                 "supported yet");
   }
   const std::vector<std::string>& partition_columns = snapshot->partition_columns();
+  // A clustered table is optimized by clustering its files on the
+  // clustering columns (delta-spark's OPTIMIZE on a CLUSTER BY table); the
+  // rows are laid out along the Z-order curve of those columns.
+  SILT_ASSIGN_OR_RETURN_CTX(std::vector<std::string> clustering_columns,
+                            ClusteringColumns(*snapshot), "OPTIMIZE of Delta table ", path);
+  if (!clustering_columns.empty() && !options.zorder_by.empty()) {
+    return Status::InvalidArgument("OPTIMIZE of Delta table ", path,
+                                   ": ZORDER BY cannot be used on a clustered table (it is "
+                                   "clustered by ",
+                                   JsonStringArray(clustering_columns), ")");
+  }
+  const std::vector<std::string>& zorder_names =
+      clustering_columns.empty() ? options.zorder_by : clustering_columns;
   std::vector<std::string> zorder_by;
-  for (const std::string& name : options.zorder_by) {
+  for (const std::string& name : zorder_names) {
     int idx = snapshot->schema()->FieldIndex(name);
     if (idx < 0) {
       return Status::InvalidArgument("Z-order column '", name, "' is not a column of Delta table ",
@@ -160,6 +204,27 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   writer_options.target_file_bytes = options.target_file_bytes;
   SILT_ASSIGN_OR_RETURN(writer_options.num_indexed_cols,
                         DataSkippingNumIndexedCols(snapshot->metadata().configuration));
+  std::optional<RowTrackingRewrite> row_tracking;
+  SILT_ASSIGN_OR_RETURN(bool row_tracking_enabled,
+                        RowTrackingEnabled(snapshot->protocol(), snapshot->metadata()));
+  if (row_tracking_enabled) {
+    std::optional<MaterializedRowTrackingColumns> names = MaterializedColumns(snapshot->metadata());
+    if (!names) {
+      return Status::Corruption("Delta table ", path,
+                                " enables row tracking without naming its materialized columns (",
+                                kMaterializedRowIdColumnName, ")");
+    }
+    std::vector<columnar::Field> fields = snapshot->schema()->fields();
+    fields.push_back({names->row_id, columnar::DataType::Long(), true, "{}"});
+    fields.push_back({names->row_commit_version, columnar::DataType::Long(), true, "{}"});
+    row_tracking = RowTrackingRewrite{*names, columnar::DataType::Struct(std::move(fields))};
+    // Statistics cover the table's columns only, never the hidden ones.
+    const int leaves =
+        CountLeaves(*DataFileSchema(*snapshot->schema(), snapshot->partition_columns()));
+    if (writer_options.num_indexed_cols < 0 || writer_options.num_indexed_cols > leaves) {
+      writer_options.num_indexed_cols = leaves;
+    }
+  }
 
   const fs::FileSystemPtr& fs = table->file_system();
   const int64_t deletion_ms = NowMillis();
@@ -174,10 +239,13 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   for (const OptimizeBin& bin : bins) {
     partitions[PartitionKey(CanonicalPartitionValues(bin.partition_values, partition_columns))] =
         true;
-    auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files));
+    ScanOptions scan_options;
+    scan_options.row_tracking = row_tracking.has_value();
+    auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files), scan_options);
     if (!scan.ok()) return fail(scan.status());
     auto writer =
-        TableWriter::Make(fs, path, snapshot->schema(), partition_columns, writer_options);
+        TableWriter::Make(fs, path, row_tracking ? row_tracking->writer_schema : snapshot->schema(),
+                          partition_columns, writer_options);
     if (!writer.ok()) return fail(writer.status());
     Status st;
     std::vector<columnar::RecordBatchPtr> held;  // Z-order sorts the whole bin
@@ -189,6 +257,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       }
       if (*batch == nullptr) break;
       result.rows += (*batch)->num_rows;
+      if (row_tracking) *batch = row_tracking->Convert(**batch);
       if (zorder_by.empty()) {
         st = (*writer)->Write(**batch);
       } else {
@@ -213,6 +282,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     }
     for (AddFile& add : *written) {
       add.data_change = false;
+      if (!clustering_columns.empty()) add.clustering_provider = kLiquidClusteringProvider;
       result.added_bytes += add.size;
       adds.push_back(std::move(add));
     }
@@ -225,6 +295,8 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       remove.partition_values = file.partition_values;
       remove.size = file.size;
       remove.deletion_vector = file.deletion_vector;
+      remove.base_row_id = file.base_row_id;
+      remove.default_row_commit_version = file.default_row_commit_version;
       if (file.deletion_vector) ++deletion_vectors_removed;
       result.removed_bytes += file.size;
       removes.push_back(std::move(remove));
@@ -241,13 +313,15 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
 
   CommitRequest request;
   request.operation = "OPTIMIZE";
+  const std::vector<std::string> kNone;
   request.is_blind_append = false;
   std::vector<std::string> predicates;
   if (!options.where.empty()) predicates.push_back(options.where);
   // As delta-spark 3.2 writes them: text, except `auto`, a boolean.
-  request.operation_parameters = {{"predicate", JsonStringArray(predicates)},
-                                  {"zOrderBy", JsonStringArray(zorder_by)},
-                                  {"clusterBy", "[]"}};
+  request.operation_parameters = {
+      {"predicate", JsonStringArray(predicates)},
+      {"zOrderBy", JsonStringArray(clustering_columns.empty() ? zorder_by : kNone)},
+      {"clusterBy", JsonStringArray(clustering_columns)}};
   request.operation_parameters_json = {{"auto", options.auto_compact ? "true" : "false"}};
   request.operation_metrics = {
       {"numRemovedFiles", std::to_string(result.num_removed_files)},

@@ -108,6 +108,15 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
       feature == "v2Checkpoint" || IsVariantFeature(feature)) {
     return "";
   }
+  // Honoured by every commit (commit.cc): in-commit timestamps when
+  // delta.enableInCommitTimestamps is on; fresh row ids, row commit versions
+  // and the delta.rowTracking high-water mark unless row tracking is
+  // suspended.
+  if (feature == "inCommitTimestamp" || feature == "rowTracking") return "";
+  // Appends write statistics for the first delta.dataSkippingNumIndexedCols
+  // columns, where delta-spark requires clustering columns to be; OPTIMIZE
+  // clusters by the delta.clustering columns (optimize.cc).
+  if (feature == "clustering") return "";
   const columnar::DataType* schema = metadata.schema.get();
   if (feature == "invariants" || feature == "generatedColumns" || feature == "identityColumns") {
     std::string_view key = feature == "invariants"         ? "delta.invariants"
@@ -211,16 +220,71 @@ bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol) {
   return true;
 }
 
-Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration) {
+Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bool clustered) {
   Protocol protocol;
   SILT_ASSIGN_OR_RETURN(bool deletion_vectors, EnableDeletionVectors(configuration));
+  SILT_ASSIGN_OR_RETURN(bool in_commit_timestamps, EnableInCommitTimestamps(configuration));
+  SILT_ASSIGN_OR_RETURN(bool row_tracking, EnableRowTracking(configuration));
+  // delta.feature.<name> = supported (ValidateTableProperties admits the
+  // features silt honours).
+  std::vector<std::string> named;
+  for (const auto& [key, value] : configuration) {
+    if (key.rfind(kFeaturePropertyPrefix, 0) == 0) {
+      named.push_back(key.substr(kFeaturePropertyPrefix.size()));
+    }
+  }
+  auto add = [](std::vector<std::string>* list, std::string_view feature) {
+    for (const std::string& f : *list) {
+      if (f == feature) return;
+    }
+    list->emplace_back(feature);
+  };
+  std::vector<std::string> writer;
+  std::vector<std::string> reader;
+  const bool legacy_dv_only =
+      deletion_vectors && !in_commit_timestamps && !row_tracking && !clustered && named.empty();
+  if (!legacy_dv_only &&
+      (deletion_vectors || in_commit_timestamps || row_tracking || clustered || !named.empty())) {
+    // delta-spark 4 lists the features of the legacy (1, 2) protocol when a
+    // new table needs table features.
+    writer = {"appendOnly", "invariants"};
+  }
+  if (row_tracking || clustered) add(&writer, "domainMetadata");
+  if (row_tracking) add(&writer, "rowTracking");
+  if (clustered) add(&writer, "clustering");
+  if (in_commit_timestamps) add(&writer, "inCommitTimestamp");
   if (deletion_vectors) {
+    add(&reader, "deletionVectors");
+    add(&writer, "deletionVectors");
+  }
+  for (const std::string& feature : named) {
+    if (IsReaderWriterFeature(feature)) add(&reader, feature);
+    add(&writer, feature);
+  }
+  if (!reader.empty()) {
     protocol.min_reader_version = 3;
+    protocol.reader_features = std::move(reader);
+  }
+  if (!writer.empty()) {
     protocol.min_writer_version = 7;
-    protocol.reader_features = std::vector<std::string>{"deletionVectors"};
-    protocol.writer_features = std::vector<std::string>{"deletionVectors"};
+    protocol.writer_features = std::move(writer);
   }
   return protocol;
+}
+
+bool IsReaderWriterFeature(std::string_view feature) {
+  return feature == "deletionVectors" || feature == "columnMapping" || feature == "timestampNtz" ||
+         feature == "v2Checkpoint" || feature == "typeWidening" ||
+         feature == "vacuumProtocolCheck" || feature == "variantType" ||
+         feature == "catalogManaged";
+}
+
+bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature) {
+  if (protocol.min_writer_version < 7 || !protocol.writer_features) return false;
+  for (const std::string& f : *protocol.writer_features) {
+    if (f == feature) return true;
+  }
+  return false;
 }
 
 }  // namespace silt::delta

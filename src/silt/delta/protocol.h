@@ -5,6 +5,8 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <string_view>
+
 #include "silt/base/result.h"
 #include "silt/base/status.h"
 #include "silt/delta/actions.h"
@@ -35,11 +37,26 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 // Errors: NotSupported naming the feature and why.
 Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
 
-// The protocol delta-spark gives a new table with these properties: 1/2, or
-// 3/7 with the deletionVectors reader and writer feature when
-// delta.enableDeletionVectors is true. Errors: InvalidArgument for a
-// malformed value.
-Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration);
+// The protocol delta-spark gives a new table with these properties: 1/2
+// unless a property needs a table feature: delta.enableDeletionVectors (the
+// deletionVectors reader and writer feature, 3/7),
+// delta.enableInCommitTimestamps (inCommitTimestamp) and
+// delta.enableRowTracking (rowTracking and domainMetadata) and `clustered`
+// (clustering and domainMetadata: CLUSTER BY), the last three with
+// appendOnly and invariants listed as delta-spark 4 does; plus each feature
+// named by a `delta.feature.<name> = supported` property (in readerFeatures
+// too when readers need it). Errors:
+// InvalidArgument for a malformed value.
+Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration,
+                                     bool clustered = false);
+
+// True for the table features readers must know too (listed in
+// readerFeatures and writerFeatures).
+bool IsReaderWriterFeature(std::string_view feature);
+
+// True when `feature` is among the protocol's writer features (writer
+// version 7).
+bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature);
 
 // Adds the features a schema needs to `protocol`: variantType (reader and
 // writer, moving the protocol to 3/7 with the legacy versions' features

@@ -16,6 +16,8 @@ RemoveFile RemoveOf(const AddFile& file, int64_t deletion_timestamp_ms, bool dat
   remove.partition_values = file.partition_values;
   remove.size = file.size;
   remove.deletion_vector = file.deletion_vector;
+  remove.base_row_id = file.base_row_id;
+  remove.default_row_commit_version = file.default_row_commit_version;
   return remove;
 }
 

@@ -107,6 +107,8 @@ Result<RestoreResult> Restore(DeltaTable* table, const SnapshotPtr& target,
     remove.partition_values = add->partition_values;
     remove.size = add->size;
     remove.deletion_vector = add->deletion_vector;
+    remove.base_row_id = add->base_row_id;
+    remove.default_row_commit_version = add->default_row_commit_version;
     result.removed_bytes += add->size;
     request.removes.push_back(std::move(remove));
   }

@@ -13,6 +13,7 @@
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/partition_utils.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/variant_reader.h"
@@ -410,6 +411,8 @@ Result<ColumnPtr> ApplyRead(const ReadStep& step, const ColumnPtr& in) {
 struct OutputColumn {
   columnar::Field field;
   bool is_partition = false;
+  // The `_metadata` struct of row tracking (ScanOptions::row_tracking).
+  bool is_row_metadata = false;
   // The column's name in data files and partitionValues and, at every
   // depth, its fields' (column mapping).
   FieldMap map;
@@ -424,14 +427,43 @@ struct FilePlan {
   std::vector<ReadStep> steps;
   // Per output column: the partition value when it is a partition column.
   std::vector<std::optional<std::string>> partition_values;
+  // Row tracking: the file's materialized row id / row commit version
+  // columns (index into the read batch, -1 when the file has none) and the
+  // add's default generated values.
+  int materialized_row_id = -1;
+  int materialized_row_commit_version = -1;
+  int64_t base_row_id = 0;
+  int64_t default_row_commit_version = 0;
 };
+
+// Int64 values `fresh(row)`, except where `materialized` (may be null)
+// holds a value (PROTOCOL.md "Reader Requirements for Row Tracking").
+template <typename Fresh>
+ColumnPtr StableRowValues(const Column* materialized, int64_t rows, Fresh fresh) {
+  auto values = std::make_shared<Buffer>();
+  values->Resize(rows * static_cast<int64_t>(sizeof(int64_t)));
+  int64_t* out = values->mutable_data_as<int64_t>();
+  for (int64_t row_idx = 0; row_idx < rows; ++row_idx) out[row_idx] = fresh(row_idx);
+  if (materialized != nullptr) {
+    const int64_t* kept = materialized->raw_values<int64_t>();
+    for (int64_t row_idx = 0; row_idx < rows; ++row_idx) {
+      if (materialized->IsValid(row_idx)) out[row_idx] = kept[row_idx];
+    }
+  }
+  auto column = std::make_shared<Column>();
+  column->type = DataType::Long();
+  column->length = rows;
+  column->values = std::move(values);
+  return column;
+}
 
 class TableScanImpl final : public TableScan {
  public:
   TableScanImpl(fs::FileSystemPtr fs, std::string table_path, SnapshotPtr snapshot,
                 std::vector<OutputColumn> columns, columnar::SchemaPtr schema,
                 std::vector<const AddFile*> files, columnar::Conjunction file_predicate,
-                ScanMetrics metrics, bool column_mapping)
+                ScanMetrics metrics, bool column_mapping,
+                std::optional<MaterializedRowTrackingColumns> row_tracking)
       : fs_(std::move(fs)),
         table_path_(std::move(table_path)),
         snapshot_(std::move(snapshot)),
@@ -440,7 +472,9 @@ class TableScanImpl final : public TableScan {
         files_(std::move(files)),
         file_predicate_(std::move(file_predicate)),
         metrics_(metrics),
-        column_mapping_(column_mapping) {}
+        column_mapping_(column_mapping),
+        row_tracking_(row_tracking.has_value()),
+        materialized_(row_tracking.value_or(MaterializedRowTrackingColumns{})) {}
 
   const columnar::SchemaPtr& schema() const override { return schema_; }
   const ScanMetrics& metrics() const override { return metrics_; }
@@ -474,7 +508,7 @@ class TableScanImpl final : public TableScan {
       // misalign deletion-vector row indexes: files with one read whole.
       SILT_ASSIGN_OR_RETURN_CTX(
           columnar::RecordBatchPtr batch,
-          file_predicate_.empty() || !deleted_.empty()
+          file_predicate_.empty() || !deleted_.empty() || row_tracking_
               ? reader_->ReadRowGroup(index, plan_.read_columns)
               : reader_->ReadRowGroupPruned(index, plan_.read_columns, file_predicate_),
           "reading Delta table ", table_path_, " version ", snapshot_->version());
@@ -504,9 +538,9 @@ class TableScanImpl final : public TableScan {
                                 " in Delta table ", table_path_, " version ", snapshot_->version());
     }
     metrics_.row_groups_total += reader_->num_row_groups();
-    if (file_predicate_.empty() || !deleted_.empty()) {
+    if (file_predicate_.empty() || !deleted_.empty() || row_tracking_) {
       // Row-group skipping changes the file row numbering the deletion
-      // vector refers to; such files are read whole.
+      // vector and the default row ids refer to; such files are read whole.
       for (int i = 0; i < reader_->num_row_groups(); ++i) row_groups_.push_back(i);
     } else {
       SILT_ASSIGN_OR_RETURN_CTX(row_groups_, reader_->SelectRowGroups(file_predicate_),
@@ -520,6 +554,12 @@ class TableScanImpl final : public TableScan {
         column_mapping_ ? FileFieldIds(file_schema) : std::vector<std::optional<int64_t>>();
     for (const OutputColumn& column : columns_) {
       plan_.steps.emplace_back();
+      if (column.is_row_metadata) {
+        plan_.source.push_back(-1);
+        plan_.partition_values.emplace_back();
+        SILT_RETURN_NOT_OK(PlanRowTracking(add, file_schema));
+        continue;
+      }
       if (column.is_partition) {
         plan_.source.push_back(-1);
         plan_.partition_values.push_back(
@@ -549,6 +589,46 @@ class TableScanImpl final : public TableScan {
       plan_.read_columns.push_back(file_field.name);
     }
     return Status::OK();
+  }
+
+  // The add's default row ids and the file's materialized columns, for the
+  // `_metadata` column.
+  Status PlanRowTracking(const AddFile& add, const columnar::Schema& file_schema) {
+    if (!add.base_row_id || !add.default_row_commit_version) {
+      return Status::Corruption("data file ", add.path, " of Delta table ", table_path_,
+                                " (version ", snapshot_->version(),
+                                ") has no baseRowId/defaultRowCommitVersion although row "
+                                "tracking is enabled");
+    }
+    plan_.base_row_id = *add.base_row_id;
+    plan_.default_row_commit_version = *add.default_row_commit_version;
+    auto find = [&](const std::string& name) -> int {
+      int idx = file_schema.FieldIndex(name);
+      if (idx < 0 || file_schema.field(idx).type->id() != TypeId::kLong) return -1;
+      plan_.read_columns.push_back(file_schema.field(idx).name);
+      return static_cast<int>(plan_.read_columns.size()) - 1;
+    };
+    plan_.materialized_row_id = find(materialized_.row_id);
+    plan_.materialized_row_commit_version = find(materialized_.row_commit_version);
+    return Status::OK();
+  }
+
+  // `_metadata` for the next `rows` rows of the current file (before
+  // deletion vectors drop any): stable row ids and row commit versions.
+  ColumnPtr RowMetadata(const columnar::RecordBatch* batch, const TypePtr& type, int64_t rows) {
+    auto materialized = [&](int index) -> const Column* {
+      return batch != nullptr && index >= 0 ? batch->column(index).get() : nullptr;
+    };
+    const int64_t first = plan_.base_row_id + file_row_;
+    const int64_t version = plan_.default_row_commit_version;
+    auto out = std::make_shared<Column>();
+    out->type = type;
+    out->length = rows;
+    out->children.push_back(StableRowValues(materialized(plan_.materialized_row_id), rows,
+                                            [first](int64_t row) { return first + row; }));
+    out->children.push_back(StableRowValues(materialized(plan_.materialized_row_commit_version),
+                                            rows, [version](int64_t) { return version; }));
+    return out;
   }
 
   // Removes the rows the file's deletion vector marks (row indices count
@@ -585,7 +665,9 @@ class TableScanImpl final : public TableScan {
     out->columns.reserve(columns_.size());
     for (size_t out_idx = 0; out_idx < columns_.size(); ++out_idx) {
       const OutputColumn& column = columns_[out_idx];
-      if (column.is_partition) {
+      if (column.is_row_metadata) {
+        out->columns.push_back(RowMetadata(batch, column.field.type, rows));
+      } else if (column.is_partition) {
         SILT_ASSIGN_OR_RETURN_CTX(
             columnar::ColumnPtr col,
             MakePartitionColumn(column.field.type, plan_.partition_values[out_idx], rows),
@@ -617,6 +699,9 @@ class TableScanImpl final : public TableScan {
   ScanMetrics metrics_;
   // Column mapping is on: nested fields are renamed to their logical names.
   bool column_mapping_ = false;
+  // The `_metadata` row tracking column is read, from these columns.
+  bool row_tracking_ = false;
+  MaterializedRowTrackingColumns materialized_;
 
   size_t file_idx_ = 0;
   std::unique_ptr<parquet::ParquetFileReader> reader_;
@@ -632,6 +717,13 @@ class TableScanImpl final : public TableScan {
 };
 
 }  // namespace
+
+columnar::TypePtr RowMetadataType() {
+  static const columnar::TypePtr type =
+      DataType::Struct({{"row_id", DataType::Long(), false, "{}"},
+                        {"row_commit_version", DataType::Long(), false, "{}"}});
+  return type;
+}
 
 Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::string table_path,
                                                    SnapshotPtr snapshot,
@@ -680,6 +772,24 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
     fields.push_back(column.field);
     output.push_back(std::move(column));
   }
+  std::optional<MaterializedRowTrackingColumns> row_tracking;
+  if (options.row_tracking) {
+    SILT_ASSIGN_OR_RETURN(bool enabled,
+                          RowTrackingEnabled(snapshot->protocol(), snapshot->metadata()));
+    row_tracking = MaterializedColumns(snapshot->metadata());
+    if (!enabled || !row_tracking) {
+      return Status::InvalidArgument("Delta table ", table_path, " (version ", snapshot->version(),
+                                     ") does not have row tracking enabled, so ",
+                                     kRowMetadataColumn,
+                                     ".row_id and .row_commit_version cannot be read "
+                                     "(delta.enableRowTracking)");
+    }
+    OutputColumn column;
+    column.field = columnar::Field{std::string(kRowMetadataColumn), RowMetadataType(), false, "{}"};
+    column.is_row_metadata = true;
+    fields.push_back(column.field);
+    output.push_back(std::move(column));
+  }
   while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
 
   ScanMetrics metrics;
@@ -715,7 +825,7 @@ Result<std::unique_ptr<TableScan>> TableScan::Make(fs::FileSystemPtr fs, std::st
   return std::unique_ptr<TableScan>(new TableScanImpl(
       std::move(fs), std::move(table_path), std::move(snapshot), std::move(output),
       columnar::DataType::Struct(std::move(fields)), std::move(files), std::move(file_predicate),
-      metrics, mode != MappingMode::kNone));
+      metrics, mode != MappingMode::kNone, std::move(row_tracking)));
 }
 
 }  // namespace silt::delta

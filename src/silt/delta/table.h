@@ -52,9 +52,14 @@ class Snapshot {
   // Removes not superseded by a later add of the same file, sorted by path
   // (checkpoints keep the unexpired ones for VACUUM).
   const std::vector<RemoveFile>& tombstones() const { return tombstones_; }
-  // Actions silt does not model (domainMetadata, ...) seen while replaying
-  // this version: a checkpoint writer must not drop them silently.
-  bool has_unmodelled_actions() const { return has_unmodelled_actions_; }
+  // The metadata domains of this version (PROTOCOL.md "Domain Metadata"),
+  // removed ones left out, by name. Writers and checkpoints carry them all.
+  const std::map<std::string, DomainMetadata>& domain_metadata() const { return domains_; }
+  // The configuration of domain `name`, if the table has it.
+  const DomainMetadata* FindDomain(const std::string& name) const {
+    auto it = domains_.find(name);
+    return it == domains_.end() ? nullptr : &it->second;
+  }
   // Commit timestamp (ms) of this version (commitInfo.timestamp, else the
   // commit file's modification time).
   int64_t timestamp_ms() const { return timestamp_ms_; }
@@ -68,7 +73,7 @@ class Snapshot {
   std::vector<AddFile> files_;
   std::map<std::string, Txn> txns_;
   std::vector<RemoveFile> tombstones_;
-  bool has_unmodelled_actions_ = false;
+  std::map<std::string, DomainMetadata> domains_;
   // Every file and tombstone path is relative without %-escapes or a scheme
   // (what silt and delta-spark write): its logical file is then found by
   // path alone, so applying one commit costs the commit, not the table.
@@ -229,6 +234,10 @@ struct CommitRequest {
   std::vector<RemoveFile> removes;
   // Change data files (delta.enableChangeDataFeed), written after the adds.
   std::vector<AddCdcFile> cdc_files;
+  // Metadata domains this commit sets or removes (e.g. delta.clustering).
+  // Commit adds delta.rowTracking itself when it assigns row ids; another
+  // writer's commit of the same domain in between is a Conflict.
+  std::vector<DomainMetadata> domain_metadata;
   std::optional<Txn> txn;
   // Compare-and-set txns, for writers that share a table and each record
   // the position of the input partitions they own (scale-out workers: one
@@ -314,7 +323,15 @@ struct CommitResult {
 // expected_txns do not hold (in read_snapshot, or after a winner) is a
 // Conflict. For a new
 // table, protocol defaults to (1, 2) and metaData gets a fresh id and
-// createdTime when unset. Retries up to 100 times. After a commit whose
+// createdTime when unset (and, with delta.enableRowTracking, the names of
+// the materialized row tracking columns). Table features are honoured here:
+// with delta.enableInCommitTimestamps the commitInfo carries an
+// inCommitTimestamp later than the previous commit's (and the enablement
+// version/timestamp properties when this commit turns them on); with the
+// rowTracking feature (not suspended) adds without a baseRowId get fresh row
+// ids above the table's high-water mark, every add a defaultRowCommitVersion,
+// and the commit the new delta.rowTracking mark. These are recomputed when a
+// lost race moves the commit to a later version. Retries up to 100 times. After a commit whose
 // version is a multiple of delta.checkpointInterval, writes a checkpoint and
 // runs expired log cleanup (checkpoint_writer.h, log_cleanup.h); their
 // failures are logged, never returned: the commit itself succeeded.
@@ -347,7 +364,19 @@ struct ScanOptions {
   // rule out. Rows that do not satisfy it may still be returned; callers
   // filter with the full expression.
   columnar::Conjunction predicate;
+  // Adds a last column `_metadata` (RowMetadataType) holding each row's
+  // stable row id and row commit version (PROTOCOL.md "Row Tracking": the
+  // materialized value when the file has one, else the add's baseRowId +
+  // the row's index in the file, resp. its defaultRowCommitVersion), as
+  // Spark's _metadata.row_id / _metadata.row_commit_version. Make fails
+  // with InvalidArgument when the table does not have row tracking enabled.
+  bool row_tracking = false;
 };
+
+// The hidden column of ScanOptions::row_tracking.
+inline constexpr std::string_view kRowMetadataColumn = "_metadata";
+// struct<row_id: long not null, row_commit_version: long not null>
+columnar::TypePtr RowMetadataType();
 
 // What a scan pruned, for `silt read --explain`. File counts are final once
 // Make returns; row-group counts grow as files are opened.

@@ -111,8 +111,8 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.randomPrefixLength", Support::kInert, Kind::kLong, ""},
     {"delta.enableChangeDataFeed", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableDeletionVectors", Support::kHonoured, Kind::kBool, ""},
-    {"delta.enableInCommitTimestamps", Support::kOnlyDefault, Kind::kBool, "false"},
-    {"delta.enableRowTracking", Support::kOnlyDefault, Kind::kBool, "false"},
+    {"delta.enableInCommitTimestamps", Support::kHonoured, Kind::kBool, ""},
+    {"delta.enableRowTracking", Support::kHonoured, Kind::kBool, ""},
     // Readers need not look at it: TableScan casts any widened column
     // (delta.typeChanges) whatever it says; silt never widens a type itself.
     {"delta.enableTypeWidening", Support::kOnlyDefault, Kind::kBool, "false"},
@@ -260,6 +260,16 @@ Result<bool> EnableInCommitTimestamps(const TableConfiguration& configuration) {
   return v ? ParseBool(kEnableInCommitTimestamps, *v) : Result<bool>(false);
 }
 
+Result<bool> EnableRowTracking(const TableConfiguration& configuration) {
+  auto v = GetTableProperty(configuration, kEnableRowTracking);
+  return v ? ParseBool(kEnableRowTracking, *v) : Result<bool>(false);
+}
+
+Result<bool> RowTrackingSuspended(const TableConfiguration& configuration) {
+  auto v = GetTableProperty(configuration, kRowTrackingSuspended);
+  return v ? ParseBool(kRowTrackingSuspended, *v) : Result<bool>(false);
+}
+
 Result<bool> EnableDeletionVectors(const TableConfiguration& configuration) {
   constexpr std::string_view kKey = "delta.enableDeletionVectors";
   auto v = GetTableProperty(configuration, kKey);
@@ -329,9 +339,29 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
     const KnownProperty* known = FindKnown(key);
     if (known == nullptr) {
       std::string_view lowered = key;
-      if (lowered.size() > 13 && EqualsIgnoreCase(lowered.substr(0, 12), "delta.featur")) {
-        return Status::NotSupported("table property ", key,
-                                    ": silt does not enable table features by property");
+      if (lowered.size() > kFeaturePropertyPrefix.size() &&
+          EqualsIgnoreCase(lowered.substr(0, kFeaturePropertyPrefix.size()),
+                           kFeaturePropertyPrefix)) {
+        const std::string_view feature = lowered.substr(kFeaturePropertyPrefix.size());
+        static constexpr std::string_view kHonoured[] = {
+            "appendOnly",        "invariants",  "domainMetadata",     "deletionVectors",
+            "inCommitTimestamp", "rowTracking", "vacuumProtocolCheck"};
+        const std::string_view* found = nullptr;
+        for (const std::string_view& f : kHonoured) {
+          if (EqualsIgnoreCase(f, feature)) found = &f;
+        }
+        if (found == nullptr) {
+          return Status::NotSupported("table property ", key,
+                                      ": silt does not write tables "
+                                      "with the table feature ",
+                                      feature);
+        }
+        if (!EqualsIgnoreCase(TrimAscii(value), "supported")) {
+          return Status::InvalidArgument("table property ", key, " = '", value,
+                                         "': the only value is 'supported'");
+        }
+        out[std::string(kFeaturePropertyPrefix) + std::string(*found)] = "supported";
+        continue;
       }
       if (lowered.size() > 18 && EqualsIgnoreCase(lowered.substr(0, 18), "delta.constraints.")) {
         return Status::NotSupported("table property ", key,

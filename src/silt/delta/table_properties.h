@@ -32,6 +32,16 @@ inline constexpr std::string_view kDeletedFileRetentionDuration =
     "delta.deletedFileRetentionDuration";
 inline constexpr std::string_view kEnableExpiredLogCleanup = "delta.enableExpiredLogCleanup";
 inline constexpr std::string_view kEnableInCommitTimestamps = "delta.enableInCommitTimestamps";
+inline constexpr std::string_view kInCommitTimestampEnablementVersion =
+    "delta.inCommitTimestampEnablementVersion";
+inline constexpr std::string_view kInCommitTimestampEnablementTimestamp =
+    "delta.inCommitTimestampEnablementTimestamp";
+inline constexpr std::string_view kEnableRowTracking = "delta.enableRowTracking";
+inline constexpr std::string_view kRowTrackingSuspended = "delta.rowTrackingSuspended";
+inline constexpr std::string_view kMaterializedRowIdColumnName =
+    "delta.rowTracking.materializedRowIdColumnName";
+inline constexpr std::string_view kMaterializedRowCommitVersionColumnName =
+    "delta.rowTracking.materializedRowCommitVersionColumnName";
 inline constexpr std::string_view kDataSkippingNumIndexedCols = "delta.dataSkippingNumIndexedCols";
 inline constexpr std::string_view kDataSkippingStatsColumns = "delta.dataSkippingStatsColumns";
 inline constexpr std::string_view kSetTransactionRetentionDuration =
@@ -39,6 +49,11 @@ inline constexpr std::string_view kSetTransactionRetentionDuration =
 inline constexpr std::string_view kCheckpointWriteStatsAsJson = "delta.checkpoint.writeStatsAsJson";
 inline constexpr std::string_view kCheckpointWriteStatsAsStruct =
     "delta.checkpoint.writeStatsAsStruct";
+
+// `delta.feature.<name>: supported` adds a table feature to a new table's
+// protocol (delta-spark's way to support a feature without enabling it);
+// the key is not kept in the table's configuration.
+inline constexpr std::string_view kFeaturePropertyPrefix = "delta.feature.";
 
 // Defaults (delta-spark DeltaConfigs).
 inline constexpr int64_t kDefaultCheckpointInterval = 10;
@@ -71,6 +86,8 @@ Result<int64_t> DeletedFileRetentionMs(const TableConfiguration& configuration);
 Result<bool> EnableExpiredLogCleanup(const TableConfiguration& configuration);    // true
 Result<bool> EnableInCommitTimestamps(const TableConfiguration& configuration);   // false
 Result<bool> EnableDeletionVectors(const TableConfiguration& configuration);      // false
+Result<bool> EnableRowTracking(const TableConfiguration& configuration);          // false
+Result<bool> RowTrackingSuspended(const TableConfiguration& configuration);       // false
 // -1 means every column; otherwise >= 0.                                        // 32
 Result<int> DataSkippingNumIndexedCols(const TableConfiguration& configuration);
 // Comma-separated column names (dotted for nested, backquotes allowed), when
@@ -90,7 +107,10 @@ Result<bool> CheckpointWriteStatsAsStruct(const TableConfiguration& configuratio
 // Errors: InvalidArgument for an unknown `delta.*` key (with the closest
 // known key as a hint) or a bad value; NotSupported for a known property
 // that needs a feature silt does not write (e.g. delta.enableChangeDataFeed
-// = true, delta.columnMapping.mode = name).
+// = true, delta.columnMapping.mode = name), and for
+// `delta.feature.<name>` other than "supported" or naming a feature silt
+// does not honour (those it does: appendOnly, invariants, domainMetadata,
+// deletionVectors, inCommitTimestamp, rowTracking, vacuumProtocolCheck).
 Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& configuration);
 
 }  // namespace silt::delta

@@ -95,5 +95,22 @@ TEST(TablePropertiesTest, Validate) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+// delta.feature.<name> = supported for the features silt honours, in
+// delta-spark's spelling; others are refused naming the feature.
+TEST(TablePropertiesTest, FeatureProperties) {
+  auto ok = ValidateTableProperties({{"delta.feature.vacuumprotocolcheck", "Supported"},
+                                     {"delta.enableInCommitTimestamps", "true"},
+                                     {"delta.enableRowTracking", "true"}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok.ValueOrDie().at("delta.feature.vacuumProtocolCheck"), "supported");
+  auto unknown = ValidateTableProperties({{"delta.feature.collations", "supported"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(unknown.status().message().find("collations"), std::string::npos);
+  auto enabled = ValidateTableProperties({{"delta.feature.rowTracking", "enabled"}});
+  ASSERT_FALSE(enabled.ok());
+  EXPECT_EQ(enabled.status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace silt::delta

@@ -266,11 +266,15 @@ delta::ScanOptions ScanColumns(const delta::SnapshotPtr& snapshot, const QuerySp
   collect(spec.having);
   for (const OrderItem& item : spec.order_by) collect(item.expr);
   delta::ScanOptions scan_options;
+  // Spark's hidden _metadata column: row tracking's row_id and
+  // row_commit_version (unless the table has a column of that name).
+  scan_options.row_tracking = names.count(std::string(delta::kRowMetadataColumn)) > 0 &&
+                              table_schema->FieldIndex(delta::kRowMetadataColumn) < 0;
   if (!star) {
     for (const columnar::Field& field : table_schema->fields()) {
       if (names.count(AsciiLower(field.name))) scan_options.columns.push_back(field.name);
     }
-    if (scan_options.columns.empty()) {
+    if (scan_options.columns.empty() && !scan_options.row_tracking) {
       // Only the row count matters: a partition column costs no I/O.
       scan_options.columns.push_back(snapshot->partition_columns().empty()
                                          ? table_schema->field(0).name
@@ -287,9 +291,18 @@ Result<ProjectionPlan> PlanProjection(const QuerySpec& spec, const SchemaPtr& sc
   if (items.empty())
     items.push_back(std::make_shared<expr::StarNode>(std::vector<std::string>{}, 0));
   std::vector<columnar::Field> fields;
+  // `*` stands for the table's columns: not the hidden _metadata column a
+  // scan adds for row tracking.
+  const bool hidden_metadata = scan_schema->FieldIndex(delta::kRowMetadataColumn) >= 0 &&
+                               table_schema->FieldIndex(delta::kRowMetadataColumn) < 0;
   for (const NodePtr& item : items) {
     SILT_ASSIGN_OR_RETURN(std::vector<expr::BoundExpressionPtr> bound,
                           BindSelectScanned(*item, scan_schema, table_schema));
+    if (hidden_metadata && item->kind() == NodeKind::kStar) {
+      std::erase_if(bound, [](const expr::BoundExpressionPtr& b) {
+        return b->name() == delta::kRowMetadataColumn;
+      });
+    }
     for (auto& b : bound) {
       fields.push_back({b->name(), b->type(), b->nullable(), "{}"});
       plan.exprs.push_back(std::move(b));
@@ -410,10 +423,50 @@ Result<AggregatePlan> PlanAggregate(const QuerySpec& spec, const SchemaPtr& scan
   return plan;
 }
 
+// Spark 4 compares, groups and sorts a string column by its collation
+// (field metadata "__COLLATIONS": {"<name>": "spark.UTF8_LCASE"}); silt
+// compares bytes, which is Spark's UTF8_BINARY. A clause that would compare
+// a column of another collation is refused, naming it, rather than answered
+// differently; reading such a column (SELECT) is exact.
+Status CheckCollations(const QuerySpec& spec, const columnar::Schema& table_schema) {
+  auto check = [&](const NodePtr& node, std::string_view clause) -> Status {
+    if (node == nullptr) return Status::OK();
+    Status st;
+    expr::VisitNodes(*node, [&](const Node& n) {
+      if (!st.ok() || n.kind() != NodeKind::kColumnRef) return;
+      const std::string& name = static_cast<const expr::ColumnRefNode&>(n).parts()[0];
+      const int idx = table_schema.FieldIndex(name);
+      if (idx < 0) return;
+      const columnar::Field& field = table_schema.field(idx);
+      const size_t at = field.metadata_json.find("\"__COLLATIONS\"");
+      if (at == std::string::npos) return;
+      const size_t colon = field.metadata_json.find(
+          ':', field.metadata_json.find("\"" + field.name + "\"", at + 15));
+      const size_t open = field.metadata_json.find('"', colon);
+      const size_t close = field.metadata_json.find('"', open + 1);
+      std::string collation = open == std::string::npos || close == std::string::npos
+                                  ? std::string("a non-binary collation")
+                                  : field.metadata_json.substr(open + 1, close - open - 1);
+      if (collation == "spark.UTF8_BINARY") return;
+      st = Status::NotSupported("column '", field.name, "' has collation ", collation,
+                                " (Spark 4 collations): ", clause,
+                                " over it would compare strings as UTF8_BINARY; not "
+                                "supported yet");
+    });
+    return st;
+  };
+  SILT_RETURN_NOT_OK(check(spec.where, "WHERE"));
+  for (const NodePtr& n : spec.group_by) SILT_RETURN_NOT_OK(check(n, "GROUP BY"));
+  SILT_RETURN_NOT_OK(check(spec.having, "HAVING"));
+  for (const OrderItem& item : spec.order_by) SILT_RETURN_NOT_OK(check(item.expr, "ORDER BY"));
+  return Status::OK();
+}
+
 Result<QueryPlan> PlanQuery(const delta::DeltaTable& table, const delta::SnapshotPtr& snapshot,
                             const QuerySpec& spec) {
   QueryPlan plan;
   const SchemaPtr& table_schema = snapshot->schema();
+  SILT_RETURN_NOT_OK(CheckCollations(spec, *table_schema));
   delta::ScanOptions scan_options = ScanColumns(snapshot, spec);
   if (spec.where != nullptr) {
     if (exec::ContainsAggregate(*spec.where)) {

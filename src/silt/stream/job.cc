@@ -721,13 +721,14 @@ class JobParser {
                    SinkSpec* spec) const {
     if (!node.IsMap()) return Error(node, path, "expected a mapping");
     if (routed) {
-      SILT_RETURN_NOT_OK(CheckKeys(node, path,
-                                   {"name", "where", "select", "format", "outputMode", "path",
-                                    "partitionBy", "options", "mode", "merge", "dedupBy"}));
+      SILT_RETURN_NOT_OK(
+          CheckKeys(node, path,
+                    {"name", "where", "select", "format", "outputMode", "path", "partitionBy",
+                     "clusterBy", "options", "mode", "merge", "dedupBy"}));
     } else {
-      SILT_RETURN_NOT_OK(CheckKeys(
-          node, path,
-          {"format", "outputMode", "path", "partitionBy", "options", "mode", "merge", "dedupBy"}));
+      SILT_RETURN_NOT_OK(CheckKeys(node, path,
+                                   {"format", "outputMode", "path", "partitionBy", "clusterBy",
+                                    "options", "mode", "merge", "dedupBy"}));
     }
     spec->key_path = path;
     spec->name = path;
@@ -770,6 +771,14 @@ class JobParser {
     }
     if (YAML::Node n = node["partitionBy"]) {
       SILT_ASSIGN_OR_RETURN(spec->partition_by, ScalarList(n, Join(p, "partitionBy")));
+    }
+    if (YAML::Node n = node["clusterBy"]) {
+      SILT_ASSIGN_OR_RETURN(spec->cluster_by, ScalarList(n, Join(p, "clusterBy")));
+      if (!spec->partition_by.empty() && !spec->cluster_by.empty()) {
+        return Error(n, Join(p, "clusterBy"),
+                     "a Delta table is either partitioned or clustered: drop partitionBy or "
+                     "clusterBy");
+      }
     }
     if (YAML::Node n = node["options"]) {
       SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(n, Join(p, "options")));

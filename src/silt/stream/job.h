@@ -124,6 +124,9 @@ struct SinkSpec {
   std::string output_mode = "append";
   std::string path;
   std::vector<std::string> partition_by;
+  // Liquid clustering columns (Delta's CLUSTER BY) for a table the Delta
+  // sink creates; not together with partition_by.
+  std::vector<std::string> cluster_by;
   std::map<std::string, std::string> options;
   // How a Delta sink writes a batch: "append" (the default) or "merge"
   // (`merge` then holds the clauses).

@@ -237,7 +237,7 @@ checkpointLocation: /c
   ASSERT_RAISES(InvalidArgument, job);
   const std::string& message = job.status().message();
   EXPECT_NE(message.find("jobs/sensor.yaml:4: sink.partitonBy: unknown key; expected one of "
-                         "format, outputMode, path, partitionBy, options"),
+                         "format, outputMode, path, partitionBy, clusterBy, options"),
             std::string::npos)
       << message;
 }

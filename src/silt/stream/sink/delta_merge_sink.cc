@@ -169,6 +169,10 @@ Result<std::unique_ptr<DeltaMergeSink>> DeltaMergeSink::Make(
   sink->query_id_ = context.query_id;
   sink->output_schema_ = context.schema;
   sink->eval_ = context.eval;
+  if (!spec.cluster_by.empty()) {
+    return Status::NotSupported(
+        "sink.clusterBy: creating a clustered table is supported with mode: append only");
+  }
 
   for (size_t i = 0; i < spec.partition_by.size(); ++i) {
     int index = sink->output_schema_->FieldIndex(spec.partition_by[i]);

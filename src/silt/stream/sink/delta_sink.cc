@@ -4,6 +4,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
+#include "silt/delta/clustering.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/replace_all.h"
@@ -131,6 +132,23 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
         "data column");
   }
 
+  for (size_t i = 0; i < spec.cluster_by.size(); ++i) {
+    const std::string& name = spec.cluster_by[i];
+    int index = sink->output_schema_->FieldIndex(name);
+    if (index < 0) {
+      return Status::InvalidArgument("sink.clusterBy[", static_cast<int64_t>(i), "]: '", name,
+                                     "' is not a column of the query output (",
+                                     delta::SchemaDdl(*sink->output_schema_), ")");
+    }
+    // Statistics are kept for the first dataSkippingNumIndexedCols columns;
+    // delta-spark requires clustering columns among them (checked below).
+    sink->cluster_by_.push_back(sink->output_schema_->field(index).name);
+  }
+  if (!sink->cluster_by_.empty() && !sink->partition_by_.empty()) {
+    return Status::InvalidArgument(
+        "sink.clusterBy: a Delta table is either partitioned or clustered (drop partitionBy)");
+  }
+
   internal::OptionReader reader(spec.options, "sink.options");
   std::map<std::string, std::string> non_property_options;
   for (const auto& [key, value] : spec.options) {
@@ -190,6 +208,17 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   sink->table_properties_ = std::move(*validated);
   SILT_ASSIGN_OR_RETURN(sink->writer_options_.num_indexed_cols,
                         delta::DataSkippingNumIndexedCols(sink->table_properties_));
+  for (const std::string& column : sink->cluster_by_) {
+    const int index = sink->output_schema_->FieldIndex(column);
+    const int indexed = sink->writer_options_.num_indexed_cols;
+    if (indexed >= 0 && index >= indexed) {
+      return Status::InvalidArgument("sink.clusterBy: column '", column, "' is column ", index + 1,
+                                     " of the output, past the ", indexed,
+                                     " columns that get statistics "
+                                     "(delta.dataSkippingNumIndexedCols); clustering columns "
+                                     "need statistics");
+    }
+  }
   SILT_ASSIGN_OR_RETURN(std::optional<delta::AutoCompactOptions> auto_compact,
                         ParseAutoCompactOptions(spec.options));
   if (auto_compact && sink->complete_) {
@@ -421,8 +450,12 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.configuration = table_properties_;
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
-    SILT_ASSIGN_OR_RETURN(request.new_protocol, delta::ProtocolForNewTable(table_properties_));
+    SILT_ASSIGN_OR_RETURN(request.new_protocol,
+                          delta::ProtocolForNewTable(table_properties_, !cluster_by_.empty()));
     delta::AddSchemaFeatures(*layout_.table_schema, &*request.new_protocol);
+    if (!cluster_by_.empty()) {
+      request.domain_metadata.push_back(delta::ClusteringDomain(cluster_by_));
+    }
   } else if (layout_.schema_changed) {
     // mergeSchema grew the schema, or overwriteSchema replaced it: this
     // commit carries the new metaData (same table id and properties).

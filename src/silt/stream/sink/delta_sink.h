@@ -113,6 +113,8 @@ class DeltaSink final : public Sink {
   std::string query_id_;
   columnar::SchemaPtr output_schema_;
   std::vector<std::string> partition_by_;
+  // clusterBy: the clustering columns of a table the sink creates.
+  std::vector<std::string> cluster_by_;
   delta::TableWriterOptions writer_options_;
   // Spark's mergeSchema write option; `delta.*` sink options become table
   // properties when the sink creates the table.
