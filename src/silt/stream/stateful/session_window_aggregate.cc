@@ -181,8 +181,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
   SessionWindowAggregate() : StoreBackedOperator(/*entries_per_row=*/2) {}
 
   Status Init(const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-              const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-              std::unique_ptr<state::StateStore> store) {
+              OutputMode mode, std::unique_ptr<state::StateStore> store) {
     const std::string path = step.key_path + ".groupBy";
     mode_ = mode;
     store_ = std::move(store);
@@ -203,7 +202,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
                                          "session_window(ts, '30 seconds')");
         }
         session_index_ = static_cast<int>(k);
-        SILT_RETURN_NOT_OK_CTX(BindSession(*call, input, options, watermark), key_path);
+        SILT_RETURN_NOT_OK_CTX(BindSession(*call, input, options), key_path);
       }
       keys.push_back(std::move(*node));
     }
@@ -270,7 +269,14 @@ class SessionWindowAggregate final : public StoreBackedOperator {
     if (!agg.ok()) return Status::InvalidArgument(path, ": ", agg.status().message());
     agg_ = std::move(*agg);
     SILT_ASSIGN_OR_RETURN(RecordBatchPtr empty, agg_->Finalize({}, {}, names_));
-    schema_ = empty->schema;
+    // The keys keep the event-time mark, as Spark's grouping attributes do.
+    std::vector<columnar::Field> fields = empty->schema->fields();
+    for (size_t k = 0; k < keys.size() && k < fields.size(); ++k) {
+      if (std::optional<int64_t> delay = ExpressionWatermarkDelay(*keys[k], *input)) {
+        fields[k].metadata_json = WithWatermarkDelay("{}", delay);
+      }
+    }
+    schema_ = DataType::Struct(std::move(fields));
     progress_.operator_name = "sessionWindowStateStoreSaveExec";
     return Status::OK();
   }
@@ -363,8 +369,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
 
  private:
   Status BindSession(const expr::CallNode& call, const SchemaPtr& input,
-                     const expr::EvalOptions& options,
-                     const std::optional<WatermarkColumn>& watermark) {
+                     const expr::EvalOptions& options) {
     SILT_ASSIGN_OR_RETURN(time_expr_, expr::Bind(*call.args()[0], input, options));
     const columnar::TypeId time_type = time_expr_->type()->id();
     if (time_type != columnar::TypeId::kTimestamp && time_type != columnar::TypeId::kTimestampNtz) {
@@ -384,7 +389,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
     fields[1].name = "end";
     fields[1].type = time_expr_->type();
     session_type_ = DataType::Struct(std::move(fields));
-    event_time_ = watermark.has_value() && RefersTo(*call.args()[0], watermark->name);
+    event_time_ = ExpressionWatermarkDelay(call, *input).has_value();
     return Status::OK();
   }
 
@@ -609,10 +614,9 @@ bool HasSessionWindowKey(const TransformStep& step) {
 
 Result<std::unique_ptr<StatefulOperator>> MakeSessionWindowAggregate(
     const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-    std::unique_ptr<state::StateStore> store) {
+    OutputMode mode, std::unique_ptr<state::StateStore> store) {
   auto op = std::make_unique<SessionWindowAggregate>();
-  SILT_RETURN_NOT_OK(op->Init(step, input, options, watermark, mode, std::move(store)));
+  SILT_RETURN_NOT_OK(op->Init(step, input, options, mode, std::move(store)));
   return std::unique_ptr<StatefulOperator>(std::move(op));
 }
 

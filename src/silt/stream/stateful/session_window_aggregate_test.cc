@@ -25,8 +25,10 @@ struct Event {
   std::string gap = "30 seconds";  // "NULL": null
 };
 
-columnar::SchemaPtr InputSchema() {
-  return DataType::Struct({{"ts", DataType::Timestamp(), true},
+// `watermark`: ts carries withWatermark's mark (10 s), as after the step.
+columnar::SchemaPtr InputSchema(bool watermark = true) {
+  return DataType::Struct({{"ts", DataType::Timestamp(), true,
+                            watermark ? R"({"spark.watermarkDelayMs":10000})" : "{}"},
                            {"device", DataType::String(), true},
                            {"temp", DataType::Double(), true},
                            {"gap", DataType::String(), true}});
@@ -98,10 +100,8 @@ struct Harness {
     options.dir = "/checkpoint/state/0/0";
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<state::StateStore> store,
                           state::StateStore::Open(options));
-    std::optional<WatermarkColumn> wm;
-    if (watermark) wm = WatermarkColumn{"ts", 10000};
     SILT_ASSIGN_OR_RETURN(
-        op, MakeStatefulAggregate(Step(), InputSchema(), {}, wm, mode, std::move(store)));
+        op, MakeStatefulAggregate(Step(), InputSchema(watermark), {}, mode, std::move(store)));
     return Status::OK();
   }
 
