@@ -340,6 +340,16 @@ CASES = [
          .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
          agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN '10 seconds' "
                    "ELSE '40 seconds' END)", "device"], ["count(*) AS n", "sum(temp) AS total"])),
+    # An interval-typed dynamic gap (CalendarIntervalType, as Spark takes it).
+    Case("session_interval_gap_append", SESSIONS,
+         lambda df: wm(df).groupBy(
+             F().session_window("ts", F().expr(
+                 "CASE WHEN device = 'd1' THEN CAST('10 seconds' AS INTERVAL) "
+                 "ELSE CAST(concat(CAST(40 AS STRING), ' seconds') AS INTERVAL) END")), "device")
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN CAST('10 seconds' AS INTERVAL) "
+                   "ELSE CAST(concat(CAST(40 AS STRING), ' seconds') AS INTERVAL) END)", "device"],
+                  ["count(*) AS n", "sum(temp) AS total"])),
     Case("session_bridged_across_batches_append", [
         [ev(1, 0, "d1", 1.0), ev(2, 50, "d1", 2.0), ev(3, 5, "d2", 4.0)],  # wm -> 40
         [ev(4, 25, "d1", 8.0)],  # [25, 55) bridges [0, 30) and [50, 80)
@@ -781,6 +791,13 @@ REFUSED = [
                 .agg(F().count("*").alias("n"))),
             agg_yaml(["window(ts, '30 seconds')", "device"], ["count(*) AS n"])
             + agg_yaml(["window(window.end, '1 minute')"], ["sum(n) AS n"], watermark=False)),
+    # ANSI interval literals are DayTimeIntervalType in Spark 3.5, not a gap.
+    Refused("session_gap_interval_literal",
+            lambda df: wm(df).groupBy(F().session_window("ts", F().expr(
+                "CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS ELSE INTERVAL 20 SECONDS END")),
+                "device").agg(F().count("*").alias("n")),
+            agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS "
+                      "ELSE INTERVAL 20 SECONDS END)", "device"], ["count(*) AS n"])),
     # A second watermark downstream of the first (Spark fails at its second
     # batch; silt before the first).
     Refused("second_watermark",

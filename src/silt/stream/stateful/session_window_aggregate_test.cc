@@ -192,6 +192,40 @@ TEST(SessionWindowAggregateTest, DynamicGapDropsRowsWithoutAPositiveGap) {
   EXPECT_EQ(out, (Strings{"[0, 65) 'd1' 2 3", "[200, 290) 'd2' 1 64"}));
 }
 
+TEST(SessionWindowAggregateTest, AnIntervalGapIsACastToIntervalNotAnAnsiLiteral) {
+  // CAST(<text> AS INTERVAL) is a CalendarIntervalType gap, as Spark takes
+  // it: the same sessions as the text.
+  Harness h;
+  h.mode = OutputMode::kComplete;
+  h.watermark = false;
+  h.gap =
+      "CASE WHEN device = 'd1' THEN CAST(gap AS INTERVAL) ELSE CAST('1 minute' AS interval) END";
+  ASSERT_OK(h.Open());
+  ASSERT_OK_AND_ASSIGN(
+      Strings out,
+      h.Run(0, {{0, "d1", 1, "10 seconds"}, {5, "d1", 2, "interval 1 minute"}, {200, "d2", 64}}, 0,
+            0));
+  EXPECT_EQ(out, (Strings{"[0, 65) 'd1' 2 3", "[200, 260) 'd2' 1 64"}));
+  // ANSI interval literals are day-time (or year-month) intervals in Spark
+  // 3.5, which refuses them as a gap.
+  for (const auto& [gap, type] : std::vector<std::pair<std::string, std::string>>{
+           {"CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS ELSE INTERVAL 1 MINUTE END",
+            "DayTimeIntervalType(2,3)"},
+           {"INTERVAL '30' SECOND", "DayTimeIntervalType(3,3)"},
+           {"INTERVAL '2 hours'", "DayTimeIntervalType(1,1)"},
+           {"INTERVAL 1 MONTH", "YearMonthIntervalType(1,1)"}}) {
+    Harness literal;
+    literal.gap = gap;
+    Status opened = literal.Open();
+    ASSERT_FALSE(opened.ok()) << gap;
+    EXPECT_NE(opened.message().find("Gap duration expression used in session window must be "
+                                    "CalendarIntervalType, but got " +
+                                    type + "."),
+              std::string::npos)
+        << opened.message();
+  }
+}
+
 TEST(SessionWindowAggregateTest, RestartFromTheCheckpointEqualsTheUninterruptedRun) {
   const std::vector<std::vector<Event>> batches = {
       {{0, "d1", 1}, {50, "d1", 2}, {5, "d2", 4}},
