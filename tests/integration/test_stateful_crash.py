@@ -3,7 +3,9 @@ window(ts, '10 seconds') and device, append mode, 200 batches) at random
 moments and at the moment between the state commit and commits/N, restart
 until a run drains the topic by itself, and check that the table equals the
 uninterrupted run's, with no window twice: once with the checkpoint and
-table on local disk, once with both on MinIO (s3://). About half the kills
+table on local disk, once with both on MinIO (s3://), and once locally with
+two stateful operators (a dropDuplicates before the aggregation, over the
+events with some of them sent twice). About half the kills
 are random (a quarter of those during the restart itself: loading the
 state, re-running the unfinished batch), half aimed; both are a few batches
 apart, so they spread over the whole topic.
@@ -76,6 +78,22 @@ def topic(kafka, events):
     return name
 
 
+@pytest.fixture(scope="module")
+def topic_with_duplicates(kafka, events):
+    """The events with every 5th one sent again three events later (within
+    the delay: a duplicate is never late), for the two-operator job."""
+    name = f"stateful-crash-dupes-{uuid.uuid4().hex[:8]}"
+    kafka.create_topic(name, 1)
+    records = []
+    for i, e in enumerate(events):
+        records.append(json.dumps({k: e[k] for k in ("id", "device", "temp", "ts")}))
+        if i >= 3 and i % 5 == 0:
+            records.append(json.dumps({k: events[i - 3][k] for k in ("id", "device", "temp", "ts")}))
+    kafka.console_produce(name, records)
+    assert kafka.end_offsets(name) == {0: len(records)}
+    return name
+
+
 def expected_windows(events):
     """The append-mode result: every 10 s window of a device that the final
     watermark (max event time - delay) has passed."""
@@ -94,7 +112,7 @@ def expected_windows(events):
                    for (start, device), (n, total, lo, hi) in groups.items())
 
 
-def windowed_job(path, kafka, topic, table, checkpoint, storage=None):
+def windowed_job(path, kafka, topic, table, checkpoint, storage=None, dedupe=False):
     job = {
         "name": "stateful-crash",
         "source": {"format": "kafka", "options": {
@@ -105,6 +123,7 @@ def windowed_job(path, kafka, topic, table, checkpoint, storage=None):
                         "'id BIGINT, device STRING, temp DOUBLE, ts STRING') AS e"]},
             {"select": ["e.id", "e.device", "e.temp", "to_timestamp(e.ts) AS ts"]},
             {"withWatermark": {"eventTime": "ts", "delayThreshold": DELAY}},
+            *([{"dropDuplicates": ["id"]}] if dedupe else []),
             {"groupBy": {"keys": [f"window(ts, '{WINDOW_MS // 1000} seconds')", "device"],
                          "agg": ["count(*) AS n", "sum(temp) AS total", "min(id) AS first_id",
                                  "max(id) AS last_id"]}},
@@ -429,3 +448,21 @@ def test_kill_9_a_windowed_aggregation_on_s3_gives_the_uninterrupted_table(
     kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, 16, batch_s)
     run_to_end(silt_bin, job, env)
     check_crashed_table(ckpt.read(), expected, ckpt, kills, hits, landed_at, work, "MinIO")
+
+
+def test_kill_9_a_deduplication_then_aggregation_gives_the_uninterrupted_table(
+        silt_bin, kafka, topic_with_duplicates, events, uninterrupted, work):
+    """Two stateful operators (dropDuplicates, operator 1, then the windowed
+    aggregation, operator 0) under the same kills, locally: both states of
+    batch N are committed before the table commit, so the table equals the
+    events' windows, each duplicate dropped once."""
+    ckpt = LocalCheckpoint(work / "table", work / "checkpoint")
+    job = windowed_job(work / "job.yaml", kafka, topic_with_duplicates, ckpt.table,
+                       ckpt.checkpoint, dedupe=True)
+    expected, batch_s = uninterrupted
+    env = state_tmpdir(work)
+    kills, hits, landed_at = crash_until_drained(silt_bin, job, ckpt, env, work, 17, batch_s)
+    run_to_end(silt_bin, job, env)
+    assert (ckpt.checkpoint / "state" / "1" / "0").is_dir()
+    check_crashed_table(ckpt.read(), expected, ckpt, kills, hits, landed_at, work,
+                        "local, two operators")

@@ -17,10 +17,7 @@ the output mode. For every case:
    works, and a case's optional `check` asserts that the input exercises what
    the case is named for, e.g. that rows were dropped by the watermark).
 3. silt runs the same job through the binary (`silt run --progress-json`)
-   into its own table. Where silt does not have a feature the case needs yet
-   (session windows, two stateful steps in one job) it exits with code 2 and
-   says "... not supported yet": the case is then xfailed with that message
-   as the reason (not strict). Any other silt failure is a real failure.
+   into its own table; any silt failure is a real failure.
 4. test_tables_match_spark: both tables have the same versions (each batch is
    one commit in both, so version N is batch N), and the rows at every
    version (time travel, read with delta-rs from both tables) are equal as
@@ -31,7 +28,15 @@ the output mode. For every case:
    are collect_set results, whose order is unspecified).
 5. test_progress_matches_spark: per batch, Spark's `query.recentProgress`
    stateOperators (numRowsTotal, numRowsUpdated, numRowsDroppedByWatermark,
-   for every operator in Spark's order) equal silt's progress JSON.
+   for every operator in Spark's order: operator 0, the last stateful step,
+   first) equal silt's progress JSON.
+
+Cases with two or three stateful steps run Spark 3.5's chained stateful
+operators (spark.sql.streaming.statefulOperator.allowMultiple, its default):
+each operator's late rows, state and emitted rows are compared through the
+same two tests. test_refused_like_spark runs the combinations Spark refuses
+(REFUSED) in both: Spark's message must appear in silt's error, and silt
+must leave no table or checkpoint behind.
 
 Both tests of a case share one run of each engine. The module fixture
 `spark_runs` runs the Spark side of every selected case up front, in the
@@ -67,10 +72,6 @@ SCHEMA = "id BIGINT, ts STRING, device STRING, site STRING, temp DOUBLE"
 PREP_SILT = {"select": ["CAST(ts AS TIMESTAMP) AS ts", "id", "device", "site", "temp"]}
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 STATE_FIELDS = ("numRowsTotal", "numRowsUpdated", "numRowsDroppedByWatermark")
-# What silt says for a stateful feature it does not have yet (two
-# stateful steps in one job): such cases are xfailed with the
-# message as the reason, and run for real once the feature lands.
-UNKNOWN_STEP = re.compile(r"unknown (transform )?step|not supported yet|is supported yet")
 
 
 def ev(id_, sec, device="d1", temp=None, site="s1"):
@@ -109,10 +110,7 @@ class SiltRun:
     proc: object
     progress: list
 
-    def xfail_if_unsupported(self):
-        """xfails the calling test while silt refuses the job's stateful step."""
-        if self.proc.returncode != 0 and UNKNOWN_STEP.search(self.proc.stderr):
-            pytest.xfail("silt has no such transform step yet: " + self.proc.stderr.strip())
+    def assert_ran(self):
         assert self.proc.returncode == 0, describe(self.proc)
 
 
@@ -173,6 +171,17 @@ DUPES = [
     [ev(7, 200, "d1", 7.0), ev(3, 205, "d1", 3.0), ev(6, 110, "d2", 6.0)],
 ]
 
+# Late rows, some of them duplicated (the deduplication before the
+# watermark passes one of each on; the aggregation drops it as late).
+LATE_AND_DUPES = [
+    [ev(1, 5, "d1", 1.0), ev(2, 50, "d2", 2.0), ev(3, 70, "d1", 3.0), ev(1, 5, "d1", 1.0)],
+    [ev(4, 80, "d2", 4.0), ev(5, 85, "d1", 5.0), ev(2, 50, "d2", 2.0)],  # wm -> 75
+    [ev(6, 30, "d1", 6.0), ev(7, 55, "d2", 7.0), ev(6, 30, "d1", 6.0),
+     ev(8, 100, "d1", 8.0), ev(9, 150, "d2", 9.0)],  # 6, 7 late at the aggregation
+    [ev(10, 65, "d1", 10.0), ev(11, 10, "d2", 11.0), ev(3, 70, "d1", 3.0),
+     ev(12, 155, "d1", 12.0)],
+]
+
 # Plain columns, two sites, across batches (for complete mode).
 SITES = [
     [ev(1, 1, "d1", 1.0, "s1"), ev(2, 2, "d2", 2.0, "s1"), ev(3, 3, "d1", 3.0, "s2")],
@@ -217,6 +226,21 @@ def some_rows_dropped(run: SparkRun):
 
 def no_rows_dropped(run: SparkRun):
     assert run.dropped() == 0, f"rows were dropped by the watermark: {run.progress}"
+
+
+def dropped_by_operator_0_only(run: SparkRun):
+    """Rows were dropped as late, all by operator 0 (the last stateful step)."""
+    dropped = [sum(p["stateOperators"][i]["numRowsDroppedByWatermark"] for p in run.progress)
+               for i in range(len(run.progress[0]["stateOperators"]))]
+    assert dropped[0] > 0 and sum(dropped[1:]) == 0, dropped
+
+
+def chained_windows(df):
+    """Spark's chained time windows: 30-second counts per device, then per
+    minute over window_time(window)."""
+    counts = df.groupBy(F().window("ts", "30 seconds"), "device").agg(F().count("*").alias("n"))
+    return counts.groupBy(F().window(F().window_time(counts.window), "1 minute")).agg(
+        F().sum("n").alias("n"), F().count("*").alias("windows"))
 
 
 def ends_with_a_no_data_batch(run: SparkRun):
@@ -316,6 +340,16 @@ CASES = [
          .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
          agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN '10 seconds' "
                    "ELSE '40 seconds' END)", "device"], ["count(*) AS n", "sum(temp) AS total"])),
+    # An interval-typed dynamic gap (CalendarIntervalType, as Spark takes it).
+    Case("session_interval_gap_append", SESSIONS,
+         lambda df: wm(df).groupBy(
+             F().session_window("ts", F().expr(
+                 "CASE WHEN device = 'd1' THEN CAST('10 seconds' AS INTERVAL) "
+                 "ELSE CAST(concat(CAST(40 AS STRING), ' seconds') AS INTERVAL) END")), "device")
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN CAST('10 seconds' AS INTERVAL) "
+                   "ELSE CAST(concat(CAST(40 AS STRING), ' seconds') AS INTERVAL) END)", "device"],
+                  ["count(*) AS n", "sum(temp) AS total"])),
     Case("session_bridged_across_batches_append", [
         [ev(1, 0, "d1", 1.0), ev(2, 50, "d1", 2.0), ev(3, 5, "d2", 4.0)],  # wm -> 40
         [ev(4, 25, "d1", 8.0)],  # [25, 55) bridges [0, 30) and [50, 80)
@@ -386,6 +420,65 @@ CASES = [
     Case("dedupe_then_count_complete", DUPES,
          lambda df: df.dropDuplicates(["id"]).groupBy("device").agg(F().count("*").alias("n")),
          "- dropDuplicates: [ id ]\n" + agg_yaml(["device"], ["count(*) AS n"], watermark=False),
+         mode="complete"),
+    # ---- two or more stateful steps (Spark 3.5's chained stateful operators)
+    Case("dedupe_then_window_count_append", DUPES,
+         lambda df: wm(df).dropDuplicates(["id"]).groupBy(F().window("ts", "1 minute"), "device")
+         .agg(F().count("*").alias("n")),
+         WATERMARK + "- dropDuplicates: [ id ]\n"
+         + agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"], watermark=False),
+         check=some_rows_dropped),
+    Case("dedupe_within_watermark_then_window_sum_append", DUPES,
+         lambda df: wm(df).dropDuplicatesWithinWatermark(["id"])
+         .groupBy(F().window("ts", "1 minute"))
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         WATERMARK + "- dropDuplicatesWithinWatermark: [ id ]\n"
+         + agg_yaml(["window(ts, '1 minute')"], ["count(*) AS n", "sum(temp) AS total"],
+                    watermark=False)),
+    # Spark's chained time windows (the programming guide's example): the
+    # second window groups the first one's rows by window_time(window).
+    Case("chained_time_windows_append", TUMBLE,
+         lambda df: chained_windows(wm(df)),
+         agg_yaml(["window(ts, '30 seconds')", "device"], ["count(*) AS n"])
+         + agg_yaml(["window(window_time(window), '1 minute')"],
+                    ["sum(n) AS n", "count(*) AS windows"], watermark=False),
+         check=ends_with_a_no_data_batch),
+    Case("sql_group_by_over_group_by_append", LATE,
+         lambda df: chained_windows(wm(df)),
+         WATERMARK + '- sql: "SELECT window(window_time(window), \'1 minute\') AS window, '
+         "sum(n) AS n, count(*) AS windows FROM (SELECT window, device, count(*) AS n FROM input "
+         "GROUP BY window(ts, '30 seconds'), device) AS w "
+         "GROUP BY window(window_time(window), '1 minute')\"\n",
+         check=some_rows_dropped),
+    # The watermark comes after the deduplication: late rows pass it and are
+    # dropped (and counted) by the aggregation after the watermark.
+    Case("late_rows_between_operators", LATE_AND_DUPES,
+         lambda df: df.dropDuplicates(["id"]).withWatermark("ts", "10 seconds")
+         .groupBy(F().window("ts", "1 minute"), "device").agg(F().count("*").alias("n")),
+         "- dropDuplicates: [ id ]\n"
+         + agg_yaml(["window(ts, '1 minute')", "device"], ["count(*) AS n"]),
+         check=dropped_by_operator_0_only),
+    Case("no_data_batch_closes_downstream_window", WITHIN_DELAY,
+         lambda df: wm(df).dropDuplicates(["id", "ts"]).groupBy(F().window("ts", "1 minute"))
+         .agg(F().count("*").alias("n"), F().sum("temp").alias("total")),
+         WATERMARK + "- dropDuplicates: [ id, ts ]\n"
+         + agg_yaml(["window(ts, '1 minute')"], ["count(*) AS n", "sum(temp) AS total"],
+                    watermark=False),
+         check=ends_with_a_no_data_batch),
+    # A deduplication after a windowed aggregation: what the aggregation
+    # emits at the end of a batch runs through the deduplication in the
+    # same batch.
+    Case("window_count_then_dedupe_append", TUMBLE,
+         lambda df: wm(df).groupBy(F().window("ts", "30 seconds"), "device")
+         .agg(F().count("*").alias("n")).dropDuplicates(["device", "n"]),
+         agg_yaml(["window(ts, '30 seconds')", "device"], ["count(*) AS n"])
+         + "- dropDuplicates: [ device, n ]\n"),
+    Case("dedupe_then_count_then_dedupe_complete", DUPES,
+         lambda df: wm(df).dropDuplicates(["id"]).groupBy("device")
+         .agg(F().count("*").alias("n")).dropDuplicates(["n"]),
+         WATERMARK + "- dropDuplicates: [ id ]\n"
+         + agg_yaml(["device"], ["count(*) AS n"], watermark=False)
+         + "- dropDuplicates: [ n ]\n",
          mode="complete"),
     # ---- global aggregates (no keys), complete
     Case("global_count_complete", TUMBLE,
@@ -656,7 +749,7 @@ def test_tables_match_spark(case, spark_runs, silt_bin):
     assert spark_versions, f"Spark wrote no table for {case.name}"
     if case.check is not None:
         case.check(spark_run)
-    silt_run.xfail_if_unsupported()
+    silt_run.assert_ran()
 
     assert_same_tables(case.name, silt_run.table, spark_run.table)
 
@@ -664,5 +757,82 @@ def test_tables_match_spark(case, spark_runs, silt_bin):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_progress_matches_spark(case, spark_runs, silt_bin):
     spark_run, silt_run = runs(case, spark_runs, silt_bin)
-    silt_run.xfail_if_unsupported()
+    silt_run.assert_ran()
     assert state_progress(silt_run.progress) == state_progress(spark_run.progress)
+
+
+# --------------------------------------------------------------------------
+# Combinations Spark refuses: silt refuses them too, before anything is
+# written, with Spark's reason.
+
+
+@dataclass
+class Refused:
+    name: str
+    spark: Callable
+    silt: str
+    mode: str = "append"
+
+
+REFUSED = [
+    # An aggregation in complete (or update) mode may emit groups behind the
+    # watermark, which a later stateful step would drop.
+    Refused("aggregation_after_aggregation_complete",
+            lambda df: df.groupBy("device", "id").agg(F().count("*").alias("n"))
+            .groupBy("device").agg(F().count("*").alias("ids")),
+            agg_yaml(["device", "id"], ["count(*) AS n"], watermark=False)
+            + agg_yaml(["device"], ["count(*) AS ids"], watermark=False),
+            mode="complete"),
+    # window.end carries no event-time mark (window_time(window) does).
+    Refused("window_over_window_end_append",
+            lambda df: (lambda w: w.groupBy(F().window(F().col("window.end"), "1 minute"))
+                        .agg(F().sum("n").alias("n")))(
+                wm(df).groupBy(F().window("ts", "30 seconds"), "device")
+                .agg(F().count("*").alias("n"))),
+            agg_yaml(["window(ts, '30 seconds')", "device"], ["count(*) AS n"])
+            + agg_yaml(["window(window.end, '1 minute')"], ["sum(n) AS n"], watermark=False)),
+    # ANSI interval literals are DayTimeIntervalType in Spark 3.5, not a gap.
+    Refused("session_gap_interval_literal",
+            lambda df: wm(df).groupBy(F().session_window("ts", F().expr(
+                "CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS ELSE INTERVAL 20 SECONDS END")),
+                "device").agg(F().count("*").alias("n")),
+            agg_yaml(["session_window(ts, CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS "
+                      "ELSE INTERVAL 20 SECONDS END)", "device"], ["count(*) AS n"])),
+    # A second watermark downstream of the first (Spark fails at its second
+    # batch; silt before the first).
+    Refused("second_watermark",
+            lambda df: wm(df).dropDuplicates(["id"]).withColumn("t2", F().col("ts"))
+            .withWatermark("t2", "1 minute"),
+            WATERMARK + "- dropDuplicates: [ id ]\n- withColumn: { t2: ts }\n"
+            "- withWatermark: { eventTime: t2, delayThreshold: 1 minute }\n"),
+]
+
+
+def spark_refusal(spark, case: Refused, work: Path) -> str:
+    """Spark's message for `case` (the first line of the exception, without
+    the plan or the query id)."""
+    work.mkdir(parents=True)
+    write_inputs(Case(case.name, TUMBLE, case.spark, case.silt, case.mode), work / "in")
+    try:
+        query = start_spark(spark, Case(case.name, TUMBLE, case.spark, case.silt, case.mode),
+                            work / "in", work)
+        query.awaitTermination()
+    except Exception as e:  # pyspark's AnalysisException / StreamingQueryException
+        text = str(e)
+        text = re.sub(r"^\[STREAM_FAILED\] Query \[[^\]]*\] terminated with exception: ", "", text)
+        return text.split(";\n")[0].strip()
+    raise AssertionError(f"Spark ran {case.name}")
+
+
+@pytest.mark.parametrize("refused", REFUSED, ids=[c.name for c in REFUSED])
+def test_refused_like_spark(refused, spark, silt_bin, tmp_path):
+    case = refused
+    message = spark_refusal(spark, case, tmp_path / "spark")
+    work = tmp_path / "silt"
+    work.mkdir()
+    proc = run_silt(silt_bin, "run", silt_job(Case(case.name, TUMBLE, case.spark, case.silt,
+                                                   case.mode), tmp_path / "spark" / "in", work),
+                    timeout=60)
+    assert proc.returncode == 2, describe(proc)
+    assert message in proc.stderr, f"Spark: {message}\nsilt: {proc.stderr}"
+    assert not (work / "silt-table").exists() and not (work / "silt-checkpoint").exists()

@@ -37,6 +37,14 @@ constexpr const char* kWriteBufferSizeMb =
     "spark.sql.streaming.stateStore.rocksdb.writeBufferSizeMB";
 constexpr const char* kMaxWriteBufferNumber =
     "spark.sql.streaming.stateStore.rocksdb.maxWriteBufferNumber";
+// Spark 3.5: a stateful step after an aggregation in complete or update mode
+// is refused unless this is false (ops/transform.h).
+constexpr std::string_view kCheckCorrectnessConf =
+    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled";
+// Spark 3.5's watermark propagation between stateful steps (default true;
+// ops/transform.h).
+constexpr std::string_view kAllowMultipleConf =
+    "spark.sql.streaming.statefulOperator.allowMultiple";
 
 bool IsStateStoreConfKey(const std::string& key) {
   return key == kMinDeltasForSnapshot || key == kBlockCacheSizeMb || key == kWriteBufferSizeMb ||
@@ -220,7 +228,8 @@ class QueryRunner {
   void WarnInertSparkConf() const {
     for (const auto& [key, value] : job_.spark_conf) {
       if (key == "spark.sql.session.timeZone" || key == "spark.sql.ansi.enabled" ||
-          IsOffsetConfKey(key) || IsStateStoreConfKey(key)) {
+          key == kCheckCorrectnessConf || key == kAllowMultipleConf || IsOffsetConfKey(key) ||
+          IsStateStoreConfKey(key)) {
         continue;
       }
       SILT_LOG_WARN("stream", key, ": Spark conf without effect in silt; ignored");
@@ -252,6 +261,23 @@ class QueryRunner {
     const expr::EvalOptions& eval_options = eval_options_;
     StatefulOptions stateful;
     SILT_ASSIGN_OR_RETURN(stateful.output_mode, ParseOutputMode(job_.sink.output_mode));
+    if (auto it = job_.spark_conf.find(std::string(kCheckCorrectnessConf));
+        it != job_.spark_conf.end()) {
+      if (!EqualsIgnoreCase(it->second, "true") && !EqualsIgnoreCase(it->second, "false")) {
+        return Status::InvalidArgument(kCheckCorrectnessConf, ": expected true or false, got '",
+                                       it->second, "'");
+      }
+      stateful.check_correctness = EqualsIgnoreCase(it->second, "true");
+    }
+    if (auto it = job_.spark_conf.find(std::string(kAllowMultipleConf));
+        it != job_.spark_conf.end()) {
+      if (!EqualsIgnoreCase(it->second, "true") && !EqualsIgnoreCase(it->second, "false")) {
+        return Status::InvalidArgument(kAllowMultipleConf, ": expected true or false, got '",
+                                       it->second, "'");
+      }
+      stateful.allow_multiple = EqualsIgnoreCase(it->second, "true");
+    }
+    allow_multiple_ = stateful.allow_multiple;
     SILT_ASSIGN_OR_RETURN(state::StateStoreOptions store_options,
                           StateStoreOptionsForJob(job_.spark_conf));
     stateful.make_store = [this, checkpoint_fs, store_options](
@@ -297,21 +323,25 @@ class QueryRunner {
     }
     // The id is final: log lines carry it from here on (--log-format json).
     SetLogQueryId(query_id_);
-    if (const std::optional<StatefulStep>& step = transform_->stateful_step()) {
+    for (int index = 0; index < transform_->num_stateful(); ++index) {
+      const StatefulStep& step = transform_->stateful_step(index);
       Status recorded =
-          RecordOrCheckStatefulStep(checkpoint_fs, checkpoint_->StateOperatorDir(step->operator_id),
-                                    *step, *transform_->stateful_operator());
+          RecordOrCheckStatefulStep(checkpoint_fs, checkpoint_->StateOperatorDir(step.operator_id),
+                                    step, transform_->stateful_operator(index));
       if (!recorded.ok()) return recorded.WithContextParts("checkpoint ", checkpoint_path_);
     }
     return Status::OK();
   }
 
   // The output columns of the aggregation's group keys (SinkContext's
-  // group_keys): a groupBy step emits its keys first, by name.
+  // group_keys): a groupBy step emits its keys first, by name. The last
+  // stateful step's, which makes the rows the sink sees.
   Result<std::vector<std::string>> GroupKeyColumns() const {
     std::vector<std::string> keys;
-    const std::optional<StatefulStep>& step = transform_->stateful_step();
-    if (!step || step->step.kind != "groupBy") return keys;
+    if (!transform_->has_stateful()) return keys;
+    const int last = transform_->num_stateful() - 1;
+    const StatefulStep* step = &transform_->stateful_step(last);
+    if (step->step.kind != "groupBy") return keys;
     if (step->step.sql_select) {
       if (job_.sink.output_mode == "update" && job_.sink.format == "delta" &&
           job_.sink.mode != "merge") {
@@ -323,7 +353,7 @@ class QueryRunner {
       }
       return keys;
     }
-    const columnar::SchemaPtr& schema = transform_->stateful_operator()->output_schema();
+    const columnar::SchemaPtr& schema = transform_->stateful_operator(last).output_schema();
     for (size_t i = 0; i < step->step.exprs.size() && static_cast<int>(i) < schema->num_fields();
          ++i) {
       keys.push_back(schema->field(static_cast<int>(i)).name);
@@ -472,7 +502,10 @@ class QueryRunner {
     transform_->StartBatch();
     StatefulBatch stateful_batch;
     stateful_batch.batch_id = batch_id;
-    stateful_batch.late_watermark_ms = previous_watermark_ms_;
+    // Spark 3.5: rows are late against the previous batch's watermark;
+    // with allowMultiple false, against this batch's (Spark before 3.4).
+    stateful_batch.late_watermark_ms =
+        allow_multiple_ ? previous_watermark_ms_ : seq.batch_watermark_ms;
     stateful_batch.eviction_watermark_ms = seq.batch_watermark_ms;
     stateful_batch.has_watermark = transform_->has_watermark();
     Status started = transform_->StartStatefulBatch(stateful_batch);
@@ -760,6 +793,8 @@ class QueryRunner {
   // The watermark of the batch before the next one (offsets/N-1's): rows at
   // or below it are late for a stateful step (Spark 3.5's late-event rule).
   int64_t previous_watermark_ms_ = 0;
+  // spark.sql.streaming.statefulOperator.allowMultiple (see Open).
+  bool allow_multiple_ = true;
   std::optional<OffsetSeq> pending_;
   std::optional<int64_t> last_trigger_mono_;
 };

@@ -243,5 +243,13 @@ TEST(WindowTest, SlidingWindowExpandsTheRowsOfItsProjection) {
       std::string::npos);
 }
 
+TEST(WindowTest, WindowTimeIsTheEndMinusOneMicrosecond) {
+  auto batch = MakeBatch({{"ts", StringColumn({"2024-01-01 10:07:00", std::nullopt})}});
+  // A tumbling window outside a projection: one window per row.
+  EXPECT_EQ(EvalRender("window_time(window(CAST(ts AS TIMESTAMP), '10 minutes'))", *batch),
+            Rows({"2024-01-01 10:09:59.999999", "NULL"}));
+  EXPECT_NE(EvalRender("window_time(ts)", *batch)[0].find("window column"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace silt::expr

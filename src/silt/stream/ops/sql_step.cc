@@ -183,6 +183,43 @@ class FromParser {
   size_t pos_ = 0;
 };
 
+// The index of the ')' closing the '(' at `open`, skipping quoted text;
+// npos when it is not closed.
+size_t ClosingParen(const std::string& text, size_t open) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')' && --depth == 0) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
+// `[AS] alias` after a subquery, or nothing.
+bool IsSubqueryAlias(std::string_view rest) {
+  rest = TrimAscii(rest);
+  if (rest.empty()) return true;
+  if (rest.size() > 3 && (rest[0] == 'a' || rest[0] == 'A') && (rest[1] == 's' || rest[1] == 'S') &&
+      std::isspace(static_cast<unsigned char>(rest[2]))) {
+    rest = TrimAscii(rest.substr(3));
+  }
+  if (rest.size() >= 2 && rest.front() == '`' && rest.back() == '`') return true;
+  for (char c : rest) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return !rest.empty();
+}
+
 }  // namespace
 
 Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
@@ -210,7 +247,22 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
   }
   std::string table =
       std::string(TrimAscii(q.substr(from->body.begin, table_end - from->body.begin)));
-  SILT_ASSIGN_OR_RETURN(std::optional<TransformStep> join, FromParser(table, path).Parse());
+  std::vector<TransformStep> out;
+  std::optional<TransformStep> join;
+  if (!table.empty() && table.front() == '(') {
+    // FROM (<query>) [[AS] alias]: the subquery's steps run first, and this
+    // query reads their rows (e.g. an aggregation over an aggregation).
+    const size_t close = ClosingParen(table, 0);
+    if (close == std::string::npos || !IsSubqueryAlias(std::string_view(table).substr(close + 1))) {
+      return Status::InvalidArgument(path, ": expected FROM (<query>) [[AS] alias] in '", q, "'");
+    }
+    TransformStep inner = step;
+    inner.exprs = {std::string(TrimAscii(table.substr(1, close - 1)))};
+    inner.key_path = step.key_path + ".sql(FROM)";
+    SILT_ASSIGN_OR_RETURN(out, SplitSqlStep(inner));
+  } else {
+    SILT_ASSIGN_OR_RETURN(join, FromParser(table, path).Parse());
+  }
   const expr::SelectClauseSpan* group_by = clauses->Find(expr::SelectClause::kGroupBy);
   const expr::SelectClauseSpan* having = clauses->Find(expr::SelectClause::kHaving);
   const bool aggregates = group_by != nullptr || having != nullptr;
@@ -235,7 +287,6 @@ Result<std::vector<TransformStep>> SplitSqlStep(const TransformStep& step) {
     }
     return std::string(TrimAscii(q.substr(clause.body.begin, end - clause.body.begin)));
   };
-  std::vector<TransformStep> out;
   if (join) {
     join->key_path = step.key_path + ".sql(JOIN)";
     out.push_back(std::move(*join));

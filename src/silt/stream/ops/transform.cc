@@ -10,6 +10,7 @@
 #include "silt/base/strings.h"
 #include "silt/expr/filter.h"
 #include "silt/expr/parse/ast.h"
+#include "silt/expr/parse/lexer.h"
 #include "silt/expr/parse/select_statement.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/stream/column_util_internal.h"
@@ -17,6 +18,7 @@
 #include "silt/stream/ops/static_join.h"
 #include "silt/stream/ops/transform_step.h"
 #include "silt/stream/options_internal.h"
+#include "silt/stream/stateful/event_time.h"
 #include "silt/stream/stateful/stateful_step.h"
 
 namespace silt::stream {
@@ -31,68 +33,15 @@ namespace {
 
 using internal::MakeBatch;
 
-// Spark's EventTimeWatermark.delayKey: withWatermark marks its event-time
-// column with the delay (a long, in ms) in the column's metadata, and the
-// mark travels with the column through references and aliases into the
-// sink's schema (a Delta table's schemaString shows it).
-constexpr std::string_view kWatermarkDelayKey = "\"spark.watermarkDelayMs\"";
-
-// The metadata with the watermark delay set (delay_ms) or removed
-// (nullopt), other keys kept. Metadata that silt does not write (anything
-// beyond the watermark key) is kept as is and, when a delay is set, gets the
-// key in front, as Spark's MetadataBuilder would add it.
-std::string WithWatermarkDelay(const std::string& metadata_json, std::optional<int64_t> delay_ms) {
-  const size_t key = metadata_json.find(kWatermarkDelayKey);
-  std::string rest = metadata_json;
-  if (key != std::string::npos) {
-    // Remove `"spark.watermarkDelayMs":<digits>` and one adjacent comma.
-    size_t end = metadata_json.find_first_of(",}", key);
-    if (end == std::string::npos) return metadata_json;
-    size_t begin = key;
-    if (metadata_json[end] == ',') {
-      ++end;
-    } else {
-      const size_t comma = metadata_json.find_last_not_of(" \t\n", key == 0 ? 0 : key - 1);
-      if (comma != std::string::npos && metadata_json[comma] == ',') begin = comma;
-    }
-    rest = metadata_json.substr(0, begin) + metadata_json.substr(end);
-  }
-  if (!delay_ms) return rest;
-  std::string entry = std::string(kWatermarkDelayKey) + ":" + std::to_string(*delay_ms);
-  const size_t open = rest.find('{');
-  if (open == std::string::npos) return "{" + entry + "}";
-  const size_t next = rest.find_first_not_of(" \t\n", open + 1);
-  const bool empty = next == std::string::npos || rest[next] == '}';
-  return rest.substr(0, open + 1) + entry + (empty ? "" : ",") + rest.substr(open + 1);
-}
-
-// The watermark metadata a select item passes on: that of the input column
-// it names, bare or aliased (Spark's Alias keeps a named child's metadata);
-// "{}" for any other expression.
+// The watermark metadata a select item passes on (event_time.h): that of
+// the input column it names, bare or aliased (Spark's Alias keeps a named
+// child's metadata), or of the time column of window(), session_window()
+// and window_time(); "{}" for any other expression.
 std::string ItemWatermarkMetadata(const expr::Expression& item, const SchemaPtr& input) {
   const auto* node = dynamic_cast<const expr::Node*>(&item);
-  if (node != nullptr && node->kind() == expr::NodeKind::kAlias) {
-    node =
-        dynamic_cast<const expr::Node*>(static_cast<const expr::AliasNode*>(node)->child().get());
-  }
-  if (node == nullptr || node->kind() != expr::NodeKind::kColumnRef) return "{}";
-  const auto& parts = static_cast<const expr::ColumnRefNode*>(node)->parts();
-  if (parts.size() != 1) return "{}";
-  const int col_idx = input->FieldIndex(parts[0]);
-  if (col_idx < 0) return "{}";
-  const std::string& metadata = input->field(col_idx).metadata_json;
-  const size_t key = metadata.find(kWatermarkDelayKey);
-  if (key == std::string::npos) return "{}";
-  size_t value = metadata.find(':', key + kWatermarkDelayKey.size());
-  if (value == std::string::npos) return "{}";
-  int64_t delay = 0;
-  value = metadata.find_first_not_of(" \t\n", value + 1);
-  if (value == std::string::npos) return "{}";
-  for (; value < metadata.size() && std::isdigit(static_cast<unsigned char>(metadata[value]));
-       ++value) {
-    delay = delay * 10 + (metadata[value] - '0');
-  }
-  return WithWatermarkDelay("{}", delay);
+  if (node == nullptr) return "{}";
+  std::optional<int64_t> delay = ExpressionWatermarkDelay(*node, *input);
+  return delay ? WithWatermarkDelay("{}", delay) : "{}";
 }
 
 Result<expr::BoundExpressionPtr> ParseAndBind(const std::string& text, const SchemaPtr& schema,
@@ -600,7 +549,7 @@ class WatermarkStep final : public TransformStepImpl {
       Field& field = fields[static_cast<size_t>(col_idx)];
       if (col_idx == out->column_) {
         field.metadata_json = WithWatermarkDelay(field.metadata_json, out->delay_ms_);
-      } else if (field.metadata_json.find(kWatermarkDelayKey) != std::string::npos) {
+      } else if (WatermarkDelayOf(field.metadata_json).has_value()) {
         field.metadata_json = WithWatermarkDelay(field.metadata_json, std::nullopt);
       }
     }
@@ -659,6 +608,109 @@ Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clo
 
 Transform::~Transform() = default;
 
+namespace {
+
+// Spark 3.5's UnsupportedOperationChecker.checkStreamingQueryGlobalWatermarkLimit
+// message, word for word.
+constexpr std::string_view kCorrectnessMessage =
+    "Detected pattern of possible 'correctness' issue due to global watermark. The query "
+    "contains stateful operation which can emit rows older than the current watermark plus "
+    "allowed late record delay, which are \"late rows\" in downstream stateful operations and "
+    "these rows can be discarded. Please refer the programming guide doc for more details. If you "
+    "understand the possible risk of correctness issue and still need to run the query, you can "
+    "disable this check by setting the config "
+    "`spark.sql.streaming.statefulOperator.checkCorrectness.enabled` to false.";
+
+// Spark's isStatefulOperation for the correctness check: an aggregation, a
+// deduplication whose keys hold the event time, any
+// dropDuplicatesWithinWatermark.
+bool CountsForCorrectnessCheck(const StatefulStep& record) {
+  if (record.step.kind != "dropDuplicates") return true;
+  if (!record.watermark) return false;
+  if (record.step.exprs.empty()) return true;  // every column, the event time too
+  for (const std::string& key : record.step.exprs) {
+    if (internal::EqualsIgnoreCase(key, record.watermark->name)) return true;
+  }
+  return false;
+}
+
+// Whether the expression `text` names the column `name` (an identifier
+// equal to it; text that does not tokenize counts as naming it).
+bool MentionsColumn(const std::string& text, const std::string& name) {
+  Result<std::vector<expr::Token>> tokens = expr::Tokenize(text);
+  if (!tokens.ok()) return true;
+  for (const expr::Token& token : *tokens) {
+    if (token.kind == expr::TokenKind::kIdentifier &&
+        internal::EqualsIgnoreCase(token.text, name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool MentionsColumn(const std::vector<std::string>& texts, const std::string& name) {
+  for (const std::string& text : texts) {
+    if (MentionsColumn(text, name)) return true;
+  }
+  return false;
+}
+
+// Whether the column `name` of the rows after steps[from] is read by a later
+// step or reaches the sink. Spark's optimizer (ColumnPruning) drops a column
+// nothing reads from below a deduplication, which then has no event-time
+// column and drops no late rows; silt follows the outcome. Unknown steps
+// count as reading it.
+bool ColumnReadAfter(const std::vector<TransformStep>& steps, size_t from, std::string name) {
+  for (size_t step_idx = from + 1; step_idx < steps.size(); ++step_idx) {
+    const TransformStep& step = steps[step_idx];
+    if (step.kind == "select") {
+      for (const std::string& item : step.exprs) {
+        if (item.find('*') != std::string::npos || MentionsColumn(item, name)) return true;
+      }
+      return false;
+    }
+    if (step.kind == "where" || step.kind == "filter" || step.kind == "join") {
+      if (MentionsColumn(step.exprs, name)) return true;
+      continue;
+    }
+    if (step.kind == "withColumn") {
+      for (const auto& [target, text] : step.named) {
+        if (MentionsColumn(text, name)) return true;
+        if (internal::EqualsIgnoreCase(target, name)) return false;
+      }
+      continue;
+    }
+    if (step.kind == "withColumnRenamed") {
+      for (const auto& [old_name, new_name] : step.named) {
+        if (internal::EqualsIgnoreCase(old_name, name)) name = new_name;
+      }
+      continue;
+    }
+    if (step.kind == "drop") {
+      for (const std::string& dropped : step.exprs) {
+        if (internal::EqualsIgnoreCase(dropped, name)) return false;
+      }
+      continue;
+    }
+    if (step.kind == "withWatermark") {
+      if (internal::EqualsIgnoreCase(step.event_time, name)) return true;
+      continue;
+    }
+    if (step.kind == "groupBy") {
+      return MentionsColumn(step.exprs, name) || MentionsColumn(step.aggs, name) ||
+             (!step.having.empty() && MentionsColumn(step.having, name));
+    }
+    if (step.kind == "dropDuplicates" || step.kind == "dropDuplicatesWithinWatermark") {
+      if (step.exprs.empty() || MentionsColumn(step.exprs, name)) return true;
+      continue;
+    }
+    return true;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformStep>& steps,
                                                    SchemaPtr input_schema,
                                                    const expr::EvalOptions& options,
@@ -675,13 +727,18 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
     SILT_ASSIGN_OR_RETURN(std::vector<TransformStep> parts, SplitSqlStep(step));
     for (TransformStep& part : parts) expanded.push_back(std::move(part));
   }
+  // Spark numbers stateful operators from the sink down: the last stateful
+  // step is operator 0.
+  int num_stateful = 0;
+  for (const TransformStep& step : expanded) {
+    if (IsStatefulStepKind(step.kind)) ++num_stateful;
+  }
   // A where step and the select step right after it (a sql step's WHERE
   // and SELECT) share one session: the select reuses the JSON parses of the
   // kept rows.
   std::unique_ptr<expr::BindSession> where_session;
-  std::optional<WatermarkColumn> watermark;
-  bool aggregates = false;
-  for (const TransformStep& step : expanded) {
+  for (size_t step_idx = 0; step_idx < expanded.size(); ++step_idx) {
+    const TransformStep& step = expanded[step_idx];
     std::unique_ptr<TransformStepImpl> impl;
     std::unique_ptr<expr::BindSession> session = std::move(where_session);
     if (IsStatefulStepKind(step.kind)) {
@@ -689,24 +746,39 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
       if (stateful == nullptr || !stateful->make_store) {
         return Status::InvalidArgument(path, ": a stateful step needs a streaming query");
       }
-      if (out->stateful_ != nullptr) {
-        return Status::NotSupported(path,
-                                    ": only one stateful step (groupBy, dropDuplicates, "
-                                    "dropDuplicatesWithinWatermark) per job is supported yet");
-      }
+      const OutputMode mode = stateful->output_mode;
       StatefulStep record;
-      record.operator_id = 0;
+      record.operator_id = num_stateful - 1 - static_cast<int>(out->stages_.size());
       record.step = step;
       record.input_schema = schema;
-      record.watermark = watermark;
-      record.output_mode = stateful->output_mode;
+      record.watermark = EventTimeColumn(*schema);
+      record.output_mode = mode;
+      if (step.kind == "dropDuplicates" && record.watermark && !step.exprs.empty() &&
+          !MentionsColumn(step.exprs, record.watermark->name) &&
+          !ColumnReadAfter(expanded, step_idx, record.watermark->name)) {
+        // Nothing after the step reads the event time: Spark prunes it.
+        record.watermark.reset();
+      }
+      // Spark's checkStreamingQueryGlobalWatermarkLimit: in complete and
+      // update mode an aggregation emits groups whatever their event time,
+      // so a later stateful step could drop them as late.
+      if (stateful->check_correctness && mode != OutputMode::kAppend &&
+          CountsForCorrectnessCheck(record)) {
+        for (const Stage& before : out->stages_) {
+          if (before.record.step.kind != "groupBy") continue;
+          return Status::InvalidArgument(
+              path, ": ", kCorrectnessMessage, " (", before.record.step.key_path, " aggregates in ",
+              OutputModeName(mode), " output mode before this stateful step)");
+        }
+      }
       SILT_ASSIGN_OR_RETURN(std::unique_ptr<state::StateStore> store,
                             stateful->make_store(record.operator_id));
-      SILT_ASSIGN_OR_RETURN(out->stateful_,
-                            MakeStatefulOperator(record, options, std::move(store)));
-      aggregates = aggregates || step.kind == "groupBy";
-      out->stateful_step_ = std::move(record);
-      schema = out->stateful_->output_schema();
+      Stage stage;
+      stage.watermarked = !out->watermark_steps_.empty();
+      SILT_ASSIGN_OR_RETURN(stage.op, MakeStatefulOperator(record, options, std::move(store)));
+      schema = stage.op->output_schema();
+      stage.record = std::move(record);
+      out->stages_.push_back(std::move(stage));
       continue;
     }
     if (step.kind == "select") {
@@ -726,23 +798,32 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
     } else if (step.kind == "join") {
       SILT_ASSIGN_OR_RETURN(impl, MakeStaticJoinStep(step, schema, options));
     } else if (step.kind == "withWatermark") {
-      if (out->stateful_ != nullptr) {
-        return Status::NotSupported(step.key_path,
-                                    ".withWatermark: a watermark after a stateful step is not "
-                                    "supported yet; put it before");
+      if (stateful != nullptr && stateful->allow_multiple && !out->watermark_steps_.empty()) {
+        // Spark 3.5's WatermarkPropagator, word for word: the watermark
+        // reaches every step after a withWatermark (through stateful ones
+        // too), and a second withWatermark would redefine it.
+        return Status::InvalidArgument(
+            step.key_path,
+            ".withWatermark: Redefining watermark is disallowed. You can set the config "
+            "'spark.sql.streaming.statefulOperator.allowMultiple' to 'false' to restore the "
+            "previous behavior. Note that multiple stateful operators will be disallowed. (one "
+            "withWatermark step per job)");
       }
       SILT_ASSIGN_OR_RETURN(std::unique_ptr<WatermarkStep> watermark_step,
                             WatermarkStep::Make(step, schema));
-      out->watermark_steps_.push_back(out->steps_.size());
+      out->watermark_steps_.push_back(watermark_step.get());
       out->operator_watermarks_.emplace_back();
-      watermark = WatermarkColumn{step.event_time, watermark_step->delay_ms()};
       impl = std::move(watermark_step);
     } else {
       return Status::InvalidArgument(step.key_path, ": unknown transform step '", step.kind, "'");
     }
     schema = impl->output_schema();
-    (out->stateful_ ? out->post_steps_ : out->steps_).push_back(std::move(impl));
+    (out->stages_.empty() ? out->steps_ : out->stages_.back().post_steps)
+        .push_back(std::move(impl));
   }
+  bool aggregates = false;
+  for (const Stage& stage : out->stages_)
+    aggregates = aggregates || stage.record.step.kind == "groupBy";
   if (stateful != nullptr && stateful->output_mode == OutputMode::kComplete && !aggregates) {
     return Status::InvalidArgument(
         "sink.outputMode: Complete output mode not supported when there are no streaming "
@@ -764,7 +845,9 @@ Result<std::unique_ptr<Transform>> Transform::Make(const std::vector<TransformSt
 
 void Transform::StartBatch() {
   for (const std::unique_ptr<TransformStepImpl>& step : steps_) step->StartBatch();
-  for (const std::unique_ptr<TransformStepImpl>& step : post_steps_) step->StartBatch();
+  for (Stage& stage : stages_) {
+    for (const std::unique_ptr<TransformStepImpl>& step : stage.post_steps) step->StartBatch();
+  }
 }
 
 namespace {
@@ -867,74 +950,134 @@ std::optional<const std::vector<int64_t>*> Transform::last_lineage() const {
 
 Result<RecordBatchPtr> Transform::Process(const RecordBatchPtr& batch,
                                           const expr::EvalContext& ctx) {
-  if (ctx.row_errors != nullptr) {
-    lineage_.clear();
-    lineage_identity_ = true;
-    lineage_known_ = true;
-    SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunTraced(steps_, batch, ctx));
-    if (stateful_ == nullptr) return current;
+  if (ctx.row_errors == nullptr) {
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunSteps(steps_, batch, ctx));
+    return RunStages(0, std::move(current), ctx);
+  }
+  lineage_.clear();
+  lineage_identity_ = true;
+  lineage_known_ = true;
+  SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunTraced(steps_, batch, ctx));
+  for (Stage& stage : stages_) {
+    if (current == nullptr || current->num_rows == 0) return RecordBatchPtr();
     // The stateful step reports the rows it drops as late (by its input
     // row), which are traced as a filter's.
     step_errors_.Clear();
     expr::EvalContext step_ctx = ctx;
     step_ctx.row_errors = &step_errors_;
     const int64_t input_rows = current->num_rows;
-    SILT_ASSIGN_OR_RETURN(RecordBatchPtr emitted, stateful_->Process(current, step_ctx));
+    SILT_ASSIGN_OR_RETURN(RecordBatchPtr emitted, stage.op->Process(current, step_ctx));
     if (!step_errors_.empty()) {
       if (!lineage_known_) {
         return Status::InvalidArgument(
-            stateful_step_->step.key_path, ": ", step_errors_.messages.front(),
-            " (a late row after an explode, window or join step cannot be traced to its source "
-            "record for the dead-letter table)");
+            stage.record.step.key_path, ": ", step_errors_.messages.front(),
+            " (a late row after an explode, window, join or aggregation cannot be traced to its "
+            "source record for the dead-letter table)");
       }
       // The late rows are not in what the step passes on.
       ReportStepErrors(input_rows, ctx.row_errors);
     }
-    if (!stateful_->passes_rows()) {
+    if (!stage.op->passes_rows()) {
       lineage_known_ = false;
     } else if (lineage_known_) {
-      if (const std::vector<int64_t>* kept = stateful_->last_kept_rows()) ComposeLineage(*kept);
+      if (const std::vector<int64_t>* kept = stage.op->last_kept_rows()) ComposeLineage(*kept);
     }
     if (emitted == nullptr || emitted->num_rows == 0) return RecordBatchPtr();
-    return RunTraced(post_steps_, std::move(emitted), ctx);
+    SILT_ASSIGN_OR_RETURN(current, RunTraced(stage.post_steps, std::move(emitted), ctx));
   }
-  SILT_ASSIGN_OR_RETURN(RecordBatchPtr current, RunSteps(steps_, batch, ctx));
-  if (stateful_ == nullptr) return current;
-  SILT_ASSIGN_OR_RETURN(current, stateful_->Process(current, ctx));
-  if (current == nullptr || current->num_rows == 0) return RecordBatchPtr();
-  return RunSteps(post_steps_, std::move(current), ctx);
+  return current;
+}
+
+Result<RecordBatchPtr> Transform::RunStages(size_t first, RecordBatchPtr current,
+                                            const expr::EvalContext& ctx) {
+  for (size_t stage_idx = first; stage_idx < stages_.size(); ++stage_idx) {
+    if (current == nullptr || current->num_rows == 0) return RecordBatchPtr();
+    Stage& stage = stages_[stage_idx];
+    SILT_ASSIGN_OR_RETURN(current, stage.op->Process(current, ctx));
+    if (current == nullptr || current->num_rows == 0) return RecordBatchPtr();
+    SILT_ASSIGN_OR_RETURN(current, RunSteps(stage.post_steps, std::move(current), ctx));
+  }
+  return current;
+}
+
+const StatefulStep& Transform::stateful_step(int index) const {
+  return stages_[static_cast<size_t>(index)].record;
+}
+
+const StatefulOperator& Transform::stateful_operator(int index) const {
+  return *stages_[static_cast<size_t>(index)].op;
 }
 
 Status Transform::StartStatefulBatch(const StatefulBatch& batch) {
-  return stateful_ ? stateful_->StartBatch(batch) : Status::OK();
+  for (Stage& stage : stages_) {
+    StatefulBatch own = batch;
+    own.has_watermark = batch.has_watermark && stage.watermarked;
+    Status started = stage.op->StartBatch(own);
+    if (!started.ok()) return started.WithContextParts("operator ", stage.record.operator_id);
+  }
+  return Status::OK();
 }
 
 Result<RecordBatchPtr> Transform::FinishBatch(const expr::EvalContext& ctx) {
-  if (stateful_ == nullptr) return RecordBatchPtr();
-  SILT_ASSIGN_OR_RETURN(RecordBatchPtr emitted, stateful_->FinishBatch());
-  if (emitted == nullptr || emitted->num_rows == 0) return RecordBatchPtr();
-  return RunSteps(post_steps_, std::move(emitted), ctx);
+  // What a stateful step emits at the end of the batch is not a source
+  // record's any more: errors in the steps after it fail the batch, and the
+  // stateful steps after it count (not report) the rows they drop as late.
+  expr::EvalContext finish_ctx = ctx;
+  finish_ctx.row_errors = nullptr;
+  finish_ctx.input_file_name.clear();
+  std::vector<RecordBatchPtr> outputs;
+  for (size_t stage_idx = 0; stage_idx < stages_.size(); ++stage_idx) {
+    Stage& stage = stages_[stage_idx];
+    Result<RecordBatchPtr> emitted = stage.op->FinishBatch();
+    if (!emitted.ok()) {
+      return emitted.status().WithContextParts(stage.record.step.key_path, ".",
+                                               stage.record.step.kind);
+    }
+    RecordBatchPtr rows = std::move(*emitted);
+    if (rows == nullptr || rows->num_rows == 0) continue;
+    SILT_ASSIGN_OR_RETURN(rows, RunSteps(stage.post_steps, std::move(rows), finish_ctx));
+    SILT_ASSIGN_OR_RETURN(rows, RunStages(stage_idx + 1, std::move(rows), finish_ctx));
+    if (rows != nullptr && rows->num_rows > 0) outputs.push_back(std::move(rows));
+  }
+  if (outputs.empty()) return RecordBatchPtr();
+  if (outputs.size() == 1) return outputs.front();
+  return columnar::ConcatBatches(outputs);
 }
 
-Status Transform::CommitState() { return stateful_ ? stateful_->Commit() : Status::OK(); }
+Status Transform::CommitState() {
+  // Every operator's state version N+1, before the sink commits batch N: a
+  // crash before commits/N re-runs N from version N of each.
+  for (Stage& stage : stages_) {
+    Status committed = stage.op->Commit();
+    if (!committed.ok()) return committed.WithContextParts("operator ", stage.record.operator_id);
+  }
+  return Status::OK();
+}
 
 void Transform::AbortState() {
-  if (stateful_) stateful_->Abort();
+  for (Stage& stage : stages_) stage.op->Abort();
 }
 
 std::vector<StateOperatorProgress> Transform::state_progress() const {
-  if (stateful_ == nullptr) return {};
-  return {stateful_->progress()};
+  // Spark collects the operators from the sink down (operator 0 first).
+  std::vector<StateOperatorProgress> out;
+  for (auto stage = stages_.rbegin(); stage != stages_.rend(); ++stage) {
+    out.push_back(stage->op->progress());
+  }
+  return out;
 }
 
 bool Transform::WantsNoDataBatch(int64_t next_watermark_ms) const {
-  return stateful_ != nullptr && stateful_->WantsNoDataBatch(next_watermark_ms);
+  for (const Stage& stage : stages_) {
+    if (stage.op->WantsNoDataBatch(next_watermark_ms)) return true;
+  }
+  return false;
 }
 
 std::optional<EventTimeStats> Transform::batch_event_time_stats() const {
   std::optional<EventTimeStats> merged;
-  for (size_t idx : watermark_steps_) {
-    const EventTimeStats& stats = static_cast<const WatermarkStep*>(steps_[idx].get())->stats();
+  for (const WatermarkStep* step : watermark_steps_) {
+    const EventTimeStats& stats = step->stats();
     if (stats.count == 0) continue;
     if (!merged) {
       merged = stats;
@@ -951,7 +1094,7 @@ std::optional<EventTimeStats> Transform::batch_event_time_stats() const {
 int64_t Transform::AdvanceWatermark(int64_t current_watermark_ms, bool max_policy) {
   if (watermark_steps_.empty()) return current_watermark_ms;
   for (size_t i = 0; i < watermark_steps_.size(); ++i) {
-    const auto* step = static_cast<const WatermarkStep*>(steps_[watermark_steps_[i]].get());
+    const WatermarkStep* step = watermark_steps_[i];
     std::optional<int64_t>& operator_watermark = operator_watermarks_[i];
     if (step->stats().count > 0) {
       int64_t candidate = step->stats().max_ms - step->delay_ms();

@@ -25,12 +25,29 @@
 //                     watermark as Spark does (max event time - delay, never
 //                     backwards, minimum across several watermarks)
 //   groupBy, dropDuplicates, dropDuplicatesWithinWatermark
-//                     stateful steps (stream/stateful/): at most one per
-//                     job; the steps after it run on what it emits. Process
-//                     passes a chunk through the steps before it and into
-//                     it; FinishBatch, after the batch's last chunk, runs
-//                     what it emits at the end of the batch through the
-//                     steps after it. Needs StatefulOptions.
+//                     stateful steps (stream/stateful/), any number of them
+//                     (Spark 3.5's spark.sql.streaming.statefulOperator.
+//                     allowMultiple); the steps after one run on what it
+//                     emits. Process passes a chunk through the steps and
+//                     into each stateful step in turn, as far as rows go
+//                     (a deduplication passes rows on at once, an
+//                     aggregation keeps them); FinishBatch, after the
+//                     batch's last chunk, finishes the stateful steps in
+//                     order, each one's end-of-batch rows running through
+//                     the steps and stateful steps after it before the next
+//                     one finishes. Needs StatefulOptions.
+//
+// Operator ids are Spark's: IncrementalExecution numbers stateful operators
+// walking the plan from the sink down, so the last stateful step is
+// operator 0 and the first is N-1 (state/<id>/0/, progress stateOperators
+// in that order). Every operator sees the query's watermarks (Spark 3.5's
+// WatermarkPropagator: each built-in operator's output watermark is its
+// input watermark, so along one chain every operator's late-event
+// watermark is the previous batch's and its eviction watermark this
+// batch's); a row an operator receives at or behind its late-event
+// watermark is dropped and counted by that operator. The event time an
+// operator sees is the first column of its input carrying withWatermark's
+// mark (stateful/event_time.h).
 //
 // Errors name the job-file key path ("transform[1].select[3]") and, from the
 // expression module, the position within the expression.
@@ -62,6 +79,7 @@ struct EventTimeStats {
 };
 
 class TransformStepImpl;
+class WatermarkStep;
 
 // The expression options of a job: `ansi` and the session time zone
 // (`spark.sql.session.timeZone`). Errors: InvalidArgument naming an unknown
@@ -75,6 +93,16 @@ Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clo
 struct StatefulOptions {
   OutputMode output_mode = OutputMode::kAppend;
   StateStoreFactory make_store;
+  // spark.sql.streaming.statefulOperator.checkCorrectness.enabled: false
+  // lets a stateful step follow an aggregation in complete or update mode
+  // (Spark then only logs its correctness warning).
+  bool check_correctness = true;
+  // spark.sql.streaming.statefulOperator.allowMultiple: true (Spark 3.5's
+  // default) refuses a second withWatermark step (Spark's watermark
+  // propagation cannot redefine one); false takes it (several watermarks
+  // combine by the policy), and the query then drops late rows against the
+  // batch's own watermark, as Spark before 3.4 did.
+  bool allow_multiple = true;
 };
 
 class Transform {
@@ -83,7 +111,10 @@ class Transform {
   // step's key path (unknown column, bad expression, non-boolean predicate,
   // watermark on a non-timestamp column, duplicate output column names).
   // Without `stateful`, a stateful step is an InvalidArgument error; with
-  // it, complete mode without an aggregation is one too (Spark's rule).
+  // it, the combinations Spark 3.5's UnsupportedOperationChecker refuses
+  // are InvalidArgument errors with its reasons (complete mode without an
+  // aggregation, a stateful step after an aggregation in complete or update
+  // mode, a withWatermark after a stateful step), before any state is read.
   static Result<std::unique_ptr<Transform>> Make(const std::vector<TransformStep>& steps,
                                                  columnar::SchemaPtr input_schema,
                                                  const expr::EvalOptions& options = {},
@@ -119,27 +150,32 @@ class Transform {
   // source chunk it came from; null when the rows are the chunk's one to
   // one; nullopt when they cannot be traced (an aggregation, an explode).
   std::optional<const std::vector<int64_t>*> last_lineage() const;
-  // Only the steps before a stateful one (all steps without one): the
+  // Only the steps before the first stateful one (all steps without one): the
   // failing-record search re-runs rows through them without touching state.
   Result<columnar::RecordBatchPtr> ProcessStateless(const columnar::RecordBatchPtr& batch,
                                                     const expr::EvalContext& ctx);
 
-  // The stateful step's part of a batch (stateful_operator.h); each is a
-  // no-op without one. StartStatefulBatch after StartBatch; FinishBatch after
-  // the last Process (null: nothing emitted); CommitState before the sink
-  // commits; AbortState when the batch fails.
-  bool has_stateful() const { return stateful_ != nullptr; }
-  // The stateful step as its checkpoint records it, and its operator (null
-  // without one).
-  const std::optional<StatefulStep>& stateful_step() const { return stateful_step_; }
-  const StatefulOperator* stateful_operator() const { return stateful_.get(); }
+  // The stateful steps' part of a batch (stateful_operator.h); each is a
+  // no-op without one. StartStatefulBatch after StartBatch (every
+  // operator loads its state version batch.batch_id); FinishBatch after the
+  // last Process (null: nothing emitted); CommitState before the sink
+  // commits (every operator's state version N+1, in operator order);
+  // AbortState when the batch fails.
+  bool has_stateful() const { return !stages_.empty(); }
+  // The stateful steps, in job order (the first step's operator id is
+  // num_stateful() - 1), as their checkpoint records them, and their
+  // operators. REQUIRES: index < num_stateful().
+  int num_stateful() const { return static_cast<int>(stages_.size()); }
+  const StatefulStep& stateful_step(int index) const;
+  const StatefulOperator& stateful_operator(int index) const;
   Status StartStatefulBatch(const StatefulBatch& batch);
   Result<columnar::RecordBatchPtr> FinishBatch(const expr::EvalContext& ctx);
   Status CommitState();
   void AbortState();
-  // stateOperators of the last committed batch (empty without a stateful step).
+  // stateOperators of the last committed batch, one per stateful step in
+  // Spark's order (operator 0 first; empty without a stateful step).
   std::vector<StateOperatorProgress> state_progress() const;
-  // Spark's no-data batch rule: the stateful step would evict or emit
+  // Spark's no-data batch rule: some stateful step would evict or emit
   // because the watermark moved to `next_watermark_ms`.
   bool WantsNoDataBatch(int64_t next_watermark_ms) const;
   // Event-time statistics of the batch so far, merged over watermark steps;
@@ -155,17 +191,31 @@ class Transform {
   Transform() = default;
   columnar::SchemaPtr input_schema_;
   columnar::SchemaPtr output_schema_;
-  // The steps before the stateful one (all of them without one), the
-  // stateful step, and the steps after it.
+  // A stateful step and the stateless steps after it (up to the next
+  // stateful step or the end).
+  struct Stage {
+    std::unique_ptr<StatefulOperator> op;
+    StatefulStep record;
+    std::vector<std::unique_ptr<TransformStepImpl>> post_steps;
+    // A withWatermark step comes before it: the operator filters late rows,
+    // evicts and asks for no-data batches by the watermarks (Spark's
+    // propagation gives an operator without one no input watermark).
+    bool watermarked = false;
+  };
+  // The steps before the first stateful one (all of them without one), then
+  // the stateful steps in job order.
   std::vector<std::unique_ptr<TransformStepImpl>> steps_;
-  std::unique_ptr<StatefulOperator> stateful_;
-  std::optional<StatefulStep> stateful_step_;
-  std::vector<std::unique_ptr<TransformStepImpl>> post_steps_;
-  // Indices into steps_ of the withWatermark steps, and each one's operator
-  // watermark (Spark keeps these per run, not in the checkpoint).
-  std::vector<size_t> watermark_steps_;
+  std::vector<Stage> stages_;
+  // The withWatermark steps (owned by steps_ or a stage's post_steps), and
+  // each one's operator watermark (Spark keeps these per run, not in the
+  // checkpoint).
+  std::vector<const WatermarkStep*> watermark_steps_;
   std::vector<std::optional<int64_t>> operator_watermarks_;
 
+  // Runs `current`, the input of stage `first`, through that stage and the
+  // ones after it; what comes out of the last one (null or empty: nothing).
+  Result<columnar::RecordBatchPtr> RunStages(size_t first, columnar::RecordBatchPtr current,
+                                             const expr::EvalContext& ctx);
   // Dead-letter mode: runs `steps` tracing rows back to the source chunk.
   Result<columnar::RecordBatchPtr> RunTraced(
       const std::vector<std::unique_ptr<TransformStepImpl>>& steps,

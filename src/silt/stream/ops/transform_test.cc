@@ -4,6 +4,8 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
+#include "silt/fs/file_system.h"
+#include "silt/state/state_store.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::stream {
@@ -495,6 +497,237 @@ TEST(TransformTest, DeadLetterModeTracesBadRowsToTheirSourceRows) {
   ASSERT_TRUE(lineage.has_value());
   ASSERT_NE(*lineage, nullptr);
   EXPECT_EQ(**lineage, (std::vector<int64_t>{0, 4}));
+}
+
+}  // namespace
+}  // namespace silt::stream
+
+namespace silt::stream {
+namespace {
+
+// Stateful steps over state stores in a memory file system; records which
+// operator ids were opened.
+struct StatefulHarness {
+  fs::FileSystemPtr fs = fs::MakeMemoryFileSystem();
+  std::vector<int> opened;
+  StatefulOptions options;
+
+  explicit StatefulHarness(OutputMode mode = OutputMode::kAppend) {
+    options.output_mode = mode;
+    options.make_store = [this](int id) -> Result<std::unique_ptr<state::StateStore>> {
+      opened.push_back(id);
+      state::StateStoreOptions store;
+      store.file_system = fs;
+      store.dir = "/checkpoint/state/" + std::to_string(id) + "/0";
+      return state::StateStore::Open(store);
+    };
+  }
+
+  Result<std::unique_ptr<Transform>> Make(const std::vector<TransformStep>& steps) {
+    auto input = MakeInput({}, {}, {});
+    return Transform::Make(steps, input->schema, {}, &options);
+  }
+};
+
+TransformStep Watermark(int index, std::string column = "ts", std::string delay = "10 seconds") {
+  TransformStep step;
+  step.kind = "withWatermark";
+  step.key_path = "transform[" + std::to_string(index) + "]";
+  step.event_time = std::move(column);
+  step.delay_threshold = std::move(delay);
+  return step;
+}
+
+TransformStep GroupBy(std::vector<std::string> keys, std::vector<std::string> aggs, int index) {
+  TransformStep step = Step("groupBy", std::move(keys), index);
+  step.aggs = std::move(aggs);
+  return step;
+}
+
+// One batch: every chunk through Process, then FinishBatch and the commit;
+// the rows out of both, as "name@seconds" (for the windowed count below:
+// "<window start seconds>:<n>").
+Result<std::vector<std::string>> RunBatch(Transform* transform, int64_t batch_id, int64_t late_sec,
+                                          int64_t evict_sec,
+                                          const columnar::RecordBatchPtr& input) {
+  transform->StartBatch();
+  StatefulBatch batch;
+  batch.batch_id = batch_id;
+  batch.late_watermark_ms = late_sec * 1000;
+  batch.eviction_watermark_ms = evict_sec * 1000;
+  batch.has_watermark = true;
+  SILT_RETURN_NOT_OK(transform->StartStatefulBatch(batch));
+  std::vector<columnar::RecordBatchPtr> outputs;
+  SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr now, transform->Process(input, {}));
+  outputs.push_back(now);
+  SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr at_end, transform->FinishBatch({}));
+  outputs.push_back(at_end);
+  SILT_RETURN_NOT_OK(transform->CommitState());
+  std::vector<std::string> rows;
+  for (const columnar::RecordBatchPtr& out : outputs) {
+    if (out == nullptr) continue;
+    for (int64_t row = 0; row < out->num_rows; ++row) {
+      const int64_t start = out->column(0)->children[0]->Value<int64_t>(row);
+      rows.push_back(std::to_string((start - kT0) / 1'000'000) + ":" +
+                     std::to_string(out->column(1)->Value<int64_t>(row)));
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+constexpr int64_t kSec = 1'000'000;
+
+TEST(TransformTest, ChainedStatefulStepsAreNumberedFromTheSink) {
+  StatefulHarness h;
+  ASSERT_OK_AND_ASSIGN(auto transform,
+                       h.Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                               GroupBy({"window(ts, '1 minute')"}, {"count(*) AS n"}, 2)}));
+  ASSERT_EQ(transform->num_stateful(), 2);
+  // Spark's IncrementalExecution: the last stateful step is operator 0.
+  EXPECT_EQ(transform->stateful_step(0).operator_id, 1);
+  EXPECT_EQ(transform->stateful_step(0).step.kind, "dropDuplicates");
+  EXPECT_EQ(transform->stateful_step(1).operator_id, 0);
+  EXPECT_EQ(h.opened, (std::vector<int>{1, 0}));
+  // Both see the event time: ts for the deduplication, the window for the
+  // count, whose output keeps the mark for a step after it.
+  ASSERT_TRUE(transform->stateful_step(0).watermark.has_value());
+  EXPECT_EQ(transform->stateful_step(0).watermark->name, "ts");
+  EXPECT_EQ(transform->stateful_step(1).watermark->name, "ts");
+  EXPECT_EQ(transform->output_schema()->field(0).metadata_json,
+            R"({"spark.watermarkDelayMs":10000})");
+}
+
+TEST(TransformTest, DeduplicationFeedsAWindowedCountInTheSameBatch) {
+  StatefulHarness h;
+  ASSERT_OK_AND_ASSIGN(auto transform,
+                       h.Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                               GroupBy({"window(ts, '1 minute')"}, {"count(*) AS n"}, 2)}));
+  // Batch 0: ids 1, 1, 2 in [0, 60); nothing closes.
+  ASSERT_OK_AND_ASSIGN(auto out,
+                       RunBatch(transform.get(), 0, 0, 0,
+                                MakeInput({1, 1, 2}, {"a", "a", "b"},
+                                          {kT0 + 5 * kSec, kT0 + 5 * kSec, kT0 + 10 * kSec})));
+  EXPECT_TRUE(out.empty());
+  // Batch 1, watermark 70 s: id 2 again at 10 s and id 3 at 20 s are late
+  // at the deduplication (<= the previous watermark, 30 s; late rows go
+  // before duplicates, as in Spark), id 4 at 80 s opens [60, 120); [0, 60)
+  // closes with 2 rows.
+  const int64_t wm0 = (kT0 / 1000 + 30'000) / 1000;  // seconds
+  ASSERT_OK_AND_ASSIGN(out,
+                       RunBatch(transform.get(), 1, wm0, (kT0 / kSec) + 70,
+                                MakeInput({2, 3, 4}, {"b", "c", "d"},
+                                          {kT0 + 10 * kSec, kT0 + 20 * kSec, kT0 + 80 * kSec})));
+  EXPECT_EQ(out, (std::vector<std::string>{"0:2"}));
+  std::vector<StateOperatorProgress> progress = transform->state_progress();
+  ASSERT_EQ(progress.size(), 2u);
+  EXPECT_EQ(progress[0].operator_name, "stateStoreSave");  // operator 0 first
+  EXPECT_EQ(progress[0].num_rows_total, 1);
+  EXPECT_EQ(progress[1].operator_name, "dedupe");
+  EXPECT_EQ(progress[1].num_rows_dropped_by_watermark, 2);
+  EXPECT_EQ(progress[1].num_rows_total, 3);
+  // The deduplication asks for a no-data batch when the watermark moves,
+  // and so does the count, which would close [60, 120).
+  EXPECT_TRUE(transform->WantsNoDataBatch((kT0 / kSec + 200) * 1000));
+}
+
+TEST(TransformTest, AWindowOverAnEarlierWindowsTimeKeepsTheEventTime) {
+  // Spark's chained time windows: window(window_time(window), ...).
+  StatefulHarness h;
+  ASSERT_OK_AND_ASSIGN(
+      auto transform,
+      h.Make({Watermark(0), GroupBy({"window(ts, '10 seconds')"}, {"count(*) AS n"}, 1),
+              GroupBy({"window(window_time(window), '1 minute')"}, {"sum(n) AS n"}, 2)}));
+  ASSERT_OK_AND_ASSIGN(auto out,
+                       RunBatch(transform.get(), 0, 0, 0,
+                                MakeInput({1, 2, 3}, {"a", "b", "c"},
+                                          {kT0 + 5 * kSec, kT0 + 15 * kSec, kT0 + 16 * kSec})));
+  EXPECT_TRUE(out.empty());
+  // Watermark 65 s: the 10-second windows close and reach the minute
+  // window in the same batch, which closes at 60 s too.
+  ASSERT_OK_AND_ASSIGN(out, RunBatch(transform.get(), 1, 0, kT0 / kSec + 65,
+                                     MakeInput({4}, {"d"}, {kT0 + 75 * kSec})));
+  EXPECT_EQ(out, (std::vector<std::string>{"0:3"}));
+  // window.end carries no event time: append mode refuses the second step.
+  StatefulHarness other;
+  Result<std::unique_ptr<Transform>> refused =
+      other.Make({Watermark(0), GroupBy({"window(ts, '10 seconds')"}, {"count(*) AS n"}, 1),
+                  GroupBy({"window(window.end, '1 minute')"}, {"sum(n) AS n"}, 2)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "Append output mode not supported when there are streaming aggregations on "
+                "streaming DataFrames/DataSets without watermark"),
+            std::string::npos)
+      << refused.status().message();
+}
+
+TEST(TransformTest, RefusesWhatSparkRefusesBetweenStatefulSteps) {
+  {
+    // An aggregation in complete mode before another stateful step.
+    StatefulHarness h(OutputMode::kComplete);
+    Result<std::unique_ptr<Transform>> made = h.Make(
+        {GroupBy({"name", "id"}, {"count(*) AS n"}, 0), GroupBy({"name"}, {"count(*) AS ids"}, 1)});
+    ASSERT_FALSE(made.ok());
+    EXPECT_TRUE(made.status().message().starts_with(
+        "transform[1].groupBy: Detected pattern of possible 'correctness' issue due to global "
+        "watermark."))
+        << made.status().message();
+    EXPECT_TRUE(h.opened.size() <= 1u);
+    // spark.sql.streaming.statefulOperator.checkCorrectness.enabled=false
+    StatefulHarness unchecked(OutputMode::kComplete);
+    unchecked.options.check_correctness = false;
+    EXPECT_OK(unchecked
+                  .Make({GroupBy({"name", "id"}, {"count(*) AS n"}, 0),
+                         GroupBy({"name"}, {"count(*) AS ids"}, 1)})
+                  .status());
+    // A deduplication without the event time in its keys may follow.
+    StatefulHarness dedup(OutputMode::kComplete);
+    EXPECT_OK(
+        dedup.Make({GroupBy({"name"}, {"count(*) AS n"}, 0), Step("dropDuplicates", {"name"}, 1)})
+            .status());
+  }
+  {
+    // A second withWatermark, after a stateful step or not.
+    StatefulHarness h;
+    Result<std::unique_ptr<Transform>> made =
+        h.Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                Named("withColumn", {{"t2", "ts"}}, 2), Watermark(3, "t2")});
+    ASSERT_FALSE(made.ok());
+    EXPECT_TRUE(made.status().message().starts_with(
+        "transform[3].withWatermark: Redefining watermark is disallowed."))
+        << made.status().message();
+    // allowMultiple false takes it.
+    StatefulHarness single;
+    single.options.allow_multiple = false;
+    EXPECT_OK(single
+                  .Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                         Named("withColumn", {{"t2", "ts"}}, 2), Watermark(3, "t2")})
+                  .status());
+  }
+  {
+    // A watermark after a deduplication without one: the deduplication has
+    // no event time, the count after the watermark has.
+    StatefulHarness h;
+    ASSERT_OK_AND_ASSIGN(auto transform,
+                         h.Make({Step("dropDuplicates", {"id"}, 0), Watermark(1),
+                                 GroupBy({"window(ts, '1 minute')"}, {"count(*) AS n"}, 2)}));
+    EXPECT_FALSE(transform->stateful_step(0).watermark.has_value());
+    EXPECT_TRUE(transform->stateful_step(1).watermark.has_value());
+  }
+}
+
+TEST(TransformTest, ADeduplicationWhoseEventTimeNobodyReadsDropsNoLateRows) {
+  // Spark's optimizer prunes ts below dropDuplicates(id) when only name is
+  // read after it: the deduplication then has no event-time column.
+  StatefulHarness h(OutputMode::kComplete);
+  ASSERT_OK_AND_ASSIGN(auto pruned, h.Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                                            GroupBy({"name"}, {"count(*) AS n"}, 2)}));
+  EXPECT_FALSE(pruned->stateful_step(0).watermark.has_value());
+  StatefulHarness read(OutputMode::kComplete);
+  ASSERT_OK_AND_ASSIGN(auto kept,
+                       read.Make({Watermark(0), Step("dropDuplicates", {"id"}, 1),
+                                  GroupBy({"name"}, {"count(*) AS n", "max(ts) AS last"}, 2)}));
+  EXPECT_TRUE(kept->stateful_step(0).watermark.has_value());
 }
 
 }  // namespace

@@ -78,6 +78,10 @@ class Deduplicate final : public StoreBackedOperator {
     op->progress_.operator_name = within ? "dedupeWithinWatermark" : "dedupe";
     if (watermark) {
       op->event_time_column_ = FindColumn(input, watermark->name);
+      op->event_time_is_window_ =
+          op->event_time_column_ >= 0 &&
+          input->field(op->event_time_column_).type->id() == columnar::TypeId::kStruct &&
+          input->field(op->event_time_column_).type->num_fields() == 2;
       op->delay_ms_ = watermark->delay_ms;
       for (int c : columns) {
         if (c == op->event_time_column_) op->keyed_by_event_time_ = !within;
@@ -103,8 +107,12 @@ class Deduplicate final : public StoreBackedOperator {
     const auto start = std::chrono::steady_clock::now();
     const int64_t rows = chunk->num_rows;
     if (rows == 0) return chunk;
-    const columnar::Column* times =
+    // A window struct's event time is its end (Spark's watermark predicate
+    // on a struct column reads field 1).
+    const columnar::Column* event =
         event_time_column_ >= 0 ? chunk->column(event_time_column_).get() : nullptr;
+    const columnar::Column* times =
+        event != nullptr && event_time_is_window_ ? event->children[1].get() : event;
     const int64_t late_micros = batch_.late_watermark_ms * 1000;
     std::vector<ColumnPtr> keys;
     for (int c : columns_) keys.push_back(chunk->column(c));
@@ -115,7 +123,8 @@ class Deduplicate final : public StoreBackedOperator {
     keep.reserve(static_cast<size_t>(rows));
     std::string store_key;
     for (int64_t row = 0; row < rows; ++row) {
-      const bool has_time = times != nullptr && times->IsValid(row);
+      const bool has_time =
+          times != nullptr && times->IsValid(row) && (event == times || event->IsValid(row));
       const int64_t time = has_time ? times->Value<int64_t>(row) : 0;
       if (batch_.has_watermark && has_time && time <= late_micros) {
         ++current_.num_rows_dropped_by_watermark;
@@ -229,6 +238,7 @@ class Deduplicate final : public StoreBackedOperator {
   std::vector<int> columns_;
   bool within_ = false;
   int event_time_column_ = -1;
+  bool event_time_is_window_ = false;  // a window struct: its end is the time
   bool keyed_by_event_time_ = false;
   int64_t delay_ms_ = 0;
   std::vector<std::string> encoded_;

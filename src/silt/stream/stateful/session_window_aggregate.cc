@@ -1,6 +1,7 @@
 #include "silt/stream/stateful/session_window_aggregate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "silt/exec/streaming_aggregate.h"
 #include "silt/expr/expression.h"
 #include "silt/expr/parse/ast.h"
+#include "silt/expr/parse/lexer.h"
 #include "silt/expr/parse/parser.h"
 #include "silt/stream/stateful/aggregate_items.h"
 
@@ -175,21 +177,110 @@ std::string IndexKey(std::string_view group, const Session& s) {
   return out;
 }
 
+// The interval field of a unit word (singular or plural, any case): 0..3
+// for day (and week) .. second (and its fractions) of a day-time interval,
+// 10 + 0..1 for year .. month of a year-month interval; -1 for anything else.
+int IntervalField(std::string_view word) {
+  std::string unit = AsciiLower(std::string(word));
+  if (unit.size() > 1 && unit.back() == 's') unit.pop_back();
+  if (unit == "year") return 10;
+  if (unit == "month") return 11;
+  if (unit == "week" || unit == "day") return 0;
+  if (unit == "hour") return 1;
+  if (unit == "minute") return 2;
+  if (unit == "second" || unit == "millisecond" || unit == "microsecond") return 3;
+  return -1;
+}
+
+// A session gap may be an interval, as Spark's SessionWindowing takes any
+// CalendarIntervalType expression: CAST(<text> AS INTERVAL) is read as the
+// text, which the gap parses as Spark's string -> interval cast does. An
+// ANSI interval literal (INTERVAL 5 SECONDS, INTERVAL '5' SECOND, ...) is a
+// DayTimeIntervalType or YearMonthIntervalType in Spark 3.5, which it
+// refuses as a gap; so does silt, with Spark's message. Returns the key text
+// to parse. Errors: InvalidArgument with Spark's message.
+Result<std::string> SessionGapIntervalsAsText(const std::string& key) {
+  if (AsciiLower(key).find("interval") == std::string::npos) return key;
+  Result<std::vector<expr::Token>> tokens = expr::Tokenize(key);
+  if (!tokens.ok()) return key;  // the parser reports it
+  std::string out = key;
+  int day_time[2] = {4, -1};    // smallest and largest field seen
+  int year_month[2] = {2, -1};  // likewise, 0 year .. 1 month
+  auto note = [&](int field) {
+    int* range = field >= 10 ? year_month : day_time;
+    const int f = field >= 10 ? field - 10 : field;
+    range[0] = std::min(range[0], f);
+    range[1] = std::max(range[1], f);
+  };
+  const std::vector<expr::Token>& t = *tokens;
+  // Backwards, so replacing a token keeps the earlier positions valid.
+  for (size_t i = t.size(); i-- > 0;) {
+    if (t[i].kind != expr::TokenKind::kIdentifier || t[i].quoted || !t[i].IsKeyword("INTERVAL")) {
+      continue;
+    }
+    if (i > 0 && t[i - 1].IsKeyword("AS")) {
+      out.replace(static_cast<size_t>(t[i].position), t[i].text.size(), "STRING");
+      continue;
+    }
+    // An interval literal: numbers, strings and unit words (and TO).
+    for (size_t j = i + 1; j < t.size(); ++j) {
+      if (t[j].kind == expr::TokenKind::kNumber || t[j].kind == expr::TokenKind::kMinus ||
+          (t[j].kind == expr::TokenKind::kIdentifier && t[j].IsKeyword("TO"))) {
+        continue;
+      }
+      if (t[j].kind == expr::TokenKind::kString) {
+        std::string word;
+        for (char c : t[j].text + " ") {
+          if (std::isalpha(static_cast<unsigned char>(c))) {
+            word.push_back(c);
+          } else if (!word.empty()) {
+            if (IntervalField(word) >= 0) note(IntervalField(word));
+            word.clear();
+          }
+        }
+        continue;
+      }
+      if (t[j].kind == expr::TokenKind::kIdentifier && !t[j].quoted &&
+          IntervalField(t[j].text) >= 0) {
+        note(IntervalField(t[j].text));
+        continue;
+      }
+      break;
+    }
+  }
+  if (day_time[1] >= 0) {
+    return Status::InvalidArgument(
+        "Gap duration expression used in session window must be CalendarIntervalType, but got "
+        "DayTimeIntervalType(",
+        day_time[0], ",", day_time[1],
+        "). (Spark 3.5's ANSI interval literals are not session gaps: write the gap as a string "
+        "such as '5 seconds', or CAST('5 seconds' AS INTERVAL))");
+  }
+  if (year_month[1] >= 0) {
+    return Status::InvalidArgument(
+        "Gap duration expression used in session window must be CalendarIntervalType, but got "
+        "YearMonthIntervalType(",
+        year_month[0], ",", year_month[1], ").");
+  }
+  return out;
+}
+
 class SessionWindowAggregate final : public StoreBackedOperator {
  public:
   // Each session has an index entry beside it (by end time).
   SessionWindowAggregate() : StoreBackedOperator(/*entries_per_row=*/2) {}
 
   Status Init(const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-              const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-              std::unique_ptr<state::StateStore> store) {
+              OutputMode mode, std::unique_ptr<state::StateStore> store) {
     const std::string path = step.key_path + ".groupBy";
     mode_ = mode;
     store_ = std::move(store);
     std::vector<expr::NodePtr> keys;
     for (size_t k = 0; k < step.exprs.size(); ++k) {
       const std::string key_path = path + ".keys[" + std::to_string(k) + "]";
-      Result<expr::NodePtr> node = expr::ParseNode(step.exprs[k]);
+      Result<std::string> text = SessionGapIntervalsAsText(step.exprs[k]);
+      if (!text.ok()) return text.status().WithContext(key_path);
+      Result<expr::NodePtr> node = expr::ParseNode(*text);
       if (!node.ok()) return Status::InvalidArgument(key_path, ": ", node.status().message());
       if (const expr::CallNode* call = AsSessionWindow(**node)) {
         if (session_index_ >= 0) {
@@ -203,7 +294,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
                                          "session_window(ts, '30 seconds')");
         }
         session_index_ = static_cast<int>(k);
-        SILT_RETURN_NOT_OK_CTX(BindSession(*call, input, options, watermark), key_path);
+        SILT_RETURN_NOT_OK_CTX(BindSession(*call, input, options), key_path);
       }
       keys.push_back(std::move(*node));
     }
@@ -270,7 +361,14 @@ class SessionWindowAggregate final : public StoreBackedOperator {
     if (!agg.ok()) return Status::InvalidArgument(path, ": ", agg.status().message());
     agg_ = std::move(*agg);
     SILT_ASSIGN_OR_RETURN(RecordBatchPtr empty, agg_->Finalize({}, {}, names_));
-    schema_ = empty->schema;
+    // The keys keep the event-time mark, as Spark's grouping attributes do.
+    std::vector<columnar::Field> fields = empty->schema->fields();
+    for (size_t k = 0; k < keys.size() && k < fields.size(); ++k) {
+      if (std::optional<int64_t> delay = ExpressionWatermarkDelay(*keys[k], *input)) {
+        fields[k].metadata_json = WithWatermarkDelay("{}", delay);
+      }
+    }
+    schema_ = DataType::Struct(std::move(fields));
     progress_.operator_name = "sessionWindowStateStoreSaveExec";
     return Status::OK();
   }
@@ -363,8 +461,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
 
  private:
   Status BindSession(const expr::CallNode& call, const SchemaPtr& input,
-                     const expr::EvalOptions& options,
-                     const std::optional<WatermarkColumn>& watermark) {
+                     const expr::EvalOptions& options) {
     SILT_ASSIGN_OR_RETURN(time_expr_, expr::Bind(*call.args()[0], input, options));
     const columnar::TypeId time_type = time_expr_->type()->id();
     if (time_type != columnar::TypeId::kTimestamp && time_type != columnar::TypeId::kTimestampNtz) {
@@ -384,7 +481,7 @@ class SessionWindowAggregate final : public StoreBackedOperator {
     fields[1].name = "end";
     fields[1].type = time_expr_->type();
     session_type_ = DataType::Struct(std::move(fields));
-    event_time_ = watermark.has_value() && RefersTo(*call.args()[0], watermark->name);
+    event_time_ = ExpressionWatermarkDelay(call, *input).has_value();
     return Status::OK();
   }
 
@@ -601,7 +698,10 @@ class SessionWindowAggregate final : public StoreBackedOperator {
 
 bool HasSessionWindowKey(const TransformStep& step) {
   for (const std::string& key : step.exprs) {
-    Result<expr::NodePtr> node = expr::ParseNode(key);
+    Result<std::string> text = SessionGapIntervalsAsText(key);
+    // An interval gap Spark refuses: the session window reports it.
+    if (!text.ok()) return true;
+    Result<expr::NodePtr> node = expr::ParseNode(*text);
     if (node.ok() && AsSessionWindow(**node) != nullptr) return true;
   }
   return false;
@@ -609,10 +709,9 @@ bool HasSessionWindowKey(const TransformStep& step) {
 
 Result<std::unique_ptr<StatefulOperator>> MakeSessionWindowAggregate(
     const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-    std::unique_ptr<state::StateStore> store) {
+    OutputMode mode, std::unique_ptr<state::StateStore> store) {
   auto op = std::make_unique<SessionWindowAggregate>();
-  SILT_RETURN_NOT_OK(op->Init(step, input, options, watermark, mode, std::move(store)));
+  SILT_RETURN_NOT_OK(op->Init(step, input, options, mode, std::move(store)));
   return std::unique_ptr<StatefulOperator>(std::move(op));
 }
 

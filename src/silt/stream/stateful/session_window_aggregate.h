@@ -53,7 +53,6 @@ bool HasSessionWindowKey(const TransformStep& step);
 // session's time column.
 Result<std::unique_ptr<StatefulOperator>> MakeSessionWindowAggregate(
     const TransformStep& step, const columnar::SchemaPtr& input, const expr::EvalOptions& options,
-    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-    std::unique_ptr<state::StateStore> store);
+    OutputMode mode, std::unique_ptr<state::StateStore> store);
 
 }  // namespace silt::stream

@@ -25,8 +25,10 @@ struct Event {
   std::string gap = "30 seconds";  // "NULL": null
 };
 
-columnar::SchemaPtr InputSchema() {
-  return DataType::Struct({{"ts", DataType::Timestamp(), true},
+// `watermark`: ts carries withWatermark's mark (10 s), as after the step.
+columnar::SchemaPtr InputSchema(bool watermark = true) {
+  return DataType::Struct({{"ts", DataType::Timestamp(), true,
+                            watermark ? R"({"spark.watermarkDelayMs":10000})" : "{}"},
                            {"device", DataType::String(), true},
                            {"temp", DataType::Double(), true},
                            {"gap", DataType::String(), true}});
@@ -98,10 +100,8 @@ struct Harness {
     options.dir = "/checkpoint/state/0/0";
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<state::StateStore> store,
                           state::StateStore::Open(options));
-    std::optional<WatermarkColumn> wm;
-    if (watermark) wm = WatermarkColumn{"ts", 10000};
     SILT_ASSIGN_OR_RETURN(
-        op, MakeStatefulAggregate(Step(), InputSchema(), {}, wm, mode, std::move(store)));
+        op, MakeStatefulAggregate(Step(), InputSchema(watermark), {}, mode, std::move(store)));
     return Status::OK();
   }
 
@@ -190,6 +190,40 @@ TEST(SessionWindowAggregateTest, DynamicGapDropsRowsWithoutAPositiveGap) {
                                            {200, "d2", 64, "1 minute 30 seconds"}},
                                           0, 0));
   EXPECT_EQ(out, (Strings{"[0, 65) 'd1' 2 3", "[200, 290) 'd2' 1 64"}));
+}
+
+TEST(SessionWindowAggregateTest, AnIntervalGapIsACastToIntervalNotAnAnsiLiteral) {
+  // CAST(<text> AS INTERVAL) is a CalendarIntervalType gap, as Spark takes
+  // it: the same sessions as the text.
+  Harness h;
+  h.mode = OutputMode::kComplete;
+  h.watermark = false;
+  h.gap =
+      "CASE WHEN device = 'd1' THEN CAST(gap AS INTERVAL) ELSE CAST('1 minute' AS interval) END";
+  ASSERT_OK(h.Open());
+  ASSERT_OK_AND_ASSIGN(
+      Strings out,
+      h.Run(0, {{0, "d1", 1, "10 seconds"}, {5, "d1", 2, "interval 1 minute"}, {200, "d2", 64}}, 0,
+            0));
+  EXPECT_EQ(out, (Strings{"[0, 65) 'd1' 2 3", "[200, 260) 'd2' 1 64"}));
+  // ANSI interval literals are day-time (or year-month) intervals in Spark
+  // 3.5, which refuses them as a gap.
+  for (const auto& [gap, type] : std::vector<std::pair<std::string, std::string>>{
+           {"CASE WHEN device = 'd1' THEN INTERVAL 5 SECONDS ELSE INTERVAL 1 MINUTE END",
+            "DayTimeIntervalType(2,3)"},
+           {"INTERVAL '30' SECOND", "DayTimeIntervalType(3,3)"},
+           {"INTERVAL '2 hours'", "DayTimeIntervalType(1,1)"},
+           {"INTERVAL 1 MONTH", "YearMonthIntervalType(1,1)"}}) {
+    Harness literal;
+    literal.gap = gap;
+    Status opened = literal.Open();
+    ASSERT_FALSE(opened.ok()) << gap;
+    EXPECT_NE(opened.message().find("Gap duration expression used in session window must be "
+                                    "CalendarIntervalType, but got " +
+                                    type + "."),
+              std::string::npos)
+        << opened.message();
+  }
 }
 
 TEST(SessionWindowAggregateTest, RestartFromTheCheckpointEqualsTheUninterruptedRun) {

@@ -23,32 +23,25 @@ using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
 using expr::NodeKind;
 
-// The key the watermark applies to: `window(<watermark column>, ...)` or the
-// watermark column itself; -1 when no key carries the event time.
+// The key the watermark applies to: the first key whose result carries the
+// event-time mark (event_time.h), as Spark's watermark predicate takes the
+// first marked attribute of the aggregation's keys; for a window() key the
+// window's end. -1 when no key carries the event time.
 struct EventTimeKey {
   int index = -1;
   bool is_window = false;
 };
 
 EventTimeKey FindEventTimeKey(const std::vector<expr::NodePtr>& keys,
-                              const std::optional<WatermarkColumn>& watermark) {
+                              const columnar::Schema& input) {
   EventTimeKey out;
-  if (!watermark) return out;
   for (size_t k = 0; k < keys.size(); ++k) {
+    if (!ExpressionWatermarkDelay(*keys[k], input)) continue;
     const expr::Node& key = Unalias(*keys[k]);
-    if (RefersTo(key, watermark->name)) {
-      out.index = static_cast<int>(k);
-      return out;
-    }
-    if (key.kind() == NodeKind::kCall) {
-      const auto& call = static_cast<const expr::CallNode&>(key);
-      if (EqualsIgnoreCase(call.name(), "window") && !call.args().empty() &&
-          RefersTo(*call.args()[0], watermark->name)) {
-        out.index = static_cast<int>(k);
-        out.is_window = true;
-        return out;
-      }
-    }
+    out.index = static_cast<int>(k);
+    out.is_window = key.kind() == NodeKind::kCall &&
+                    EqualsIgnoreCase(static_cast<const expr::CallNode&>(key).name(), "window");
+    return out;
   }
   return out;
 }
@@ -78,13 +71,28 @@ std::string ItemName(const expr::Node& item, const std::vector<expr::NodePtr>& k
   return item.OutputName();
 }
 
+// The event-time mark of an output item that is a group key as such (the
+// key's text, or its name, e.g. `window`): Spark's grouping attribute keeps
+// its metadata in the aggregation's output.
+std::string ItemKeyMetadata(const expr::Node& item, const std::vector<expr::NodePtr>& keys,
+                            const columnar::Schema& input) {
+  const expr::Node& inner = Unalias(item);
+  const std::string text = AsciiLower(inner.ToString());
+  for (const expr::NodePtr& key : keys) {
+    if (AsciiLower(Unalias(*key).ToString()) == text || RefersTo(inner, KeyName(*key))) {
+      std::optional<int64_t> delay = ExpressionWatermarkDelay(*key, input);
+      return delay ? WithWatermarkDelay("{}", delay) : std::string("{}");
+    }
+  }
+  return "{}";
+}
+
 class StatefulAggregate final : public StoreBackedOperator {
  public:
   StatefulAggregate() = default;
 
   Status Init(const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-              const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-              std::unique_ptr<state::StateStore> store) {
+              OutputMode mode, std::unique_ptr<state::StateStore> store) {
     const std::string path = step.key_path + ".groupBy";
     mode_ = mode;
     store_ = std::move(store);
@@ -102,12 +110,14 @@ class StatefulAggregate final : public StoreBackedOperator {
     exec::AggregateRewriter rewriter;
     for (const expr::NodePtr& key : keys) rewriter.AddKey(Unalias(*key), KeyName(*key));
     std::vector<expr::NodePtr> outputs;
+    std::vector<std::string> output_metadata;
     if (!step.sql_select) {
       for (size_t k = 0; k < keys.size(); ++k) {
         outputs.push_back(std::make_shared<expr::AliasNode>(
             std::make_shared<expr::ColumnRefNode>(
                 std::vector<std::string>{exec::AggregateRewriter::KeyColumn(k)}, 0),
             KeyName(*keys[k]), 0));
+        output_metadata.push_back(ItemKeyMetadata(*keys[k], keys, *input));
       }
     }
     for (size_t a = 0; a < step.aggs.size(); ++a) {
@@ -125,6 +135,7 @@ class StatefulAggregate final : public StoreBackedOperator {
         return Status::InvalidArgument(item_path, ": ", rewritten.status().message());
       }
       outputs.push_back(std::make_shared<expr::AliasNode>(*rewritten, ItemName(**node, keys), 0));
+      output_metadata.push_back(ItemKeyMetadata(**node, keys, *input));
     }
     expr::NodePtr having;
     if (!step.having.empty()) {
@@ -134,7 +145,7 @@ class StatefulAggregate final : public StoreBackedOperator {
       having = std::move(*node);
     }
 
-    event_time_ = FindEventTimeKey(keys, watermark);
+    event_time_ = FindEventTimeKey(keys, *input);
     if (mode_ == OutputMode::kAppend && event_time_.index < 0) {
       return Status::InvalidArgument(
           path,
@@ -163,6 +174,12 @@ class StatefulAggregate final : public StoreBackedOperator {
       key_types.push_back((*bound)->type());
       key_exprs_.push_back(std::move(*bound));
       names_.push_back(exec::AggregateRewriter::KeyColumn(k));
+    }
+    // A struct event-time key (a window, also one an earlier step made and
+    // this one groups by as a column) is timed by its end.
+    if (event_time_.index >= 0) {
+      event_time_.is_window =
+          key_types[static_cast<size_t>(event_time_.index)]->id() == columnar::TypeId::kStruct;
     }
     std::vector<exec::AggregateSpec> specs;
     for (size_t a = 0; a < rewriter.calls().size(); ++a) {
@@ -204,7 +221,8 @@ class StatefulAggregate final : public StoreBackedOperator {
     for (size_t i = 0; i < outputs.size(); ++i) {
       Result<expr::BoundExpressionPtr> bound = expr::Bind(*outputs[i], grouped->schema, options);
       if (!bound.ok()) return Status::InvalidArgument(path, ": ", bound.status().message());
-      fields.push_back(columnar::Field{outputs[i]->OutputName(), (*bound)->type()});
+      fields.push_back(
+          columnar::Field{outputs[i]->OutputName(), (*bound)->type(), true, output_metadata[i]});
       outputs_.push_back(std::move(*bound));
     }
     schema_ = columnar::DataType::Struct(std::move(fields));
@@ -337,8 +355,10 @@ class StatefulAggregate final : public StoreBackedOperator {
     return Project(grouped, /*filter=*/false);
   }
 
+  // Spark's StateStoreSaveExec asks for the batch in append and update
+  // mode whenever the watermark moves, event-time key or not.
   bool WantsNoDataBatch(int64_t next_watermark_ms) const override {
-    return ran_batch_ && mode_ != OutputMode::kComplete && event_time_.index >= 0 &&
+    return ran_batch_ && mode_ != OutputMode::kComplete && batch_.has_watermark &&
            next_watermark_ms > batch_.eviction_watermark_ms;
   }
 
@@ -463,18 +483,17 @@ class StatefulAggregate final : public StoreBackedOperator {
 
 Result<std::unique_ptr<StatefulOperator>> MakeStatefulAggregate(
     const TransformStep& step, const SchemaPtr& input, const expr::EvalOptions& options,
-    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-    std::unique_ptr<state::StateStore> store) {
+    OutputMode mode, std::unique_ptr<state::StateStore> store) {
   if (HasSessionWindowKey(step)) {
     if (step.sql_select || !step.having.empty()) {
       return Status::NotSupported(step.key_path,
                                   ": session_window in a sql step is not supported yet; write a "
                                   "groupBy step");
     }
-    return MakeSessionWindowAggregate(step, input, options, watermark, mode, std::move(store));
+    return MakeSessionWindowAggregate(step, input, options, mode, std::move(store));
   }
   auto op = std::make_unique<StatefulAggregate>();
-  SILT_RETURN_NOT_OK(op->Init(step, input, options, watermark, mode, std::move(store)));
+  SILT_RETURN_NOT_OK(op->Init(step, input, options, mode, std::move(store)));
   return std::unique_ptr<StatefulOperator>(std::move(op));
 }
 

@@ -37,13 +37,15 @@
 
 namespace silt::stream {
 
+// The event time is the first key carrying withWatermark's mark
+// (event_time.h): the marked column, or window() / session_window() of it.
+// Output keys keep the mark, so a later stateful step sees the event time.
 // Errors: InvalidArgument naming step.key_path (a bad key or aggregate, an
 // aggregate that is not one call, an unknown function); the output-mode
 // checks of Spark's UnsupportedOperationChecker (append mode without a
 // watermark on a key).
 Result<std::unique_ptr<StatefulOperator>> MakeStatefulAggregate(
     const TransformStep& step, const columnar::SchemaPtr& input, const expr::EvalOptions& options,
-    const std::optional<WatermarkColumn>& watermark, OutputMode mode,
-    std::unique_ptr<state::StateStore> store);
+    OutputMode mode, std::unique_ptr<state::StateStore> store);
 
 }  // namespace silt::stream

@@ -39,6 +39,7 @@
 #include "silt/expr/eval_options.h"
 #include "silt/state/state_store.h"
 #include "silt/stream/progress.h"
+#include "silt/stream/stateful/event_time.h"
 
 namespace silt::stream {
 
@@ -48,12 +49,6 @@ enum class OutputMode { kAppend, kComplete, kUpdate };
 // case); InvalidArgument otherwise.
 Result<OutputMode> ParseOutputMode(const std::string& text);
 const char* OutputModeName(OutputMode mode);  // Spark's: "Append", ...
-
-// The column withWatermark set, as seen by a later stateful step.
-struct WatermarkColumn {
-  std::string name;
-  int64_t delay_ms = 0;
-};
 
 struct StatefulBatch {
   int64_t batch_id = 0;

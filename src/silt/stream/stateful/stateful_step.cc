@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/strings.h"
 #include "silt/stream/json_internal.h"
 #include "silt/stream/stateful/deduplicate.h"
 #include "silt/stream/stateful/stateful_aggregate.h"
@@ -39,6 +40,15 @@ Result<std::vector<std::string>> ReadStrings(const simdjson::dom::object& object
   return out;
 }
 
+// A state schema's JSON without field metadata: the event-time marks the
+// keys carry (event_time.h) do not change what the state rows are, and
+// checkpoints written before the marks reached a step's output stay valid.
+std::string StateSchemaText(const columnar::Schema& schema) {
+  std::vector<columnar::Field> fields = schema.fields();
+  for (columnar::Field& field : fields) field.metadata_json = "{}";
+  return columnar::SchemaToJson(*columnar::DataType::Struct(std::move(fields)));
+}
+
 std::string Describe(const TransformStep& step) {
   std::string out = step.kind + " [";
   for (size_t i = 0; i < step.exprs.size(); ++i) out += (i ? ", " : "") + step.exprs[i];
@@ -62,8 +72,8 @@ Result<std::unique_ptr<StatefulOperator>> MakeStatefulOperator(
     const StatefulStep& step, const expr::EvalOptions& options,
     std::unique_ptr<state::StateStore> store) {
   if (step.step.kind == "groupBy") {
-    return MakeStatefulAggregate(step.step, step.input_schema, options, step.watermark,
-                                 step.output_mode, std::move(store));
+    return MakeStatefulAggregate(step.step, step.input_schema, options, step.output_mode,
+                                 std::move(store));
   }
   if (step.step.kind == "dropDuplicates" || step.step.kind == "dropDuplicatesWithinWatermark") {
     return MakeDeduplicate(step.step, step.input_schema, step.watermark, step.output_mode,
@@ -157,6 +167,18 @@ Result<StatefulStep> StatefulStepFromJson(std::string_view json, std::string_vie
       return Status::Corruption(source, ": \"watermark\" needs column and delayMs");
     }
     out.watermark = WatermarkColumn{*column, *delay};
+    // Written before event-time marks travelled in schemas: mark the
+    // recorded column, so the operator finds its event time as it did.
+    if (!EventTimeColumn(*out.input_schema)) {
+      std::vector<columnar::Field> fields = out.input_schema->fields();
+      for (columnar::Field& field : fields) {
+        if (EqualsIgnoreCase(field.name, *column)) {
+          field.metadata_json = WithWatermarkDelay(field.metadata_json, *delay);
+          break;
+        }
+      }
+      out.input_schema = columnar::DataType::Struct(std::move(fields));
+    }
   }
   SILT_ASSIGN_OR_RETURN(std::optional<std::string> mode,
                         internal::GetOptionalString(object, "outputMode", source));
@@ -192,8 +214,12 @@ Status RecordOrCheckStatefulStep(const fs::FileSystemPtr& fs, const std::string&
       recorded.step.kind == step.step.kind && recorded.step.exprs == step.step.exprs &&
       recorded.step.aggs == step.step.aggs && recorded.step.having == step.step.having &&
       recorded.step.sql_select == step.step.sql_select;
-  const bool same_schema =
-      state_schema && *state_schema == columnar::SchemaToJson(*op.output_schema());
+  bool same_schema = false;
+  if (state_schema) {
+    Result<columnar::SchemaPtr> recorded_schema = columnar::SchemaFromJson(*state_schema);
+    same_schema = recorded_schema.ok() &&
+                  StateSchemaText(**recorded_schema) == StateSchemaText(*op.output_schema());
+  }
   if (!same_step || !same_schema) {
     return Status::InvalidArgument(step.step.key_path, ": the checkpoint's state of operator ",
                                    step.operator_id, " was written by ", Describe(recorded.step),

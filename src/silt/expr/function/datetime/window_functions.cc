@@ -244,10 +244,57 @@ Result<BoundNodePtr> BindWindowList(CallSite& site) {
                        std::move(args), std::make_unique<WindowListKernel>(spec), std::move(sql));
 }
 
+// window_time(w): the event time of a window row (Spark's WindowTime), its
+// end minus one microsecond, so that a window [s, e) gets a time inside it;
+// NULL for a NULL window.
+class WindowTimeKernel final : public Kernel {
+ public:
+  Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
+    const int64_t n = args.num_rows;
+    const Column& window = *args.args[0].column;
+    const bool constant = args.args[0].constant;
+    FixedReader<int64_t> ends(*window.children[1], constant);
+    ColumnBuilder builder(info.type);
+    builder.Reserve(n);
+    for (int64_t row = 0; row < n; ++row) {
+      const int64_t at = constant ? 0 : row;
+      if (!window.IsValid(at) || !ends.IsValid(row)) {
+        builder.AppendNull();
+        continue;
+      }
+      builder.Append<int64_t>(ends[row] - 1);
+    }
+    return builder.Finish();
+  }
+};
+
+// Spark accepts the window column of window() or session_window(): a
+// struct<start, end> of timestamps.
+Result<BoundNodePtr> BindWindowTime(CallSite& site) {
+  SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 1));
+  const columnar::DataType& type = *site.args[0]->type();
+  const bool window_struct = type.id() == TypeId::kStruct && type.num_fields() == 2 &&
+                             type.field(0).name == "start" && type.field(1).name == "end" &&
+                             type.field(0).type->id() == type.field(1).type->id() &&
+                             (type.field(1).type->id() == TypeId::kTimestamp ||
+                              type.field(1).type->id() == TypeId::kTimestampNtz);
+  if (!window_struct) {
+    return ArgTypeError(site, 0,
+                        "a window column (struct<start, end> of window() or "
+                        "session_window())");
+  }
+  const columnar::TypePtr result = type.field(1).type;
+  std::string sql = PrettyCall(site.name, ArgSqls(site.args));
+  const bool nullable = site.args[0]->nullable();
+  return MakeBoundCall(site, result, nullable, std::move(site.args),
+                       std::make_unique<WindowTimeKernel>(), std::move(sql));
+}
+
 }  // namespace
 
 void RegisterWindowFunctions(FunctionRegistry* registry) {
   registry->Register("window", &BindWindow);
+  registry->Register("window_time", &BindWindowTime);
   // Not callable by name (the space): WindowExpansion's form of window().
   registry->Register(std::string(kWindowListFunction), &BindWindowList);
 }
