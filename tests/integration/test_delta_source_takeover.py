@@ -93,3 +93,50 @@ def test_silt_refuses_a_checkpoint_of_another_table(spark, silt, tmp_path):
     proc = silt("run", silt_job(tmp_path / "job.yaml", other, target, checkpoint))
     assert proc.returncode != 0, describe(proc)
     assert "DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE" in proc.stderr, describe(proc)
+
+
+def test_silt_refuses_the_state_of_a_spark_stateful_query(spark, silt, tmp_path):
+    """A stateful Spark query's checkpoint holds Spark's state store files
+    (state/0/0/1.delta, ...), which silt cannot read: silt refuses the
+    checkpoint at start, naming the state directory, whether its job is the
+    same aggregation or stateless, and writes nothing (no offsets/, no
+    table version)."""
+    source = tmp_path / "source"
+    append(spark, source, 0, 10)
+    target, checkpoint = tmp_path / "target", tmp_path / "checkpoint"
+    query = (spark.readStream.format("delta").load(str(source))
+             .groupBy((spark_col("id") % 3).alias("k")).count()
+             .writeStream.format("delta").outputMode("complete")
+             .option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start(str(target)))
+    query.awaitTermination()
+    state_files = sorted(p.relative_to(checkpoint).as_posix()
+                         for p in (checkpoint / "state").rglob("*") if p.is_file())
+    assert any(f.startswith("state/0/0/") for f in state_files), state_files
+    append(spark, source, 10, 5)
+    offsets_before = sorted((checkpoint / "offsets").iterdir())
+    versions_before = log_versions(target)
+    for name, transform, mode in (
+            ("same aggregation", [{"groupBy": {"keys": ["id % 3 AS k"], "agg": ["count(*) AS count"]}}],
+             "complete"),
+            ("stateless", [{"select": ["id", "name"]}], "append")):
+        job = write_job(tmp_path / f"{mode}.yaml", {
+            "name": "takeover-state",
+            "source": {"format": "delta", "options": {"path": str(source)}},
+            "transform": transform,
+            "sink": {"format": "delta", "path": str(target), "outputMode": mode},
+            "checkpointLocation": str(checkpoint),
+            "trigger": {"availableNow": True},
+        })
+        proc = silt("run", job)
+        assert proc.returncode == 2, f"{name}: {describe(proc)}"
+        assert f"{checkpoint}/state/0 holds state that silt did not write" in proc.stderr, \
+            f"{name}: {describe(proc)}"
+        assert "new checkpointLocation" in proc.stderr, describe(proc)
+    assert sorted((checkpoint / "offsets").iterdir()) == offsets_before
+    assert log_versions(target) == versions_before
+
+
+def spark_col(name):
+    from pyspark.sql import functions as F
+    return F.col(name)

@@ -217,10 +217,19 @@ def test_workers_killed_and_restarted_write_every_record_once(group_kafka, silt,
 
         # What the operator sees: every partition held by a live worker,
         # and the table's offsets.
-        view = silt("checkpoint", checkpoint, "--format", "json")
-        assert view.returncode == 0, describe(view)
-        info = json.loads(view.stdout)
-        held = {(p["topic"], p["partition"]): p["owner"] for p in info["partitions"]}
+        # A worker restarted at the end of the kill loop joins the group and
+        # the group rebalances: while partitions move, the records of their
+        # old and new owners may both lack them, so wait for the handover.
+        deadline = time.monotonic() + 90
+        while True:
+            view = silt("checkpoint", checkpoint, "--format", "json")
+            assert view.returncode == 0, describe(view)
+            info = json.loads(view.stdout)
+            held = {(p["topic"], p["partition"]): p["owner"] for p in info["partitions"]}
+            if all(owner is not None for owner in held.values()) or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(2)
         text = silt("checkpoint", checkpoint)
         assert text.returncode == 0, describe(text)
         described = silt("describe", table)

@@ -291,6 +291,14 @@ class QueryRunner {
     };
     SILT_ASSIGN_OR_RETURN(
         transform_, Transform::Make(job_.transforms, source_->schema(), eval_options, &stateful));
+    // State under state/ that no step of this job wrote (a Spark query's
+    // state store, a removed step) cannot be continued: refused before
+    // anything is written.
+    std::vector<int> operator_ids;
+    for (int index = 0; index < transform_->num_stateful(); ++index) {
+      operator_ids.push_back(transform_->stateful_step(index).operator_id);
+    }
+    SILT_RETURN_NOT_OK(checkpoint_->CheckStateOperators(operator_ids, kStatefulStepFile));
 
     // The sink checks its options and the table before the checkpoint is
     // created, with the query id the checkpoint will hold (its txn appId).

@@ -210,6 +210,45 @@ std::string CheckpointDir::StateDir(int operator_id, int partition_id) const {
   return fs::JoinPath(StateOperatorDir(operator_id), std::to_string(partition_id));
 }
 
+Status CheckpointDir::CheckStateOperators(const std::vector<int>& job_operators,
+                                          std::string_view marker) {
+  const std::string state_dir = fs::JoinPath(path_, "state");
+  Result<std::vector<fs::FileInfo>> operators = fs_->ListDir(state_dir);
+  if (!operators.ok()) {
+    if (operators.status().IsNotFound()) return Status::OK();
+    return operators.status().WithContextParts("checkpoint ", path_);
+  }
+  for (const fs::FileInfo& entry : *operators) {
+    const std::string name(fs::BaseName(entry.path));
+    SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> files, fs_->ListRecursive(entry.path));
+    // Crash leftovers are removed at start; they say nothing about the owner.
+    std::erase_if(files, [](const fs::FileInfo& f) { return f.is_dir || f.path.ends_with(".tmp"); });
+    if (files.empty()) continue;
+    std::optional<int64_t> id = ParseBatchFileName(name);
+    const std::string marker_path = fs::JoinPath(entry.path, std::string(marker));
+    const bool silts = id && std::any_of(files.begin(), files.end(), [&](const fs::FileInfo& f) {
+      return f.path == marker_path;
+    });
+    if (!silts) {
+      return Status::InvalidArgument(
+          "checkpoint ", path_, ": ", entry.path, " holds state that silt did not write (",
+          files.front().path,
+          "; Spark's state store files, for instance); silt continues the offsets of a Spark "
+          "query's checkpoint but not the state of its stateful operators: give the job a new "
+          "checkpointLocation");
+    }
+    if (std::find(job_operators.begin(), job_operators.end(), *id) == job_operators.end()) {
+      return Status::InvalidArgument(
+          "checkpoint ", path_, ": ", entry.path, " holds the state of stateful operator ", *id,
+          ", but the job has ",
+          job_operators.empty() ? std::string("no stateful step")
+                                : std::to_string(job_operators.size()) + " stateful step(s)",
+          "; a job whose stateful steps changed needs a new checkpointLocation");
+    }
+  }
+  return Status::OK();
+}
+
 Result<std::string> CheckpointDir::ReadQueryId() {
   std::string file = fs::JoinPath(path_, kMetadataFile);
   SILT_ASSIGN_OR_RETURN(std::string text, fs_->ReadFile(file));

@@ -111,6 +111,16 @@ class CheckpointDir {
   std::string StateDir(int operator_id, int partition_id) const;
   // `<checkpoint>/state/<operator>`.
   std::string StateOperatorDir(int operator_id) const;
+
+  // Refuses state under `state/` that this query cannot continue, before
+  // anything is written: an operator directory holding files but not silt's
+  // step record `marker` (a path relative to the operator directory) was
+  // written by another engine (Spark's state store: `state/0/0/1.delta`,
+  // `1.snapshot`, its `_metadata/`) or by hand, and an operator id not in
+  // `job_operators` belongs to a stateful step the job no longer has. Both
+  // are InvalidArgument naming the directory and a file in it. Empty
+  // operator directories and a missing `state/` are fine.
+  Status CheckStateOperators(const std::vector<int>& job_operators, std::string_view marker);
   const fs::FileSystemPtr& file_system() const { return fs_; }
 
  private:

@@ -179,5 +179,36 @@ TEST_F(CheckpointDirTest, PurgeKeepsBatchesAtOrAboveTheThreshold) {
   EXPECT_EQ(batches[1].batch_id, 7);
 }
 
+TEST_F(CheckpointDirTest, StateOfAnotherEngineOrOfAStepTheJobLacksIsRefused) {
+  constexpr std::string_view kMarker = "_metadata/silt-operator.json";
+  // No state/ at all, and an empty operator directory: nothing to refuse.
+  ASSERT_OK(dir_->CheckStateOperators({}, kMarker));
+  ASSERT_OK(fs_->CreateDir("memory://ckpt/state/0/0"));
+  ASSERT_OK(dir_->CheckStateOperators({}, kMarker));
+
+  // silt's own operator 0 with its step record and state files.
+  ASSERT_OK(fs_->WriteFile("memory://ckpt/state/0/_metadata/silt-operator.json", "{}"));
+  ASSERT_OK(fs_->WriteFile("memory://ckpt/state/0/0/1.changelog", "x"));
+  ASSERT_OK(dir_->CheckStateOperators({0}, kMarker));
+  // ... which a job without that stateful step cannot continue.
+  Status gone = dir_->CheckStateOperators({}, kMarker);
+  ASSERT_TRUE(gone.IsInvalidArgument()) << gone.ToString();
+  EXPECT_NE(gone.message().find("state of stateful operator 0, but the job has no stateful step"),
+            std::string::npos)
+      << gone.ToString();
+
+  // Spark's HDFS-backed state store for operator 1: refused whatever the job.
+  ASSERT_OK(fs_->WriteFile("memory://ckpt/state/1/0/1.delta", "spark"));
+  ASSERT_OK(fs_->WriteFile("memory://ckpt/state/1/_metadata/metadata", "v1"));
+  for (const std::vector<int>& ops : {std::vector<int>{0}, std::vector<int>{0, 1}}) {
+    Status spark = dir_->CheckStateOperators(ops, kMarker);
+    ASSERT_TRUE(spark.IsInvalidArgument()) << spark.ToString();
+    EXPECT_NE(spark.message().find("memory://ckpt/state/1 holds state that silt did not write"),
+              std::string::npos)
+        << spark.ToString();
+    EXPECT_NE(spark.message().find("new checkpointLocation"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace silt::stream

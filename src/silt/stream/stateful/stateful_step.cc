@@ -189,7 +189,7 @@ Result<StatefulStep> StatefulStepFromJson(std::string_view json, std::string_vie
 }
 
 std::string StatefulStepFile(const std::string& operator_dir) {
-  return fs::JoinPath(fs::JoinPath(operator_dir, "_metadata"), "silt-operator.json");
+  return fs::JoinPath(operator_dir, std::string(kStatefulStepFile));
 }
 
 Status RecordOrCheckStatefulStep(const fs::FileSystemPtr& fs, const std::string& operator_dir,

@@ -49,6 +49,9 @@ std::string StatefulStepToJson(const StatefulStep& step, const StatefulOperator&
 // `source` names the file in errors (Corruption).
 Result<StatefulStep> StatefulStepFromJson(std::string_view json, std::string_view source);
 
+// Where an operator's step record lives, relative to its operator dir.
+inline constexpr std::string_view kStatefulStepFile = "_metadata/silt-operator.json";
+
 // `<operator_dir>/_metadata/silt-operator.json`.
 std::string StatefulStepFile(const std::string& operator_dir);
 
