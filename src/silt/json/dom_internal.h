@@ -57,6 +57,9 @@ class DomReader {
   // After a Parse() that took the Jackson path: the text it read (`text`, or
   // a copy with invalid UTF-8 replaced), for a caller's own Jackson pass.
   std::string_view jackson_input() const { return jackson_input_; }
+  // True when the last Parse() met bytes that are not UTF-8 (and read them
+  // as U+FFFD).
+  bool replaced_invalid_utf8() const { return jackson_input_.data() == sanitized_.data(); }
   JacksonLexer* lexer() { return &lexer_; }
 
  private:

@@ -32,4 +32,15 @@ bool DecodeBase64(std::string_view text, std::string* out);
 // Java's Integer.parseInt: optional sign then decimal digits, within int32.
 bool ParseJavaInt(std::string_view text, int32_t* out);
 
+// `text` as Jackson's byte parser (UTF8StreamJsonParser) decodes UTF-8,
+// written to *out as valid UTF-8: a lead byte's top bits alone decide the
+// sequence length (C0-DF two bytes, E0-EF three, F0-F7 four) and only the
+// continuation bytes' 10xxxxxx form is checked, so overlong forms decode
+// (C0 AF is '/', written as a \u00XX escape so that it stays content) and
+// encoded surrogates or values past U+10FFFF become the UTF-16 units Jackson
+// makes of them, written as \uXXXX escapes. Returns true when every byte
+// decodes; false with *bad_at the offset in *out where the first byte
+// Jackson fails on was (*out holds the rewritten text before it).
+bool RewriteLaxUtf8(std::string_view text, std::string* out, size_t* bad_at);
+
 }  // namespace silt::json::internal

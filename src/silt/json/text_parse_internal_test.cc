@@ -97,3 +97,30 @@ TEST(ParseJavaIntTest, FollowsIntegerParseInt) {
 
 }  // namespace
 }  // namespace silt::json::internal
+
+namespace silt::json::internal {
+namespace {
+
+TEST(RewriteLaxUtf8Test, ReadsUtf8AsJacksonsByteParserDoes) {
+  std::string out;
+  size_t bad_at = 0;
+  // Valid text is kept.
+  ASSERT_TRUE(RewriteLaxUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80", &out, &bad_at));
+  EXPECT_EQ(out, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  // Overlong forms decode; encoded surrogates become UTF-16 units.
+  ASSERT_TRUE(RewriteLaxUtf8("a\xc0\xafz", &out, &bad_at));
+  EXPECT_EQ(out, "a\\u002Fz");
+  ASSERT_TRUE(RewriteLaxUtf8("\xed\xa0\x80", &out, &bad_at));
+  EXPECT_EQ(out, "\\uD800");
+  // A byte that starts no sequence, or a bad continuation, fails.
+  EXPECT_FALSE(RewriteLaxUtf8("ab\xffz", &out, &bad_at));
+  EXPECT_EQ(bad_at, 2u);
+  EXPECT_EQ(out, "ab");
+  EXPECT_FALSE(RewriteLaxUtf8("x\xc3(", &out, &bad_at));
+  EXPECT_EQ(bad_at, 1u);
+  EXPECT_FALSE(RewriteLaxUtf8("caf\xc3", &out, &bad_at));
+  EXPECT_EQ(bad_at, 3u);
+}
+
+}  // namespace
+}  // namespace silt::json::internal
