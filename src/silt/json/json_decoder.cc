@@ -405,6 +405,9 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
       }
       continue;
     }
+    // Spark's file reader gives no row for a line without a JSON value
+    // (e.g. only a comment).
+    if (result == RowResult::kNull && file_reader) continue;
     if (source_rows != nullptr) source_rows->push_back(row_idx);
     if (result == RowResult::kNull) root_builder->AppendNull();
     if (want_corrupt) {
@@ -426,20 +429,16 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
 }
 
 RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats) {
+  // Jackson's byte parser (the file reader) skips a UTF-8 byte-order mark.
+  if (file_reader && text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    text.remove_prefix(3);
+  }
   dom::element doc;
   internal::ParseOutcome outcome = reader.Parse(text, &doc);
   if (file_reader && reader.replaced_invalid_utf8()) {
-    // Jackson's byte parser instead of U+FFFD: what it decodes leniently is
-    // rewritten as it reads it; a byte it fails on inside the first value
-    // loses the row (no partial result).
-    size_t bad_at = 0;
-    if (!internal::RewriteLaxUtf8(text, &lax_text, &bad_at)) {
-      lax_text.resize(bad_at);
-      if (reader.Parse(lax_text, &doc) != internal::ParseOutcome::kValue) {
-        row_lone_surrogates = false;
-        return AllNullRow(stats);
-      }
-    }
+    // Jackson's byte parser instead of U+FFFD: rewritten so that the lexer
+    // reads, and fails, where it does.
+    internal::RewriteLaxUtf8(text, &lax_text);
     outcome = reader.Parse(lax_text, &doc);
   }
   row_lone_surrogates = reader.has_lone_surrogates();
@@ -1179,6 +1178,11 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
   impl.allow_non_numeric = options.parse.allow_non_numeric_numbers;
   impl.value_root = options.value_root;
   impl.file_reader = options.file_reader && !options.value_root;
+  if (impl.file_reader) {
+    impl.features.byte_parser = true;
+    impl.reader.set_features(impl.features);
+    impl.side_reader.set_features(impl.features);
+  }
   SILT_RETURN_NOT_OK(impl.SetDateTime(options.datetime));
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",

@@ -197,7 +197,7 @@ void AppendUtf8(uint32_t cp, std::string* out) {
 
 }  // namespace
 
-bool RewriteLaxUtf8(std::string_view text, std::string* out, size_t* bad_at) {
+void RewriteLaxUtf8(std::string_view text, std::string* out) {
   out->clear();
   size_t pos = 0;
   while (pos < text.size()) {
@@ -219,15 +219,28 @@ bool RewriteLaxUtf8(std::string_view text, std::string* out, size_t* bad_at) {
       length = 4;
       cp = lead & 0x07;
     }
-    bool ok = length > 0 && pos + static_cast<size_t>(length) <= text.size();
+    // The bytes consumed before the parser fails: the lead alone, or up to
+    // and including the first bad continuation (or the end of the text).
+    size_t consumed = 1;
+    bool ok = length > 0;
     for (int k = 1; ok && k < length; ++k) {
+      if (pos + static_cast<size_t>(k) >= text.size()) {
+        ok = false;
+        consumed = static_cast<size_t>(k);
+        break;
+      }
       const auto cont = static_cast<uint8_t>(text[pos + static_cast<size_t>(k)]);
-      if ((cont & 0xC0) != 0x80) ok = false;
+      if ((cont & 0xC0) != 0x80) {
+        ok = false;
+        consumed = static_cast<size_t>(k) + 1;
+        break;
+      }
       cp = (cp << 6) | (cont & 0x3F);
     }
     if (!ok) {
-      *bad_at = out->size();
-      return false;
+      out->append("\\uZ");
+      pos += consumed;
+      continue;
     }
     pos += static_cast<size_t>(length);
     const bool overlong =
@@ -249,7 +262,6 @@ bool RewriteLaxUtf8(std::string_view text, std::string* out, size_t* bad_at) {
       AppendUtf8(cp, out);
     }
   }
-  return true;
 }
 
 }  // namespace silt::json::internal
