@@ -148,3 +148,66 @@ def test_checkpoint_and_log_use_spark_and_delta_formats(silt, work):
     fields = [f["name"] for f in json.loads(metadata["schemaString"])["fields"]]
     assert fields == ["id", "device_id", "reading", "ok", "event_time"]
     assert_readers_agree(silt, table, 3, with_event_date=False)
+
+
+# Spark's JSON reader options on the file source: top-level arrays give a
+# row per element, parser switches and datetime patterns apply as in
+# spark.read.json, and the table holds what Spark reads.
+OPTION_LINES = [
+    '[{"id": 1, "t": "02/01/2024 10:30"}, {"id": 2, "t": "03/01/2024 11:00"}]',
+    '{"id": 3, "t": "2024-01-04 12:00:00"}',
+    '[]',
+    "{'id': 4, 't': '05/01/2024 09:15'}",
+    '/* c */ {"id": 5, "t": "06/01/2024 08:00"}',
+    '[{"id": 6, "t": "x"}, {"id": 7, "t": "07/01/2024 07:07"}]',
+    '[{"id": 8}, 9]',
+]
+OPTION_SCHEMA = "id BIGINT, t TIMESTAMP, _corrupt_record STRING"
+OPTIONS = {"timestampFormat": "dd/MM/yyyy HH:mm", "allowComments": "true",
+           "timeZone": "Europe/Paris"}
+
+
+def _micros(value):
+    """Micros since the epoch of a datetime (pyspark's naive local time or
+    deltalake's UTC)."""
+    return None if value is None else round(value.timestamp() * 1_000_000)
+
+
+def test_json_options_and_arrays_reach_the_table_as_spark_reads_them(silt, work, spark):
+    input_dir = work / "in"
+    input_dir.mkdir()
+    path = write_input_file(input_dir / "a.json", OPTION_LINES)
+    spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
+    try:
+        want = [(r["id"], _micros(r["t"]), r["_corrupt_record"]) for r in
+                spark.read.schema(OPTION_SCHEMA).options(**OPTIONS).json(str(path)).collect()]
+    finally:
+        spark.conf.unset("spark.sql.legacy.timeParserPolicy")
+    job = json_file_job("options", input_dir, work / "table", work / "checkpoint",
+                        schema=OPTION_SCHEMA)
+    job["source"]["options"].update(OPTIONS)
+    job["spark.sql.legacy.timeParserPolicy"] = "CORRECTED"
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode == 0, describe(proc)
+    table = read_with_deltalake(work / "table").to_pylist()
+    got = [(r["id"], _micros(r["t"]), r["_corrupt_record"]) for r in table]
+    assert got == want
+    assert len(got) == 8  # 2 + 1 + 0 + 1 + 1 + 2 + 1 rows
+
+
+def test_datetime_text_spark_fails_on_stops_the_batch_with_exit_code_3(silt, work):
+    # '2/1/2024' does not fit dd/MM/yyyy, but Spark 2 read it: Spark 3.5
+    # fails the query (spark.sql.legacy.timeParserPolicy EXCEPTION).
+    input_dir = work / "in"
+    input_dir.mkdir()
+    write_input_file(input_dir / "a.json", ['{"id": 1, "t": "02/01/2024 10:30"}',
+                                            '{"id": 2, "t": "2/1/2024 10:30"}'])
+    job = json_file_job("upgrade", input_dir, work / "table", work / "checkpoint",
+                        schema=OPTION_SCHEMA, mode="DROPMALFORMED")
+    job["source"]["options"]["timestampFormat"] = "dd/MM/yyyy HH:mm"
+    proc = silt("run", write_job(work / "job.yaml", job))
+    assert proc.returncode == 3, describe(proc)
+    assert "INCONSISTENT_BEHAVIOR_CROSS_VERSION" in proc.stderr, describe(proc)
+    assert "2/1/2024 10:30" in proc.stderr, describe(proc)
+    assert not (work / "table" / "_delta_log").exists() or not any(
+        (work / "table" / "_delta_log").glob("*.json"))

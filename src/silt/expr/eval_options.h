@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,15 @@ namespace silt::expr {
 
 class TimeZone;
 
+// spark.sql.legacy.timeParserPolicy (read by from_json and the JSON file
+// source; see json::TimeParserPolicy).
+enum class TimeParserPolicy : uint8_t { kException, kCorrected, kLegacy };
+
 struct EvalOptions {
   bool ansi = false;
+  TimeParserPolicy time_parser_policy = TimeParserPolicy::kException;
+  // spark.sql.json.enableDateTimeParsingFallback, when set.
+  std::optional<bool> json_datetime_fallback;
   // Session time zone offset for zone-less timestamp strings (UTC = 0).
   int64_t session_zone_offset_micros = 0;
   // The session time zone by name (spark.sql.session.timeZone), with DST;

@@ -12,8 +12,10 @@
 // and prints {"type": ..., "values": [<text or null per row>]}.
 //
 // A line may start with options, each followed by a tab: "@ansi"
-// (spark.sql.ansi.enabled=true) and "@tz=<zone>" (spark.sql.session.timeZone;
-// the table's cells are then read in that zone too, as Spark's view is).
+// (spark.sql.ansi.enabled=true), "@tz=<zone>" (spark.sql.session.timeZone;
+// the table's cells are then read in that zone too, as Spark's view is) and
+// "@conf=<key>=<value>" (spark.sql.legacy.timeParserPolicy or
+// spark.sql.json.enableDateTimeParsingFallback).
 // A generator at the top (explode) gives its rows, and window() anywhere in
 // the expression one row per window (none for a NULL time), as Spark's
 // TimeWindowing: all of them for a table line, the first (or null)
@@ -37,6 +39,7 @@
 #include "silt/columnar/column.h"
 #include "silt/expr/cast/cast.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/function/json/json_options.h"
 #include "silt/expr/kernel/type_util.h"
 #include "silt/expr/value/time_zone.h"
 
@@ -348,6 +351,11 @@ int main(int argc, char** argv) {
         options.ansi = true;
       } else if (option.rfind("tz=", 0) == 0) {
         zone_name = option.substr(3);
+      } else if (option.rfind("conf=", 0) == 0 && option.find('=', 5) != std::string::npos) {
+        const size_t eq = option.find('=', 5);
+        silt::Status st = silt::expr::ApplyDateTimeSparkConf(
+            {{option.substr(5, eq - 5), option.substr(eq + 1)}}, &options);
+        if (!st.ok()) out = silt::expr::ErrorLine(st);
       } else {
         out = "{\"error\": \"unknown option @" + option + "\"}";
       }

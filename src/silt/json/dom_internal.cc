@@ -41,12 +41,32 @@ DomReader::DomReader(const JacksonFeatures& features) : lexer_(features) {
   static_cast<void>(error);
 }
 
+namespace {
+
+// Whether `text` has a run of more than `limit` digits (a number's digits
+// with its '.', exponent and signs between them), in or out of strings.
+bool MayHoldLongNumber(std::string_view text, int limit) {
+  if (text.size() <= static_cast<size_t>(limit)) return false;
+  int64_t digits = 0;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > limit) return true;
+    } else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') {
+      digits = 0;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 ParseOutcome DomReader::Parse(std::string_view text, dom::element* root) {
   has_markers_ = false;
   lone_surrogates_ = false;
   jackson_input_ = {};
   const char* buf = Padded(text);
-  if (parser_.parse(buf, text.size(), false).get(*root) == simdjson::SUCCESS) {
+  if (parser_.parse(buf, text.size(), false).get(*root) == simdjson::SUCCESS &&
+      !(long_numbers_to_lexer_ && MayHoldLongNumber(text, max_number_length_))) {
     return ParseOutcome::kValue;
   }
   jackson_input_ = SanitizeUtf8(text, &sanitized_) ? std::string_view(sanitized_) : text;

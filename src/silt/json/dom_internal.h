@@ -41,7 +41,11 @@ enum class ParseOutcome : uint8_t {
 class DomReader {
  public:
   explicit DomReader(const JacksonFeatures& features = JacksonFeatures::SparkDefaults());
-  void set_features(const JacksonFeatures& features) { lexer_ = JacksonLexer(features); }
+  void set_features(const JacksonFeatures& features) {
+    lexer_ = JacksonLexer(features);
+    long_numbers_to_lexer_ = features.byte_parser;
+    max_number_length_ = features.max_number_length;
+  }
 
   // Reads the first JSON value of `text` as Jackson does under the reader's
   // features. On kValue *root points into the reader.
@@ -57,6 +61,9 @@ class DomReader {
   // After a Parse() that took the Jackson path: the text it read (`text`, or
   // a copy with invalid UTF-8 replaced), for a caller's own Jackson pass.
   std::string_view jackson_input() const { return jackson_input_; }
+  // True when the last Parse() met bytes that are not UTF-8 (and read them
+  // as U+FFFD).
+  bool replaced_invalid_utf8() const { return jackson_input_.data() == sanitized_.data(); }
   JacksonLexer* lexer() { return &lexer_; }
 
  private:
@@ -72,6 +79,11 @@ class DomReader {
   std::string_view jackson_input_;
   bool has_markers_ = false;
   bool lone_surrogates_ = false;
+  // The byte parser's number-length limit has no quirk that lets a long
+  // number through (jackson_internal.h): a text simdjson accepts with a
+  // number that may be too long goes to the lexer.
+  bool long_numbers_to_lexer_ = false;
+  int max_number_length_ = 1000;
 };
 
 enum class ValueKind : uint8_t {

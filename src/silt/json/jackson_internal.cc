@@ -418,7 +418,11 @@ void JacksonLexer::ReportInvalidToken(size_t matched) {
   while (pos_ < text_.size() && matched < 256) {
     size_t length = 0;
     const uint32_t cp = CodePointAt(pos_, &length);
-    if (!IsJavaIdentifierPart(cp)) break;
+    if (!IsJavaIdentifierPart(cp)) {
+      // The byte parser consumes the character that ends the token too.
+      if (features_.byte_parser) pos_ += length;
+      break;
+    }
     pos_ += length;
     ++matched;
   }
@@ -500,7 +504,7 @@ JToken JacksonLexer::ParseNumber(bool negative) {
   // that starts with 0 on its slower path, which counts an absent fraction
   // or exponent as length -1 in the number-length limit.
   int64_t int_len = 0;
-  const int64_t absent = text_[pos_] == '0' ? -1 : 0;
+  const int64_t absent = text_[pos_] == '0' && !features_.byte_parser ? -1 : 0;
   if (text_[pos_] == '0') {
     ++pos_;
     if (pos_ < text_.size() && IsAsciiDigit(text_[pos_])) {

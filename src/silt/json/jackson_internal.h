@@ -47,6 +47,11 @@ struct JacksonFeatures {
   bool allow_unquoted_control_chars = false;  // allowUnquotedControlChars
   int max_nesting_depth = 1000;               // StreamReadConstraints defaults
   int max_number_length = 1000;
+  // UTF8StreamJsonParser (Spark's JSON file reader) instead of
+  // ReaderBasedJsonParser: an unrecognized token's error consumes the
+  // character after it too, and a number starting with 0 has no -1 length
+  // for an absent fraction or exponent.
+  bool byte_parser = false;
 
   // Spark's JSONOptions defaults (from_json, schema_of_json, the JSON file
   // source): single quotes and NaN/Infinity on, the rest off.

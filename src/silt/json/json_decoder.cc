@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "silt/columnar/temporal.h"
 #include "silt/json/dom_internal.h"
 #include "silt/json/jackson_internal.h"
+#include "silt/json/legacy_date_parser_internal.h"
 #include "silt/json/text_parse_internal.h"
 
 namespace silt::json {
@@ -204,6 +206,20 @@ bool SpecialDouble(std::string_view s, double* out) {
 
 constexpr int64_t kMicrosPerHour = 3600 * columnar::kMicrosPerSecond;
 
+// Spark's cleanLegacyTimestampStr: "GMT" removed wherever it occurs.
+std::string_view WithoutGmt(std::string_view s, std::string* scratch) {
+  if (s.find("GMT") == std::string_view::npos) return s;
+  scratch->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 3, "GMT") == 0) {
+      i += 2;
+      continue;
+    }
+    scratch->push_back(s[i]);
+  }
+  return *scratch;
+}
+
 // How a value fits its type.
 enum class Fit : uint8_t { kOk, kPartial, kFail };
 Fit Worse(Fit a, Fit b) { return a > b ? a : b; }
@@ -213,7 +229,9 @@ bool IsList(TypeId id) { return id == TypeId::kArray || id == TypeId::kMap; }
 // What a row gave: a clean row, a bad record (malformed, or a field that
 // does not fit: its text goes to the corrupt-record output), or a NULL row
 // (no JSON value at all).
-enum class RowResult : uint8_t { kClean, kBad, kNull };
+// kSplit: a text split into split_rows rows (split_top_level_arrays),
+// split_bad telling whether they are bad.
+enum class RowResult : uint8_t { kClean, kBad, kNull, kSplit };
 
 internal::JacksonFeatures FeaturesFor(const JsonParseOptions& options) {
   internal::JacksonFeatures f;
@@ -241,13 +259,31 @@ struct JsonDecoder::Impl {
   internal::JacksonFeatures features;
   internal::JsonGen gen;
   std::string scratch;
+  std::string gmt_scratch;
+  std::string lax_text;
   std::string partial_json;
   std::string value_json;
   std::string_view lexer_input;
   int64_t zone_offset_micros = 0;
   std::function<int64_t(int64_t)> local_to_utc;
+  // DATE/TIMESTAMP/TIMESTAMP_NTZ reading (JsonDateTimeOptions).
+  JsonDateTimeOptions datetime;
+  bool timestamp_fallback = true;
+  bool date_fallback = true;
+  // Spark 2's parser for each type: the check under EXCEPTION, the parser
+  // under LEGACY (TIMESTAMP_NTZ: the check, with a pattern only).
+  std::optional<internal::LegacyDateParser> legacy_timestamp;
+  std::optional<internal::LegacyDateParser> legacy_date;
+  std::optional<internal::LegacyDateParser> legacy_ntz;
+  // The first text of the current call that Spark fails the query on.
+  bool upgrade_error = false;
+  std::string upgrade_text;
+  std::string upgrade_pattern;
   bool allow_non_numeric = true;
   bool value_root = false;
+  bool file_reader = false;
+  int64_t split_rows = 0;
+  bool split_bad = false;
   // Whether the current document carries big-number markers, and stand-ins
   // of unpaired surrogates (jackson_internal.h).
   bool markers = false;
@@ -257,7 +293,8 @@ struct JsonDecoder::Impl {
 
   template <typename RowText>
   Result<ColumnPtr> Decode(int64_t num_rows, const RowText& row_text, ColumnPtr* corrupt_record,
-                           DecodeStats* stats);
+                           DecodeStats* stats, std::vector<int64_t>* source_rows);
+  RowResult DecodeArrayRows(dom::element doc, DecodeStats* stats);
   RowResult DecodeRow(std::string_view text, DecodeStats* stats);
   RowResult DecodeObject(dom::element doc, bool bad, DecodeStats* stats);
   RowResult DecodeValue(dom::element doc, bool bad, DecodeStats* stats);
@@ -305,6 +342,28 @@ struct JsonDecoder::Impl {
   }
   void AppendTextWithStandIns(ColumnBuilder* builder, std::string_view text);
 
+  // The converters of DATE, TIMESTAMP and TIMESTAMP_NTZ strings (non-empty):
+  // false when the text does not fit (and flags upgrade_error when Spark
+  // fails the query on it).
+  bool ReadTimestamp(std::string_view s, int64_t* out);
+  bool ReadTimestampNtz(std::string_view s, int64_t* out);
+  bool ReadDate(std::string_view s, int32_t* out);
+  // Spark's CAST-rule readings (the defaults and the fallbacks).
+  bool DefaultTimestamp(std::string_view s, int64_t* out) const;
+  static bool DefaultDate(std::string_view s, int32_t* out);
+  // Spark 2's parser reading `s` to a UTC timestamp (policy LEGACY).
+  bool LegacyTimestamp(const internal::LegacyDateParser& parser, std::string_view s,
+                       int64_t* out) const;
+  int64_t LocalToUtc(int64_t local_micros) const {
+    return local_to_utc ? local_to_utc(local_micros) : local_micros - zone_offset_micros;
+  }
+  // Under policy EXCEPTION, whether Spark 2's `parser` reads `s`; if so the
+  // call fails (the first such text is kept for the error).
+  void CheckUpgrade(const std::optional<internal::LegacyDateParser>& parser, std::string_view s);
+  // Compiles Spark 2's parsers the options need. NotSupported under LEGACY
+  // for a pattern whose fields silt does not resolve.
+  Status SetDateTime(const JsonDateTimeOptions& options);
+
   bool AsInt64(dom::element value, ValueKind kind, int64_t* out) const;
   bool AsDouble(dom::element value, ValueKind kind, double* out) const;
   bool AsDecimal(dom::element value, ValueKind kind, int precision, int scale, __int128* out);
@@ -313,7 +372,9 @@ struct JsonDecoder::Impl {
 
 template <typename RowText>
 Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row_text,
-                                            ColumnPtr* corrupt_record, DecodeStats* stats) {
+                                            ColumnPtr* corrupt_record, DecodeStats* stats,
+                                            std::vector<int64_t>* source_rows) {
+  if (source_rows != nullptr) source_rows->clear();
   BindBuilders(root.get(), root_builder.get());
   root_builder->Reserve(num_rows);
   const bool want_corrupt = corrupt_record != nullptr;
@@ -323,6 +384,34 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
     std::string_view text;
     RowResult result = RowResult::kNull;
     if (row_text(row_idx, &text) && !IsJsonBlank(text)) result = DecodeRow(text, &local);
+    if (upgrade_error) {
+      upgrade_error = false;
+      root_builder->Finish();
+      if (want_corrupt) corrupt_builder->Finish();
+      return Status::InvalidArgument(
+          "INCONSISTENT_BEHAVIOR_CROSS_VERSION.PARSE_DATETIME_BY_NEW_PARSER: cannot read '",
+          upgrade_text, "' (row ", row_idx, ") with the pattern '", upgrade_pattern,
+          "', which Spark's parser before 3.0 would read, so Spark 3.5 fails here (set "
+          "spark.sql.legacy.timeParserPolicy to CORRECTED to read it as NULL, or fix the "
+          "pattern)");
+    }
+    if (result == RowResult::kSplit) {
+      for (int64_t k = 0; k < split_rows; ++k) {
+        if (want_corrupt) {
+          if (split_bad) {
+            corrupt_builder->AppendString(text);
+          } else {
+            corrupt_builder->AppendNull();
+          }
+        }
+        source_rows->push_back(row_idx);
+      }
+      continue;
+    }
+    // Spark's file reader gives no row for a line without a JSON value
+    // (e.g. only a comment).
+    if (result == RowResult::kNull && file_reader) continue;
+    if (source_rows != nullptr) source_rows->push_back(row_idx);
     if (result == RowResult::kNull) root_builder->AppendNull();
     if (want_corrupt) {
       if (result == RowResult::kBad) {
@@ -343,8 +432,18 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
 }
 
 RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats) {
+  // Jackson's byte parser (the file reader) skips a UTF-8 byte-order mark.
+  if (file_reader && text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    text.remove_prefix(3);
+  }
   dom::element doc;
-  const internal::ParseOutcome outcome = reader.Parse(text, &doc);
+  internal::ParseOutcome outcome = reader.Parse(text, &doc);
+  if (file_reader && reader.replaced_invalid_utf8()) {
+    // Jackson's byte parser instead of U+FFFD: rewritten so that the lexer
+    // reads, and fails, where it does.
+    internal::RewriteLaxUtf8(text, &lax_text);
+    outcome = reader.Parse(lax_text, &doc);
+  }
   row_lone_surrogates = reader.has_lone_surrogates();
   switch (outcome) {
     case internal::ParseOutcome::kEmpty: return RowResult::kNull;
@@ -352,7 +451,25 @@ RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats
     case internal::ParseOutcome::kValue: break;
   }
   markers = reader.has_markers();
-  return value_root ? DecodeValue(doc, false, stats) : DecodeObject(doc, false, stats);
+  if (value_root) return DecodeValue(doc, false, stats);
+  if (file_reader && doc.type() == dom::element_type::ARRAY) return DecodeArrayRows(doc, stats);
+  return DecodeObject(doc, false, stats);
+}
+
+RowResult JsonDecoder::Impl::DecodeArrayRows(dom::element doc, DecodeStats* stats) {
+  // Spark converts each element with the row's struct converter; one that
+  // is not an object fails the whole text (no partial rows).
+  dom::array array = doc.get_array().value_unsafe();
+  for (dom::element element : array) {
+    if (element.type() != dom::element_type::OBJECT) return AllNullRow(stats);
+  }
+  split_rows = 0;
+  split_bad = false;
+  for (dom::element element : array) {
+    split_bad |= DecodeObject(element, false, stats) == RowResult::kBad;
+    ++split_rows;
+  }
+  return RowResult::kSplit;
 }
 
 RowResult JsonDecoder::Impl::AllNullRow(DecodeStats* stats) {
@@ -678,6 +795,163 @@ void JsonDecoder::Impl::AppendAsString(ColumnBuilder* builder, dom::element valu
   builder->AppendString(scratch);
 }
 
+Status JsonDecoder::Impl::SetDateTime(const JsonDateTimeOptions& options) {
+  datetime = options;
+  const bool legacy = options.policy == TimeParserPolicy::kLegacy;
+  timestamp_fallback = options.parsing_fallback.value_or(legacy || !options.timestamp_format);
+  date_fallback = options.parsing_fallback.value_or(legacy || !options.date_format);
+  // Spark 2's patterns: the user's, else its defaults (for parsing under
+  // LEGACY, for the check under EXCEPTION).
+  auto pattern_of = [](const std::shared_ptr<const DateTimePattern>& p, std::string_view dflt) {
+    return p != nullptr ? std::string(p->pattern()) : std::string(dflt);
+  };
+  const std::string ts_pattern = pattern_of(
+      options.timestamp_format, legacy ? "yyyy-MM-dd'T'HH:mm:ss.SSSXXX" : "yyyy-MM-dd HH:mm:ss");
+  const std::string date_pattern = pattern_of(options.date_format, "yyyy-MM-dd");
+  legacy_timestamp = internal::LegacyDateParser::Compile(ts_pattern);
+  legacy_date = internal::LegacyDateParser::Compile(date_pattern);
+  if (options.timestamp_ntz_format != nullptr) {
+    legacy_ntz = internal::LegacyDateParser::Compile(options.timestamp_ntz_format->pattern());
+  }
+  if (legacy) {
+    internal::LegacyDateParser::Fields probe;
+    for (const auto& [parser, pattern, key] :
+         {std::tuple(&legacy_timestamp, &ts_pattern, "timestampFormat"),
+          std::tuple(&legacy_date, &date_pattern, "dateFormat")}) {
+      if (!parser->has_value() || !(*parser)->LocalMicros(probe).has_value()) {
+        return Status::NotSupported(
+            key, " '", *pattern,
+            "' under spark.sql.legacy.timeParserPolicy LEGACY (silt's Spark 2 parser reads "
+            "y M d H k K h m s S a X Z and literals)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+bool JsonDecoder::Impl::DefaultTimestamp(std::string_view s, int64_t* out) const {
+  std::optional<int64_t> micros = columnar::ParseTimestamp(s, zone_offset_micros);
+  if (!micros.has_value()) return false;
+  if (local_to_utc) {
+    // Zone-less text moves with the default offset; text with a zone does
+    // not.
+    std::optional<int64_t> shifted = columnar::ParseTimestamp(s, zone_offset_micros + 1);
+    if (shifted && *shifted == *micros - 1) micros = local_to_utc(*micros + zone_offset_micros);
+  }
+  *out = *micros;
+  return true;
+}
+
+bool JsonDecoder::Impl::DefaultDate(std::string_view s, int32_t* out) {
+  std::optional<int32_t> days = columnar::ParseDate(s);
+  if (!days.has_value()) return false;
+  *out = *days;
+  return true;
+}
+
+bool JsonDecoder::Impl::LegacyTimestamp(const internal::LegacyDateParser& parser,
+                                        std::string_view s, int64_t* out) const {
+  internal::LegacyDateParser::Fields fields;
+  if (!parser.Parse(s, &fields)) return false;
+  std::optional<int64_t> local = parser.LocalMicros(fields);
+  if (!local.has_value()) return false;
+  *out = fields.has_offset ? *local - fields.offset_seconds * columnar::kMicrosPerSecond
+                           : LocalToUtc(*local);
+  return true;
+}
+
+void JsonDecoder::Impl::CheckUpgrade(const std::optional<internal::LegacyDateParser>& parser,
+                                     std::string_view s) {
+  if (upgrade_error || datetime.policy != TimeParserPolicy::kException || !parser.has_value()) {
+    return;
+  }
+  internal::LegacyDateParser::Fields fields;
+  if (!parser->Parse(s, &fields)) return;
+  upgrade_error = true;
+  upgrade_text = std::string(s);
+  upgrade_pattern = parser->pattern();
+}
+
+bool JsonDecoder::Impl::ReadTimestamp(std::string_view s, int64_t* out) {
+  bool ok = false;
+  if (datetime.policy == TimeParserPolicy::kLegacy) {
+    ok = LegacyTimestamp(*legacy_timestamp, s, out);
+  } else if (datetime.timestamp_format == nullptr) {
+    ok = DefaultTimestamp(s, out);
+  } else {
+    bool has_offset = false;
+    int64_t offset_seconds = 0;
+    ok = datetime.timestamp_format->Parse(s, out, &has_offset, &offset_seconds);
+    if (ok) {
+      *out = has_offset ? *out - offset_seconds * columnar::kMicrosPerSecond : LocalToUtc(*out);
+    }
+  }
+  if (ok) return true;
+  // Spark raises the upgrade error from the formatter, then its fallback
+  // may still read the text; the error stands only when it does not.
+  const bool was_flagged = upgrade_error;
+  CheckUpgrade(legacy_timestamp, s);
+  if (timestamp_fallback && DefaultTimestamp(WithoutGmt(s, &gmt_scratch), out)) {
+    if (!was_flagged) upgrade_error = false;
+    return true;
+  }
+  return false;
+}
+
+bool JsonDecoder::Impl::ReadDate(std::string_view s, int32_t* out) {
+  bool ok = false;
+  if (datetime.policy == TimeParserPolicy::kLegacy) {
+    int64_t micros = 0;
+    internal::LegacyDateParser::Fields fields;
+    if (legacy_date->Parse(s, &fields)) {
+      std::optional<int64_t> local = legacy_date->LocalMicros(fields);
+      if (local.has_value()) {
+        micros = *local;
+        ok = true;
+      }
+    }
+    if (ok) *out = columnar::DaysFromMicros(micros);
+  } else if (datetime.date_format == nullptr) {
+    ok = DefaultDate(s, out);
+  } else {
+    // The local date as written, whatever offset the text names.
+    int64_t micros = 0;
+    bool has_offset = false;
+    int64_t offset_seconds = 0;
+    ok = datetime.date_format->Parse(s, &micros, &has_offset, &offset_seconds);
+    if (ok) *out = columnar::DaysFromMicros(micros);
+  }
+  if (ok) return true;
+  const bool was_flagged = upgrade_error;
+  CheckUpgrade(legacy_date, s);
+  if (date_fallback &&
+      (DefaultDate(WithoutGmt(s, &gmt_scratch), out) || internal::ParseJavaInt(s, out))) {
+    if (!was_flagged) upgrade_error = false;
+    return true;
+  }
+  return false;
+}
+
+bool JsonDecoder::Impl::ReadTimestampNtz(std::string_view s, int64_t* out) {
+  if (datetime.timestamp_ntz_format != nullptr) {
+    bool has_offset = false;
+    int64_t offset_seconds = 0;
+    if (datetime.timestamp_ntz_format->Parse(s, out, &has_offset, &offset_seconds) && !has_offset) {
+      return true;
+    }
+    CheckUpgrade(legacy_ntz, s);
+    return false;
+  }
+  std::optional<int64_t> micros = columnar::ParseTimestamp(s, 0);
+  if (!micros.has_value()) return false;
+  // A text that names its zone reads the same under any default zone;
+  // Spark rejects those for TIMESTAMP_NTZ.
+  std::optional<int64_t> shifted = columnar::ParseTimestamp(s, kMicrosPerHour);
+  if (shifted.has_value() && *shifted == *micros) return false;
+  *out = *micros;
+  return true;
+}
+
 template <bool kAppend>
 Fit JsonDecoder::Impl::Convert(Node* node, dom::element value) {
   const ValueKind kind = internal::KindOf(value, markers);
@@ -750,12 +1024,9 @@ Fit JsonDecoder::Impl::Convert(Node* node, dom::element value) {
     case TypeId::kDate: {
       if (kind != ValueKind::kString) return fail();
       std::string_view s = internal::StringOf(value);
-      if (s.empty()) return fail();
-      std::optional<int32_t> days = columnar::ParseDate(s);
-      int32_t legacy_days = 0;
-      if (!days.has_value() && internal::ParseJavaInt(s, &legacy_days)) days = legacy_days;
-      if (!days.has_value()) return fail();
-      if constexpr (kAppend) builder->Append<int32_t>(*days);
+      int32_t days = 0;
+      if (s.empty() || !ReadDate(s, &days)) return fail();
+      if constexpr (kAppend) builder->Append<int32_t>(days);
       return Fit::kOk;
     }
     case TypeId::kTimestamp: {
@@ -768,29 +1039,17 @@ Fit JsonDecoder::Impl::Convert(Node* node, dom::element value) {
       }
       if (kind != ValueKind::kString) return fail();
       std::string_view s = internal::StringOf(value);
-      if (s.empty()) return fail();
-      std::optional<int64_t> micros = columnar::ParseTimestamp(s, zone_offset_micros);
-      if (!micros.has_value()) return fail();
-      if (local_to_utc) {
-        // Zone-less text moves with the default offset; text with a zone
-        // does not.
-        std::optional<int64_t> shifted = columnar::ParseTimestamp(s, zone_offset_micros + 1);
-        if (shifted && *shifted == *micros - 1) micros = local_to_utc(*micros + zone_offset_micros);
-      }
-      if constexpr (kAppend) builder->Append<int64_t>(*micros);
+      int64_t micros = 0;
+      if (s.empty() || !ReadTimestamp(s, &micros)) return fail();
+      if constexpr (kAppend) builder->Append<int64_t>(micros);
       return Fit::kOk;
     }
     case TypeId::kTimestampNtz: {
       if (kind != ValueKind::kString) return fail();
       std::string_view s = internal::StringOf(value);
-      if (s.empty()) return fail();
-      std::optional<int64_t> micros = columnar::ParseTimestamp(s, 0);
-      if (!micros.has_value()) return fail();
-      // A text that names its zone reads the same under any default zone;
-      // Spark rejects those for TIMESTAMP_NTZ.
-      std::optional<int64_t> shifted = columnar::ParseTimestamp(s, kMicrosPerHour);
-      if (shifted.has_value() && *shifted == *micros) return fail();
-      if constexpr (kAppend) builder->Append<int64_t>(*micros);
+      int64_t micros = 0;
+      if (s.empty() || !ReadTimestampNtz(s, &micros)) return fail();
+      if constexpr (kAppend) builder->Append<int64_t>(micros);
       return Fit::kOk;
     }
     case TypeId::kStruct:
@@ -922,6 +1181,13 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
   impl.span_lexer = internal::JacksonLexer(span_features);
   impl.allow_non_numeric = options.parse.allow_non_numeric_numbers;
   impl.value_root = options.value_root;
+  impl.file_reader = options.file_reader && !options.value_root;
+  if (impl.file_reader) {
+    impl.features.byte_parser = true;
+    impl.reader.set_features(impl.features);
+    impl.side_reader.set_features(impl.features);
+  }
+  SILT_RETURN_NOT_OK(impl.SetDateTime(options.datetime));
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",
                                    schema->ToDdl());
@@ -939,21 +1205,28 @@ Result<ColumnPtr> JsonDecoder::DecodeColumn(const columnar::Column& input,
         "JSON decoder input must be a STRING or BINARY column, got ",
         input.type == nullptr ? std::string("null") : input.type->ToDdl());
   }
+  if (impl_->file_reader) {
+    return Status::InvalidArgument("JSON decoder splitting arrays reads views (DecodeViews)");
+  }
   auto row_text = [&input](int64_t row_idx, std::string_view* text) {
     if (input.IsNull(row_idx)) return false;
     *text = input.StringValue(row_idx);
     return true;
   };
-  return impl_->Decode(input.length, row_text, corrupt_record, stats);
+  return impl_->Decode(input.length, row_text, corrupt_record, stats, nullptr);
 }
 
 Result<ColumnPtr> JsonDecoder::DecodeViews(const std::string_view* rows, int64_t num_rows,
-                                           ColumnPtr* corrupt_record, DecodeStats* stats) {
+                                           ColumnPtr* corrupt_record, DecodeStats* stats,
+                                           std::vector<int64_t>* source_rows) {
+  if (impl_->file_reader && source_rows == nullptr) {
+    return Status::InvalidArgument("JSON decoder splitting arrays needs source_rows");
+  }
   auto row_text = [rows](int64_t row_idx, std::string_view* text) {
     *text = rows[row_idx];
     return true;
   };
-  return impl_->Decode(num_rows, row_text, corrupt_record, stats);
+  return impl_->Decode(num_rows, row_text, corrupt_record, stats, source_rows);
 }
 
 }  // namespace silt::json

@@ -41,10 +41,15 @@
 //                  keep the text); integers and strings are exact.
 //      BOOLEAN     true/false only.
 //      DATE        strings via columnar::ParseDate, else an integer string
-//                  as days since the epoch (Spark's 1.5 legacy form).
-//      TIMESTAMP   strings via columnar::ParseTimestamp in the session zone;
-//                  JSON integers are seconds since the epoch.
+//                  as days since the epoch (Spark's 1.5 legacy form); with
+//                  a dateFormat, see JsonDateTimeOptions.
+//      TIMESTAMP   strings via columnar::ParseTimestamp in the session zone
+//                  (or a timestampFormat); JSON integers are seconds since
+//                  the epoch.
 //      TIMESTAMP_NTZ  strings without a zone only.
+//    A DATE/TIMESTAMP text that Spark 3.5 fails the query on (a text its
+//    Spark 2 parser reads but the new one does not, policy EXCEPTION) fails
+//    the decode call, naming the row: see JsonDateTimeOptions.
 //      BINARY      base64 strings, decoded.
 //      STRUCT/ARRAY/MAP  recursively; maps need STRING keys and keep every
 //                  member (duplicate keys included) in document order.
@@ -78,8 +83,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/builder.h"
@@ -109,8 +116,57 @@ struct JsonParseOptions {
   bool allow_unquoted_control_chars = false;
 };
 
+// spark.sql.legacy.timeParserPolicy: what a DATE/TIMESTAMP text the
+// java.time parser rejects turns into. EXCEPTION (Spark 3.5's default): the
+// query fails when Spark 2's parser (json/legacy_date_parser_internal.h)
+// would read the text, else the field does not fit; CORRECTED: the field does
+// not fit; LEGACY: Spark 2's parser reads DATE and TIMESTAMP fields
+// (TIMESTAMP_NTZ keeps the new one).
+enum class TimeParserPolicy : uint8_t { kException, kCorrected, kLegacy };
+
+// A datetime pattern (Spark's dateFormat / timestampFormat /
+// timestampNTZFormat option) as Spark 3.5's java.time parser reads it. The
+// json module cannot see expr's DateTimeFormat, which implements it
+// (expr/function/json/json_options.h); one virtual call per value read
+// with a user pattern. Thread safety: Parse must be callable concurrently.
+class DateTimePattern {
+ public:
+  virtual ~DateTimePattern() = default;
+  // Reads all of `text`: the local date-time it names in micros since the
+  // local epoch, and *has_offset with *offset_seconds when it names a zone
+  // offset. false when the text does not match or names an invalid date or
+  // time.
+  virtual bool Parse(std::string_view text, int64_t* local_micros, bool* has_offset,
+                     int64_t* offset_seconds) const = 0;
+  virtual const std::string& pattern() const = 0;
+};
+
+// How DATE, TIMESTAMP and TIMESTAMP_NTZ texts are read (JacksonParser's
+// formatters). Each pattern null means Spark's default form (the CAST
+// rules). A value is read as Spark 3.5 does:
+//  1. by the type's pattern (policy LEGACY: Spark 2's parser with the
+//     pattern, or yyyy-MM-dd'T'HH:mm:ss.SSSXXX / yyyy-MM-dd by default);
+//  2. when that fails and the fallback is on, by the CAST rules after
+//     removing "GMT" (DATE also takes an integer as days since the epoch);
+//  3. when both fail and the policy is EXCEPTION, a text Spark 2's parser
+//     reads with the pattern (default yyyy-MM-dd HH:mm:ss, yyyy-MM-dd)
+//     fails the call (INCONSISTENT_BEHAVIOR_CROSS_VERSION); otherwise the
+//     value does not fit (NULL, the record is bad).
+// TIMESTAMP_NTZ has no fallback and no check without a pattern.
+struct JsonDateTimeOptions {
+  std::shared_ptr<const DateTimePattern> timestamp_format;
+  std::shared_ptr<const DateTimePattern> timestamp_ntz_format;
+  std::shared_ptr<const DateTimePattern> date_format;
+  TimeParserPolicy policy = TimeParserPolicy::kException;
+  // enableDateTimeParsingFallback (or spark.sql.json.
+  // enableDateTimeParsingFallback); unset: on for a type without a pattern,
+  // and always under LEGACY.
+  std::optional<bool> parsing_fallback;
+};
+
 struct JsonDecodeOptions {
   JsonParseOptions parse;
+  JsonDateTimeOptions datetime;
   // The schema has one field and each text is that field's value, not an
   // object of fields: from_json with an ARRAY or MAP schema. A text that does
   // not give the value (NULL, malformed, not of the type) is a bad record:
@@ -118,6 +174,19 @@ struct JsonDecodeOptions {
   // object read for an ARRAY<STRUCT> field is a one-element array (Spark's
   // SPARK-19595 rule).
   bool value_root = false;
+  // Spark's JSON file reader (JacksonParser with allowArrayAsStructs over
+  // Jackson's byte parser) instead of from_json's. Not with value_root.
+  //  - A text whose value is an array gives one row per element, each an
+  //    object read as the schema (none for []); the rows of a text with a
+  //    bad element all are bad (its text in each one's corrupt-record
+  //    output), and an element that is not an object (null, a number, an
+  //    array) makes the text one bad row of NULLs. DecodeViews then reports
+  //    which text each row came from.
+  //  - Bytes that are not UTF-8 inside the text's first value make it a bad
+  //    row of NULLs (the byte parser fails where from_json reads U+FFFD);
+  //    sequences that parser decodes leniently (overlong forms, encoded
+  //    surrogates) read as it reads them.
+  bool file_reader = false;
   // Offset of the session time zone, applied to timestamp strings without a
   // zone (Spark's spark.sql.session.timeZone as a fixed offset); 0 = UTC.
   int64_t default_zone_offset_micros = 0;
@@ -146,7 +215,8 @@ class JsonDecoder {
   // raw text for malformed rows and rows with a mismatched field, null
   // otherwise. One Status per call: errors only for internal failures (an
   // input column that is not string/binary is InvalidArgument), never for
-  // bad rows.
+  // bad rows, and InvalidArgument naming the row and text for a datetime
+  // text Spark fails the query on (INCONSISTENT_BEHAVIOR_CROSS_VERSION).
   Result<columnar::ColumnPtr> DecodeColumn(const columnar::Column& input,
                                            columnar::ColumnPtr* corrupt_record = nullptr,
                                            DecodeStats* stats = nullptr);
@@ -156,9 +226,13 @@ class JsonDecoder {
   // flattens the struct's children into top-level columns. A blank text gives
   // a null struct row (Spark's file source skips blank lines; callers that
   // mirror that drop them before decoding).
+  // With file_reader the result may have more or fewer rows than
+  // `num_rows`: *source_rows (REQUIRED then) receives, per output row, the
+  // index of the text it came from.
   Result<columnar::ColumnPtr> DecodeViews(const std::string_view* rows, int64_t num_rows,
                                           columnar::ColumnPtr* corrupt_record = nullptr,
-                                          DecodeStats* stats = nullptr);
+                                          DecodeStats* stats = nullptr,
+                                          std::vector<int64_t>* source_rows = nullptr);
 
  private:
   JsonDecoder();

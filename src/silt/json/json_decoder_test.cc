@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -567,6 +569,136 @@ TEST(JsonDecoderTest, NullTypeFieldIsAlwaysNull) {
   EXPECT_TRUE(out->IsValid(0));
   EXPECT_EQ(out->children[0]->null_count, 1);
   EXPECT_EQ(stats.mismatched_fields, 0);
+}
+
+// A "yyyy/MM/dd[ HH:mm]" pattern standing in for expr's DateTimeFormat.
+class SlashPattern final : public DateTimePattern {
+ public:
+  bool Parse(std::string_view text, int64_t* local_micros, bool* has_offset,
+             int64_t* offset_seconds) const override {
+    int y = 0, m = 0, d = 0, hh = 0, mm = 0;
+    char tail = 0;
+    const std::string s(text);
+    const int n = std::sscanf(s.c_str(), "%4d/%2d/%2d %2d:%2d%c", &y, &m, &d, &hh, &mm, &tail);
+    if ((n != 3 && n != 5) || s.size() != (n == 3 ? 10u : 16u) || m < 1 || m > 12 || d < 1 ||
+        d > 31) {
+      return false;
+    }
+    *local_micros = (int64_t{columnar::DaysFromCivil(y, m, d)} * 86400 + hh * 3600 + mm * 60) *
+                    columnar::kMicrosPerSecond;
+    *has_offset = false;
+    *offset_seconds = 0;
+    return true;
+  }
+  const std::string& pattern() const override { return pattern_; }
+
+ private:
+  std::string pattern_ = "yyyy/MM/dd";
+};
+
+TEST(JsonDecoderTest, DefaultDateTextThatSparksOldParserReadsFailsTheCall) {
+  // 2024-02-30 is no date, but Spark 2's lenient parser reads it (March 1):
+  // Spark 3.5 fails the query under policy EXCEPTION.
+  const Rows rows = {R"({"b":"2024-02-29"})", R"({"b":"2024-02-30"})"};
+  Result<Decoded> failed = DecodeRows("b DATE", rows);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("INCONSISTENT_BEHAVIOR_CROSS_VERSION"),
+            std::string::npos);
+  EXPECT_NE(failed.status().message().find("row 1"), std::string::npos);
+
+  JsonDecodeOptions corrected;
+  corrected.datetime.policy = TimeParserPolicy::kCorrected;
+  ASSERT_OK_AND_ASSIGN(Decoded out, DecodeRows("b DATE", rows, corrected));
+  EXPECT_EQ(out.field(0).Value<int32_t>(0), columnar::DaysFromCivil(2024, 2, 29));
+  EXPECT_TRUE(out.field(0).IsNull(1));
+  EXPECT_TRUE(out.corrupt->IsValid(1));
+
+  JsonDecodeOptions legacy;
+  legacy.datetime.policy = TimeParserPolicy::kLegacy;
+  ASSERT_OK_AND_ASSIGN(out, DecodeRows("b DATE", rows, legacy));
+  EXPECT_EQ(out.field(0).Value<int32_t>(1), columnar::DaysFromCivil(2024, 3, 1));
+}
+
+TEST(JsonDecoderTest, DateFormatReadsOnlyItsPatternUnlessTheFallbackIsOn) {
+  JsonDecodeOptions options;
+  options.datetime.date_format = std::make_shared<SlashPattern>();
+  const Rows rows = {R"({"b":"2024/01/02"})", R"({"b":"2024-01-02"})"};
+  ASSERT_OK_AND_ASSIGN(Decoded out, DecodeRows("b DATE", rows, options));
+  EXPECT_EQ(out.field(0).Value<int32_t>(0), columnar::DaysFromCivil(2024, 1, 2));
+  EXPECT_TRUE(out.field(0).IsNull(1));
+  EXPECT_TRUE(out.corrupt->IsValid(1));
+
+  options.datetime.parsing_fallback = true;
+  ASSERT_OK_AND_ASSIGN(out, DecodeRows("b DATE", rows, options));
+  EXPECT_EQ(out.field(0).Value<int32_t>(1), columnar::DaysFromCivil(2024, 1, 2));
+  EXPECT_TRUE(out.corrupt->IsNull(1));
+
+  // A text Spark 2 reads with the pattern (one-digit month) fails the call.
+  options.datetime.parsing_fallback.reset();
+  EXPECT_FALSE(DecodeRows("b DATE", {R"({"b":"2024/1/02"})"}, options).ok());
+}
+
+TEST(JsonDecoderTest, TimestampFormatReadsZonelessTextInTheZone) {
+  JsonDecodeOptions options;
+  options.datetime.timestamp_format = std::make_shared<SlashPattern>();
+  options.default_zone_offset_micros = 2 * 3600 * columnar::kMicrosPerSecond;
+  ASSERT_OK_AND_ASSIGN(
+      Decoded out,
+      DecodeRows("c TIMESTAMP", {R"({"c":"2024/01/02 10:30"})", R"({"c":60})"}, options));
+  const int64_t local =
+      (int64_t{columnar::DaysFromCivil(2024, 1, 2)} * 86400 + 10 * 3600 + 30 * 60) *
+      columnar::kMicrosPerSecond;
+  EXPECT_EQ(out.field(0).Value<int64_t>(0), local - options.default_zone_offset_micros);
+  EXPECT_EQ(out.field(0).Value<int64_t>(1), 60 * columnar::kMicrosPerSecond);
+}
+
+Result<Decoded> DecodeFileLines(std::string_view ddl, const std::vector<std::string>& lines,
+                                std::vector<int64_t>* source_rows) {
+  SILT_ASSIGN_OR_RETURN(auto schema, columnar::ParseDdlSchema(ddl));
+  JsonDecodeOptions options;
+  options.file_reader = true;
+  SILT_ASSIGN_OR_RETURN(auto decoder, JsonDecoder::Make(schema, options));
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  Decoded out;
+  SILT_ASSIGN_OR_RETURN(out.column,
+                        decoder->DecodeViews(views.data(), static_cast<int64_t>(views.size()),
+                                             &out.corrupt, &out.stats, source_rows));
+  SILT_RETURN_NOT_OK(columnar::ValidateColumn(*out.column));
+  return out;
+}
+
+TEST(JsonDecoderTest, FileReaderGivesARowPerElementOfATopLevelArray) {
+  std::vector<int64_t> source_rows;
+  ASSERT_OK_AND_ASSIGN(Decoded out, DecodeFileLines("a INT",
+                                                    {R"([{"a":1},{"a":2}])", "[]", R"([{"a":3},4])",
+                                                     R"({"a":5})", R"([{"a":"x"},{"a":6}])"},
+                                                    &source_rows));
+  EXPECT_EQ(source_rows, (std::vector<int64_t>{0, 0, 2, 3, 4, 4}));
+  const Column& a = out.field(0);
+  EXPECT_EQ(a.Value<int32_t>(0), 1);
+  EXPECT_EQ(a.Value<int32_t>(1), 2);
+  EXPECT_TRUE(a.IsNull(2));  // an element that is not an object: one bad row
+  EXPECT_EQ(out.corrupt->StringValue(2), R"([{"a":3},4])");
+  EXPECT_EQ(a.Value<int32_t>(3), 5);
+  EXPECT_TRUE(out.corrupt->IsNull(3));
+  // A partial element makes every row of its line bad.
+  EXPECT_TRUE(a.IsNull(4));
+  EXPECT_EQ(a.Value<int32_t>(5), 6);
+  EXPECT_EQ(out.corrupt->StringValue(5), R"([{"a":"x"},{"a":6}])");
+}
+
+TEST(JsonDecoderTest, FileReaderFailsOnInvalidUtf8InsideTheValueOnly) {
+  std::vector<int64_t> source_rows;
+  ASSERT_OK_AND_ASSIGN(Decoded out, DecodeFileLines("a INT, b STRING",
+                                                    {"{\"a\":1,\"b\":\"x\xffy\"}", "{\"a\":2}\xff",
+                                                     "{\"a\":3,\"b\":\"\xc0\xaf\"}"},
+                                                    &source_rows));
+  EXPECT_TRUE(out.field(0).IsNull(0));
+  EXPECT_TRUE(out.corrupt->IsValid(0));
+  EXPECT_EQ(out.field(0).Value<int32_t>(1), 2);
+  EXPECT_TRUE(out.corrupt->IsNull(1));
+  // Jackson's byte parser reads the overlong form of '/'.
+  EXPECT_EQ(out.field(1).StringValue(2), "/");
 }
 
 }  // namespace

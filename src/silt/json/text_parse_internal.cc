@@ -169,4 +169,99 @@ bool ParseJavaInt(std::string_view text, int32_t* out) {
   return true;
 }
 
+namespace {
+
+void AppendUnitEscape(uint32_t unit, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out->append("\\u");
+  for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(unit >> shift) & 0xF]);
+}
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+}  // namespace
+
+void RewriteLaxUtf8(std::string_view text, std::string* out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const auto lead = static_cast<uint8_t>(text[pos]);
+    if (lead < 0x80) {
+      out->push_back(static_cast<char>(lead));
+      ++pos;
+      continue;
+    }
+    int length = 0;
+    uint32_t cp = 0;
+    if (lead >= 0xC0 && lead <= 0xDF) {
+      length = 2;
+      cp = lead & 0x1F;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      cp = lead & 0x0F;
+    } else if (lead >= 0xF0 && lead <= 0xF7) {
+      length = 4;
+      cp = lead & 0x07;
+    }
+    // The bytes consumed before the parser fails: the lead alone, or up to
+    // and including the first bad continuation (or the end of the text).
+    size_t consumed = 1;
+    bool ok = length > 0;
+    for (int k = 1; ok && k < length; ++k) {
+      if (pos + static_cast<size_t>(k) >= text.size()) {
+        ok = false;
+        consumed = static_cast<size_t>(k);
+        break;
+      }
+      const auto cont = static_cast<uint8_t>(text[pos + static_cast<size_t>(k)]);
+      if ((cont & 0xC0) != 0x80) {
+        ok = false;
+        consumed = static_cast<size_t>(k) + 1;
+        break;
+      }
+      cp = (cp << 6) | (cont & 0x3F);
+    }
+    if (!ok) {
+      out->append("\\uZ");
+      pos += consumed;
+      continue;
+    }
+    pos += static_cast<size_t>(length);
+    const bool overlong =
+        (length == 2 && cp < 0x80) || (length == 3 && cp < 0x800) || (length == 4 && cp < 0x10000);
+    if (length == 4 && !overlong) {
+      // Jackson splits into two UTF-16 units without a range check.
+      const uint32_t v = cp - 0x10000;
+      const uint32_t high = 0xD800 + (v >> 10);
+      const uint32_t low = 0xDC00 + (v & 0x3FF);
+      if (cp <= 0x10FFFF) {
+        AppendUtf8(cp, out);
+      } else {
+        AppendUnitEscape(high & 0xFFFF, out);
+        AppendUnitEscape(low, out);
+      }
+    } else if (overlong || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      AppendUnitEscape(cp, out);
+    } else {
+      AppendUtf8(cp, out);
+    }
+  }
+}
+
 }  // namespace silt::json::internal

@@ -32,4 +32,17 @@ bool DecodeBase64(std::string_view text, std::string* out);
 // Java's Integer.parseInt: optional sign then decimal digits, within int32.
 bool ParseJavaInt(std::string_view text, int32_t* out);
 
+// `text` as Jackson's byte parser (UTF8StreamJsonParser) decodes UTF-8,
+// written to *out for the char-based lexer (jackson_internal.h) so that it
+// fails where the byte parser fails: a lead byte's top bits alone decide the
+// sequence length (C0-DF two bytes, E0-EF three, F0-F7 four) and only the
+// continuation bytes' 10xxxxxx form is checked, so overlong forms decode
+// (C0 AF is '/', written as a \u00XX escape so that it stays content) and
+// encoded surrogates or values past U+10FFFF become the UTF-16 units Jackson
+// makes of them (\uXXXX escapes). The bytes it fails on (a byte that starts
+// no sequence, or a sequence up to its bad continuation byte, which the
+// byte parser consumes) become "\uZ", a bad escape the lexer consumes the
+// same way.
+void RewriteLaxUtf8(std::string_view text, std::string* out);
+
 }  // namespace silt::json::internal

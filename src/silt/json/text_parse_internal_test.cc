@@ -97,3 +97,30 @@ TEST(ParseJavaIntTest, FollowsIntegerParseInt) {
 
 }  // namespace
 }  // namespace silt::json::internal
+
+namespace silt::json::internal {
+namespace {
+
+TEST(RewriteLaxUtf8Test, ReadsUtf8AsJacksonsByteParserDoes) {
+  std::string out;
+  // Valid text is kept.
+  RewriteLaxUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80", &out);
+  EXPECT_EQ(out, "caf\xc3\xa9 \xf0\x9f\x98\x80");
+  // Overlong forms decode; encoded surrogates become UTF-16 units.
+  RewriteLaxUtf8("a\xc0\xafz", &out);
+  EXPECT_EQ(out, "a\\u002Fz");
+  RewriteLaxUtf8("\xed\xa0\x80", &out);
+  EXPECT_EQ(out, "\\uD800");
+  // What the byte parser fails on becomes a bad escape: a byte that starts
+  // no sequence, a sequence with its bad continuation (here the quote), a
+  // sequence cut by the end.
+  RewriteLaxUtf8("ab\xffz", &out);
+  EXPECT_EQ(out, "ab\\uZz");
+  RewriteLaxUtf8("x\xc3\"y", &out);
+  EXPECT_EQ(out, "x\\uZy");
+  RewriteLaxUtf8("caf\xc3", &out);
+  EXPECT_EQ(out, "caf\\uZ");
+}
+
+}  // namespace
+}  // namespace silt::json::internal

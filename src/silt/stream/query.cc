@@ -256,6 +256,7 @@ class QueryRunner {
     context.data_fs = options_.file_system;
     context.clock = clock_;
     context.session_time_zone = job_.session_time_zone;
+    context.spark_conf = job_.spark_conf;
     SILT_ASSIGN_OR_RETURN(source_, MakeSource(job_.source, context));
     SILT_ASSIGN_OR_RETURN(eval_options_, EvalOptionsForJob(job_, *clock_));
     const expr::EvalOptions& eval_options = eval_options_;

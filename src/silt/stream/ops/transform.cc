@@ -9,6 +9,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/expr/filter.h"
+#include "silt/expr/function/json/json_options.h"
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/lexer.h"
 #include "silt/expr/parse/select_statement.h"
@@ -603,6 +604,7 @@ Result<expr::EvalOptions> EvalOptionsForJob(const JobSpec& job, const Clock& clo
   // offset: the zone's offset now (exact for UTC and fixed-offset zones).
   options.session_zone_offset_micros =
       int64_t{(*zone)->OffsetSecondsAt(clock.NowMicros())} * 1000000;
+  SILT_RETURN_NOT_OK(expr::ApplyDateTimeSparkConf(job.spark_conf, &options));
   return options;
 }
 

@@ -7,6 +7,8 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/columnar/builder.h"
+#include "silt/expr/eval_options.h"
+#include "silt/expr/function/json/json_options.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/json/json_decoder.h"
 #include "silt/stream/column_util_internal.h"
@@ -62,17 +64,24 @@ bool IsHiddenComponent(std::string_view relative) {
   return false;
 }
 
-// Splits a file's bytes into lines (without "\n" / "\r\n"); a final line
-// without newline counts, a trailing newline adds no empty line.
+// Splits a file's bytes into lines as Hadoop's LineReader does for Spark's
+// text and JSON sources: "\n", "\r\n" and a lone "\r" end a line; a final
+// line without an end counts, a trailing end adds no empty line.
 void SplitLines(std::string_view text, std::vector<std::string_view>* lines) {
   lines->clear();
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     size_t end = nl == std::string_view::npos ? text.size() : nl;
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines->push_back(line);
+    std::string_view segment = text.substr(pos, end - pos);
+    // Lone carriage returns inside the segment end lines too.
+    for (size_t cr = segment.find('\r'); cr != std::string_view::npos && cr + 1 < segment.size();
+         cr = segment.find('\r')) {
+      lines->push_back(segment.substr(0, cr));
+      segment.remove_prefix(cr + 1);
+    }
+    if (!segment.empty() && segment.back() == '\r') segment.remove_suffix(1);
+    lines->push_back(segment);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
@@ -178,13 +187,19 @@ class FileBatchReader final : public BatchReader {
   }
 
   Result<columnar::RecordBatchPtr> JsonBatch() {
-    const int64_t num_rows = static_cast<int64_t>(chunk_.size());
     const bool need_corrupt = corrupt_index_ >= 0 || options_.mode != ParseMode::kPermissive;
     columnar::ColumnPtr corrupt;
     json::DecodeStats stats;
-    SILT_ASSIGN_OR_RETURN(
-        columnar::ColumnPtr decoded,
-        decoder_->DecodeViews(chunk_.data(), num_rows, need_corrupt ? &corrupt : nullptr, &stats));
+    // A line holding a JSON array gives a row per element (none for []):
+    // source_rows_ maps each decoded row to its line in chunk_.
+    Result<columnar::ColumnPtr> decoded_or =
+        decoder_->DecodeViews(chunk_.data(), static_cast<int64_t>(chunk_.size()),
+                              need_corrupt ? &corrupt : nullptr, &stats, &source_rows_);
+    if (!decoded_or.ok()) {
+      return decoded_or.status().WithContextParts("reading '", current_path_, "'");
+    }
+    columnar::ColumnPtr decoded = std::move(decoded_or).MoveValueUnsafe();
+    const int64_t num_rows = decoded->length;
     // A bad record, for DROPMALFORMED and FAILFAST as for the corrupt-record
     // column, is one Spark's parser fails on: a line that is not a JSON
     // object, and also a field of the wrong type or out of its type's range
@@ -198,12 +213,12 @@ class FileBatchReader final : public BatchReader {
       }
     }
     if (!malformed.empty() && options_.mode == ParseMode::kFailFast) {
-      const int64_t row_idx = malformed.front();
+      const size_t line_idx = static_cast<size_t>(source_rows_[static_cast<size_t>(malformed[0])]);
       return Status::Corruption(
           "malformed JSON record (not a JSON object, or a field of the "
           "wrong type or out of range) in '",
-          current_path_, "' at line ", chunk_lines_[static_cast<size_t>(row_idx)],
-          " (mode FAILFAST): '", chunk_[static_cast<size_t>(row_idx)].substr(0, 200), "'");
+          current_path_, "' at line ", chunk_lines_[line_idx], " (mode FAILFAST): '",
+          chunk_[line_idx].substr(0, 200), "'");
     }
     auto batch = std::make_shared<columnar::RecordBatch>();
     batch->schema = options_.schema;
@@ -245,6 +260,7 @@ class FileBatchReader final : public BatchReader {
   size_t line_pos_ = 0;
   std::vector<std::string_view> chunk_;
   std::vector<int64_t> chunk_lines_;
+  std::vector<int64_t> source_rows_;
   int64_t dropped_in_file_ = 0;
   std::unique_ptr<json::JsonDecoder> decoder_;
   int corrupt_index_ = -1;
@@ -344,31 +360,21 @@ Result<FileSourceOptions> FileSourceOptions::FromSpec(const SourceSpec& spec) {
   // default, since each changes what a record turns into.
   SILT_RETURN_NOT_OK(reader.CheckNames({
       .what = spec.format == "text" ? "text source" : "json source",
-      .honoured = {"path", "maxFilesPerTrigger", "mode", "columnNameOfCorruptRecord",
-                   "latestFirst"},
+      .honoured = {"path", "maxFilesPerTrigger", "mode", "columnNameOfCorruptRecord", "latestFirst",
+                   "allowComments", "allowUnquotedFieldNames", "allowSingleQuotes",
+                   "allowNumericLeadingZeros", "allowBackslashEscapingAnyCharacter",
+                   "allowUnquotedControlChars", "allowNonNumericNumbers", "dateFormat",
+                   "timestampFormat", "timestampNTZFormat", "enableDateTimeParsingFallback",
+                   "timeZone", "locale"},
       // Schema inference only (silt needs a schema), the write side, and
       // codecs silt detects from the file name.
-      .inert = {"samplingRatio", "ignoreNullFields", "compression", "codec"},
+      .inert = {"samplingRatio", "ignoreNullFields", "compression", "codec", "primitivesAsString",
+                "prefersDecimal", "dropFieldIfAllNull", "inferTimestamp"},
       .unsupported = {{"multiLine", "false"},
                       {"wholetext", "false"},
                       {"encoding", "UTF-8"},
                       {"charset", "UTF-8"},
                       {"lineSep", ""},
-                      {"primitivesAsString", "false"},
-                      {"prefersDecimal", "false"},
-                      {"allowComments", "false"},
-                      {"allowUnquotedFieldNames", "false"},
-                      {"allowSingleQuotes", "true"},
-                      {"allowNumericLeadingZeros", "false"},
-                      {"allowBackslashEscapingAnyCharacter", "false"},
-                      {"allowUnquotedControlChars", "false"},
-                      {"allowNonNumericNumbers", "true"},
-                      {"dropFieldIfAllNull", "false"},
-                      {"dateFormat", "yyyy-MM-dd"},
-                      {"timestampFormat", ""},
-                      {"timestampNTZFormat", ""},
-                      {"enableDateTimeParsingFallback", ""},
-                      {"locale", "en-US"},
                       {"maxFileAge", ""},
                       {"fileNameOnly", "false"},
                       {"pathGlobFilter", ""},
@@ -426,6 +432,16 @@ Result<FileSourceOptions> FileSourceOptions::FromSpec(const SourceSpec& spec) {
     }
     return out;
   }
+  // The JSON reading options (from_json's, expr/function/json/json_options.h),
+  // checked now so that a bad pattern or flag fails the job before it runs;
+  // FileSource::Make applies them with the session's settings.
+  expr::JsonReadOptions check{expr::EvalOptions()};
+  for (const auto& [key, value] : spec.options) {
+    const std::string where = reader.KeyPath(key) + ":";
+    Result<bool> applied = check.Set(key, value, where);
+    if (!applied.ok()) return applied.status();
+    if (*applied) out.json_read_options.emplace_back(key, value);
+  }
   if (spec.schema_ddl.empty()) {
     return Status::InvalidArgument(spec.key_path,
                                    ".schema: required for the json source (Spark DDL, e.g. "
@@ -466,15 +482,20 @@ Result<std::unique_ptr<FileSource>> FileSource::Make(FileSourceOptions options,
   if (!zone.ok()) {
     return Status::InvalidArgument("spark.sql.session.timeZone: ", zone.status().message());
   }
-  auto source = std::unique_ptr<FileSource>(new FileSource(std::move(options), context, data_fs));
-  if ((*zone)->is_fixed()) {
-    source->decode_options_.default_zone_offset_micros =
-        int64_t{(*zone)->fixed_offset_seconds()} * 1000000;
-  } else {
-    source->decode_options_.local_to_utc = [zone = *zone](int64_t local_micros) {
-      return zone->LocalToUtc(local_micros);
-    };
+  // The session's zone and datetime confs, then the source's JSON options,
+  // as Spark's JSONOptions reads them.
+  expr::EvalOptions session;
+  session.session_zone = *zone;
+  SILT_RETURN_NOT_OK(expr::ApplyDateTimeSparkConf(context.spark_conf, &session));
+  expr::JsonReadOptions read_options(session);
+  for (const auto& [key, value] : options.json_read_options) {
+    SILT_RETURN_NOT_OK(read_options.Set(key, value, "source.options." + key + ":").status());
   }
+  auto source = std::unique_ptr<FileSource>(new FileSource(std::move(options), context, data_fs));
+  source->decode_options_ = read_options.decode_options();
+  // Spark's JSON file reader: each element of a top-level array is a row
+  // (SPARK-3308), and the bytes are read by Jackson's byte parser.
+  source->decode_options_.file_reader = true;
   return source;
 }
 

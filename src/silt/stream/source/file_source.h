@@ -17,7 +17,12 @@
 // (start, end].
 //
 // json: one JSON document per line (blank lines skipped), decoded with the
-// user's schema (required, Spark DDL). Modes:
+// user's schema (required, Spark DDL) through json::JsonDecoder with the
+// same reading options as from_json (expr/function/json/json_options.h:
+// the allow* parser switches, date/time patterns, timeZone, and the
+// session's spark.sql.legacy.timeParserPolicy). A line holding a JSON array
+// gives one row per element, as Spark's reader does (none for [], and one
+// bad row when an element is not an object). Modes:
 //   PERMISSIVE (default) malformed line (not a JSON object) -> row of NULLs;
 //                        its raw text goes to the columnNameOfCorruptRecord
 //                        column (default _corrupt_record) only when that
@@ -25,10 +30,11 @@
 //   DROPMALFORMED        malformed lines are dropped; a WARN names the count
 //                        and file;
 //   FAILFAST             the batch fails naming file and line number.
-// A field of the wrong type is NULL in every mode and the row is kept (its
-// raw text also goes to the corrupt-record column, as Spark's partial
-// results do). Spark's DROPMALFORMED/FAILFAST would also drop/fail on such
-// rows; silt deliberately keeps them so no parseable record is lost.
+// A bad record is also one with a field of the wrong type (Spark's partial
+// result: in PERMISSIVE the field is NULL, the others kept, and the line
+// goes to the corrupt-record column), dropped or failed by the other modes
+// as in Spark. A date/time text Spark fails the query on
+// (INCONSISTENT_BEHAVIOR_CROSS_VERSION) fails the batch in every mode.
 // text: one row per line, a single string column `value`.
 //
 // Thread safety: one query thread.
@@ -40,6 +46,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "silt/json/json_decoder.h"
@@ -77,6 +84,10 @@ struct FileSourceOptions {
   std::string corrupt_record_column = "_corrupt_record";
   bool latest_first = false;
   columnar::SchemaPtr schema;  // user schema (json) or `value STRING` (text)
+  // The JSON reading options given (allow*, dateFormat, timestampFormat,
+  // timestampNTZFormat, enableDateTimeParsingFallback, timeZone, locale), as
+  // expr::JsonReadOptions reads them for from_json.
+  std::vector<std::pair<std::string, std::string>> json_read_options;
 
   // Errors: InvalidArgument naming the key (missing path, schema, bad mode).
   static Result<FileSourceOptions> FromSpec(const SourceSpec& spec);

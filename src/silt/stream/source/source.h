@@ -13,6 +13,7 @@
 // Thread safety: a Source is used by one query thread.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +111,9 @@ struct SourceContext {
   // spark.sql.session.timeZone: the JSON file source reads timestamp text
   // without a zone in it, as Spark's JSON reader does.
   std::string session_time_zone = "UTC";
+  // The job's spark.sql.* confs (the JSON file source reads
+  // spark.sql.legacy.timeParserPolicy from them).
+  std::map<std::string, std::string> spark_conf;
 };
 
 }  // namespace silt::stream

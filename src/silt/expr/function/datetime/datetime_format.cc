@@ -129,10 +129,30 @@ bool ParseItem(const Item& item, std::string_view text, size_t* pos, Fields* f) 
         ++*pos;
       }
       return true;
-    case Kind::kYear:
+    case Kind::kYear: {
+      if (item.two_digit_year) {
+        if (!ReadDigits(text, pos, item.min_width, item.max_width, &v, &n)) return false;
+        f->year = 2000 + v;
+        return true;
+      }
+      // java.time's strict sign rules: y and yyy (SignStyle.NORMAL) take a
+      // '-' only; yyyy and longer (EXCEEDS_PAD) a '-', or a '+' exactly
+      // when there are more digits than letters, which without a sign is
+      // an error.
+      const char sign = *pos < text.size() ? text[*pos] : '\0';
+      const bool negative = sign == '-';
+      const bool positive = sign == '+';
+      if (positive && item.letters < 4) return false;
+      if (negative || positive) ++*pos;
       if (!ReadDigits(text, pos, item.min_width, item.max_width, &v, &n)) return false;
-      f->year = item.two_digit_year ? 2000 + v : v;
+      if (negative && v == 0) return false;  // "-0" is not a year in strict mode
+      if (item.letters >= 4 && item.max_width > item.min_width) {
+        if (positive && n <= item.letters) return false;
+        if (!positive && !negative && n > item.letters) return false;
+      }
+      f->year = negative ? -v : v;
       return true;
+    }
     case Kind::kMonth:
       if (!ReadDigits(text, pos, item.min_width, item.max_width, &v, &n)) return false;
       f->month = static_cast<int>(v);
@@ -500,6 +520,14 @@ Status CheckLegacyParser(const DateTimeFormat& format, std::string_view text, in
 
 std::optional<int64_t> DateTimeFormat::ParseTimestamp(std::string_view text,
                                                       int64_t default_offset_micros) const {
+  std::optional<Local> local = ParseLocal(text);
+  if (!local.has_value()) return std::nullopt;
+  const int64_t offset = local->has_offset ? local->offset_seconds * columnar::kMicrosPerSecond
+                                           : default_offset_micros;
+  return local->micros - offset;
+}
+
+std::optional<DateTimeFormat::Local> DateTimeFormat::ParseLocal(std::string_view text) const {
   // Matching [ and ] positions.
   std::vector<size_t> match(items_.size(), 0);
   std::vector<size_t> stack;
@@ -526,10 +554,11 @@ std::optional<int64_t> DateTimeFormat::ParseTimestamp(std::string_view text,
   if (f.year < -290000 || f.year > 290000) return std::nullopt;
   int64_t days = columnar::DaysFromCivil(static_cast<int32_t>(f.year), f.month, f.day);
   int64_t seconds = ((days * 24 + hour) * 60 + f.minute) * 60 + f.second;
-  int64_t micros = seconds * columnar::kMicrosPerSecond + f.fraction_micros;
-  int64_t offset =
-      f.has_offset ? f.offset_seconds * columnar::kMicrosPerSecond : default_offset_micros;
-  return micros - offset;
+  Local out;
+  out.micros = seconds * columnar::kMicrosPerSecond + f.fraction_micros;
+  out.has_offset = f.has_offset;
+  out.offset_seconds = f.offset_seconds;
+  return out;
 }
 
 namespace {

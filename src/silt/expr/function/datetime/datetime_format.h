@@ -35,6 +35,15 @@ class DateTimeFormat {
   // not match or names an invalid date/time.
   std::optional<int64_t> ParseTimestamp(std::string_view text, int64_t default_offset_micros) const;
 
+  // Parses all of `text` to the local date-time it names (micros since the
+  // local epoch) and the zone offset it names, if any. nullopt as above.
+  struct Local {
+    int64_t micros = 0;
+    bool has_offset = false;
+    int64_t offset_seconds = 0;
+  };
+  std::optional<Local> ParseLocal(std::string_view text) const;
+
   // Spark 3.5's check against its legacy parser (timeParserPolicy
   // EXCEPTION): true when `text`, which this format failed to parse, is
   // accepted by java.text.SimpleDateFormat (non-lenient) with the same

@@ -64,7 +64,9 @@ class ParseWithFormatKernel final : public Kernel {
 
  private:
   Status Fail(const KernelInfo& info, std::string_view value, int64_t row) const {
-    SILT_RETURN_NOT_OK(CheckLegacyParser(format_, value, row, info.sql));
+    if (info.options.time_parser_policy == TimeParserPolicy::kException) {
+      SILT_RETURN_NOT_OK(CheckLegacyParser(format_, value, row, info.sql));
+    }
     if (!info.options.ansi) return Status::OK();
     return Status::InvalidArgument("Cannot parse '", value, "' with pattern '", format_.pattern(),
                                    "' (row ", row, ") in '", info.sql, "'");

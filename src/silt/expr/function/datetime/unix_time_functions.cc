@@ -138,7 +138,9 @@ class UnixTimestampKernel final : public Kernel {
     auto op = [&](std::string_view text, RowContext& ctx) -> int64_t {
       std::optional<int64_t> local = format_->ParseTimestamp(text, 0);
       if (!local) {
-        Status st = CheckLegacyParser(*format_, text, ctx.row(), info.sql);
+        Status st = info.options.time_parser_policy == TimeParserPolicy::kException
+                        ? CheckLegacyParser(*format_, text, ctx.row(), info.sql)
+                        : Status::OK();
         if (st.ok() && info.options.ansi) {
           st = Status::InvalidArgument("Cannot parse '", text, "' with pattern '",
                                        format_->pattern(), "' (row ", ctx.row(), ") in '", info.sql,

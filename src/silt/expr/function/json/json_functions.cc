@@ -27,6 +27,7 @@
 #include "silt/base/utf8.h"
 #include "silt/columnar/builder.h"
 #include "silt/expr/cast/cast.h"
+#include "silt/expr/function/json/json_options.h"
 #include "silt/expr/kernel/bind_session_internal.h"
 #include "silt/expr/kernel/function_registry.h"
 #include "silt/expr/kernel/kernel_util.h"
@@ -423,30 +424,14 @@ class FromJsonValueKernel final : public Kernel {
   FromJsonMode mode_;
 };
 
-// Zone-less timestamp texts are read in the session time zone.
-json::JsonDecodeOptions DecodeOptionsFor(const EvalOptions& options) {
-  json::JsonDecodeOptions out;
-  TimeZonePtr zone = SessionTimeZone(options);
-  if (zone->is_fixed()) {
-    out.default_zone_offset_micros = int64_t{zone->fixed_offset_seconds()} * 1000000;
-  } else {
-    out.local_to_utc = [zone](int64_t local_micros) { return zone->LocalToUtc(local_micros); };
-  }
-  return out;
-}
-
-// The JSON parser switch an option names (lower-cased), or nullptr.
-bool* ParserFlag(json::JsonParseOptions* options, std::string_view key) {
-  if (key == "allowcomments") return &options->allow_comments;
-  if (key == "allowunquotedfieldnames") return &options->allow_unquoted_field_names;
-  if (key == "allowsinglequotes") return &options->allow_single_quotes;
-  if (key == "allownumericleadingzeros") return &options->allow_numeric_leading_zeros;
-  if (key == "allownonnumericnumbers") return &options->allow_non_numeric_numbers;
-  if (key == "allowbackslashescapinganycharacter") {
-    return &options->allow_backslash_escaping_any_character;
-  }
-  if (key == "allowunquotedcontrolchars") return &options->allow_unquoted_control_chars;
-  return nullptr;
+// JSONOptions keys Spark 3.5 reads that do not change from_json's result
+// (schema inference, writing, file splitting): accepted and ignored, as
+// Spark does.
+bool IsInertFromJsonOption(std::string_view lower_key) {
+  return lower_key == "samplingratio" || lower_key == "primitivesasstring" ||
+         lower_key == "prefersdecimal" || lower_key == "dropfieldifallnull" ||
+         lower_key == "ignorenullfields" || lower_key == "compression" ||
+         lower_key == "multiline" || lower_key == "infertimestamp";
 }
 
 Result<BoundNodePtr> BindFromJson(CallSite& site) {
@@ -461,7 +446,7 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
 
   FromJsonMode mode = FromJsonMode::kPermissive;
   std::string corrupt_name = "_corrupt_record";
-  json::JsonDecodeOptions decode_options = DecodeOptionsFor(site.options);
+  JsonReadOptions read_options(site.options);
   if (site.args.size() == 3) {
     if (site.args[2]->type()->id() != TypeId::kMap) {
       return ArgTypeError(site, 2, "a map of options, e.g. map('mode', 'FAILFAST')");
@@ -495,27 +480,24 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
         }
       } else if (key == "columnnameofcorruptrecord") {
         corrupt_name = value;
-      } else if (bool* flag = ParserFlag(&decode_options.parse, key)) {
-        // Spark reads these with String.toBoolean.
-        const std::string lower = AsciiLower(value);
-        if (lower != "true" && lower != "false") {
-          return Status::InvalidArgument("from_json option '", keys.StringValue(i),
-                                         "' must be true or false, not '", value, "', in '",
-                                         site.text, "'");
-        }
-        *flag = lower == "true";
+      } else if (IsInertFromJsonOption(key)) {
+        continue;
       } else {
-        return Status::NotSupported(
-            "from_json option '", keys.StringValue(i),
-            "' (silt reads mode, columnNameOfCorruptRecord, allowComments, "
-            "allowUnquotedFieldNames, allowSingleQuotes, allowNumericLeadingZeros, "
-            "allowNonNumericNumbers, allowBackslashEscapingAnyCharacter and "
-            "allowUnquotedControlChars) in '",
-            site.text, "'");
+        const std::string where = "from_json in '" + site.text + "':";
+        SILT_ASSIGN_OR_RETURN(bool applied, read_options.Set(keys.StringValue(i), value, where));
+        if (!applied) {
+          return Status::NotSupported(
+              "from_json option '", keys.StringValue(i),
+              "' (silt reads mode, columnNameOfCorruptRecord, the allow* parser options, "
+              "timestampFormat, timestampNTZFormat, dateFormat, enableDateTimeParsingFallback, "
+              "timeZone and locale) in '",
+              site.text, "'");
+        }
       }
     }
   }
 
+  const json::JsonDecodeOptions& decode_options = read_options.decode_options();
   TypePtr result_type = AsNullable(schema);
   if (result_type->id() != TypeId::kStruct) {
     json::JsonDecodeOptions value_options = decode_options;
@@ -643,7 +625,7 @@ Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
     const Column& keys = *entries.children[0];
     const Column& values = *entries.children[1];
     for (int32_t i = options->offsets()[0]; i < options->offsets()[1]; ++i) {
-      bool* flag = ParserFlag(&parse_options, AsciiLower(keys.StringValue(i)));
+      bool* flag = JsonParserFlag(&parse_options, AsciiLower(keys.StringValue(i)));
       const std::string value = values.IsNull(i) ? "" : AsciiLower(values.StringValue(i));
       if (flag == nullptr || (value != "true" && value != "false")) {
         return Status::NotSupported("schema_of_json option '", keys.StringValue(i), "' = '",

@@ -122,10 +122,12 @@ class ToJsonKernel final : public Kernel {
         columnar::CivilDate civil = columnar::CivilFromDays(days);
         char buf[64];
         int64_t secs = in_day / 1000000;
-        std::snprintf(buf, sizeof(buf), "\"%04d-%02d-%02dT%02d:%02d:%02d.%03d", civil.year,
-                      civil.month, civil.day, static_cast<int>(secs / 3600),
-                      static_cast<int>(secs / 60 % 60), static_cast<int>(secs % 60),
-                      static_cast<int>(in_day % 1000000 / 1000));
+        // java.time's yyyy: a '+' past four digits, a '-' before year 0.
+        const char* sign = civil.year > 9999 ? "+" : civil.year < 0 ? "-" : "";
+        std::snprintf(buf, sizeof(buf), "\"%s%04d-%02d-%02dT%02d:%02d:%02d.%03d", sign,
+                      civil.year < 0 ? -civil.year : civil.year, civil.month, civil.day,
+                      static_cast<int>(secs / 3600), static_cast<int>(secs / 60 % 60),
+                      static_cast<int>(secs % 60), static_cast<int>(in_day % 1000000 / 1000));
         out->append(buf);
         if (offset == 0) {
           out->append("Z\"");
