@@ -124,17 +124,23 @@ class RawValues {
   std::optional<std::string> Get(const std::vector<std::string>& path) const {
     if (!root_.IsDefined() || root_.IsNull()) return std::nullopt;
     try {
-      YAML::Node node = root_;
+      // Node::operator= would assign through to the tree; reset() rebinds.
+      YAML::Node node;
+      node.reset(root_);
       for (const std::string& part : path) {
         if (node.IsSequence() && AllDigits(part) && !part.empty()) {
-          node = node[static_cast<size_t>(std::stoul(part))];
+          const size_t index = static_cast<size_t>(std::stoul(part));
+          if (index >= node.size()) return std::nullopt;
+          node.reset(node[index]);
         } else if (node.IsMap()) {
-          YAML::Node next;
-          for (auto it = node.begin(); it != node.end(); ++it) {
-            if (it->first.IsScalar() && it->first.Scalar() == part) next = it->second;
+          bool found = false;
+          for (auto it = node.begin(); it != node.end() && !found; ++it) {
+            if (it->first.IsScalar() && it->first.Scalar() == part) {
+              node.reset(it->second);
+              found = true;
+            }
           }
-          if (!next.IsDefined()) return std::nullopt;
-          node = next;
+          if (!found) return std::nullopt;
         } else {
           return std::nullopt;
         }
@@ -845,10 +851,14 @@ class Exporter {
                             ": set for the session as spark.sql.parquet.compression.codec.");
       } else if (lower == "autocompact") {
         sql_conf_["spark.databricks.delta.autoCompact.enabled"] = Py(AsciiLower(value));
+        sql_conf_["spark.databricks.delta.properties.defaults.autoOptimize.autoCompact"] =
+            Py(AsciiLower(value));
         out.notes.push_back(
-            "autoCompact: delta-spark's auto compaction "
-            "(spark.databricks.delta.autoCompact.enabled) runs after a commit, "
-            "in the writing query, where silt's runs beside the stream.");
+            "autoCompact: delta-spark's auto compaction runs after a commit, in the writing "
+            "query, where silt's runs beside the stream. delta-spark 3.2.1 honours the table "
+            "property delta.autoOptimize.autoCompact (set for new tables through "
+            "spark.databricks.delta.properties.defaults.*; ALTER TABLE an existing one), not "
+            "the session switch alone (delta-io/delta#3967).");
       } else if (lower == "autocompact.minnumfiles") {
         sql_conf_["spark.databricks.delta.autoCompact.minNumFiles"] = Py(value);
       } else if (lower == "autocompact.maxfilesize") {
@@ -1133,9 +1143,7 @@ class Exporter {
                 (m.optimize && m.vacuum ? ", then " : "") + (m.vacuum ? "VACUUM" : "") +
                 ", each table in order. Returns the failures");
     f.push_back("    as (table, operation, error), after trying every table.\"\"\"");
-    f.push_back("    for key, value in SQL_CONF.items():");
-    f.push_back("        if spark.conf.isModifiable(key):");
-    f.push_back("            spark.conf.set(key, value)");
+    f.push_back("    set_sql_conf(spark)");
     f.push_back("    failures = []");
     f.push_back("    for table in TABLES:");
     if (m.optimize) {
@@ -1249,6 +1257,7 @@ class Exporter {
     if (need_delta_tables_ || need_create_table_) add("from delta.tables import DeltaTable");
     add(std::string("from pyspark.sql import SparkSession") + (need_window_ ? ", Window" : ""));
     add("from pyspark.sql import functions as F  # noqa: F401");
+    add("from pyspark.sql.utils import AnalysisException");
     add("");
     add("QUERY_NAME = " + (job_.name.empty() ? std::string("None") : Py(job_.name)));
     if (!maintenance) add("CHECKPOINT = " + Py(job_.checkpoint_location));
@@ -1280,6 +1289,16 @@ class Exporter {
     add("    for key, value in {**SESSION_CONF, **SQL_CONF}.items():");
     add("        builder = builder.config(key, value)");
     add("    return builder.getOrCreate()");
+    add("");
+    add("");
+    add("def set_sql_conf(spark):");
+    add("    \"\"\"Sets SQL_CONF on a running session; a static setting (which only a new");
+    add("    session takes, see create_session) is left as the session has it.\"\"\"");
+    add("    for key, value in SQL_CONF.items():");
+    add("        try:");
+    add("            spark.conf.set(key, value)");
+    add("        except AnalysisException:");
+    add("            pass");
     if (need_jaas_) {
       add("");
       add("");
@@ -1361,9 +1380,7 @@ class Exporter {
       add("");
       add("def build(spark):");
       add("    \"\"\"The query as a DataStreamWriter, not started.\"\"\"");
-      add("    for key, value in SQL_CONF.items():");
-      add("        if spark.conf.isModifiable(key):");
-      add("            spark.conf.set(key, value)");
+      add("    set_sql_conf(spark)");
       add("    group_keys = []  # noqa: F841 - the keys of a groupBy step, for update mode");
       for (const std::string& line : body_) add(line);
       add("");

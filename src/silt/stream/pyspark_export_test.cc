@@ -60,7 +60,8 @@ storage:
   s3:
     endpoint: http://minio:9000
     accessKey: ${SILT_EXPORT_TEST_ACCESS:-minioadmin}
-    secretKey: literal-secret
+    secretKey: ${SILT_EXPORT_TEST_SECRET:-s3cret}
+    sessionToken: literal-token
     pathStyleAccess: true
 )y";
 
@@ -97,7 +98,9 @@ TEST(PySparkExportTest, SeedJobBecomesTheSameReadTransformAndWrite) {
   // one is the job file's.
   EXPECT_THAT(program, HasSubstr("\"spark.hadoop.fs.s3a.access.key\": "
                                  "os.environ.get(\"SILT_EXPORT_TEST_ACCESS\", \"minioadmin\")"));
-  EXPECT_THAT(program, HasSubstr("\"spark.hadoop.fs.s3a.secret.key\": \"literal-secret\""));
+  EXPECT_THAT(program, HasSubstr("\"spark.hadoop.fs.s3a.secret.key\": "
+                                 "os.environ.get(\"SILT_EXPORT_TEST_SECRET\", \"s3cret\")"));
+  EXPECT_THAT(program, HasSubstr("\"spark.hadoop.fs.s3a.session.token\": \"literal-token\""));
   // The S3 log store differs, and the program says so.
   EXPECT_THAT(program, HasSubstr("S3SingleDriverLogStore"));
   EXPECT_THAT(program, HasSubstr("def build(spark):"));
