@@ -998,7 +998,7 @@ class Exporter {
     std::vector<std::string> body;
     std::vector<std::string> sink_notes;
     for (const SinkSpec& sink : job_.sinks) {
-      body.push_back("");
+      if (!body.empty()) body.push_back("");
       body.push_back("        # " + sink.key_path + " (" + sink.name + ")");
       std::string out = "batch_df";
       if (!sink.where.empty()) out += ".where(" + Py(sink.where) + ")";
