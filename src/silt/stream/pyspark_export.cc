@@ -885,7 +885,7 @@ class Exporter {
 
   // A foreachBatch function doing the merge sink's MERGE; returns its name.
   Result<std::string> MergeFunction(const SinkSpec& sink, const DeltaOptions& options) {
-    const std::string fn = "_merge_" + FunctionSuffix(sink);
+    const std::string fn = FunctionName("_merge_", sink);
     const MergeSinkSpec& merge = *sink.merge;
     need_query_id_ = need_create_table_ = need_idempotent_ = need_delta_tables_ = true;
     std::vector<std::string>& f = functions_;
@@ -960,7 +960,7 @@ class Exporter {
   // A factory of foreachBatch functions upserting the changed groups (update
   // mode on a Delta sink); returns its name.
   Result<std::string> UpsertFunction(const SinkSpec& sink, const DeltaOptions& options) {
-    const std::string fn = "_upsert_" + FunctionSuffix(sink);
+    const std::string fn = FunctionName("_upsert_", sink);
     need_query_id_ = need_create_table_ = need_idempotent_ = need_delta_tables_ = true;
     std::vector<std::string>& f = functions_;
     f.push_back("");
@@ -1091,11 +1091,14 @@ class Exporter {
     return WriterTail();
   }
 
-  static std::string FunctionSuffix(const SinkSpec& sink) {
-    std::string out;
+  // A Python name for a sink's function, from the sink's name; unique.
+  std::string FunctionName(std::string_view prefix, const SinkSpec& sink) {
+    std::string out(prefix);
     for (char c : sink.name) {
       out += std::isalnum(static_cast<unsigned char>(c)) ? AsciiLower(c) : '_';
     }
+    const std::string base = out;
+    for (int n = 2; !function_names_.insert(out).second; ++n) out = base + "_" + std::to_string(n);
     return out;
   }
 
@@ -1446,6 +1449,7 @@ class Exporter {
   std::map<std::string, std::string> sql_conf_;
   std::vector<std::string> session_notes_;
   std::vector<std::string> functions_;
+  std::set<std::string> function_names_;
   std::vector<std::string> body_;
   std::vector<std::string> main_;
   int group_by_index_ = -1;
