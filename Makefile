@@ -3,7 +3,8 @@
 #   make test   install everything the tests need, build, run unit + integration tests
 # Other targets: build, unit, integration, check, format-check, format, asan,
 # tsan, fuzz, torture, clean, bench, bench-windowed, bench-merge, bench-soak,
-# bench-ceiling, cross-arm64, test-arm64, dist, deb, test-deb.
+# bench-ceiling, bench-edge, bench-scaleout, cross-arm64, test-arm64, test-dist, dist,
+# deb, test-deb.
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -15,7 +16,8 @@ SILT       := $(BUILD_DIR)/src/silt/cli/silt
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps build demo test test-deps unit integration check format-check asan tsan fuzz torture \
-        format clean bench bench-windowed bench-merge bench-soak bench-ceiling cross-arm64 test-arm64 dist deb test-deb
+        format clean bench bench-windowed bench-merge bench-soak bench-ceiling bench-edge bench-scaleout \
+        cross-arm64 test-arm64 test-dist dist deb test-deb
 
 all: build
 
@@ -34,7 +36,7 @@ demo: build
 test-deps: deps
 	@scripts/install-build-deps.sh --check --monitoring
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-grafana-schema.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 
@@ -55,12 +57,15 @@ format-check:
 	@scripts/check-format.sh
 
 # Last, the arm64 cross build and its unit tests + demo under qemu
-# (test-arm64; about 16 CPU-minutes of compiling, docs/packaging.md).
+# (test-arm64; about 16 CPU-minutes of compiling, docs/packaging.md), then
+# the release archives of both architectures against the size budget and
+# the amd64 .deb installed, run and purged (test-dist).
 test: build test-deps check format-check
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(VENV)/bin/pytest tests/integration -q -ra
 	@$(MAKE) --no-print-directory test-arm64
+	@$(MAKE) --no-print-directory test-dist
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build and unit tests.
 asan: deps
@@ -134,6 +139,13 @@ bench-ceiling: build
 	@$(VENV)/bin/python bench/ceiling/run.py --silt $(SILT) \
 	  --bench $(BUILD_DIR)/bench/ceiling/silt_ceiling_bench
 
+# Scale-out: commits per second one Delta table sustains with 1-8 writers
+# (local disk, MinIO), and 1, 2, 4 scale-out workers draining one topic into
+# one table (docs/scale-out.md); about 10 minutes.
+bench-scaleout: build test-deps
+	@$(VENV)/bin/python bench/scaleout/run.py --silt $(SILT) \
+	  --commit-bench $(BUILD_DIR)/bench/scaleout/silt_commit_bench
+
 # Soak: the fastest trigger at a steady rate for SOAK_SECONDS, RSS, CPU per
 # batch and log size over time, and the flatness criterion of issue #22
 # (bench/soak/README.md). Not part of `make test` or `make bench`.
@@ -142,6 +154,13 @@ SOAK_RATE    ?= 10000
 bench-soak: build
 	@$(VENV)/bin/python bench/soak/run.py --silt silt=$(SILT) --duration $(SOAK_SECONDS) \
 	  --rate $(SOAK_RATE) --out bench/results/soak-$$(date -u +%Y-%m-%d)
+
+# The edge stack: Mosquitto -> silt -> MinIO at the seed's rates and two
+# busier ones, memory and CPU of every process (bench/edge/run.py,
+# docs/raspberry-pi.md); about 25 minutes.
+bench-edge: build
+	@scripts/setup-bench.sh >/dev/null
+	@$(VENV)/bin/python bench/edge/run.py --silt $(SILT)
 
 # MERGE of 100,000 rows into a 10-million-row partitioned table, silt against
 # delta-rs and delta-spark (bench/README.md, "MERGE"); about 15 minutes. The
@@ -196,6 +215,17 @@ deb: dist
 
 test-deb: build test-deps
 	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR) >/dev/null
+	@SILT_DEB=$$(packaging/build-deb.sh $(DIST_DIR) amd64) $(VENV)/bin/pytest tests/packaging -q -ra
+
+# make test's last step, after test-arm64 has cross-built everything: both
+# release archives relinked and held to the 15 MiB budget (dist.py
+# --check-budget), both .debs built, and the amd64 one installed, run as
+# silt@.service runs it and purged (tests/packaging; skipped when not root).
+test-dist: build test-deps cross-arm64
+	@scripts/dist.py --build-dir $(BUILD_DIR) --arch amd64 --out $(DIST_DIR) --check-budget
+	@scripts/dist.py --build-dir $(ARM64_BUILD_DIR) --arch arm64 --out $(DIST_DIR) --check-budget \
+	  --extra-libdir .cache/arm64-sysroot/usr/lib/aarch64-linux-gnu
+	@packaging/build-deb.sh $(DIST_DIR) arm64 >/dev/null
 	@SILT_DEB=$$(packaging/build-deb.sh $(DIST_DIR) amd64) $(VENV)/bin/pytest tests/packaging -q -ra
 
 format:

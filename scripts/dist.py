@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--extra-libdir", action="append", default=[])
     ap.add_argument("--keep-shared", action="append", default=[], metavar="NAME",
                     help="link lib<NAME> shared although it has a static archive")
+    ap.add_argument("--check-budget", action="store_true",
+                    help="exit 1 when the archive is over the 15 MiB budget (make test)")
     args = ap.parse_args()
 
     triplet = TRIPLETS[args.arch]
@@ -208,6 +210,8 @@ def main():
     print(f"{archive}: {asize / 2**20:.1f} MiB ({verdict(asize)}); silt {size / 2**20:.1f} MiB "
           f"stripped ({verdict(size)}); {len(needed)} shared libraries needed, "
           f"{len(static)} static archives linked in")
+    if args.check_budget and asize > BUDGET_BYTES:
+        sys.exit(f"{archive}: {verdict(asize)}")
 
 
 def verdict(size):

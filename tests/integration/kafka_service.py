@@ -259,13 +259,15 @@ def eventhubs_connection_string(port: int, hub: str, key: str) -> str:
 
 
 def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "",
-          eventhubs_hub: str = "", eventhubs_key: str = "") -> KafkaBroker:
+          eventhubs_hub: str = "", eventhubs_key: str = "",
+          extra_properties: tuple = ()) -> KafkaBroker:
     """With `sasl_ssl`, the broker also has a SASL_SSL listener on loopback
     accepting PLAIN (SASL_PLAIN_USER) and SCRAM-SHA-256/512
     (SASL_SCRAM_USER) with a certificate from tls_material(). With
     `eventhubs_hub` (implies sasl_ssl) that listener also takes Event Hubs'
     Kafka-endpoint login: PLAIN user "$ConnectionString" with
-    broker.eventhubs_connection_string (key `eventhubs_key`) as password."""
+    broker.eventhubs_connection_string (key `eventhubs_key`) as password.
+    `extra_properties`: more server.properties lines ("name=value")."""
     sasl_ssl = sasl_ssl or bool(eventhubs_hub)
     libs = kafka_libs(version)
     if not available(version):
@@ -336,6 +338,7 @@ def start(timeout: float = 120.0, sasl_ssl: bool = False, version: str = "",
         # them out unless a test asks for it.
         "log.retention.ms=-1",
         "log.retention.check.interval.ms=1000",
+        *extra_properties,
         "",
     ]))
     classpath = str(libs / "*")

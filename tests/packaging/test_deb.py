@@ -20,6 +20,7 @@ from deltalake import DeltaTable
 
 UNIT = "/lib/systemd/system/silt@.service"
 JOB = "/etc/silt/pkgtest.yaml"
+ENV_FILE = "/etc/silt/pkgtest.env"
 
 
 def sh(*cmd, **kw):
@@ -49,8 +50,9 @@ def deb():
     if installed():
         sh("dpkg", "--purge", "silt")
     yield path
-    if os.path.exists(JOB):
-        os.remove(JOB)
+    for f in (JOB, ENV_FILE):
+        if os.path.exists(f):
+            os.remove(f)
     if installed():
         subprocess.run(["dpkg", "--purge", "silt"], capture_output=True)
 
@@ -69,15 +71,24 @@ def test_deb_installs_runs_a_job_as_the_unit_does_and_purges(deb):
     workdir = service["WorkingDirectory"]
     argv = [a.replace("%i", "pkgtest") for a in shlex.split(service["ExecStart"])]
     assert argv[-1] == JOB
+    # The optional environment file ("-" prefix), read by systemd as root.
+    assert service["EnvironmentFile"].replace("%i", "pkgtest") == "-" + ENV_FILE
 
     shutil.copy("/usr/share/doc/silt/examples/sensor-demo.yaml", JOB)
     os.chmod(JOB, 0o644)
-    # The unit's user, working directory and command line; the demo job's
-    # relative paths land in the state directory.
+    with open(ENV_FILE, "w") as f:
+        f.write("# read by systemd before it drops to User=\nSILT_DEMO_TOTAL_ROWS=5000\n")
+    os.chmod(ENV_FILE, 0o600)
+    env = {"PATH": "/usr/bin:/bin"}
+    for line in open(ENV_FILE):
+        if line.strip() and not line.startswith("#"):
+            key, value = line.strip().split("=", 1)
+            env[key] = value
+    # The unit's user, working directory, environment and command line; the
+    # demo job's relative paths land in the state directory.
     runuser = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin")
     run = subprocess.run([runuser, "-u", service["User"], "--"] + argv, cwd=workdir,
-                         capture_output=True, text=True, timeout=600,
-                         env={"PATH": "/usr/bin:/bin", "SILT_DEMO_TOTAL_ROWS": "5000"})
+                         capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr
 
     table = os.path.join(workdir, "silt-demo", "table")
@@ -87,6 +98,7 @@ def test_deb_installs_runs_a_job_as_the_unit_does_and_purges(deb):
     assert set(rows.column("device_id").to_pylist()) and rows.column("device_id").null_count == 0
 
     os.remove(JOB)
+    os.remove(ENV_FILE)
     sh("dpkg", "--remove", "silt")
     assert not os.path.exists("/usr/bin/silt") and not os.path.exists(UNIT)
     assert os.path.isdir("/var/lib/silt")  # remove keeps data, purge does not

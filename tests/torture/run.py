@@ -33,6 +33,7 @@ CRASH_TESTS = [
     "test_stateful_crash.py",
     "test_delta_source_crash.py",
     "test_mqtt_crash.py",
+    "test_scaleout_crash.py",
 ]
 
 

@@ -1,6 +1,7 @@
 // silt checkpoint DIR: shows a streaming checkpoint directory (Spark's
 // layout): the query id, each batch's offsets and commit, and what a restart
-// would do.
+// would do. For a scale-out job's checkpoint (scaleout.json): its workers,
+// the partitions each holds, and each partition's offset in the table.
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/cli/command.h"
 #include "silt/cli/json_view.h"
+#include "silt/cli/scaleout_view.h"
 #include "silt/cli/table_util.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/checkpoint/checkpoint.h"
@@ -83,6 +85,13 @@ class CheckpointCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
+    // A scale-out job's checkpoint holds the workers' records, not batches.
+    SILT_ASSIGN_OR_RETURN(std::optional<std::string> scale_out,
+                          ScaleOutCheckpointView(dir_, format_));
+    if (scale_out) {
+      std::fwrite(scale_out->data(), 1, scale_out->size(), stdout);
+      return Status::OK();
+    }
     SILT_ASSIGN_OR_RETURN(OpenedCheckpoint opened, OpenExistingCheckpoint(dir_));
     const std::string& path = opened.path;
     const fs::FileSystemPtr& file_system = opened.file_system;

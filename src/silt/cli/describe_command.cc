@@ -1,7 +1,9 @@
 // silt describe TABLE [--version N] [--format text|json]: what a table is —
 // location, id, schema as a tree (Spark's printSchema), partition columns,
 // properties, protocol and table features, number and size of live files,
-// and the last checkpoint (from _delta_log/_last_checkpoint).
+// the last checkpoint (from _delta_log/_last_checkpoint), and the txn
+// actions: each streaming query's last batch, and for scale-out workers each
+// Kafka partition's next offset and the worker that wrote it last.
 
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/cli/command.h"
 #include "silt/cli/json_view.h"
+#include "silt/cli/scaleout_view.h"
 #include "silt/cli/table_util.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
@@ -164,6 +167,11 @@ class DescribeCommand final : public Command {
       } else {
         w.Null();
       }
+      // The txn actions: streaming queries' last batches and scale-out
+      // workers' Kafka offsets (scaleout_view.h).
+      SILT_ASSIGN_OR_RETURN(std::string txns, TxnView(table.get(), *snapshot, "json"));
+      w.Key("streamingOffsets");
+      w.Raw(txns);
       w.EndObject();
       fmt::print("{}\n", w.Take());
       return Status::OK();
@@ -209,6 +217,10 @@ class DescribeCommand final : public Command {
     }
     out += "schema:\nroot\n";
     if (metadata.schema != nullptr) TreeLines(*metadata.schema, "", &out);
+    if (!snapshot->txns().empty()) {
+      SILT_ASSIGN_OR_RETURN(std::string txns, TxnView(table.get(), *snapshot, "text"));
+      out += txns;
+    }
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status::OK();
   }

@@ -18,6 +18,7 @@
 #include "silt/metrics/process_metrics.h"
 #include "silt/monitor/server.h"
 #include "silt/stream/metrics/query_metrics.h"
+#include "silt/stream/scaleout/worker.h"
 
 namespace silt::cli {
 
@@ -113,6 +114,9 @@ class RunListener final : public stream::QueryListener {
     in_batch_ = false;
     if (metrics_) metrics_->OnBatchCompleted(progress);
   }
+  void OnOffsetsChanged(const std::string& offsets_json) override {
+    if (metrics_) metrics_->OnOffsetsChanged(offsets_json);
+  }
 
   // A batch has started and not completed.
   bool in_batch() const { return in_batch_; }
@@ -164,7 +168,10 @@ Result<stream::QueryResult> RunJobInForeground(const stream::JobSpec& job,
   }
   RunListener listener(query_metrics.get());
   query_options.listener = &listener;
-  Result<stream::QueryResult> result = stream::RunQuery(job, query_options);
+  // scaleOut: this process is one worker of a consumer group; the table,
+  // not a checkpoint, holds the offsets (stream/scaleout/worker.h).
+  Result<stream::QueryResult> result = job.scale_out ? stream::RunScaleOutWorker(job, query_options)
+                                                     : stream::RunQuery(job, query_options);
   if (options.failed_in_batch) *options.failed_in_batch = !result.ok() && listener.in_batch();
   if (query_metrics) query_metrics->OnQueryStopped(result.status());
   if (server && job.metrics->stop_grace_micros > 0 && !g_stop_requested.load()) {

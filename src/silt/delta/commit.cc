@@ -144,6 +144,28 @@ Result<Metadata> CompleteMetadata(Metadata m, const std::string& table_path) {
 
 enum class Outcome { kRebase, kAlreadyCommitted, kDuplicate };
 
+std::string ExpectedText(const std::optional<int64_t>& expected) {
+  return expected ? Status::Concat("version ", *expected) : std::string("no txn");
+}
+
+// CommitRequest::expected_txns against the state the commit is made on.
+Status CheckExpectedTxns(const std::string& table_path, const Snapshot* read_snapshot,
+                         const CommitRequest& request) {
+  for (const CommitRequest::ExpectedTxn& expected : request.expected_txns) {
+    std::optional<int64_t> found;
+    if (read_snapshot != nullptr) found = read_snapshot->TxnVersion(expected.txn.app_id);
+    if (found == expected.expected) continue;
+    return Status::Conflict("concurrent transaction: Delta table ", table_path,
+                            read_snapshot != nullptr
+                                ? Status::Concat(" (version ", read_snapshot->version(), ")")
+                                : std::string(" (not created yet)"),
+                            " records ", ExpectedText(found), " for txn '", expected.txn.app_id,
+                            "' while this commit expected ", ExpectedText(expected.expected),
+                            " (another writer advanced the same input partition)");
+  }
+  return Status::OK();
+}
+
 // commitInfo.isBlindAppend of a winner (false when absent or unreadable:
 // the stricter reading).
 bool WinnerIsBlindAppend(const CommitActions& commit) {
@@ -243,6 +265,16 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
   // A put-if-absent that succeeded remotely but reported failure (a retried
   // request) leaves our own commit as the "winner".
   if (CommitInfoField(winner, "txnId") == our_txn_id) return Outcome::kAlreadyCommitted;
+  for (const Txn& txn : winner.txns) {
+    for (const CommitRequest::ExpectedTxn& expected : request.expected_txns) {
+      if (txn.app_id != expected.txn.app_id) continue;
+      if (expected.expected && txn.version == *expected.expected) continue;
+      return Status::Conflict("concurrent transaction: ", DescribeWinner(winner), " of ",
+                              table_path, " moved txn '", txn.app_id, "' to version ", txn.version,
+                              " while this commit expected ", ExpectedText(expected.expected),
+                              " (another writer advanced the same input partition)");
+    }
+  }
   if (request.txn) {
     for (const Txn& txn : winner.txns) {
       if (txn.app_id != request.txn->app_id) continue;
@@ -447,8 +479,14 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
       }
     }
   }
+  SILT_RETURN_NOT_OK(CheckExpectedTxns(table_path, read_snapshot.get(), request));
   if (request.txn) {
     Txn txn = *request.txn;
+    if (!txn.last_updated) txn.last_updated = NowMillis();
+    actions.txns.push_back(std::move(txn));
+  }
+  for (const CommitRequest::ExpectedTxn& expected : request.expected_txns) {
+    Txn txn = expected.txn;
     if (!txn.last_updated) txn.last_updated = NowMillis();
     actions.txns.push_back(std::move(txn));
   }

@@ -258,6 +258,92 @@ TEST_F(CommitTest, SameAppIdRaceWithANewerBatchIsAConflict) {
   EXPECT_EQ(other.version, 2);
 }
 
+CommitRequest AppendAt(std::string path, std::vector<CommitRequest::ExpectedTxn> txns) {
+  CommitRequest r = Append(std::move(path));
+  r.expected_txns = std::move(txns);
+  return r;
+}
+
+TEST_F(CommitTest, ExpectedTxnsAreWrittenWhenTheTableHoldsWhatTheWriterExpects) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK_AND_ASSIGN(CommitResult first,
+                       Commit(table_.get(), v0,
+                              AppendAt("p=x/a.parquet", {{Txn{"job:t:0", 10, {}}, std::nullopt},
+                                                         {Txn{"job:t:1", 7, {}}, std::nullopt}})));
+  EXPECT_EQ(first.version, 1);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v1, table_->LatestSnapshot());
+  EXPECT_EQ(v1->TxnVersion("job:t:0"), 10);
+  EXPECT_EQ(v1->TxnVersion("job:t:1"), 7);
+  ASSERT_OK_AND_ASSIGN(
+      CommitResult second,
+      Commit(table_.get(), v1, AppendAt("p=x/b.parquet", {{Txn{"job:t:0", 25, {}}, 10}})));
+  EXPECT_EQ(second.version, 2);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v2, table_->LatestSnapshot());
+  EXPECT_EQ(v2->TxnVersion("job:t:0"), 25);
+  EXPECT_EQ(v2->TxnVersion("job:t:1"), 7);
+}
+
+TEST_F(CommitTest, ExpectedTxnThatTheSnapshotContradictsIsAConflictWithoutWriting) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK(Commit(table_.get(), v0, AppendAt("p=x/a.parquet", {{Txn{"job:t:0", 20, {}}, {}}})));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v1, table_->LatestSnapshot());
+  fs_->ResetCounters();
+  // A writer that believes the partition is still at 10 read the old state.
+  auto stale = Commit(table_.get(), v1, AppendAt("p=x/b.parquet", {{Txn{"job:t:0", 30, {}}, 10}}));
+  ASSERT_RAISES(Conflict, stale);
+  EXPECT_NE(stale.status().message().find("records version 20 for txn 'job:t:0'"),
+            std::string::npos)
+      << stale.status().ToString();
+  // And one that expects no txn where there is one.
+  ASSERT_RAISES(Conflict,
+                Commit(table_.get(), v1, AppendAt("p=x/c.parquet", {{Txn{"job:t:0", 5, {}}, {}}})));
+  EXPECT_EQ(fs_->count(FsOp::kPutIfAbsent), 0);
+}
+
+TEST_F(CommitTest, WinnerThatAdvancedOurPartitionIsAConflictOthersCommute) {
+  SnapshotPtr v0 = Create();
+  ASSERT_NE(v0, nullptr);
+  ASSERT_OK(Commit(
+      table_.get(), v0,
+      AppendAt("p=x/a.parquet", {{Txn{"job:t:0", 10, {}}, {}}, {Txn{"job:t:1", 10, {}}, {}}})));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr v1, table_->LatestSnapshot());
+  // Three writers read version 1. The first moves partition 0 from 10 to 20.
+  ASSERT_OK(Commit(table_.get(), v1, AppendAt("p=x/b.parquet", {{Txn{"job:t:0", 20, {}}, 10}})));
+  // The second read partition 0 from 10 too (a worker that lost it without
+  // noticing): its rows overlap the winner's, so it must not land.
+  auto overlap =
+      Commit(table_.get(), v1, AppendAt("p=x/c.parquet", {{Txn{"job:t:0", 15, {}}, 10}}));
+  ASSERT_RAISES(Conflict, overlap);
+  EXPECT_NE(overlap.status().message().find("version 2 (STREAMING UPDATE)"), std::string::npos)
+      << overlap.status().ToString();
+  EXPECT_NE(overlap.status().message().find("moved txn 'job:t:0' to version 20"), std::string::npos)
+      << overlap.status().ToString();
+  // The third wrote partition 1 only: blind appends of other partitions
+  // commute, so it lands after the winner.
+  ASSERT_OK_AND_ASSIGN(
+      CommitResult other,
+      Commit(table_.get(), v1, AppendAt("p=x/d.parquet", {{Txn{"job:t:1", 30, {}}, 10}})));
+  EXPECT_EQ(other.version, 3);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr latest, table_->LatestSnapshot());
+  EXPECT_EQ(latest->TxnVersion("job:t:0"), 20);
+  EXPECT_EQ(latest->TxnVersion("job:t:1"), 30);
+  EXPECT_EQ(latest->files().size(), 3u);
+}
+
+TEST_F(CommitTest, ExpectedTxnOnATableCreatedConcurrentlyIsAConflict) {
+  CommitRequest create = AppendAt("p=x/a.parquet", {{Txn{"job:t:0", 10, {}}, {}}});
+  create.new_metadata = NewTableMetadata();
+  ASSERT_OK(Commit(table_.get(), nullptr, create));
+  create.expected_txns = {{Txn{"job:t:0", 12, {}}, {}}};
+  ASSERT_RAISES(Conflict, Commit(table_.get(), nullptr, create));
+  // Expecting a version on a table that does not exist yet cannot hold.
+  ASSERT_OK_AND_ASSIGN(auto other, DeltaTable::Open(fs_, "/u"));
+  create.expected_txns = {{Txn{"job:t:0", 12, {}}, 10}};
+  ASSERT_RAISES(Conflict, Commit(other.get(), nullptr, create));
+}
+
 TEST_F(CommitTest, BatchAlreadyInTheSnapshotIsSkippedWithoutWriting) {
   SnapshotPtr v0 = Create();
   ASSERT_NE(v0, nullptr);

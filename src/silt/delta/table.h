@@ -230,6 +230,23 @@ struct CommitRequest {
   // Change data files (delta.enableChangeDataFeed), written after the adds.
   std::vector<AddCdcFile> cdc_files;
   std::optional<Txn> txn;
+  // Compare-and-set txns, for writers that share a table and each record
+  // the position of the input partitions they own (scale-out workers: one
+  // txn per Kafka topic-partition, version = the next offset to read). Each
+  // txn is written only if the table's version for its appId just before
+  // this commit is `expected` (nullopt: no txn recorded): checked against
+  // the read snapshot before writing and against every commit that won the
+  // race, so a partition that another writer advanced meanwhile makes this
+  // commit fail (Conflict naming the appId, the version expected, the one
+  // found and the winning commit) instead of recording its rows twice.
+  // REQUIRES: the read snapshot is at least as new as the table reads the
+  // expected versions came from (a writer's versions only grow, so a
+  // mismatch there is a real conflict, not a stale read).
+  struct ExpectedTxn {
+    Txn txn;
+    std::optional<int64_t> expected;
+  };
+  std::vector<ExpectedTxn> expected_txns;
   // commitInfo fields: operation ("STREAMING UPDATE", "WRITE", ...) and its
   // parameters as plain text values; Commit() writes each as a JSON string
   // ("outputMode":"Append"), as delta-spark does.
@@ -293,7 +310,9 @@ struct CommitResult {
 // commute; a winner's metaData/protocol change, or a txn for the same appId,
 // is a Conflict) and retries at the next version.
 // A request whose txn is already recorded (in read_snapshot, or in a commit
-// that won the race) returns skipped_duplicate without writing. For a new
+// that won the race) returns skipped_duplicate without writing; one whose
+// expected_txns do not hold (in read_snapshot, or after a winner) is a
+// Conflict. For a new
 // table, protocol defaults to (1, 2) and metaData gets a fresh id and
 // createdTime when unset. Retries up to 100 times. After a commit whose
 // version is a multiple of delta.checkpointInterval, writes a checkpoint and

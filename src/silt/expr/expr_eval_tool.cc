@@ -22,6 +22,7 @@
 // The value text follows Spark's HiveResult.toHiveString: top-level atomic
 // values as CAST(... AS STRING) prints them; inside arrays, maps and structs
 // strings are double-quoted and NULL is `null` (`[1,2]`, `{"a":1,"b":"x"}`).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -29,6 +30,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "silt/base/json_writer.h"
@@ -63,14 +65,31 @@ void AppendHive(const Column& column, int64_t row, bool nested, const CastOption
       return;
     }
     case TypeId::kMap: {
+      // HiveResult prints a map as Scala's Map of it: one entry per key (the
+      // last), entries sorted by their text.
       const int32_t* offsets = column.raw_values<int32_t>();
       const Column& entries = *column.children[0];
-      out->push_back('{');
+      std::vector<std::pair<std::string, std::string>> rendered;
       for (int32_t entry_idx = offsets[row]; entry_idx < offsets[row + 1]; ++entry_idx) {
-        if (entry_idx > offsets[row]) out->push_back(',');
-        AppendHive(*entries.children[0], entry_idx, true, options, out);
-        out->push_back(':');
-        AppendHive(*entries.children[1], entry_idx, true, options, out);
+        std::string key;
+        std::string value;
+        AppendHive(*entries.children[0], entry_idx, true, options, &key);
+        AppendHive(*entries.children[1], entry_idx, true, options, &value);
+        auto same = std::find_if(rendered.begin(), rendered.end(),
+                                 [&key](const auto& entry) { return entry.first == key; });
+        if (same != rendered.end()) {
+          same->second = std::move(value);
+        } else {
+          rendered.emplace_back(std::move(key), std::move(value));
+        }
+      }
+      std::vector<std::string> texts;
+      for (auto& [key, value] : rendered) texts.push_back(key + ":" + value);
+      std::sort(texts.begin(), texts.end());
+      out->push_back('{');
+      for (size_t text_idx = 0; text_idx < texts.size(); ++text_idx) {
+        if (text_idx > 0) out->push_back(',');
+        out->append(texts[text_idx]);
       }
       out->push_back('}');
       return;
@@ -192,6 +211,42 @@ Generated Flatten(const Column& array, bool outer) {
   return out;
 }
 
+// json_tuple's columns c0, c1, ... as one struct value per row (Spark's
+// struct(*) over the generator's output).
+std::string EvaluateJsonTuple(const GeneratorSpec& generator, const columnar::RecordBatch* batch,
+                              const EvalOptions& options) {
+  std::vector<columnar::Field> fields;
+  auto out = std::make_shared<Column>();
+  out->length = batch->num_rows;
+  for (size_t item_idx = 0; item_idx < generator.json_tuple_items.size(); ++item_idx) {
+    BindSession session;
+    Result<BoundExpressionPtr> bound =
+        Bind(*generator.json_tuple_items[item_idx], batch->schema, options, &session);
+    if (!bound.ok()) return ErrorLine(bound.status());
+    Result<columnar::ColumnPtr> value = (*bound)->Evaluate(*batch, EvalContext{});
+    if (!value.ok()) return ErrorLine(value.status());
+    fields.push_back(columnar::Field{"c" + std::to_string(item_idx), (*value)->type, true});
+    out->children.push_back(*value);
+  }
+  out->type = columnar::DataType::Struct(fields);
+  CastOptions cast_options;
+  cast_options.zone = options.session_zone.get();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("type");
+  w.String(SimpleTypeString(*out->type));
+  w.Key("values");
+  w.BeginArray();
+  for (int64_t row = 0; row < out->length; ++row) {
+    std::string rendered;
+    AppendHive(*out, row, false, cast_options, &rendered);
+    w.String(rendered);
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
+}
+
 std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* table,
                          const EvalOptions& options) {
   Result<ExpressionPtr> parsed = ParseExpression(text);
@@ -201,7 +256,9 @@ std::string EvaluateLine(const std::string& text, const columnar::RecordBatch* t
   empty.num_rows = 1;
   const columnar::RecordBatch* batch = table != nullptr ? table : &empty;
   std::optional<GeneratorSpec> generator = AsGenerator(**parsed);
-  if (generator && generator->function == "json_tuple") generator.reset();
+  if (generator && generator->function == "json_tuple") {
+    return EvaluateJsonTuple(*generator, table != nullptr ? table : &empty, options);
+  }
   const Expression& to_bind = generator ? *generator->argument : **parsed;
   // window() anywhere in the item: the rows expand first (Spark's
   // TimeWindowing), then the item (a generator too) applies.

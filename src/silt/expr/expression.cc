@@ -110,26 +110,17 @@ std::optional<GeneratorSpec> AsGenerator(const Expression& expr) {
     spec.argument = call->args()[0];
     spec.alias = alias;
     for (size_t i = 1; i < call->args().size(); ++i) {
-      // Each key becomes get_json_object(json, '$['key']') named c<i-1>: a
-      // field name, never a path (dots and brackets stay literal).
+      // Each key becomes json_tuple_field(json, 'key') named c<i-1>: the
+      // key's value as Spark's JsonTuple gives it (a field name, never a
+      // path).
       const Node& key = *call->args()[i];
-      std::string field;
-      if (key.kind() == NodeKind::kLiteral) {
-        const LiteralNode::Value& v = static_cast<const LiteralNode&>(key).value();
-        if (v.is_null || v.type == nullptr || v.type->id() != columnar::TypeId::kString) {
-          return std::nullopt;
-        }
-        field = v.string_value;
-      } else {
+      if (key.kind() != NodeKind::kLiteral) return std::nullopt;
+      const LiteralNode::Value& v = static_cast<const LiteralNode&>(key).value();
+      if (v.is_null || v.type == nullptr || v.type->id() != columnar::TypeId::kString) {
         return std::nullopt;
       }
-      std::string quoted;
-      for (char c : field) {
-        if (c == '\\' || c == '\'') quoted.push_back('\\');
-        quoted.push_back(c);
-      }
-      std::string text = "get_json_object(" + spec.argument->ToString() + ", '$[\\'" + quoted +
-                         "\\']') AS c" + std::to_string(i - 1);
+      std::string text = "json_tuple_field(" + spec.argument->ToString() + ", " + key.ToString() +
+                         ") AS c" + std::to_string(i - 1);
       Result<NodePtr> item = ParseNode(text);
       if (!item.ok()) return std::nullopt;
       spec.json_tuple_items.push_back(std::move(*item));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <system_error>
@@ -14,103 +15,7 @@ namespace silt::json::internal {
 
 namespace dom = simdjson::dom;
 
-namespace {
-
-bool IsNumberChar(char c) {
-  return IsAsciiDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
-
-// JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-bool IsJsonNumber(std::string_view tok, bool* is_integer) {
-  size_t pos = 0;
-  if (pos < tok.size() && tok[pos] == '-') ++pos;
-  if (pos == tok.size() || !IsAsciiDigit(tok[pos])) return false;
-  if (tok[pos] == '0') {
-    ++pos;
-  } else {
-    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
-  }
-  *is_integer = true;
-  if (pos < tok.size() && tok[pos] == '.') {
-    *is_integer = false;
-    ++pos;
-    size_t begin = pos;
-    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
-    if (pos == begin) return false;
-  }
-  if (pos < tok.size() && (tok[pos] == 'e' || tok[pos] == 'E')) {
-    *is_integer = false;
-    ++pos;
-    if (pos < tok.size() && (tok[pos] == '+' || tok[pos] == '-')) ++pos;
-    size_t begin = pos;
-    while (pos < tok.size() && IsAsciiDigit(tok[pos])) ++pos;
-    if (pos == begin) return false;
-  }
-  return pos == tok.size();
-}
-
-bool FitsSimdjson(std::string_view tok, bool is_integer) {
-  const char* first = tok.data();
-  const char* last = tok.data() + tok.size();
-  if (is_integer) {
-    int64_t i64;
-    if (std::from_chars(first, last, i64).ec == std::errc()) return true;
-    uint64_t u64;
-    return std::from_chars(first, last, u64).ec == std::errc();
-  }
-  double d;
-  auto res = std::from_chars(first, last, d);
-  return res.ec == std::errc() && std::isfinite(d);
-}
-
-// Copies `text` to *out with every valid JSON number token outside strings
-// that simdjson cannot represent replaced by the marker string
-// "\u0000#<token>". Returns how many tokens were replaced.
-int64_t RewriteUnrepresentableNumbers(std::string_view text, std::string* out) {
-  out->clear();
-  int64_t rewritten = 0;
-  bool in_string = false;
-  size_t run_start = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    char c = text[pos];
-    if (in_string) {
-      if (c == '\\') {
-        pos += 2;
-        continue;
-      }
-      if (c == '"') in_string = false;
-      ++pos;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      ++pos;
-      continue;
-    }
-    if (c != '-' && !IsAsciiDigit(c)) {
-      ++pos;
-      continue;
-    }
-    size_t end = pos;
-    while (end < text.size() && IsNumberChar(text[end])) ++end;
-    std::string_view tok = text.substr(pos, end - pos);
-    bool is_integer = false;
-    if (IsJsonNumber(tok, &is_integer) && !FitsSimdjson(tok, is_integer)) {
-      out->append(text.substr(run_start, pos - run_start));
-      out->append("\"\\u0000#");
-      out->append(tok);
-      out->push_back('"');
-      run_start = end;
-      ++rewritten;
-    }
-    pos = end;
-  }
-  out->append(text.substr(run_start));
-  return rewritten;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const char* DomReader::Padded(std::string_view text) {
   size_t needed = text.size() + simdjson::SIMDJSON_PADDING;
@@ -124,16 +29,43 @@ const char* DomReader::Padded(std::string_view text) {
   return padded_.get();
 }
 
-bool DomReader::Parse(std::string_view text, dom::element* root) {
+DomReader::DomReader(const JacksonFeatures& features) : lexer_(features) {
+  // Documents nested deeper than simdjson takes here go to the Jackson path,
+  // which applies Jackson's limit (1000) exactly; what it writes out is
+  // never deeper than that, and a second parser takes it.
+  constexpr size_t kStrictMaxDepth = 990;
+  constexpr size_t kNormalizedMaxDepth = 1100;
+  // On failure (out of memory) a parser allocates on first use instead.
+  simdjson::error_code error = parser_.allocate(4096, kStrictMaxDepth);
+  error = normalized_parser_.allocate(4096, kNormalizedMaxDepth);
+  static_cast<void>(error);
+}
+
+ParseOutcome DomReader::Parse(std::string_view text, dom::element* root) {
   has_markers_ = false;
+  lone_surrogates_ = false;
+  jackson_input_ = {};
   const char* buf = Padded(text);
-  if (parser_.parse(buf, text.size(), false).get(*root) == simdjson::SUCCESS) return true;
-  // simdjson rejects numbers Jackson accepts; retry with those as markers.
-  if (RewriteUnrepresentableNumbers(text, &rewritten_) == 0) return false;
-  buf = Padded(rewritten_);
-  if (parser_.parse(buf, rewritten_.size(), false).get(*root) != simdjson::SUCCESS) return false;
-  has_markers_ = true;
-  return true;
+  if (parser_.parse(buf, text.size(), false).get(*root) == simdjson::SUCCESS) {
+    return ParseOutcome::kValue;
+  }
+  jackson_input_ = SanitizeUtf8(text, &sanitized_) ? std::string_view(sanitized_) : text;
+  try {
+    const bool any = NormalizeFirstValue(&lexer_, jackson_input_, &normalized_, &has_markers_);
+    lone_surrogates_ = lexer_.saw_lone_surrogates();
+    if (!any) return ParseOutcome::kEmpty;
+  } catch (const JacksonError&) {
+    lone_surrogates_ = lexer_.saw_lone_surrogates();
+    return ParseOutcome::kMalformed;
+  }
+  return ParseNormalized(normalized_, has_markers_, root) ? ParseOutcome::kValue
+                                                          : ParseOutcome::kMalformed;
+}
+
+bool DomReader::ParseNormalized(std::string_view json, bool markers, dom::element* root) {
+  has_markers_ = markers;
+  const char* buf = Padded(json);
+  return normalized_parser_.parse(buf, json.size(), false).get(*root) == simdjson::SUCCESS;
 }
 
 std::string_view StringOf(dom::element value) {
@@ -163,50 +95,80 @@ ValueKind KindOf(dom::element value, bool has_markers) {
 
 std::string_view BigNumberText(dom::element value) { return StringOf(value).substr(2); }
 
+bool IsIntegerText(std::string_view text) {
+  size_t pos = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (pos == text.size()) return false;
+  for (; pos < text.size(); ++pos) {
+    if (!IsAsciiDigit(text[pos])) return false;
+  }
+  return true;
+}
+
 double TextToDouble(std::string_view text) {
+  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "Infinity" || text == "+Infinity" || text == "+INF") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (text == "-Infinity" || text == "-INF") return -std::numeric_limits<double>::infinity();
   double d = 0;
   auto res = std::from_chars(text.data(), text.data() + text.size(), d);
   if (res.ec == std::errc()) return d;
-  // Out of range: decide overflow vs underflow from the decimal magnitude.
-  bool negative = !text.empty() && text[0] == '-';
-  size_t pos = negative ? 1 : 0;
-  int64_t magnitude = 0;  // position of the leading non-zero digit vs the point
-  bool seen_nonzero = false;
-  bool in_fraction = false;
-  for (; pos < text.size() && text[pos] != 'e' && text[pos] != 'E'; ++pos) {
-    if (text[pos] == '.') {
-      in_fraction = true;
-    } else if (!in_fraction) {
-      if (seen_nonzero || text[pos] != '0') {
-        seen_nonzero = true;
-        ++magnitude;
+  // Out of range (overflow, underflow, or a subnormal result): strtod rounds
+  // these as Java does (+-Infinity, +-0, the nearest subnormal).
+  std::string copy(text);
+  return std::strtod(copy.c_str(), nullptr);
+}
+
+void AppendJacksonEscaped(std::string* out, std::string_view s, bool lone_surrogates) {
+  static const char kHex[] = "0123456789ABCDEF";
+  const auto escape_unit = [out](uint32_t unit) {
+    out->append("\\u");
+    for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(unit >> shift) & 0xF]);
+  };
+  size_t run = 0;
+  for (size_t pos = 0; pos < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[pos]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0xF0) {
+      ++pos;
+      continue;
+    }
+    out->append(s.substr(run, pos - run));
+    if (c < 0xF0) {
+      switch (c) {
+        case '"': out->append("\\\""); break;
+        case '\\': out->append("\\\\"); break;
+        case '\b': out->append("\\b"); break;
+        case '\t': out->append("\\t"); break;
+        case '\n': out->append("\\n"); break;
+        case '\f': out->append("\\f"); break;
+        case '\r': out->append("\\r"); break;
+        default: escape_unit(c);
       }
-    } else if (!seen_nonzero) {
-      if (text[pos] == '0') {
-        --magnitude;
+      ++pos;
+    } else {
+      // Outside the BMP (valid UTF-8: four bytes): a surrogate pair.
+      uint32_t unit = 0;
+      if (lone_surrogates && StandInAt(s, pos, &unit) != 0) {
+        escape_unit(unit);
       } else {
-        seen_nonzero = true;
+        const uint32_t cp = ((c & 0x07u) << 18) |
+                            ((static_cast<unsigned char>(s[pos + 1]) & 0x3Fu) << 12) |
+                            ((static_cast<unsigned char>(s[pos + 2]) & 0x3Fu) << 6) |
+                            (static_cast<unsigned char>(s[pos + 3]) & 0x3Fu);
+        escape_unit(0xD800 + ((cp - 0x10000) >> 10));
+        escape_unit(0xDC00 + ((cp - 0x10000) & 0x3FF));
       }
+      pos += 4;
     }
+    run = pos;
   }
-  int64_t exponent = 0;
-  if (pos < text.size()) {
-    std::string_view exp_text = text.substr(pos + 1);
-    if (!exp_text.empty() && exp_text[0] == '+') exp_text.remove_prefix(1);
-    auto exp_res = std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
-    if (exp_res.ec == std::errc::result_out_of_range) {
-      exponent = exp_text[0] == '-' ? std::numeric_limits<int32_t>::min()
-                                    : std::numeric_limits<int32_t>::max();
-    }
-  }
-  double result = magnitude + exponent > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-  return negative ? -result : result;
+  out->append(s.substr(run));
 }
 
 void JsonGen::FieldName(std::string_view name) {
   if (stack_.back()++ > 0) out_->push_back(',');
   out_->push_back('"');
-  AppendJsonEscaped(out_, name);
+  AppendJacksonEscaped(out_, name, lone_surrogates_);
   out_->append("\":");
   after_name_ = true;
 }
@@ -214,7 +176,7 @@ void JsonGen::FieldName(std::string_view name) {
 void JsonGen::String(std::string_view value) {
   BeforeValue();
   out_->push_back('"');
-  AppendJsonEscaped(out_, value);
+  AppendJacksonEscaped(out_, value, lone_surrogates_);
   out_->push_back('"');
 }
 
@@ -254,8 +216,7 @@ void JsonGen::Double(double value) {
 }
 
 void JsonGen::NumberText(std::string_view text) {
-  bool is_integer = text.find_first_of(".eE") == std::string_view::npos;
-  if (is_integer) {
+  if (IsIntegerText(text)) {
     RawValue(text);
   } else {
     Double(TextToDouble(text));

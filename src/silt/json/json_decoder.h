@@ -1,34 +1,44 @@
 // JsonDecoder: parses JSON documents (one per row) into typed columns for a
-// schema, with Spark 3.5's from_json PERMISSIVE semantics (default options,
-// spark.sql.json.enablePartialResults=false), using simdjson's DOM parser.
+// schema, as Spark 3.5.3's from_json (JacksonParser over jackson-core 2.15,
+// default options, spark.sql.json.enablePartialResults=true) does: checked
+// against pyspark by tests/integration/test_json_corpus_spark.py.
 //
-//  - A null input row, or one that is empty or only white space: the struct
-//    row is NULL (Spark finds no token and returns null).
-//  - A document that is not valid JSON, or whose top level is not an object
-//    (array, scalar, null): a malformed row. Like Spark 3.x (which returns
-//    Row(null, ...), not null, since 3.0), the struct row is valid and every
-//    field is NULL; the corrupt-record column holds the raw text.
-//  - A top-level field whose JSON value does not fit its type: that field is
-//    NULL and the rest of the row is kept. Spark then also puts the raw text
-//    in the corrupt-record column (its PartialResultException), and so does
-//    silt. A misfit anywhere inside a nested value (struct, array or map
-//    field) nulls the whole top-level field, as in Spark.
+//  - Each text is read as Jackson reads it (JsonParseOptions): only its first
+//    JSON value (what follows is ignored: `{"a":1} x` is {"a":1}); single
+//    quotes and NaN/Infinity tokens by default, the other extensions when
+//    their option is on; bytes that are not UTF-8 become U+FFFD as Java's
+//    decoder replaces them; nesting deeper than 1000 or a number longer than
+//    1000 digits is malformed. simdjson reads every row it accepts; the
+//    others go through a Jackson-compatible lexer (jackson_internal.h).
+//  - A null input row, or one without any JSON value (white space): the
+//    struct row is NULL (Spark finds no token and returns null).
+//  - A text Jackson fails on, or whose first value is not an object: a bad
+//    record. Like Spark 3.x the struct row is valid; the fields Spark's
+//    converters had produced before the failure are kept (a field whose
+//    converter failed is NULL), or none when the failure is outside any
+//    converter; the corrupt-record column holds the raw text.
+//  - A field whose JSON value does not fit its type: that field is NULL and
+//    the rest is kept, at any depth of structs (the record is bad: Spark's
+//    partial result); an array or map with an element that does not fit is
+//    NULL as a whole (an element struct that lost a field is kept).
 //  - Conversions, per target type (JSON null gives NULL for every type):
 //      STRING      string -> its value; any other value -> its JSON text
 //                  re-serialized compactly as Spark's Jackson generator does
 //                  (integers verbatim, other numbers via Java's
-//                  Double.toString, e.g. 1.50 -> "1.5", objects without
-//                  spaces).
+//                  Double.toString, e.g. 1.50 -> "1.5", NaN -> "\"NaN\"",
+//                  characters outside the BMP escaped as surrogate pairs).
 //      BYTE/SHORT/INT/LONG  integers in range only (1.0 and "1" do not fit).
 //                  BYTE accepts [-128, 255] and wraps (Jackson's getByteValue).
-//      FLOAT/DOUBLE  any number; strings "NaN", "Infinity", "+Infinity",
-//                  "+INF", "-Infinity", "-INF" exactly.
+//      FLOAT/DOUBLE  any number; with allow_non_numeric_numbers the strings
+//                  "NaN", "Infinity", "+Infinity", "+INF", "-Infinity",
+//                  "-INF" exactly.
 //      DECIMAL(p,s)  numbers and number strings (commas removed, BigDecimal
 //                  grammar), rounded half-up to s digits; more than p digits
-//                  does not fit. Non-integral JSON numbers are read through a
-//                  double (shortest round-trip text), so those with more than
-//                  15-17 significant digits may differ from Spark in the last
-//                  digits; integers and strings are exact.
+//                  does not fit. Non-integral numbers simdjson reads are
+//                  taken through a double (shortest round-trip text): those
+//                  with more than 15-17 significant digits may differ from
+//                  Spark in the last digits (rows read by the Jackson path
+//                  keep the text); integers and strings are exact.
 //      BOOLEAN     true/false only.
 //      DATE        strings via columnar::ParseDate, else an integer string
 //                  as days since the epoch (Spark's 1.5 legacy form).
@@ -40,22 +50,27 @@
 //                  member (duplicate keys included) in document order.
 //      VOID        always NULL.
 //    An empty string does not fit any type but STRING and BINARY.
-//  - Field names match case-sensitively first, then ASCII case-insensitively
-//    (silt's choice; Spark matches JSON keys case-sensitively only). An exact
-//    match is never replaced by a case-insensitive one.
-//  - Duplicate keys in an object: the last occurrence wins (Spark's row
-//    update order); earlier ones are ignored.
+//  - Field names match exactly (case-sensitively), as Spark's do.
+//  - Duplicate keys in an object: each occurrence is converted in turn, as
+//    Spark updates its row: the last one that is JSON null or fits wins; one
+//    that does not fit leaves the previous value and makes the record bad.
 //  - Unknown fields are ignored; missing fields are NULL.
 //  - The output type is the schema made nullable at every level (Spark's
 //    schema.asNullable): NOT NULL in the schema does not reject rows.
 //
-// Known differences from Spark's Jackson-based parser: JSON extensions Spark
-// enables by default (single-quoted strings, unquoted NaN/Infinity tokens)
-// and trailing text after the top-level value make a row malformed here;
-// input that is not valid UTF-8 is malformed here.
+// Known differences from Spark, all on rows simdjson rejects or on limits no
+// real record reaches: a float literal of more than 1000 characters that
+// simdjson accepts is read (Jackson fails it); a string over Jackson's
+// 20,000,000-character limit is read; a genuine string starting with U+0000
+// '#', or holding U+F0000..U+F07FF, in a row with Jackson-only forms may read
+// as a number or an unpaired surrogate (in-band markers, dom_internal.h and
+// jackson_internal.h); which characters count as Java identifier characters
+// outside Latin-1 (for unquoted names, and for how far Jackson reads a bad
+// token before failing) is approximated.
 //
 // The decoder reuses its simdjson parser, padded scratch buffer and builders
-// across batches; no per-row allocation beyond amortized buffer growth.
+// across batches; no per-row allocation beyond amortized buffer growth on the
+// simdjson path.
 //
 // Thread safety: one decoder per thread.
 #pragma once
@@ -63,6 +78,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "silt/base/result.h"
@@ -80,7 +96,28 @@ struct DecodeStats {
   int64_t partial_rows = 0;
 };
 
+// Spark's JSON parser options (JSONOptions), with Spark's defaults. They
+// decide which of Jackson's extensions a text may use.
+struct JsonParseOptions {
+  bool allow_comments = false;
+  bool allow_unquoted_field_names = false;
+  bool allow_single_quotes = true;
+  bool allow_numeric_leading_zeros = false;
+  // Also gates the strings "NaN", "Infinity", ... for FLOAT/DOUBLE fields.
+  bool allow_non_numeric_numbers = true;
+  bool allow_backslash_escaping_any_character = false;
+  bool allow_unquoted_control_chars = false;
+};
+
 struct JsonDecodeOptions {
+  JsonParseOptions parse;
+  // The schema has one field and each text is that field's value, not an
+  // object of fields: from_json with an ARRAY or MAP schema. A text that does
+  // not give the value (NULL, malformed, not of the type) is a bad record:
+  // the field is NULL and the corrupt-record output holds the text. A JSON
+  // object read for an ARRAY<STRUCT> field is a one-element array (Spark's
+  // SPARK-19595 rule).
+  bool value_root = false;
   // Offset of the session time zone, applied to timestamp strings without a
   // zone (Spark's spark.sql.session.timeZone as a fixed offset); 0 = UTC.
   int64_t default_zone_offset_micros = 0;
@@ -129,8 +166,21 @@ class JsonDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// Spark 3.5's schema_of_json(json[, options]) (JsonInferSchema with default
+// inference options): the SQL type of the text's first JSON value, read as
+// Jackson reads it under `options`. Numbers without a fraction or exponent
+// are BIGINT, or DECIMAL(p,0) beyond a long, DOUBLE past 38 digits; others
+// (NaN/Infinity too) DOUBLE; objects STRUCTs with their fields sorted by
+// name; arrays the common type of their elements; NULL and "" STRING. No
+// value at all is STRING. Errors: InvalidArgument naming the text when
+// Jackson fails on it (Spark's query fails).
+Result<std::string> InferJsonSchemaDdl(std::string_view text, const JsonParseOptions& options);
+
 // Spark's get_json_object(json, path) over a string column with a constant
-// path. Path grammar (Spark's JsonPathParser): `$` followed by any of
+// path. Each text's first JSON value is read as Hive's factory in Spark
+// reads it (single quotes and raw control characters allowed, NaN/Infinity
+// not; invalid UTF-8 as U+FFFD; what follows the value ignored). Path grammar (Spark's
+// JsonPathParser): `$` followed by any of
 // `.name`, `['name']`, `[index]`, `[*]`, `.*`, `['*']`; names match
 // case-sensitively. Results, as Spark 3.5 produces them:
 //  - a string reached without a `[*]` on the way: its value, unquoted;

@@ -32,6 +32,14 @@ using internal::Op;
 using internal::PathParser;
 using internal::Style;
 
+bool HasStandIn(std::string_view text) {
+  uint32_t unit = 0;
+  for (size_t pos = 0; pos < text.size(); ++pos) {
+    if (internal::StandInAt(text, pos, &unit) != 0) return true;
+  }
+  return false;
+}
+
 // One compiled path with its output buffers.
 struct PathProgram {
   // One output level per nested [*] result buffer (Spark's temporary
@@ -43,9 +51,16 @@ struct PathProgram {
 
   std::string text;
   std::vector<Instr> instrs;
+  // A json_tuple field (JsonTupleFieldPath): the member name; instrs empty.
+  bool tuple_field = false;
+  std::string tuple_key;
   std::vector<Level> levels;
   std::unique_ptr<columnar::ColumnBuilder> builder;
   bool markers = false;
+  // Whether strings hold stand-ins of unpaired surrogates, and whether a raw
+  // write of one failed (the whole result is then NULL).
+  bool lone_surrogates = false;
+  bool raw_failed = false;
   // AddPath's capture_scalars (only for paths without wildcards, whose
   // single match is the result): builder is a CapturedType() builder.
   bool capture = false;
@@ -106,6 +121,20 @@ struct PathProgram {
     builder->AppendValid();
   }
 
+  // json_tuple: the last member named tuple_key whose value is not null.
+  bool EvalTupleField(dom::element root) {
+    if (internal::KindOf(root, markers) != ValueKind::kObject) return false;
+    dom::element chosen;
+    bool found = false;
+    dom::object members = root.get_object().value_unsafe();
+    for (dom::key_value_pair member : members) {
+      if (member.key != tuple_key || member.value.is_null()) continue;
+      chosen = member.value;
+      found = true;
+    }
+    return found && Eval(chosen, 0, Style::kRaw, 0);
+  }
+
   bool IsSubscriptWildcardAt(size_t pc) const {
     return pc + 1 < instrs.size() && instrs[pc].op == Op::kSubscript &&
            instrs[pc + 1].op == Op::kWildcard;
@@ -119,7 +148,13 @@ struct PathProgram {
     if (pc == instrs.size()) {
       if (capture && Capture(value, kind)) return true;
       if (kind == ValueKind::kString && style == Style::kRaw) {
-        gen.Raw(internal::StringOf(value));
+        const std::string_view text = internal::StringOf(value);
+        if (lone_surrogates && HasStandIn(text)) {
+          // Jackson's raw write fails on an unpaired surrogate: no result.
+          raw_failed = true;
+          return false;
+        }
+        gen.Raw(text);
         return true;
       }
       if (kind == ValueKind::kArray && style == Style::kFlatten) {
@@ -195,7 +230,8 @@ struct PathProgram {
 
 struct JsonMultiPathEvaluator::Impl {
   std::vector<std::unique_ptr<PathProgram>> paths;
-  internal::DomReader reader;
+  // Hive's parser features: single quotes and raw control characters.
+  internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
 };
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
@@ -231,8 +267,18 @@ void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out) {
   }
 }
 
+constexpr std::string_view kTupleFieldPrefix = "\x01json_tuple:";
+
+std::string JsonTupleFieldPath(std::string_view key) {
+  return std::string(kTupleFieldPrefix) + std::string(key);
+}
+
 Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_scalars) {
-  SILT_ASSIGN_OR_RETURN(std::vector<Instr> instrs, PathParser(path).Parse());
+  const bool tuple_field = path.substr(0, kTupleFieldPrefix.size()) == kTupleFieldPrefix;
+  std::vector<Instr> instrs;
+  if (!tuple_field) {
+    SILT_ASSIGN_OR_RETURN(instrs, PathParser(path).Parse());
+  }
   // Wildcard results are built from several matches: never captured.
   const bool capture =
       capture_scalars && std::none_of(instrs.begin(), instrs.end(),
@@ -243,6 +289,8 @@ Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_
   }
   auto program = std::make_unique<PathProgram>();
   program->text = std::string(path);
+  program->tuple_field = tuple_field;
+  if (tuple_field) program->tuple_key = std::string(path.substr(kTupleFieldPrefix.size()));
   program->instrs = std::move(instrs);
   program->capture = capture;
   // Each nested level consumes at least two instructions.
@@ -271,18 +319,28 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     dom::element root;
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
-        !impl.reader.Parse(json_strings.StringValue(row_idx), &root)) {
+        impl.reader.Parse(json_strings.StringValue(row_idx), &root) !=
+            internal::ParseOutcome::kValue) {
       for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
       continue;
     }
     const bool markers = impl.reader.has_markers();
+    const bool lone = impl.reader.has_lone_surrogates();
     for (PathProgram* program : active) {
       PathProgram::Level& top = program->levels[0];
       program->markers = markers;
+      program->raw_failed = false;
+      if (program->lone_surrogates != lone) {
+        // Rows with unpaired surrogates are rare: switch the writers only then.
+        program->lone_surrogates = lone;
+        for (PathProgram::Level& level : program->levels) level.gen.set_lone_surrogates(lone);
+      }
       top.buffer.clear();
       top.gen.Reset(&top.buffer);
       program->captured_kind = 0;
-      const bool matched = program->Eval(root, 0, Style::kRaw, 0);
+      const bool matched = (program->tuple_field ? program->EvalTupleField(root)
+                                                 : program->Eval(root, 0, Style::kRaw, 0)) &&
+                           !program->raw_failed;
       program->AppendResult(matched, top.buffer);
     }
   }

@@ -28,6 +28,13 @@ enum class CapturedKind : int8_t { kInt64 = 1, kUint64 = 2, kDouble = 3, kBool =
 // STRUCT<text: STRING, kind: TINYINT, bits: BIGINT>.
 const columnar::TypePtr& CapturedType();
 
+// The path AddPath() takes for json_tuple's field `key`: the value of the
+// root object's last member named exactly `key` that is not JSON null (a
+// string unquoted, anything else as compact JSON), NULL when the root is not
+// an object or has no such member (Spark's JsonTuple). Not a get_json_object
+// path: it starts with a control character no path can start with.
+std::string JsonTupleFieldPath(std::string_view key);
+
 // Appends the text get_json_object gives for a captured scalar (Jackson's
 // re-printing: integers verbatim, doubles as Java's Double.toString).
 void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out);

@@ -23,6 +23,8 @@
 //            { availableNow: true }   (absent: next batch as soon as possible)
 //   maxBatches: <n>  (optional: stop after n batches; demo and tests)
 //   storage: { s3: {...} }  (later issue)
+//   scaleOut: { mode: consumerGroup, groupId: ..., appId: ..., workerId: ... }
+//           (optional: see ScaleOutSpec)
 //   metrics: { port: 9108, host: 127.0.0.1, healthTimeout: 5 minutes,
 //              lagInterval: 5 seconds, stopGrace: 0 s }  (optional: the HTTP endpoint of
 //              docs/metrics.md; off without the key)
@@ -174,6 +176,27 @@ struct MetricsSpec {
   int64_t stop_grace_micros = 0;
 };
 
+// `scaleOut:`: several `silt run` processes of the same job share the
+// Kafka topic through a consumer group and write one Delta table
+// (docs/scale-out.md).
+//   scaleOut: { mode: consumerGroup, groupId: <id>, appId: <prefix>,
+//               workerId: <name> }
+// Each worker records the next offset of every topic-partition it wrote in
+// the table's txn actions (appId "<appId>:<topic>:<partition>") in the
+// commit of the rows; checkpointLocation then holds only the workers'
+// status records (who owns which partitions), no offsets or commits.
+struct ScaleOutSpec {
+  std::string mode = "consumerGroup";
+  // The Kafka consumer group: `groupId`, else source.options
+  // kafka.group.id, else "silt-<appId>".
+  std::string group_id;
+  // The txn appId prefix: `appId`, else the job's name.
+  std::string app_id;
+  // This process's name in the group (Kafka client.id) and in the status
+  // records: `workerId`, else "<hostname>-<pid>" (filled in at run time).
+  std::string worker_id;
+};
+
 enum class TriggerKind { kDefault, kProcessingTime, kOnce, kAvailableNow };
 
 struct TriggerSpec {
@@ -213,6 +236,8 @@ struct JobSpec {
   // `deadLetter: {path, options}`: bad rows go to this Delta table (format
   // delta, append) instead of becoming NULLs or failing the batch.
   std::optional<SinkSpec> dead_letter;
+  // `scaleOut:`; absent: one process owns the checkpoint and the source.
+  std::optional<ScaleOutSpec> scale_out;
   // Set for `type: maintenance` jobs, which have no source, sink or
   // checkpoint.
   std::optional<MaintenanceSpec> maintenance;

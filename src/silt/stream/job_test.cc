@@ -93,6 +93,81 @@ TEST(JobTest, TriggerForms) {
   EXPECT_NE(off.status().message().find("trigger.once"), std::string::npos);
 }
 
+// A scale-out job: a Kafka source, one Delta append sink, `extra` keys
+// appended at the top level and `steps` as the transform.
+std::string ScaleOutJob(const std::string& scale_out, const std::string& extra = "",
+                        const std::string& steps = "[{select: [CAST(value AS STRING) AS v]}]") {
+  return "name: ingest\n"
+         "source: {format: kafka, options: {kafka.bootstrap.servers: 'b:9092', subscribe: t}}\n"
+         "transform: " +
+         steps +
+         "\n"
+         "sink: {format: delta, path: /tmp/t}\n"
+         "checkpointLocation: /tmp/c\n" +
+         extra + "scaleOut: " + scale_out + "\n";
+}
+
+TEST(JobTest, ScaleOutKeysAndTheirDefaults) {
+  ASSERT_OK_AND_ASSIGN(JobSpec plain, ParseJobYaml(ScaleOutJob("{mode: consumerGroup}"), "j"));
+  ASSERT_TRUE(plain.scale_out.has_value());
+  EXPECT_EQ(plain.scale_out->mode, "consumerGroup");
+  EXPECT_EQ(plain.scale_out->app_id, "ingest");  // the job's name
+  EXPECT_EQ(plain.scale_out->group_id, "");      // resolved by the worker
+  EXPECT_EQ(plain.scale_out->worker_id, "");
+  ASSERT_OK_AND_ASSIGN(
+      JobSpec named,
+      ParseJobYaml(ScaleOutJob("{mode: consumerGroup, groupId: g, appId: a, workerId: w-1}"), "j"));
+  EXPECT_EQ(named.scale_out->group_id, "g");
+  EXPECT_EQ(named.scale_out->app_id, "a");
+  EXPECT_EQ(named.scale_out->worker_id, "w-1");
+  ASSERT_OK_AND_ASSIGN(
+      JobSpec single,
+      ParseJobYaml(ScaleOutJob("{mode: consumerGroup}").substr(0, ScaleOutJob("").find("scaleOut")),
+                   "j"));
+  EXPECT_FALSE(single.scale_out.has_value());
+}
+
+TEST(JobTest, ScaleOutRefusesWhatWorkersCannotCommitExactlyOnce) {
+  auto refused = [](const std::string& yaml, const std::string& expected) {
+    Result<JobSpec> job = ParseJobYaml(yaml, "job.yaml");
+    ASSERT_RAISES(InvalidArgument, job);
+    EXPECT_NE(job.status().message().find(expected), std::string::npos) << job.status().message();
+  };
+  refused(ScaleOutJob("{mode: eager}"), "scaleOut.mode: expected consumerGroup");
+  refused(ScaleOutJob("{}"), "scaleOut.mode: required key is missing");
+  refused(ScaleOutJob("{mode: consumerGroup, partitions: 3}"), "scaleOut.partitions");
+  std::string no_name = ScaleOutJob("{mode: consumerGroup}");
+  no_name.erase(0, no_name.find('\n') + 1);
+  refused(no_name, "scaleOut.appId: required when the job has no name");
+  std::string files = ScaleOutJob("{mode: consumerGroup}");
+  files.replace(files.find("{format: kafka"),
+                files.find('\n', files.find("{format: kafka")) - files.find("{format: kafka"),
+                "{format: json, options: {path: /in}, schema: 'a INT'}");
+  refused(files, "needs a kafka source, not 'json'");
+  std::string assign = ScaleOutJob("{mode: consumerGroup}");
+  assign.replace(assign.find("subscribe: t"), 12, "assign: '{\"t\":[0]}'");
+  refused(assign, "source.options.assign pins partitions");
+  std::string kafka_sink = ScaleOutJob("{mode: consumerGroup}");
+  kafka_sink.replace(kafka_sink.find("{format: delta, path: /tmp/t}"), 29,
+                     "{format: kafka, options: {topic: o, kafka.bootstrap.servers: 'b:9092'}}");
+  refused(kafka_sink, "needs a delta sink, not 'kafka'");
+  std::string two_sinks = ScaleOutJob("{mode: consumerGroup}");
+  two_sinks.replace(two_sinks.find("sink: {format: delta, path: /tmp/t}"), 35,
+                    "sinks: [{name: a, format: delta, path: /tmp/a}, {name: b, format: delta, "
+                    "path: /tmp/b}]");
+  refused(two_sinks, "several sinks cannot be committed together");
+  refused(ScaleOutJob("{mode: consumerGroup}", "deadLetter: {path: /tmp/dl}\n"),
+          "deadLetter is not supported");
+  refused(ScaleOutJob("{mode: consumerGroup}", "trigger: {availableNow: true}\n"),
+          "trigger once and availableNow are not supported");
+  refused(ScaleOutJob("{mode: consumerGroup}", "",
+                      "[{select: [CAST(value AS STRING) AS v]}, {groupBy: {keys: [v], agg: "
+                      "['count(*) AS n']}}]"),
+          "transform[1] (groupBy) is stateful");
+  refused(ScaleOutJob("{mode: consumerGroup}", "", "[{dropDuplicates: [value]}]"),
+          "transform[0] (dropDuplicates) is stateful");
+}
+
 TEST(JobTest, MergeSinkClauses) {
   ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"(source: {format: generator}
 sink:

@@ -409,6 +409,16 @@ class Exporter {
   Status Source() {
     const SourceSpec& source = job_.source;
     const std::string& format = source.format;
+    if (job_.scale_out) {
+      Comment(1, "scaleOut (" + job_.scale_out->mode +
+                     "): silt runs several workers on one Kafka consumer group and keeps each "
+                     "partition's offset in the table's txn actions. On Spark one query spreads "
+                     "the topic's partitions over the cluster's executors: run this program once. "
+                     "It keeps its offsets in its checkpoint and does not read the workers' "
+                     "txns, so give it a checkpoint of its own and, to continue where the "
+                     "workers stopped, startingOffsets from the table's recorded offsets "
+                     "(`silt checkpoint` / `silt describe` show them).");
+    }
     if (format == "generator") {
       SILT_RETURN_NOT_OK(GeneratorOptions::FromSpec(source).status());
       return Refuse("source.format",

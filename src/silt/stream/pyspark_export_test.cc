@@ -369,6 +369,19 @@ checkpointLocation: /cp
   EXPECT_THAT(program.status().message(), HasSubstr("schema"));
 }
 
+TEST(PySparkExportTest, ScaleOutBecomesOneQueryWithACommentOnOffsets) {
+  ASSERT_OK_AND_ASSIGN(std::string program, Export(R"y(
+name: workers
+source: {format: kafka, options: {kafka.bootstrap.servers: b, subscribe: t}}
+sink: {format: delta, path: /out}
+checkpointLocation: /status
+scaleOut: {mode: consumerGroup, groupId: g}
+)y"));
+  EXPECT_THAT(program, HasSubstr("# scaleOut (consumerGroup): silt runs several workers"));
+  EXPECT_THAT(program, HasSubstr("does not read the workers' txns"));
+  EXPECT_THAT(program, HasSubstr("spark.readStream.format(\"kafka\")"));
+}
+
 TEST(PySparkExportTest, MaintenanceJobBecomesOptimizeAndVacuum) {
   ASSERT_OK_AND_ASSIGN(std::string program, Export(R"y(
 name: m

@@ -67,6 +67,10 @@ class QueryListener {
   virtual void OnBatchStarted(int64_t batch_id) = 0;
   // Batch finished and committed (after on_progress).
   virtual void OnBatchCompleted(const BatchProgress& progress) = 0;
+  // The committed source offsets changed without a batch (a scale-out
+  // worker was given or lost partitions): Spark's offset JSON of what the
+  // query now holds. Default: nothing.
+  virtual void OnOffsetsChanged(const std::string& offsets_json) { (void)offsets_json; }
 };
 
 struct QueryOptions {

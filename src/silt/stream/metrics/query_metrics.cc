@@ -254,6 +254,10 @@ void QueryMetrics::OnBatchCompleted(const BatchProgress& progress) {
   }
 }
 
+void QueryMetrics::OnOffsetsChanged(const std::string& offsets_json) {
+  if (lag_poller_ != nullptr && !offsets_json.empty()) lag_poller_->SetCommitted(offsets_json);
+}
+
 void QueryMetrics::OnQueryStopped(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
   // A query that failed before it started has no id: its name labels the

@@ -43,6 +43,8 @@ class QueryMetrics final : public QueryListener {
   void OnNoNewData() override;
   void OnBatchStarted(int64_t batch_id) override;
   void OnBatchCompleted(const BatchProgress& progress) override;
+  // The lag poller follows the partitions a scale-out worker holds now.
+  void OnOffsetsChanged(const std::string& offsets_json) override;
   // RunQuery returned: OK means stopped (trigger end, signal), an error
   // means failed with it.
   void OnQueryStopped(const Status& status);

@@ -286,10 +286,57 @@ Status DeltaSink::CheckHoldsCommitted(int64_t last_committed) {
   return CheckTableHoldsCommitted(table_.get(), query_id_, last_committed);
 }
 
+void DeltaSink::SetPartitionTxns(std::vector<delta::CommitRequest::ExpectedTxn> txns,
+                                 std::map<std::string, std::string> commit_info) {
+  partition_txns_ = std::move(txns);
+  commit_info_ = std::move(commit_info);
+}
+
+Status DeltaSink::RefreshForPartitionTxns(const std::vector<delta::AddFile>& adds) {
+  Status st = Status::OK();
+  if (snapshot_ != nullptr) {
+    const delta::Metadata before = snapshot_->metadata();
+    const delta::Protocol protocol = snapshot_->protocol();
+    Result<delta::SnapshotPtr> latest = table_->Update(snapshot_);
+    if (!latest.ok()) {
+      st = latest.status();
+    } else {
+      snapshot_ = std::move(*latest);
+      const delta::Metadata& after = snapshot_->metadata();
+      if (after.id != before.id || after.schema_string != before.schema_string ||
+          after.partition_columns != before.partition_columns ||
+          after.configuration != before.configuration ||
+          snapshot_->protocol().min_writer_version != protocol.min_writer_version ||
+          snapshot_->protocol().writer_features != protocol.writer_features) {
+        st = Status::Conflict("the metadata or protocol of Delta table ", path_,
+                              " changed while the batch ran (version ", snapshot_->version(), ")");
+      }
+    }
+  } else {
+    Result<bool> exists = table_->Exists();
+    if (!exists.ok()) {
+      st = exists.status();
+    } else if (*exists) {
+      st = Status::Conflict("Delta table ", path_,
+                            " was created by another writer while the batch ran");
+    }
+  }
+  if (!st.ok()) {
+    for (const delta::AddFile& add : adds) {
+      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
+      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data file of a discarded batch");
+    }
+    partition_txns_.reset();
+  }
+  return st;
+}
+
 Result<bool> DeltaSink::Begin(int64_t batch_id) {
   batch_id_ = batch_id;
   skip_ = false;
   rows_ = 0;
+  partition_txns_.reset();
+  commit_info_.clear();
   writer_.reset();
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
@@ -388,7 +435,17 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   for (const delta::AddFile& add : adds) bytes += add.size;
   result.files_written = static_cast<int64_t>(adds.size());
   request.adds = adds;
-  request.txn = delta::Txn{query_id_, batch_id_, now_ms};
+  if (partition_txns_) {
+    // The expected offsets come from table reads made while the batch ran
+    // (a partition assigned midway): the commit must be made on a state at
+    // least as new (delta::CommitRequest::expected_txns).
+    SILT_RETURN_NOT_OK(RefreshForPartitionTxns(adds));
+    request.expected_txns = std::move(*partition_txns_);
+    partition_txns_.reset();
+    request.commit_info_extra = commit_info_;
+  } else {
+    request.txn = delta::Txn{query_id_, batch_id_, now_ms};
+  }
   request.operation = "STREAMING UPDATE";
   request.operation_parameters = {{"outputMode", complete_ ? "Complete" : "Append"},
                                   {"queryId", query_id_},
@@ -408,7 +465,17 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   Result<delta::CommitResult> committed =
       complete_ ? delta::CommitReplacingAllFiles(table_.get(), snapshot_, request, now_ms)
                 : delta::CommitAndAdvance(table_.get(), &snapshot_, request);
-  if (!committed.ok()) return committed.status();
+  if (!committed.ok()) {
+    if (committed.status().IsConflict() && !request.expected_txns.empty()) {
+      // A scale-out batch another worker overtook: its files are never
+      // referenced.
+      for (const delta::AddFile& add : adds) {
+        Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
+        if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data file of a discarded batch");
+      }
+    }
+    return committed.status();
+  }
   if (committed->skipped_duplicate) {
     // Another run of this query committed the batch between our snapshot and
     // our commit; the files written here are not referenced by the table.

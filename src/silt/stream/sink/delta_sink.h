@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,9 +90,22 @@ class DeltaSink final : public Sink {
   // Discards the current batch's files (best effort) after a failure.
   void Abort() override;
 
+  // Scale-out workers (stream/scaleout/worker.h): the txns the current
+  // batch's Commit records instead of txn{query id, batch}, each a
+  // compare-and-set of one topic-partition's next offset
+  // (delta::CommitRequest::expected_txns), and extra commitInfo members
+  // (the worker's name). When they do not hold, Commit returns the
+  // Conflict and deletes the batch's data files. REQUIRES: after Begin.
+  void SetPartitionTxns(std::vector<delta::CommitRequest::ExpectedTxn> txns,
+                        std::map<std::string, std::string> commit_info);
+
  private:
   DeltaSink() = default;
   Status CheckTableSchema(const delta::Snapshot& snapshot);
+  // Partition-txn commits: brings snapshot_ up to date; Conflict (deleting
+  // `adds`) when the table's metadata or protocol changed since Begin, or
+  // another writer created it.
+  Status RefreshForPartitionTxns(const std::vector<delta::AddFile>& adds);
 
   std::string path_;
   fs::FileSystemPtr fs_;
@@ -121,6 +135,9 @@ class DeltaSink final : public Sink {
   delta::AppendLayout layout_;
   std::unique_ptr<delta::AppendWriter> writer_;
   int64_t rows_ = 0;
+  // SetPartitionTxns of the current batch.
+  std::optional<std::vector<delta::CommitRequest::ExpectedTxn>> partition_txns_;
+  std::map<std::string, std::string> commit_info_;
 };
 
 }  // namespace silt::stream

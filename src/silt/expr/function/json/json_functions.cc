@@ -34,6 +34,7 @@
 #include "silt/expr/parse/ast.h"
 #include "silt/expr/value/time_zone.h"
 #include "silt/json/json_decoder.h"
+#include "silt/json/json_multi_path.h"
 
 namespace silt::expr {
 
@@ -71,7 +72,7 @@ class FromJsonKernel final : public Kernel {
     bool want_corrupt = corrupt_index_ >= 0 || mode_ != FromJsonMode::kPermissive;
     SILT_ASSIGN_OR_RETURN(ColumnPtr decoded,
                           decoder_->DecodeColumn(input, want_corrupt ? &corrupt : nullptr, &stats));
-    const bool any_bad = stats.malformed_rows > 0 || stats.mismatched_fields > 0;
+    const bool any_bad = stats.malformed_rows > 0 || stats.partial_rows > 0;
     if (dead_letter && any_bad && corrupt != nullptr) {
       // The error vector: one entry per record PERMISSIVE would mark corrupt.
       std::string message = DeadLetterMessage(info);
@@ -90,26 +91,14 @@ class FromJsonKernel final : public Kernel {
       return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST in '",
                                      info.sql, "'");
     }
+    // The decoder's struct is NULL for a NULL input and for text without any
+    // JSON value (blank); a bad record is a struct of NULL fields (Spark 3).
     auto out = std::make_shared<Column>();
     out->type = info.type;
     out->length = input.length;
-    // Spark 3 keeps a (field-wise NULL) struct for malformed text; only a
-    // NULL input is a NULL struct.
-    out->validity = input.validity;
-    out->null_count = input.null_count;
+    out->validity = decoded->validity;
+    out->null_count = decoded->null_count;
     std::vector<ColumnPtr> children = decoded->children;
-    if (stats.malformed_rows > 0 && decoded->validity != nullptr) {
-      // The decoder nulls malformed rows at the struct level; make sure the
-      // fields read NULL there now that the struct itself is valid.
-      for (ColumnPtr& child : children) {
-        int64_t nulls = 0;
-        auto fixed = std::make_shared<Column>(*child);
-        fixed->validity =
-            AndBitmaps(decoded->validity.get(), child->validity.get(), child->length, &nulls);
-        fixed->null_count = nulls;
-        child = std::move(fixed);
-      }
-    }
     if (corrupt_index_ >= 0) {
       ColumnPtr text = corrupt != nullptr ? corrupt : NullColumn(DataType::String(), input.length);
       children.insert(children.begin() + corrupt_index_, std::move(text));
@@ -391,98 +380,46 @@ Result<TypePtr> ParseSchemaText(const CallSite& site, std::string_view text) {
                                  "': ", schema.status().message(), " in '", site.text, "'");
 }
 
-// from_json with a MAP or ARRAY schema: each text is decoded as the field
-// "v" of {"v": <text>}, so a text that is not a JSON object (array) of the
-// schema, or not JSON at all, gives NULL. As Spark's parser, only the
-// text's first JSON value is read (what follows it is ignored), and for an
-// ARRAY<STRUCT> schema a single object reads as a one-element array.
-// Mode FAILFAST: a row that gives NULL although its text is neither NULL
-// nor empty (all whitespace) is an error naming the row — that is exactly
-// Spark's bad record for these schemas (a top-level JSON null included).
+// from_json with a MAP or ARRAY schema: the decoder reads each text's first
+// JSON value as the schema's value (JsonDecodeOptions::value_root); a text
+// that does not give one (malformed, a JSON null, another type) is NULL, and
+// for an ARRAY<STRUCT> schema a single object reads as a one-element array.
+// Mode FAILFAST: such a bad record is an error naming the row (a NULL or
+// blank text is NULL, not an error, as in Spark).
 class FromJsonValueKernel final : public Kernel {
  public:
-  FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder, bool object_as_array,
-                      FromJsonMode mode)
-      : decoder_(std::move(decoder)), object_as_array_(object_as_array), mode_(mode) {}
+  FromJsonValueKernel(std::unique_ptr<json::JsonDecoder> decoder, FromJsonMode mode)
+      : decoder_(std::move(decoder)), mode_(mode) {}
 
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     const Column& input = *args.args[0].column;
-    columnar::ColumnBuilder wrapped(DataType::String());
-    wrapped.Reserve(input.length);
-    std::string text;
-    for (int64_t row = 0; row < input.length; ++row) {
-      if (input.IsNull(row)) {
-        wrapped.AppendNull();
-        continue;
-      }
-      std::string_view value = FirstValue(input.StringValue(row));
-      const bool wrap = object_as_array_ && !value.empty() && value.front() == '{';
-      text.assign(wrap ? "{\"v\":[" : "{\"v\":");
-      text.append(value);
-      text.append(wrap ? "\n]}" : "\n}");
-      wrapped.AppendString(text);
-    }
-    ColumnPtr texts = wrapped.Finish();
-    SILT_ASSIGN_OR_RETURN(ColumnPtr decoded, decoder_->DecodeColumn(*texts, nullptr, nullptr));
+    ColumnPtr corrupt;
+    json::DecodeStats stats;
+    SILT_ASSIGN_OR_RETURN(ColumnPtr decoded, decoder_->DecodeColumn(input, &corrupt, &stats));
     int64_t nulls = 0;
     auto out = std::make_shared<Column>(*decoded->children[0]);
     out->validity = AndBitmaps(decoded->validity.get(), out->validity.get(), out->length, &nulls);
     out->null_count = nulls;
     RowErrors* row_errors = args.eval != nullptr ? args.eval->row_errors : nullptr;
     const bool dead_letter = mode_ == FromJsonMode::kDeadLetter && row_errors != nullptr;
-    if (mode_ != FromJsonMode::kPermissive && nulls > input.null_count) {
+    if (mode_ != FromJsonMode::kPermissive &&
+        (stats.malformed_rows > 0 || stats.partial_rows > 0)) {
       std::string message = dead_letter ? DeadLetterMessage(info) : std::string();
       for (int64_t row = 0; row < input.length; ++row) {
-        if (out->IsNull(row) && input.IsValid(row) && !IsBlank(input.StringValue(row))) {
-          if (dead_letter) {
-            row_errors->Add(row, RowErrorKind::kMalformedJson, message);
-            continue;
-          }
-          return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ",
-                                         row, "): ", input.StringValue(row), " in '", info.sql,
-                                         "'");
+        if (!corrupt->IsValid(row)) continue;
+        if (dead_letter) {
+          row_errors->Add(row, RowErrorKind::kMalformedJson, message);
+          continue;
         }
+        return Status::InvalidArgument("Malformed JSON in from_json with mode FAILFAST (row ", row,
+                                       "): ", input.StringValue(row), " in '", info.sql, "'");
       }
     }
     return ColumnPtr(std::move(out));
   }
 
  private:
-  static bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-  static bool IsBlank(std::string_view text) {
-    return std::all_of(text.begin(), text.end(), IsJsonSpace);
-  }
-
-  // The text's first value when it is an object or array (up to its closing
-  // bracket, leading whitespace dropped); otherwise the whole text.
-  static std::string_view FirstValue(std::string_view text) {
-    size_t begin = 0;
-    while (begin < text.size() && IsJsonSpace(text[begin])) ++begin;
-    if (begin == text.size() || (text[begin] != '{' && text[begin] != '[')) return text;
-    int64_t depth = 0;
-    bool in_string = false;
-    for (size_t pos = begin; pos < text.size(); ++pos) {
-      const char c = text[pos];
-      if (in_string) {
-        if (c == '\\') {
-          ++pos;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        return text.substr(begin, pos + 1 - begin);
-      }
-    }
-    return text.substr(begin);
-  }
-
   std::unique_ptr<json::JsonDecoder> decoder_;
-  bool object_as_array_;
   FromJsonMode mode_;
 };
 
@@ -498,6 +435,20 @@ json::JsonDecodeOptions DecodeOptionsFor(const EvalOptions& options) {
   return out;
 }
 
+// The JSON parser switch an option names (lower-cased), or nullptr.
+bool* ParserFlag(json::JsonParseOptions* options, std::string_view key) {
+  if (key == "allowcomments") return &options->allow_comments;
+  if (key == "allowunquotedfieldnames") return &options->allow_unquoted_field_names;
+  if (key == "allowsinglequotes") return &options->allow_single_quotes;
+  if (key == "allownumericleadingzeros") return &options->allow_numeric_leading_zeros;
+  if (key == "allownonnumericnumbers") return &options->allow_non_numeric_numbers;
+  if (key == "allowbackslashescapinganycharacter") {
+    return &options->allow_backslash_escaping_any_character;
+  }
+  if (key == "allowunquotedcontrolchars") return &options->allow_unquoted_control_chars;
+  return nullptr;
+}
+
 Result<BoundNodePtr> BindFromJson(CallSite& site) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 3));
   SILT_RETURN_NOT_OK(CoerceString(site, 0));
@@ -510,6 +461,7 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
 
   FromJsonMode mode = FromJsonMode::kPermissive;
   std::string corrupt_name = "_corrupt_record";
+  json::JsonDecodeOptions decode_options = DecodeOptionsFor(site.options);
   if (site.args.size() == 3) {
     if (site.args[2]->type()->id() != TypeId::kMap) {
       return ArgTypeError(site, 2, "a map of options, e.g. map('mode', 'FAILFAST')");
@@ -543,29 +495,41 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
         }
       } else if (key == "columnnameofcorruptrecord") {
         corrupt_name = value;
+      } else if (bool* flag = ParserFlag(&decode_options.parse, key)) {
+        // Spark reads these with String.toBoolean.
+        const std::string lower = AsciiLower(value);
+        if (lower != "true" && lower != "false") {
+          return Status::InvalidArgument("from_json option '", keys.StringValue(i),
+                                         "' must be true or false, not '", value, "', in '",
+                                         site.text, "'");
+        }
+        *flag = lower == "true";
       } else {
-        return Status::NotSupported("from_json option '", keys.StringValue(i),
-                                    "' (silt reads mode and columnNameOfCorruptRecord) in '",
-                                    site.text, "'");
+        return Status::NotSupported(
+            "from_json option '", keys.StringValue(i),
+            "' (silt reads mode, columnNameOfCorruptRecord, allowComments, "
+            "allowUnquotedFieldNames, allowSingleQuotes, allowNumericLeadingZeros, "
+            "allowNonNumericNumbers, allowBackslashEscapingAnyCharacter and "
+            "allowUnquotedControlChars) in '",
+            site.text, "'");
       }
     }
   }
 
   TypePtr result_type = AsNullable(schema);
   if (result_type->id() != TypeId::kStruct) {
-    const bool object_as_array =
-        result_type->id() == TypeId::kArray && result_type->element_type()->id() == TypeId::kStruct;
-    Result<std::unique_ptr<json::JsonDecoder>> decoder =
-        json::JsonDecoder::Make(DataType::Struct({columnar::Field{"v", result_type, true}}),
-                                DecodeOptionsFor(site.options));
+    json::JsonDecodeOptions value_options = decode_options;
+    value_options.value_root = true;
+    Result<std::unique_ptr<json::JsonDecoder>> decoder = json::JsonDecoder::Make(
+        DataType::Struct({columnar::Field{"v", result_type, true}}), value_options);
     if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
     std::string sql = PrettyCall(site.name, {site.args[0]->sql()});
     std::vector<BoundNodePtr> args;
     args.push_back(std::move(site.args[0]));
-    return MakeBoundCall(site, result_type, /*nullable=*/true, std::move(args),
-                         std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe(),
-                                                               object_as_array, mode),
-                         std::move(sql));
+    return MakeBoundCall(
+        site, result_type, /*nullable=*/true, std::move(args),
+        std::make_unique<FromJsonValueKernel>(std::move(decoder).MoveValueUnsafe(), mode),
+        std::move(sql));
   }
   // The corrupt-record field is filled by silt, not decoded.
   std::vector<columnar::Field> decode_fields;
@@ -582,8 +546,8 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
     }
     decode_fields.push_back(f);
   }
-  Result<std::unique_ptr<json::JsonDecoder>> decoder = json::JsonDecoder::Make(
-      DataType::Struct(std::move(decode_fields)), DecodeOptionsFor(site.options));
+  Result<std::unique_ptr<json::JsonDecoder>> decoder =
+      json::JsonDecoder::Make(DataType::Struct(std::move(decode_fields)), decode_options);
   if (!decoder.ok()) return decoder.status().WithContextParts("in '", site.text, "'");
 
   // Spark's JsonToStructs names itself by its input only.
@@ -596,16 +560,23 @@ Result<BoundNodePtr> BindFromJson(CallSite& site) {
       std::move(sql));
 }
 
-Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
+// get_json_object(json, path), and json_tuple_field(json, key): one column
+// of json_tuple (its `key` read as json::JsonTupleFieldPath).
+Result<BoundNodePtr> BindJsonPathCall(CallSite& site, bool tuple_field) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 2, 2));
   SILT_RETURN_NOT_OK(CoerceString(site, 0));
   SILT_RETURN_NOT_OK(CoerceString(site, 1));
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   if (!site.args[1]->foldable()) {
-    return Status::NotSupported("get_json_object with a path that varies per row (",
+    return Status::NotSupported(site.name, " with a path that varies per row (",
                                 site.args[1]->sql(), ") in '", site.text, "'");
   }
   SILT_ASSIGN_OR_RETURN(ColumnPtr path, ConstantArg(site, 1, "the JSON path"));
+  if (tuple_field && !path->IsNull(0)) {
+    columnar::ColumnBuilder encoded(DataType::String());
+    encoded.AppendString(json::JsonTupleFieldPath(path->StringValue(0)));
+    path = encoded.Finish();
+  }
   std::vector<BoundNodePtr> args;
   args.push_back(std::move(site.args[0]));
   // A NULL path, or one that is not a JSON path (Spark's parser gives up on
@@ -631,7 +602,7 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
   Result<int> path_index = group->AddPath(path->StringValue(0));
   if (!path_index.ok()) return path_index.status().WithContextParts("in '", site.text, "'");
   std::shared_ptr<JsonCallLink> link;
-  if (site.session != nullptr) {
+  if (site.session != nullptr && !tuple_field) {
     link = std::make_shared<JsonCallLink>();
     link->group = group;
     link->path = std::string(path->StringValue(0));
@@ -644,399 +615,6 @@ Result<BoundNodePtr> BindGetJsonObject(CallSite& site) {
     site.session->state().json_calls[node.get()] = std::move(link);
   }
   return node;
-}
-
-// ---- schema_of_json: Spark's JsonInferSchema over one constant document
-// (default options: numbers without a fraction or exponent are BIGINT, or
-// DECIMAL(p,0) beyond a long, DOUBLE past 38 digits; others DOUBLE; strings
-// STRING; objects STRUCTs with their fields sorted by name; arrays the
-// common type of their elements; NULL and empty arrays' elements STRING).
-
-struct InferredType {
-  enum Kind { kNull, kBoolean, kLong, kDecimal, kDouble, kString, kArray, kStruct } kind = kNull;
-  int precision = 0;  // kDecimal
-  int scale = 0;
-  std::vector<InferredType> children;  // kArray: the element; kStruct: fields
-  std::vector<std::string> names;      // kStruct
-};
-
-// A minimal JSON reader for inference: classifies numbers as Jackson does
-// (INT/LONG, BIG_INTEGER, FLOAT) and accepts what Spark's parser accepts by
-// default (single-quoted strings, NaN / Infinity).
-class InferReader {
- public:
-  explicit InferReader(std::string_view text) : text_(text) {}
-
-  // False when the text does not start with a JSON value.
-  bool Value(InferredType* out, int depth = 0) {
-    if (depth > 1000) return false;
-    SkipSpace();
-    if (pos_ >= text_.size()) return false;
-    char c = text_[pos_];
-    if (c == '{') return Object(out, depth);
-    if (c == '[') return Array(out, depth);
-    if (c == '"' || c == '\'') {
-      out->kind = InferredType::kString;
-      return String(nullptr);
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) return Number(out);
-    for (auto [word, kind] :
-         {std::pair{"true", InferredType::kBoolean}, std::pair{"false", InferredType::kBoolean},
-          std::pair{"null", InferredType::kNull}, std::pair{"NaN", InferredType::kDouble},
-          std::pair{"Infinity", InferredType::kDouble},
-          std::pair{"+Infinity", InferredType::kDouble}}) {
-      std::string_view w(word);
-      if (text_.substr(pos_, w.size()) == w) {
-        pos_ += w.size();
-        out->kind = kind;
-        return true;
-      }
-    }
-    return false;
-  }
-
- private:
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-
-  bool String(std::string* out) {
-    const char quote = text_[pos_++];
-    while (pos_ < text_.size()) {
-      char c = text_[pos_++];
-      if (c == quote) return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;
-      if (c != '\\') {
-        if (out != nullptr) out->push_back(c);
-        continue;
-      }
-      if (pos_ >= text_.size()) return false;
-      char e = text_[pos_++];
-      switch (e) {
-        case 'n': c = '\n'; break;
-        case 't': c = '\t'; break;
-        case 'r': c = '\r'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case '"':
-        case '\'':
-        case '\\':
-        case '/': c = e; break;
-        case 'u': {
-          if (pos_ + 4 > text_.size()) return false;
-          uint32_t cp = 0;
-          for (int i = 0; i < 4; ++i) {
-            char h = text_[pos_++];
-            int digit = h >= '0' && h <= '9'   ? h - '0'
-                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                               : -1;
-            if (digit < 0) return false;
-            cp = cp * 16 + static_cast<uint32_t>(digit);
-          }
-          if (out != nullptr) silt::AppendUtf8(cp, out);
-          continue;
-        }
-        default: return false;
-      }
-      if (out != nullptr) out->push_back(c);
-    }
-    return false;
-  }
-
-  bool Number(InferredType* out) {
-    size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    if (pos_ < text_.size() && text_.substr(pos_, 8) == "Infinity") {
-      pos_ += 8;
-      out->kind = InferredType::kDouble;
-      return true;
-    }
-    size_t int_start = pos_;
-    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-    size_t int_digits = pos_ - int_start;
-    if (int_digits == 0) return false;
-    // Leading zeros are not allowed ("01").
-    if (int_digits > 1 && text_[int_start] == '0') return false;
-    bool is_float = false;
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      is_float = true;
-      ++pos_;
-      size_t frac = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      if (pos_ == frac) return false;
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      is_float = true;
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      size_t exp = pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-      if (pos_ == exp) return false;
-    }
-    if (is_float) {
-      out->kind = InferredType::kDouble;
-      return true;
-    }
-    // Jackson: INT or LONG when it fits a long, else BIG_INTEGER, which
-    // Spark types DECIMAL(digits, 0) (DOUBLE past 38 digits).
-    std::string_view digits = text_.substr(start, pos_ - start);
-    bool negative = digits[0] == '-';
-    std::string_view magnitude = digits.substr(negative ? 1 : 0);
-    std::string_view limit = negative ? "9223372036854775808" : "9223372036854775807";
-    bool fits =
-        magnitude.size() < limit.size() || (magnitude.size() == limit.size() && magnitude <= limit);
-    if (fits) {
-      out->kind = InferredType::kLong;
-    } else if (magnitude.size() <= 38) {
-      out->kind = InferredType::kDecimal;
-      out->precision = static_cast<int>(magnitude.size());
-      out->scale = 0;
-    } else {
-      out->kind = InferredType::kDouble;
-    }
-    return true;
-  }
-
-  bool Object(InferredType* out, int depth) {
-    ++pos_;
-    out->kind = InferredType::kStruct;
-    std::vector<std::pair<std::string, InferredType>> fields;
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return true;
-    }
-    while (true) {
-      SkipSpace();
-      if (pos_ >= text_.size() || (text_[pos_] != '"' && text_[pos_] != '\'')) return false;
-      std::string name;
-      if (!String(&name)) return false;
-      SkipSpace();
-      if (pos_ >= text_.size() || text_[pos_] != ':') return false;
-      ++pos_;
-      InferredType value;
-      if (!Value(&value, depth + 1)) return false;
-      fields.emplace_back(std::move(name), std::move(value));
-      SkipSpace();
-      if (pos_ >= text_.size()) return false;
-      if (text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (text_[pos_] != '}') return false;
-      ++pos_;
-      break;
-    }
-    std::stable_sort(fields.begin(), fields.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [name, type] : fields) {
-      out->names.push_back(std::move(name));
-      out->children.push_back(std::move(type));
-    }
-    return true;
-  }
-
-  bool Array(InferredType* out, int depth);
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
-
-bool IsNumeric(const InferredType& t) {
-  return t.kind == InferredType::kLong || t.kind == InferredType::kDecimal ||
-         t.kind == InferredType::kDouble;
-}
-
-// JsonInferSchema.compatibleType.
-InferredType Compatible(const InferredType& a, const InferredType& b) {
-  using K = InferredType::Kind;
-  if (a.kind == K::kNull) return b;
-  if (b.kind == K::kNull) return a;
-  if (IsNumeric(a) && IsNumeric(b)) {
-    if (a.kind == K::kDouble || b.kind == K::kDouble) {
-      InferredType out;
-      out.kind = K::kDouble;
-      return out;
-    }
-    if (a.kind == K::kLong && b.kind == K::kLong) return a;
-    // A long widens to DECIMAL(20,0).
-    auto as_decimal = [](const InferredType& t) {
-      InferredType d = t;
-      if (t.kind == K::kLong) {
-        d.kind = K::kDecimal;
-        d.precision = 20;
-        d.scale = 0;
-      }
-      return d;
-    };
-    InferredType x = as_decimal(a);
-    InferredType y = as_decimal(b);
-    int scale = std::max(x.scale, y.scale);
-    int range = std::max(x.precision - x.scale, y.precision - y.scale);
-    InferredType out;
-    if (range + scale > 38) {
-      out.kind = K::kDouble;
-    } else {
-      out.kind = K::kDecimal;
-      out.precision = range + scale;
-      out.scale = scale;
-    }
-    return out;
-  }
-  if (a.kind == K::kStruct && b.kind == K::kStruct) {
-    InferredType out;
-    out.kind = K::kStruct;
-    size_t i = 0;
-    size_t j = 0;
-    while (i < a.names.size() || j < b.names.size()) {
-      if (j >= b.names.size() || (i < a.names.size() && a.names[i] < b.names[j])) {
-        out.names.push_back(a.names[i]);
-        out.children.push_back(a.children[i++]);
-      } else if (i >= a.names.size() || b.names[j] < a.names[i]) {
-        out.names.push_back(b.names[j]);
-        out.children.push_back(b.children[j++]);
-      } else {
-        out.names.push_back(a.names[i]);
-        out.children.push_back(Compatible(a.children[i++], b.children[j++]));
-      }
-    }
-    return out;
-  }
-  if (a.kind == K::kArray && b.kind == K::kArray) {
-    InferredType out;
-    out.kind = K::kArray;
-    out.children.push_back(Compatible(a.children[0], b.children[0]));
-    return out;
-  }
-  if (a.kind == b.kind && a.kind != K::kDecimal) return a;
-  InferredType out;
-  out.kind = K::kString;
-  return out;
-}
-
-bool InferReader::Array(InferredType* out, int depth) {
-  ++pos_;
-  out->kind = InferredType::kArray;
-  InferredType element;
-  SkipSpace();
-  if (pos_ < text_.size() && text_[pos_] == ']') {
-    ++pos_;
-    out->children.push_back(std::move(element));
-    return true;
-  }
-  while (true) {
-    InferredType value;
-    if (!Value(&value, depth + 1)) return false;
-    element = Compatible(element, value);
-    SkipSpace();
-    if (pos_ >= text_.size()) return false;
-    if (text_[pos_] == ',') {
-      ++pos_;
-      continue;
-    }
-    if (text_[pos_] != ']') return false;
-    ++pos_;
-    break;
-  }
-  out->children.push_back(std::move(element));
-  return true;
-}
-
-// StructField.sql's name: as is when [a-zA-Z0-9_]+ and not all digits,
-// else in backquotes (doubled inside).
-void AppendFieldName(const std::string& name, std::string* out) {
-  bool plain = !name.empty();
-  bool all_digits = true;
-  for (char c : name) {
-    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (!alnum && c != '_') plain = false;
-    if (c < '0' || c > '9') all_digits = false;
-  }
-  if (plain && !all_digits) {
-    out->append(name);
-    return;
-  }
-  out->push_back('`');
-  for (char c : name) {
-    if (c == '`') out->push_back('`');
-    out->push_back(c);
-  }
-  out->push_back('`');
-}
-
-// JsonInferSchema.canonicalizeType: NULL becomes STRING; fields with an
-// empty name are dropped, and so are fields (and array elements) whose
-// type canonicalizes to nothing: a struct left without fields. False when
-// nothing is left of `t`.
-bool Canonicalize(InferredType* t) {
-  switch (t->kind) {
-    case InferredType::kNull: t->kind = InferredType::kString; return true;
-    case InferredType::kArray: return Canonicalize(&t->children[0]);
-    case InferredType::kStruct: {
-      std::vector<std::string> names;
-      std::vector<InferredType> children;
-      for (size_t i = 0; i < t->names.size(); ++i) {
-        if (t->names[i].empty() || !Canonicalize(&t->children[i])) continue;
-        names.push_back(std::move(t->names[i]));
-        children.push_back(std::move(t->children[i]));
-      }
-      t->names = std::move(names);
-      t->children = std::move(children);
-      return !t->names.empty();
-    }
-    default: return true;
-  }
-}
-
-// DataType.sql of a canonical type.
-void AppendSql(const InferredType& t, std::string* out) {
-  switch (t.kind) {
-    case InferredType::kNull:
-    case InferredType::kString: out->append("STRING"); return;
-    case InferredType::kBoolean: out->append("BOOLEAN"); return;
-    case InferredType::kLong: out->append("BIGINT"); return;
-    case InferredType::kDouble: out->append("DOUBLE"); return;
-    case InferredType::kDecimal:
-      out->append("DECIMAL(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")");
-      return;
-    case InferredType::kArray:
-      out->append("ARRAY<");
-      AppendSql(t.children[0], out);
-      out->push_back('>');
-      return;
-    case InferredType::kStruct: {
-      out->append("STRUCT<");
-      for (size_t i = 0; i < t.names.size(); ++i) {
-        if (i > 0) out->append(", ");
-        AppendFieldName(t.names[i], out);
-        out->append(": ");
-        AppendSql(t.children[i], out);
-      }
-      out->push_back('>');
-      return;
-    }
-  }
-}
-
-// SchemaOfJson.eval: the canonical type's SQL; an object with nothing left
-// is STRUCT<>, an array of such objects ARRAY<STRUCT<>>, anything else with
-// nothing left (or no document at all) STRING.
-std::string SchemaDdl(InferredType type) {
-  const bool is_struct = type.kind == InferredType::kStruct;
-  const bool is_struct_array =
-      type.kind == InferredType::kArray && type.children[0].kind == InferredType::kStruct;
-  if (Canonicalize(&type)) {
-    std::string ddl;
-    AppendSql(type, &ddl);
-    return ddl;
-  }
-  if (is_struct) return "STRUCT<>";
-  if (is_struct_array) return "ARRAY<STRUCT<>>";
-  return "STRING";
 }
 
 class ConstantStringKernel final : public Kernel {
@@ -1055,9 +633,27 @@ class ConstantStringKernel final : public Kernel {
 
 Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
   SILT_RETURN_NOT_OK(CheckArgCount(site, 1, 2));
+  json::JsonParseOptions parse_options;
   if (site.args.size() == 2) {
-    return Status::NotSupported("schema_of_json options (silt infers with the defaults) in '",
-                                site.text, "'");
+    if (site.args[1]->type()->id() != TypeId::kMap) {
+      return ArgTypeError(site, 1, "a map of options, e.g. map('allowComments', 'true')");
+    }
+    SILT_ASSIGN_OR_RETURN(ColumnPtr options, ConstantArg(site, 1, "the options"));
+    const Column& entries = *options->children[0];
+    const Column& keys = *entries.children[0];
+    const Column& values = *entries.children[1];
+    for (int32_t i = options->offsets()[0]; i < options->offsets()[1]; ++i) {
+      bool* flag = ParserFlag(&parse_options, AsciiLower(keys.StringValue(i)));
+      const std::string value = values.IsNull(i) ? "" : AsciiLower(values.StringValue(i));
+      if (flag == nullptr || (value != "true" && value != "false")) {
+        return Status::NotSupported("schema_of_json option '", keys.StringValue(i), "' = '",
+                                    values.IsNull(i) ? "" : values.StringValue(i),
+                                    "' (silt reads the parser options allowComments, ... "
+                                    "as true or false) in '",
+                                    site.text, "'");
+      }
+      *flag = value == "true";
+    }
   }
   if (!IsString(*site.args[0]->type()) && site.args[0]->type()->id() != TypeId::kNull) {
     return ArgTypeError(site, 0, "a STRING");
@@ -1072,19 +668,12 @@ Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
     return Status::InvalidArgument("schema_of_json needs a non-NULL JSON string in '", site.text,
                                    "'");
   }
-  std::string_view text = json->StringValue(0);
-  InferReader reader(text);
-  InferredType type;
-  const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-  // No document at all is Spark's STRING (its parser sees no token).
-  if (!blank && !reader.Value(&type)) {
-    return Status::InvalidArgument("Cannot infer a schema from the malformed JSON '", text,
-                                   "' in '", site.text, "'");
-  }
-  std::string ddl = SchemaDdl(std::move(type));
+  Result<std::string> ddl = json::InferJsonSchemaDdl(json->StringValue(0), parse_options);
+  if (!ddl.ok()) return ddl.status().WithContextParts("in '", site.text, "'");
   std::string sql = PrettyCall(site.name, ArgSqls(site.args));
   return MakeBoundCall(site, DataType::String(), /*nullable=*/false, {},
-                       std::make_unique<ConstantStringKernel>(std::move(ddl)), std::move(sql));
+                       std::make_unique<ConstantStringKernel>(std::move(ddl).MoveValueUnsafe()),
+                       std::move(sql));
 }
 
 }  // namespace
@@ -1122,7 +711,10 @@ std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columna
 
 void RegisterJsonFunctions(FunctionRegistry* registry) {
   registry->Register("from_json", &BindFromJson);
-  registry->Register("get_json_object", &BindGetJsonObject);
+  registry->Register("get_json_object",
+                     [](CallSite& site) { return BindJsonPathCall(site, false); });
+  registry->Register("json_tuple_field",
+                     [](CallSite& site) { return BindJsonPathCall(site, true); });
   registry->Register("schema_of_json", &BindSchemaOfJson);
 }
 

@@ -132,6 +132,16 @@ class ToJsonKernel final : public Kernel {
         }
         return;
       }
+      case TypeId::kFloat:
+      case TypeId::kDouble: {
+        // Jackson quotes NaN and the infinities (QUOTE_NON_NUMERIC_NUMBERS).
+        const double d = t.id() == TypeId::kFloat ? static_cast<double>(c.Value<float>(row))
+                                                  : c.Value<double>(row);
+        if (!std::isfinite(d)) out->push_back('"');
+        AppendValueText(c, row, CastOptions{}, out);
+        if (!std::isfinite(d)) out->push_back('"');
+        return;
+      }
       default: AppendValueText(c, row, CastOptions{}, out); return;
     }
   }
