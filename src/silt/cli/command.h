@@ -82,5 +82,7 @@ std::unique_ptr<Command> AddStateCommand(CLI::App* app);
 // silt produce [--bootstrap-servers S] [--topic T] [--count N] [--from I] [--rate R]
 //              [--property NAME=VALUE]...
 std::unique_ptr<Command> AddProduceCommand(CLI::App* app);
+// silt export --pyspark JOB.yaml
+std::unique_ptr<Command> AddExportCommand(CLI::App* app);
 
 }  // namespace silt::cli

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   commands.push_back(silt::cli::AddCheckpointCommand(&app));
   commands.push_back(silt::cli::AddStateCommand(&app));
   commands.push_back(silt::cli::AddProduceCommand(&app));
+  commands.push_back(silt::cli::AddExportCommand(&app));
 
   try {
     app.parse(argc, argv);
