@@ -155,11 +155,17 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
 Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration) {
   Protocol protocol;
   SILT_ASSIGN_OR_RETURN(bool deletion_vectors, EnableDeletionVectors(configuration));
-  if (deletion_vectors) {
+  SILT_ASSIGN_OR_RETURN(bool v2_checkpoints, CheckpointPolicyV2(configuration));
+  std::vector<std::string> features;
+  if (deletion_vectors) features.emplace_back("deletionVectors");
+  // delta-spark enables v2Checkpoint (a reader and writer feature) when a
+  // table is created with delta.checkpointPolicy = v2.
+  if (v2_checkpoints) features.emplace_back("v2Checkpoint");
+  if (!features.empty()) {
     protocol.min_reader_version = 3;
     protocol.min_writer_version = 7;
-    protocol.reader_features = std::vector<std::string>{"deletionVectors"};
-    protocol.writer_features = std::vector<std::string>{"deletionVectors"};
+    protocol.reader_features = features;
+    protocol.writer_features = features;
   }
   return protocol;
 }
