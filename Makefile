@@ -82,7 +82,7 @@ asan: deps
 # (TSAN_STREAM_FILTER); test_metrics_stop.py scrapes a TSan-built silt's
 # endpoint under load (generator source: no librdkafka thread either).
 TSAN_TESTS   ?= base fs delta metrics monitor
-TSAN_STREAM_FILTER ?= QueryMetricsTest.*:KafkaLagPollerTest.*
+TSAN_STREAM_FILTER ?= QueryMetricsTest.*:KafkaLagPollerTest.*:QueryTest.Parallel*:QueryTest.AFailingParallel*
 TSAN_PYTESTS ?= tests/integration/test_s3.py::test_fs_conformance_cases_pass_against_minio \
                 tests/integration/test_delta_tools.py::test_auto_compact_in_the_background \
                 tests/integration/test_metrics_stop.py

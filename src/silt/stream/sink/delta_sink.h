@@ -88,6 +88,16 @@ class DeltaSink final : public Sink {
   void FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const override;
   // Discards the current batch's files (best effort) after a failure.
   void Abort() override;
+  // Append mode: a part writer with its own data files (complete mode and a
+  // skipped batch: null).
+  Result<std::unique_ptr<SinkPartWriter>> OpenPartWriter() override;
+
+  // What a closed part writer left for Commit (delta_sink.cc).
+  struct PartResult {
+    std::vector<delta::AddFile> adds;
+    int64_t rows = 0;
+    bool closed = false;
+  };
 
  private:
   DeltaSink() = default;
@@ -121,6 +131,8 @@ class DeltaSink final : public Sink {
   delta::AppendLayout layout_;
   std::unique_ptr<delta::AppendWriter> writer_;
   int64_t rows_ = 0;
+  // The batch's part writers' results, one per OpenPartWriter.
+  std::vector<std::unique_ptr<PartResult>> parts_;
 };
 
 }  // namespace silt::stream
