@@ -106,6 +106,12 @@ struct PathProgram {
     builder->AppendValid();
   }
 
+  // A path `$.name`: its result is the first non-null member `name` of a
+  // top-level object (Eval at the end of the program always matches).
+  bool IsTopLevelKey() const {
+    return instrs.size() == 2 && instrs[0].op == Op::kKey && instrs[1].op == Op::kNamed;
+  }
+
   bool IsSubscriptWildcardAt(size_t pc) const {
     return pc + 1 < instrs.size() && instrs[pc].op == Op::kSubscript &&
            instrs[pc + 1].op == Op::kWildcard;
@@ -263,11 +269,23 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   }
   Impl& impl = *impl_;
   std::vector<PathProgram*> active;
+  // `$.name` paths are served by one pass over the top-level members of a
+  // row (instead of one pass per path); the others run their programs.
+  std::vector<PathProgram*> keys;
+  std::vector<std::string_view> key_names;
+  std::vector<PathProgram*> general;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
     if (!program->active) continue;
     program->builder->Reserve(json_strings.length);
     active.push_back(program.get());
+    if (program->IsTopLevelKey()) {
+      keys.push_back(program.get());
+      key_names.push_back(program->instrs[1].name);
+    } else {
+      general.push_back(program.get());
+    }
   }
+  std::vector<uint8_t> key_matched(keys.size());
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     dom::element root;
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
@@ -276,7 +294,34 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       continue;
     }
     const bool markers = impl.reader.has_markers();
-    for (PathProgram* program : active) {
+    if (!keys.empty()) {
+      for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+        PathProgram* program = keys[key_idx];
+        PathProgram::Level& top = program->levels[0];
+        program->markers = markers;
+        top.buffer.clear();
+        top.gen.Reset(&top.buffer);
+        program->captured_kind = 0;
+        key_matched[key_idx] = 0;
+      }
+      if (internal::KindOf(root, markers) == ValueKind::kObject) {
+        size_t unmatched = keys.size();
+        dom::object members = root.get_object().value_unsafe();
+        for (dom::key_value_pair member : members) {
+          if (member.value.is_null()) continue;
+          for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+            if (key_matched[key_idx] || member.key != key_names[key_idx]) continue;
+            key_matched[key_idx] = keys[key_idx]->Eval(member.value, 2, Style::kRaw, 0) ? 1 : 0;
+            unmatched -= key_matched[key_idx];
+          }
+          if (unmatched == 0) break;
+        }
+      }
+      for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+        keys[key_idx]->AppendResult(key_matched[key_idx] != 0, keys[key_idx]->levels[0].buffer);
+      }
+    }
+    for (PathProgram* program : general) {
       PathProgram::Level& top = program->levels[0];
       program->markers = markers;
       top.buffer.clear();
