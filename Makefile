@@ -34,7 +34,7 @@ demo: build
 test-deps: deps
 	@scripts/install-build-deps.sh --check --monitoring
 	@scripts/setup-test-env.sh
-	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh; do \
+	@for s in scripts/setup-kafka.sh scripts/setup-minio.sh scripts/setup-spark.sh scripts/setup-spark4.sh; do \
 	  if [ -x $$s ]; then $$s || exit 1; fi; \
 	done
 

@@ -97,6 +97,22 @@ def spark():
 
 
 @pytest.fixture(scope="module")
+def spark4():
+    """Spark 4 + delta-spark 4 (from .venv-spark4) for one test module: a
+    worker process holding one local session, driven through spark4.Spark4
+    (run/eval/sql/read_delta; see spark4.py). Fails when
+    scripts/setup-spark4.sh has not run."""
+    import spark4 as spark4_module
+
+    missing = spark4_module.available()
+    if missing:
+        pytest.fail(missing)
+    worker = spark4_module.Spark4()
+    yield worker
+    worker.close()
+
+
+@pytest.fixture(scope="module")
 def kafka():
     """A Kafka broker on loopback for one test module (test_kafka.py keeps
     one for the whole session), stopped after it."""
