@@ -1,6 +1,7 @@
 """V2 checkpoints with sidecars (delta.checkpointPolicy = v2) as silt writes
-them, read by delta-spark 3.2 and by DuckDB's delta extension (delta-kernel-rs);
-and silt writing them into a table delta-spark created with the policy.
+them, read by delta-spark 3.2, by delta-spark 4.4 on Spark 4 and by DuckDB's
+delta extension (delta-kernel-rs); and silt writing them into a table
+delta-spark created with the policy.
 delta-rs (deltalake 1.6.6) refuses any table with the v2Checkpoint reader
 feature, whoever wrote it: the tests check that it says so.
 
@@ -155,3 +156,26 @@ def test_silt_writes_v2_checkpoints_into_a_spark_v2_table(silt, spark, work):
     assert silt_ids(silt, table) == expected
     assert duckdb_ids(table) == expected
     assert_delta_rs_refuses_v2(table)
+
+
+def test_silt_v2_checkpoints_read_and_continued_by_spark4(silt, spark4, work):
+    """Delta 4 (delta-spark 4.4 on Spark 4.2) reads silt's V2 checkpoint from
+    the checkpoint alone, appends on top of it and writes its own, which silt
+    reads."""
+    table = work / "table"
+    log = table / "_delta_log"
+    options = {"delta.checkpointPolicy": "v2", "delta.checkpointInterval": 4}
+    run_batches(silt, work, table, 0, 9, 5, options)  # versions 0..8, checkpoints 4 and 8
+    assert sorted(v2_checkpoints(log)) == [4, 8]
+    drop_commits_before(log, 8)
+    expected = list(range(45))
+    assert sorted(spark4.read_delta(table)["id"].to_pylist()) == expected
+    for _ in range(4):  # versions 9..12; Spark 4 checkpoints 12
+        spark4.run("spark.createDataFrame([(3000000, 'd2')], 'id BIGINT, device STRING')"
+                   ".write.format('delta').mode('append').save(path)", path=str(table))
+    assert 12 in v2_checkpoints(log) or (log / f"{12:020d}.checkpoint.parquet").exists(), \
+        sorted(p.name for p in log.iterdir())
+    drop_commits_before(log, 12)
+    expected += [3_000_000] * 4
+    assert silt_ids(silt, table) == sorted(expected)
+    assert duckdb_ids(table) == sorted(expected)
