@@ -84,11 +84,12 @@ asan: deps
 # crashes inside TSan (SEGV in its allocator, not a race). With a newer
 # runtime: make tsan TSAN_TESTS="base fs kafka delta stream metrics monitor".
 # Of stream's tests, those that run no librdkafka thread (the query's
-# metrics and the Kafka lag poller over the scripted cluster) run alone
-# (TSAN_STREAM_FILTER); test_metrics_stop.py scrapes a TSan-built silt's
+# metrics, the Kafka lag poller over the scripted cluster, and the query
+# loop over file and generator sources, with batches split over threads by
+# `parallelism`) run alone (TSAN_STREAM_FILTER); test_metrics_stop.py scrapes a TSan-built silt's
 # endpoint under load (generator source: no librdkafka thread either).
 TSAN_TESTS   ?= base fs delta metrics monitor
-TSAN_STREAM_FILTER ?= QueryMetricsTest.*:KafkaLagPollerTest.*
+TSAN_STREAM_FILTER ?= QueryMetricsTest.*:KafkaLagPollerTest.*:QueryTest.*:*FileSource*
 TSAN_PYTESTS ?= tests/integration/test_s3.py::test_fs_conformance_cases_pass_against_minio \
                 tests/integration/test_delta_tools.py::test_auto_compact_in_the_background \
                 tests/integration/test_metrics_stop.py

@@ -53,13 +53,24 @@ class Engine:
 class SiltEngine(Engine):
     name = "silt"
 
-    def __init__(self, binary: str, source_options: list = ()):
+    def __init__(self, binary: str, source_options: list = (), settings: str = ""):
         self.binary = str(Path(binary).resolve())
         # Extra `source.options` entries (KEY=VALUE) for experiments; the
         # engine is then reported as "silt+<keys>".
         self.source_options = [o.split("=", 1) for o in source_options]
         if self.source_options:
             self.name = "silt+" + ",".join(k for k, _ in self.source_options)
+        # `--engine silt+KEY=VALUE,...`: `delta.*` and autoCompact keys go to
+        # the sink's options, the others (parallelism, ...) to the job's top
+        # level; the engine is reported under that name.
+        self.sink_options, self.job_options = [], []
+        for item in filter(None, settings.split(",")):
+            key, _, value = item.partition("=")
+            target = self.sink_options if key.startswith(("delta.", "autoCompact")) \
+                else self.job_options
+            target.append((key, value))
+        if settings:
+            self.name = f"silt+{settings}"
 
     def command(self, spec, work):
         text = (REPO / "examples" / "sensor_stream.yaml").read_text()
@@ -78,10 +89,15 @@ class SiltEngine(Engine):
             replacements[trigger_line] = ""
         else:
             replacements[trigger_line] = f"trigger: {{ processingTime: {spec.trigger} }}\n"
+        if self.sink_options:
+            line = "  partitionBy: [device_type, event_date]\n"
+            replacements[line] = line + "  options:\n" + "".join(
+                f"    {k}: \"{v}\"\n" for k, v in self.sink_options)
         for old, new in replacements.items():
             if old not in text:
                 raise RuntimeError(f"examples/sensor_stream.yaml no longer contains {old!r}")
             text = text.replace(old, new)
+        text += "".join(f"\n{k}: {v}\n" for k, v in self.job_options)
         job = work / f"silt-{spec.topic}-{spec.table.name}.yaml"
         job.write_text(text)
         return [self.binary, "run", str(job)], {"KAFKA_BOOTSTRAP": spec.bootstrap}
@@ -140,6 +156,14 @@ def spark_jars() -> list:
 
 
 def parse_engine_arg(arg: str, silt_binary: str, silt_options: list = ()) -> Engine:
+    if arg.startswith(("silt+", "silt@")) and "+" in arg:
+        # silt[@BINARY]+KEY=VALUE,...: job settings for one engine.
+        base, _, settings = arg.partition("+")
+        binary = base[len("silt@"):] if base.startswith("silt@") else silt_binary
+        engine = SiltEngine(binary, silt_options, settings)
+        if base.startswith("silt@"):
+            engine.name = f"silt@{Path(engine.binary).parent.name}+{settings}"
+        return engine
     if "=" in arg:
         name, template = arg.split("=", 1)
         return CommandEngine(name, template)

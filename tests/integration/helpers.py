@@ -100,8 +100,17 @@ def describe(proc) -> str:
 # Job files and input data
 
 
+# SILT_TEST_PARALLELISM=N runs every job written by write_job (and the
+# Kafka seed jobs) with `parallelism: N` unless the test sets it: the crash
+# tests then kill queries whose batches run in parts on several threads.
+TEST_PARALLELISM = int(os.environ.get("SILT_TEST_PARALLELISM", "0") or 0)
+
+
 def write_job(path: Path, job: dict) -> Path:
     """Writes `job` as a job file. JSON is YAML, so json.dumps is enough."""
+    if TEST_PARALLELISM and "parallelism" not in job and \
+            str(job.get("type", "stream")).lower() != "maintenance":
+        job = dict(job, parallelism=TEST_PARALLELISM)
     path.write_text(json.dumps(job, indent=2) + "\n")
     return path
 

@@ -29,6 +29,7 @@ from helpers import (
     read_with_silt,
     snapshot,
     start_silt,
+    TEST_PARALLELISM,
     write_input_file,
     write_job,
 )
@@ -36,7 +37,8 @@ import torture
 
 NUM_FILES = torture.scaled(100)
 LINES_PER_FILE = 1000
-MAX_FILES_PER_TRIGGER = 1
+# With SILT_TEST_PARALLELISM, batches of that many files (one part each).
+MAX_FILES_PER_TRIGGER = max(1, TEST_PARALLELISM)
 MIN_KILLS = torture.scaled(40)
 MAX_KILLS = torture.scaled(80)
 RUN_TIMEOUT_S = 60

@@ -18,6 +18,7 @@ import pytest
 
 import kafka_service
 from helpers import (
+    TEST_PARALLELISM,
     checkpoint_batches,
     describe,
     kill,
@@ -68,6 +69,8 @@ def seed_job(work, kafka, topic, trigger="trigger: { availableNow: true }", extr
     for old, new in replacements.items():
         assert old in text, f"examples/sensor_stream.yaml no longer contains {old!r}"
         text = text.replace(old, new)
+    if TEST_PARALLELISM:
+        text += f"\nparallelism: {TEST_PARALLELISM}\n"
     path = work / "job.yaml"
     path.write_text(text)
     return path, table, checkpoint
@@ -547,7 +550,11 @@ def test_seed_job_100k_events_kill_9_at_24_moments_exactly_once_and_lag_0(
     job, table, checkpoint = seed_job(
         work, kafka, name, trigger="trigger: { processingTime: 500 milliseconds }",
         extra_options=[f"kafka.group.id: {group}"])
-    text = job.read_text().replace("maxOffsetsPerTrigger: 1000", "maxOffsetsPerTrigger: 2500")
+    # With SILT_TEST_PARALLELISM, batches large enough to be split over the
+    # two partitions with traffic (KafkaSource::kMinRecordsPerPart each).
+    per_trigger = 20000 if TEST_PARALLELISM > 1 else 2500
+    text = job.read_text().replace("maxOffsetsPerTrigger: 1000",
+                                   f"maxOffsetsPerTrigger: {per_trigger}")
     job.write_text(text)
     # The other half is published while the query is killed and restarted.
     producer = start_silt(silt_bin, "produce", "--bootstrap-servers", kafka.bootstrap,

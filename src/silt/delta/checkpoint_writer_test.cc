@@ -11,6 +11,7 @@
 #include "silt/delta/checkpoint_reader.h"
 #include "silt/delta/history.h"
 #include "silt/delta/log_cleanup.h"
+#include "silt/delta/protocol.h"
 #include "silt/delta/table_properties.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/testing/gtest_util.h"
@@ -72,6 +73,7 @@ class CheckpointWriterTest : public ::testing::Test {
 
   void Create(std::map<std::string, std::string> configuration = {}) {
     CommitRequest create;
+    ASSERT_OK_AND_ASSIGN(create.new_protocol, ProtocolForNewTable(configuration));
     create.new_metadata = NewTableMetadata(std::move(configuration));
     create.operation = "CREATE TABLE";
     ASSERT_OK(Commit(table_.get(), nullptr, create).status());
@@ -266,6 +268,199 @@ TEST_F(CheckpointWriterTest, NoCleanupWithoutAnExpiredCheckpoint) {
   AppendUntil(12);  // checkpoint 10 is recent: nothing before it may go
   ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
   EXPECT_EQ(versions.front(), 0);
+}
+
+// The V2 top-level checkpoint files of version `version` in the log.
+std::vector<std::string> V2CheckpointFiles(fs::FileSystem* fs, int64_t version) {
+  std::vector<std::string> out;
+  const std::string prefix = CheckpointFileName(version).substr(0, 32);
+  for (const fs::FileInfo& f : fs->ListDir("/t/_delta_log").ValueOrDie()) {
+    std::string name(fs::BaseName(f.path));
+    if (name.rfind(prefix, 0) == 0 && name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      out.push_back(f.path);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Tombstones(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const RemoveFile& r : s.tombstones()) out.push_back(r.path);
+  return out;
+}
+
+TEST_F(CheckpointWriterTest, V2PolicyCreatesTheFeatureAndWritesSidecarCheckpoints) {
+  Create({{"delta.checkpointPolicy", "v2"}});
+  AppendUntil(25);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr latest, table_->LatestSnapshot());
+  EXPECT_EQ(latest->protocol().min_reader_version, 3);
+  EXPECT_EQ(latest->protocol().min_writer_version, 7);
+  EXPECT_EQ(latest->protocol().reader_features, std::vector<std::string>{"v2Checkpoint"});
+  EXPECT_EQ(latest->protocol().writer_features, std::vector<std::string>{"v2Checkpoint"});
+  ASSERT_OK_AND_ASSIGN(bool classic10, fs_->Exists(Log(CheckpointFileName(10))));
+  EXPECT_FALSE(classic10);
+  std::vector<std::string> top20 = V2CheckpointFiles(fs_.get(), 20);
+  ASSERT_EQ(top20.size(), 1u);
+  ASSERT_EQ(V2CheckpointFiles(fs_.get(), 10).size(), 1u);
+
+  // The top-level file: checkpointMetadata, sidecars, then the non-file
+  // actions; every file action is in a sidecar.
+  ASSERT_OK_AND_ASSIGN(std::string text, fs_->ReadFile(top20[0]));
+  EXPECT_EQ(text.rfind(R"({"checkpointMetadata":{"version":20,"tags":{"sidecarNumActions":)", 0),
+            0u)
+      << text;
+  ASSERT_OK_AND_ASSIGN(CommitActions top, ParseCommit(text, top20[0]));
+  EXPECT_TRUE(top.adds.empty());
+  EXPECT_TRUE(top.removes.empty());
+  ASSERT_TRUE(top.protocol.has_value());
+  ASSERT_TRUE(top.metadata.has_value());
+  ASSERT_EQ(top.txns.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> sidecars, SidecarPaths(top, top20[0]));
+  ASSERT_FALSE(sidecars.empty());
+  size_t adds = 0;
+  size_t removes = 0;
+  for (const std::string& sidecar : sidecars) {
+    EXPECT_EQ(sidecar.find('/'), std::string::npos) << sidecar;
+    ASSERT_OK_AND_ASSIGN(CommitActions part,
+                         ReadParquetCheckpoint(fs_.get(), Log("_sidecars/" + sidecar)));
+    EXPECT_FALSE(part.protocol.has_value());
+    adds += part.adds.size();
+    removes += part.removes.size();
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr at20, table_->SnapshotAt(20));
+  EXPECT_EQ(adds, at20->files().size());
+  EXPECT_EQ(removes, at20->tombstones().size());
+
+  ASSERT_OK_AND_ASSIGN(std::string last, fs_->ReadFile(Log("_last_checkpoint")));
+  EXPECT_NE(last.find(R"("version":20)"), std::string::npos) << last;
+  EXPECT_NE(last.find(R"("v2Checkpoint":{"path":")" + std::string(fs::BaseName(top20[0]))),
+            std::string::npos)
+      << last;
+  EXPECT_NE(last.find(R"("sidecarFiles":[{"path":")"), std::string::npos) << last;
+  EXPECT_NE(last.find(R"("nonFileActions":[{"protocol":)"), std::string::npos) << last;
+
+  // A fresh handle reads the state through the sidecars; it equals the
+  // state replayed from the commits alone.
+  ASSERT_OK_AND_ASSIGN(auto reader, DeltaTable::Open(fs_, "/t"));
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr from_checkpoint, reader->SnapshotAt(25));
+  for (int64_t v : {10, 20}) {
+    for (const std::string& f : V2CheckpointFiles(fs_.get(), v)) ASSERT_OK(fs_->DeleteFile(f));
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr replayed, reader->SnapshotAt(25));
+  EXPECT_EQ(Paths(*from_checkpoint), Paths(*replayed));
+  EXPECT_EQ(Tombstones(*from_checkpoint), Tombstones(*replayed));
+  EXPECT_EQ(from_checkpoint->TxnVersion("app"), 25);
+}
+
+// Checkpoints through one handle reference the sidecars of the previous one
+// whose actions are unchanged, encode only the rest, and stay equal to the
+// state replayed from the commits.
+TEST_F(CheckpointWriterTest, V2CheckpointsReuseUnchangedSidecars) {
+  Create({{"delta.checkpointPolicy", "v2"}, {"delta.checkpointInterval", "1000"}});
+  int64_t next_file = 0;
+  auto append = [&](int files, std::vector<std::string> remove = {}) {
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+    CommitRequest r;
+    for (int i = 0; i < files; ++i) r.adds.push_back(Add("p=x/f" + std::to_string(next_file++)));
+    for (const std::string& path : remove) {
+      RemoveFile rm;
+      rm.path = path;
+      rm.deletion_timestamp = SystemClock().NowMicros() / 1000;
+      r.removes.push_back(rm);
+      r.is_blind_append = false;
+    }
+    ASSERT_OK(Commit(table_.get(), snapshot, r).status());
+  };
+  auto checkpoint = [&]() -> CheckpointInfo {
+    SnapshotPtr snapshot = table_->LatestSnapshot().ValueOrDie();
+    Result<CheckpointInfo> info =
+        WriteCheckpoint(table_.get(), *snapshot, SystemClock().NowMicros() / 1000);
+    EXPECT_OK(info.status());
+    // What a reader sees from that checkpoint is the replayed state.
+    auto reader = DeltaTable::Open(fs_, "/t").ValueOrDie();
+    SnapshotPtr read = reader->SnapshotAt(snapshot->version()).ValueOrDie();
+    EXPECT_EQ(Paths(*read), Paths(*snapshot));
+    EXPECT_EQ(Tombstones(*read), Tombstones(*snapshot));
+    return info.ok() ? *info : CheckpointInfo();
+  };
+
+  append(40);
+  CheckpointInfo first = checkpoint();
+  EXPECT_EQ(first.sidecars_written, 1);
+  EXPECT_EQ(first.sidecars_reused, 0);
+  EXPECT_EQ(first.file_actions_encoded, 40);
+
+  append(5);  // the 40 stay in their sidecar; 5 new ones are encoded
+  CheckpointInfo second = checkpoint();
+  EXPECT_EQ(second.sidecars_reused, 1);
+  EXPECT_EQ(second.sidecars_written, 1);
+  EXPECT_EQ(second.file_actions_encoded, 5);
+
+  append(5);  // the 5 of the last sidecar are merged with the 5 new ones
+  CheckpointInfo third = checkpoint();
+  EXPECT_EQ(third.sidecars_reused, 1);
+  EXPECT_EQ(third.file_actions_encoded, 10);
+
+  CheckpointInfo unchanged = checkpoint();  // nothing changed: nothing encoded
+  EXPECT_EQ(unchanged.sidecars_reused, 2);
+  EXPECT_EQ(unchanged.sidecars_written, 0);
+  EXPECT_EQ(unchanged.file_actions_encoded, 0);
+
+  // Removing one of the first 40 files breaks their sidecar: its 39 live
+  // files and the tombstone are encoded again, and the newer sidecar of 10,
+  // no larger than those 40, is merged into the new one.
+  append(0, {"p=x/f3"});
+  CheckpointInfo removed = checkpoint();
+  EXPECT_EQ(removed.file_actions_encoded, 39 + 1 + 10);
+  EXPECT_EQ(removed.sidecars_reused, 0);
+  EXPECT_EQ(removed.sidecars_written, 1);
+
+  // A new handle (a restarted writer) starts over with the whole state.
+  ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  append(1);
+  CheckpointInfo restarted = checkpoint();
+  EXPECT_EQ(restarted.sidecars_reused, 0);
+  EXPECT_EQ(restarted.file_actions_encoded, 49 + 1 + 1);  // live files, the new one, f3's tombstone
+}
+
+TEST_F(CheckpointWriterTest, LogCleanupDeletesOnlyUnreferencedOldSidecars) {
+  Create({{"delta.checkpointPolicy", "v2"}});
+  AppendUntil(19);
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  for (int64_t v = 0; v <= 14; ++v) {
+    fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
+  }
+  for (const std::string& f : V2CheckpointFiles(fs_.get(), 10)) {
+    fs_->SetTime(f, now - 40 * kDayMs + 10);
+  }
+  // Every sidecar so far is old; one more is referenced by no checkpoint.
+  ASSERT_OK(fs_->WriteFile(Log("_sidecars/orphan.parquet"), "x"));
+  for (const fs::FileInfo& f : fs_->ListDir(Log("_sidecars")).ValueOrDie()) {
+    fs_->SetTime(f.path, now - 40 * kDayMs);
+  }
+  ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  AppendUntil(30);  // checkpoint 30, then cleanup from checkpoint 10 on
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions.front(), 10);
+  ASSERT_OK_AND_ASSIGN(bool orphan, fs_->Exists(Log("_sidecars/orphan.parquet")));
+  EXPECT_FALSE(orphan);
+  for (int64_t v = 10; v <= 30; ++v) {
+    ASSERT_OK_AND_ASSIGN(auto reader, DeltaTable::Open(fs_, "/t"));
+    auto snapshot = reader->SnapshotAt(v);
+    EXPECT_TRUE(snapshot.ok()) << v << ": " << snapshot.status().ToString();
+  }
+}
+
+TEST(CheckpointPolicyTest, ParsesClassicAndV2Only) {
+  EXPECT_FALSE(CheckpointPolicyV2({}).ValueOrDie());
+  EXPECT_FALSE(CheckpointPolicyV2({{"delta.checkpointPolicy", "classic"}}).ValueOrDie());
+  EXPECT_TRUE(CheckpointPolicyV2({{"delta.checkpointPolicy", "V2"}}).ValueOrDie());
+  EXPECT_FALSE(CheckpointPolicyV2({{"delta.checkpointPolicy", "v3"}}).ok());
+  EXPECT_FALSE(ValidateTableProperties({{"delta.checkpointPolicy", "v3"}}).ok());
+  ASSERT_OK_AND_ASSIGN(Protocol both,
+                       ProtocolForNewTable({{"delta.checkpointPolicy", "v2"},
+                                            {"delta.enableDeletionVectors", "true"}}));
+  EXPECT_EQ(both.reader_features, (std::vector<std::string>{"deletionVectors", "v2Checkpoint"}));
 }
 
 TEST(LogCleanupTest, TruncateToDay) {

@@ -7,8 +7,10 @@
 #include "silt/base/clock.h"
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
+#include "silt/delta/checkpoint_reader.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
+#include "silt/parquet/file_reader.h"
 
 namespace silt::delta {
 
@@ -58,6 +60,8 @@ struct Listing {
   LogFileTimes times;
   // Every cleanable file with the version it belongs to.
   std::vector<std::pair<int64_t, std::string>> files;
+  // Single-file checkpoints (classic or V2 top-level) with their versions.
+  std::vector<std::pair<int64_t, std::string>> single_checkpoints;
 };
 
 Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
@@ -77,6 +81,7 @@ Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
       case LogFileKind::kCheckpoint:
         if (name.num_parts == 0) {
           single[name.version] = true;
+          out.single_checkpoints.emplace_back(name.version, entry.path);
         } else {
           parts[name.version][name.num_parts].insert(name.part);
         }
@@ -121,6 +126,72 @@ Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
     }
   }
   return out;
+}
+
+// The sidecar files (names under `_sidecars/`) that `checkpoint`, a
+// single-file checkpoint, references. Classic-named checkpoints are read
+// only when their schema has a sidecar column (a V2-spec classic
+// checkpoint); a V1 one references nothing.
+Status AddReferencedSidecars(fs::FileSystem* fs, const std::string& checkpoint,
+                             std::set<std::string>* out) {
+  CommitActions actions;
+  if (checkpoint.size() > 5 && checkpoint.substr(checkpoint.size() - 5) == ".json") {
+    SILT_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(checkpoint));
+    SILT_ASSIGN_OR_RETURN(actions, ParseCommit(text, checkpoint));
+  } else {
+    if (fs::BaseName(checkpoint).size() == 20 + std::string_view(".checkpoint.parquet").size()) {
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> reader,
+                            parquet::ParquetFileReader::Open(fs, checkpoint));
+      if (reader->schema()->FieldIndex("sidecar") < 0) return Status::OK();
+    }
+    SILT_ASSIGN_OR_RETURN(actions, ReadParquetCheckpoint(fs, checkpoint));
+  }
+  SILT_ASSIGN_OR_RETURN(std::vector<std::string> paths, SidecarPaths(actions, checkpoint));
+  for (const std::string& path : paths) out->insert(std::string(fs::BaseName(path)));
+  return Status::OK();
+}
+
+// PROTOCOL.md "Metadata Cleanup" steps 4-5: deletes the files under
+// `_sidecars/` that no remaining checkpoint references and that are older
+// than midnight UTC a day before `now_ms` (a checkpoint being written may
+// not have named its sidecars yet). Nothing is read unless such a file
+// exists.
+Status CleanUpSidecars(fs::FileSystem* fs, const std::string& log_dir, const Listing& listing,
+                       int64_t keep_from, int64_t now_ms, LogCleanupResult* result) {
+  const std::string dir = fs::JoinPath(log_dir, "_sidecars");
+  Result<std::vector<fs::FileInfo>> entries = fs->ListDir(dir);
+  if (!entries.ok()) {
+    if (entries.status().IsNotFound()) return Status::OK();
+    return entries.status().WithContextParts("listing ", dir);
+  }
+  const int64_t cutoff_ms = TruncateToDayUtc(now_ms - kMillisPerDay);
+  std::vector<const fs::FileInfo*> candidates;
+  for (const fs::FileInfo& entry : *entries) {
+    if (!entry.is_dir && entry.modification_time_ms < cutoff_ms) candidates.push_back(&entry);
+  }
+  if (candidates.empty()) return Status::OK();
+  std::set<std::string> referenced;
+  for (const auto& [version, path] : listing.single_checkpoints) {
+    if (version < keep_from) continue;
+    Status st = AddReferencedSidecars(fs, path, &referenced);
+    // An unreadable checkpoint might reference any sidecar: keep them all.
+    if (!st.ok()) {
+      SILT_LOG_WARN("delta", "log cleanup in ", log_dir, ": sidecars kept, checkpoint ", path,
+                    " unreadable: ", st.ToString());
+      return Status::OK();
+    }
+  }
+  for (const fs::FileInfo* entry : candidates) {
+    if (referenced.count(std::string(fs::BaseName(entry->path))) > 0) continue;
+    Result<std::string> inside = CheckInsideTable(log_dir, entry->path);
+    if (!inside.ok()) continue;
+    Status st = fs->DeleteFile(*inside);
+    if (!st.ok() && !st.IsNotFound()) {
+      return st.WithContextParts("cleaning up unreferenced sidecars in ", dir);
+    }
+    if (st.ok()) ++result->files_deleted;
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -177,6 +248,7 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
     }
     if (st.ok()) ++result.files_deleted;
   }
+  SILT_RETURN_NOT_OK(CleanUpSidecars(fs, log_dir, listing, keep_from, now_ms, &result));
   if (result.files_deleted > 0) {
     SILT_LOG_INFO("delta", "log cleanup in ", log_dir, ": deleted ", result.files_deleted,
                   " files before checkpoint ", keep_from, " (older than ",

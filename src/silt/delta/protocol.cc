@@ -225,6 +225,7 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   SILT_ASSIGN_OR_RETURN(bool deletion_vectors, EnableDeletionVectors(configuration));
   SILT_ASSIGN_OR_RETURN(bool in_commit_timestamps, EnableInCommitTimestamps(configuration));
   SILT_ASSIGN_OR_RETURN(bool row_tracking, EnableRowTracking(configuration));
+  SILT_ASSIGN_OR_RETURN(bool v2_checkpoints, CheckpointPolicyV2(configuration));
   // delta.feature.<name> = supported (ValidateTableProperties admits the
   // features silt honours).
   std::vector<std::string> named;
@@ -241,10 +242,9 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   };
   std::vector<std::string> writer;
   std::vector<std::string> reader;
-  const bool legacy_dv_only =
-      deletion_vectors && !in_commit_timestamps && !row_tracking && !clustered && named.empty();
-  if (!legacy_dv_only &&
-      (deletion_vectors || in_commit_timestamps || row_tracking || clustered || !named.empty())) {
+  // Deletion vectors and V2 checkpoints alone list only themselves, as
+  // delta-spark 3 does.
+  if (in_commit_timestamps || row_tracking || clustered || !named.empty()) {
     // delta-spark 4 lists the features of the legacy (1, 2) protocol when a
     // new table needs table features.
     writer = {"appendOnly", "invariants"};
@@ -256,6 +256,12 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   if (deletion_vectors) {
     add(&reader, "deletionVectors");
     add(&writer, "deletionVectors");
+  }
+  // delta-spark enables v2Checkpoint (a reader and writer feature) when a
+  // table is created with delta.checkpointPolicy = v2.
+  if (v2_checkpoints) {
+    add(&reader, "v2Checkpoint");
+    add(&writer, "v2Checkpoint");
   }
   for (const std::string& feature : named) {
     if (IsReaderWriterFeature(feature)) add(&reader, feature);

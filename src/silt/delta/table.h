@@ -26,7 +26,8 @@
 
 namespace silt::delta {
 
-class LogReplay;  // log_replay.cc
+class LogReplay;     // log_replay.cc
+struct SidecarPlan;  // checkpoint_writer.cc
 
 // The state of a table at one version.
 class Snapshot {
@@ -144,6 +145,11 @@ class DeltaTable {
   // whole log again while the cutoff, a UTC day boundary, has not moved.
   std::optional<int64_t> last_log_cleanup_cutoff_ms() const { return last_log_cleanup_cutoff_ms_; }
   void set_last_log_cleanup_cutoff_ms(int64_t ms) { last_log_cleanup_cutoff_ms_ = ms; }
+  // Which file actions the last V2 checkpoint written through this handle
+  // put in which sidecar (checkpoint_writer.cc), so the next one references
+  // the unchanged sidecars again; null before the first.
+  const std::shared_ptr<SidecarPlan>& sidecar_plan() const { return sidecar_plan_; }
+  void set_sidecar_plan(std::shared_ptr<SidecarPlan> plan) { sidecar_plan_ = std::move(plan); }
 
  private:
   // One complete checkpoint: a classic single file, all parts of a
@@ -191,6 +197,7 @@ class DeltaTable {
   // once (a LIST per 1,000 entries on S3).
   std::optional<LogListing> opening_listing_;
   std::optional<int64_t> last_log_cleanup_cutoff_ms_;
+  std::shared_ptr<SidecarPlan> sidecar_plan_;
 };
 
 struct TableWriterOptions {

@@ -106,7 +106,7 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.tuneFileSizesForRewrites", Support::kInert, Kind::kBool, ""},
     {"delta.isolationLevel", Support::kInert, Kind::kString, ""},
     {"delta.enableFullRetentionRollback", Support::kInert, Kind::kBool, ""},
-    {"delta.checkpointPolicy", Support::kOnlyDefault, Kind::kString, "classic"},
+    {"delta.checkpointPolicy", Support::kHonoured, Kind::kString, ""},
     {"delta.randomizeFilePrefixes", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.randomPrefixLength", Support::kInert, Kind::kLong, ""},
     {"delta.enableChangeDataFeed", Support::kOnlyDefault, Kind::kBool, "false"},
@@ -329,6 +329,16 @@ Result<bool> CheckpointWriteStatsAsStruct(const TableConfiguration& configuratio
   return v ? ParseBool(kCheckpointWriteStatsAsStruct, *v) : Result<bool>(false);
 }
 
+Result<bool> CheckpointPolicyV2(const TableConfiguration& configuration) {
+  auto v = GetTableProperty(configuration, kCheckpointPolicy);
+  if (!v) return false;
+  const std::string_view policy = TrimAscii(*v);
+  if (EqualsIgnoreCase(policy, "v2")) return true;
+  if (EqualsIgnoreCase(policy, "classic")) return false;
+  return Status::InvalidArgument("table property ", kCheckpointPolicy, " = '", *v,
+                                 "' is not 'classic' or 'v2'");
+}
+
 Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& configuration) {
   TableConfiguration out;
   for (const auto& [key, value] : configuration) {
@@ -399,6 +409,7 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
   SILT_RETURN_NOT_OK(CheckpointInterval(out).status());
   SILT_RETURN_NOT_OK(DataSkippingNumIndexedCols(out).status());
   SILT_RETURN_NOT_OK(DataSkippingStatsColumns(out).status());
+  SILT_RETURN_NOT_OK(CheckpointPolicyV2(out).status());
   return out;
 }
 

@@ -49,6 +49,7 @@ inline constexpr std::string_view kSetTransactionRetentionDuration =
 inline constexpr std::string_view kCheckpointWriteStatsAsJson = "delta.checkpoint.writeStatsAsJson";
 inline constexpr std::string_view kCheckpointWriteStatsAsStruct =
     "delta.checkpoint.writeStatsAsStruct";
+inline constexpr std::string_view kCheckpointPolicy = "delta.checkpointPolicy";
 
 // `delta.feature.<name>: supported` adds a table feature to a new table's
 // protocol (delta-spark's way to support a feature without enabling it);
@@ -98,6 +99,9 @@ Result<std::optional<std::vector<std::string>>> DataSkippingStatsColumns(
 Result<std::optional<int64_t>> SetTransactionRetentionMs(const TableConfiguration& configuration);
 Result<bool> CheckpointWriteStatsAsJson(const TableConfiguration& configuration);    // true
 Result<bool> CheckpointWriteStatsAsStruct(const TableConfiguration& configuration);  // false
+// delta.checkpointPolicy: true for "v2" (V2 checkpoints with sidecars; the
+// table needs the v2Checkpoint feature), false for "classic" (the default).
+Result<bool> CheckpointPolicyV2(const TableConfiguration& configuration);
 
 // Validates properties a writer asks to set on a table (job-file sink
 // options, table creation): every `delta.*` key must be one delta-spark

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -17,6 +18,9 @@ namespace silt::kafka {
 namespace {
 
 using internal::KafkaStatus;
+
+// Records one librdkafka call takes off the consumer queue at most.
+constexpr size_t kPollBatch = 1024;
 
 struct PartitionListDeleter {
   void operator()(rd_kafka_topic_partition_list_t* list) const {
@@ -98,9 +102,12 @@ class RdKafkaConsumer final : public Consumer {
         has_group_(has_group),
         request_timeout_ms_(static_cast<int>(config.request_timeout_ms)),
         retries_(std::max(config.fetch_offset_num_retries, 0)),
-        retry_interval_ms_(std::max<int64_t>(config.fetch_offset_retry_interval_ms, 0)) {}
+        retry_interval_ms_(std::max<int64_t>(config.fetch_offset_retry_interval_ms, 0)),
+        queue_(rd_kafka_queue_get_consumer(rk)) {}
 
   ~RdKafkaConsumer() override {
+    DropTaken();
+    rd_kafka_queue_destroy(queue_);
     // Leaves no group membership behind; errors on close are irrelevant
     // because nothing is committed implicitly.
     rd_kafka_consumer_close(rk_);
@@ -262,6 +269,9 @@ class RdKafkaConsumer final : public Consumer {
 
  public:
   Status Assign(const std::vector<OffsetRange>& ranges) override {
+    // Records taken for the previous assignment must not be read as this
+    // one's (a retried batch assigns the same ranges again).
+    DropTaken();
     ranges_.clear();
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size())));
     for (const OffsetRange& range : ranges) {
@@ -281,20 +291,39 @@ class RdKafkaConsumer final : public Consumer {
     int64_t appended = 0;
     int timeout = static_cast<int>(timeout_ms);
     ServeErrors();
-    while (appended < max_records && remaining_ > 0 &&
-           out->bytes() < RecordColumns::kMaxChunkBytes) {
+    while (true) {
+      // Records already taken off the queue come first, in queue order; a
+      // limit reached or an error leaves the rest for the next call.
+      while (taken_pos_ < taken_len_) {
+        if (appended >= max_records || out->bytes() >= RecordColumns::kMaxChunkBytes) {
+          return appended;
+        }
+        rd_kafka_message_t* message = taken_[taken_pos_++];
+        Status st = Handle(message, out, &appended);
+        rd_kafka_message_destroy(message);
+        SILT_RETURN_NOT_OK(st);
+      }
+      if (appended >= max_records || remaining_ == 0 ||
+          out->bytes() >= RecordColumns::kMaxChunkBytes) {
+        break;
+      }
       SILT_RETURN_NOT_OK(CheckResponsesFit());
-      rd_kafka_message_t* message = rd_kafka_consumer_poll(rk_, timeout);
+      // rd_kafka_consume_batch_queue waits until the whole array is filled
+      // or the timeout passes, so the first call (the only one that waits)
+      // asks for one record; later calls take up to kPollBatch of what is
+      // already fetched, one queue lock per call instead of per record.
+      const size_t want = timeout > 0 ? 1 : kPollBatch;
+      const ssize_t got = rd_kafka_consume_batch_queue(queue_, timeout, taken_.data(), want);
       ServeErrors();
-      if (message == nullptr) {
+      if (got < 0) return KafkaStatus(rd_kafka_last_error(), "reading Kafka records");
+      if (got == 0) {
         SILT_RETURN_NOT_OK(CheckResponsesFit());
         break;
       }
-      // Only the first poll waits: afterwards take what is already fetched.
+      taken_pos_ = 0;
+      taken_len_ = static_cast<size_t>(got);
+      // Only the first call waits: afterwards take what is already fetched.
       timeout = 0;
-      Status st = Handle(message, out, &appended);
-      rd_kafka_message_destroy(message);
-      SILT_RETURN_NOT_OK(st);
     }
     return appended;
   }
@@ -329,6 +358,11 @@ class RdKafkaConsumer final : public Consumer {
     bool done;
     int64_t next;  // the offset the next record of the range has
   };
+
+  void DropTaken() {
+    for (; taken_pos_ < taken_len_; ++taken_pos_) rd_kafka_message_destroy(taken_[taken_pos_]);
+    taken_pos_ = taken_len_ = 0;
+  }
 
   RangeState* Find(const char* topic, int32_t partition) {
     for (RangeState& state : ranges_) {
@@ -427,6 +461,12 @@ class RdKafkaConsumer final : public Consumer {
   int64_t retry_interval_ms_;
   std::vector<RangeState> ranges_;
   int64_t remaining_ = 0;
+  rd_kafka_queue_t* queue_;  // the consumer queue (records only)
+  // Messages taken off queue_ by the last batch call; [taken_pos_,
+  // taken_len_) are not handled yet and stay for the next Poll.
+  std::array<rd_kafka_message_t*, kPollBatch> taken_{};
+  size_t taken_pos_ = 0;
+  size_t taken_len_ = 0;
 };
 
 }  // namespace

@@ -111,6 +111,44 @@ TEST_F(RdKafkaTest, ReadsExactlyTheAssignedRangesWithHeaders) {
   EXPECT_EQ(batch->columns[4]->Value<int64_t>(1), 9);
 }
 
+// Poll takes records off librdkafka's queue many at a time; those past the
+// caller's limit wait for the next call, in order, and a new assignment (a
+// retried batch) starts over at its range without them.
+TEST_F(RdKafkaTest, RecordsBeyondTheLimitWaitForTheNextPollInOrder) {
+  Produce(0, 50);
+  std::unique_ptr<Consumer> consumer = MakeConsumer();
+  ASSERT_NE(consumer, nullptr);
+  auto offsets_of = [](const columnar::RecordBatch& batch) {
+    std::vector<int64_t> out;
+    for (int64_t row = 0; row < batch.num_rows; ++row) {
+      out.push_back(batch.columns[4]->Value<int64_t>(row));
+    }
+    return out;
+  };
+  std::vector<int64_t> all(50);
+  for (int64_t i = 0; i < 50; ++i) all[static_cast<size_t>(i)] = i;
+
+  ASSERT_OK(consumer->Assign({{{"events", 0}, 0, 50}}));
+  RecordColumns columns(false);
+  for (int attempt = 0; attempt < 300 && !consumer->AssignmentDone(); ++attempt) {
+    ASSERT_OK_AND_ASSIGN(int64_t n, consumer->Poll(&columns, 3, 100));
+    ASSERT_LE(n, 3);
+  }
+  ASSERT_TRUE(consumer->AssignmentDone());
+  EXPECT_EQ(offsets_of(*columns.Finish()), all);
+
+  // Part of the range read, then the same range assigned again.
+  ASSERT_OK(consumer->Assign({{{"events", 0}, 0, 50}}));
+  int64_t read = 0;
+  for (int attempt = 0; attempt < 300 && read == 0; ++attempt) {
+    ASSERT_OK_AND_ASSIGN(read, consumer->Poll(&columns, 5, 100));
+  }
+  ASSERT_EQ(read, 5);
+  (void)columns.Finish();
+  ASSERT_OK(consumer->Assign({{{"events", 0}, 0, 50}}));
+  EXPECT_EQ(offsets_of(*ReadAll(consumer.get(), false)), all);
+}
+
 TEST_F(RdKafkaTest, ListsTopicsAndFindsOffsetsForTimes) {
   Produce(0, 5);
   std::unique_ptr<Consumer> consumer = MakeConsumer();

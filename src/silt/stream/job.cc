@@ -191,7 +191,8 @@ class JobParser {
     SILT_RETURN_NOT_OK(CheckKeys(
         root, "",
         {"name", "type", "source", "transform", "sink", "sinks", "checkpointLocation", "trigger",
-         "maxBatches", "storage", "ansi", "metrics", "deadLetter", "scaleOut", "spark.sql.*"}));
+         "maxBatches", "parallelism", "storage", "ansi", "metrics", "deadLetter", "scaleOut",
+         "spark.sql.*"}));
     SILT_RETURN_NOT_OK(ParseSparkConf(root, &job));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));
@@ -231,6 +232,13 @@ class JobParser {
       SILT_ASSIGN_OR_RETURN(int64_t max, Integer(n, "maxBatches"));
       if (max < 1) return Error(n, "maxBatches", "must be at least 1");
       job.max_batches = max;
+    }
+    if (YAML::Node n = root["parallelism"]) {
+      SILT_ASSIGN_OR_RETURN(int64_t threads, Integer(n, "parallelism"));
+      if (threads < 1 || threads > 256) {
+        return Error(n, "parallelism", "must be between 1 and 256, got ", threads);
+      }
+      job.parallelism = static_cast<int>(threads);
     }
     if (YAML::Node n = root["storage"]) {
       SILT_RETURN_NOT_OK(ParseStorage(n, &job));

@@ -219,6 +219,10 @@ struct JobSpec {
   std::string checkpoint_location;
   TriggerSpec trigger;
   std::optional<int64_t> max_batches;
+  // `parallelism`: threads that read, transform and write the parts of one
+  // batch at once (Kafka partitions, input files); nullopt: the machine's
+  // cores. 1 keeps everything on the query thread.
+  std::optional<int> parallelism;
   // Expression semantics: `ansi: true` turns failed casts and overflows
   // into errors; `spark.sql.session.timeZone` (default UTC) is the zone of
   // zone-less timestamp text and of datetime functions.

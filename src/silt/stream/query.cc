@@ -1,9 +1,12 @@
 #include "silt/stream/query.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <system_error>
+#include <thread>
 
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
@@ -300,6 +303,18 @@ class QueryRunner {
       operator_ids.push_back(transform_->stateful_step(index).operator_id);
     }
     SILT_RETURN_NOT_OK(checkpoint_->CheckStateOperators(operator_ids, kStatefulStepFile));
+    // `parallelism`: the parts of a batch (Kafka partitions, files) are read,
+    // transformed and written on threads of their own, each part with its
+    // own transform; a stateful step or dead letters keep the query thread
+    // alone (their state and their per-row bookkeeping are the batch's).
+    parallelism_ = job_.parallelism.value_or(
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    if (transform_->has_stateful() || job_.dead_letter.has_value()) parallelism_ = 1;
+    for (int part = 1; part < parallelism_; ++part) {
+      SILT_ASSIGN_OR_RETURN(std::unique_ptr<Transform> copy,
+                            Transform::Make(job_.transforms, source_->schema(), eval_options));
+      part_transforms_.push_back(std::move(copy));
+    }
 
     // The sink checks its options and the table before the checkpoint is
     // created, with the query id the checkpoint will hold (its txn appId).
@@ -484,13 +499,14 @@ class QueryRunner {
     // A no-data batch (its end is where the previous batch ended) reads
     // nothing.
     const bool no_data = start_offset_ && *start_offset_ == end;
-    std::unique_ptr<BatchReader> reader;
+    std::vector<std::unique_ptr<BatchReader>> readers;
     if (!no_data) {
-      Result<std::unique_ptr<BatchReader>> opened = source_->GetBatch(start_offset_, end);
+      Result<std::vector<std::unique_ptr<BatchReader>>> opened =
+          source_->GetBatchParts(start_offset_, end, parallelism_);
       if (!opened.ok()) {
         return opened.status().WithContextParts("batch ", batch_id, ": reading the source");
       }
-      reader = std::move(*opened);
+      readers = std::move(*opened);
     }
     durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
@@ -509,6 +525,7 @@ class QueryRunner {
       dead_letters_->StartBatch(batch_id, seq.batch_timestamp_ms * 1000);
     }
     transform_->StartBatch();
+    for (const std::unique_ptr<Transform>& part : part_transforms_) part->StartBatch();
     StatefulBatch stateful_batch;
     stateful_batch.batch_id = batch_id;
     // Spark 3.5: rows are late against the previous batch's watermark;
@@ -532,42 +549,65 @@ class QueryRunner {
     int64_t input_rows = 0;
     int64_t output_rows = 0;
     Status st = Status::OK();
-    while (reader != nullptr) {
-      Result<columnar::RecordBatchPtr> raw = reader->Next();
-      if (!raw.ok()) {
-        st = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
-        break;
+    // Several parts and a sink that writes parts: all at once.
+    std::vector<std::unique_ptr<SinkPartWriter>> part_writers;
+    if (readers.size() > 1 && *write && readers.size() <= part_transforms_.size() + 1) {
+      for (size_t part = 0; part < readers.size() && st.ok(); ++part) {
+        Result<std::unique_ptr<SinkPartWriter>> writer = sink_->OpenPartWriter();
+        if (!writer.ok()) {
+          st = writer.status().WithContextParts("batch ", batch_id, ": writing to ",
+                                                sink_->target());
+        } else if (*writer == nullptr) {
+          part_writers.clear();
+          break;
+        } else {
+          part_writers.push_back(std::move(*writer));
+        }
       }
-      if (*raw == nullptr) {
-        input_rows += reader->dropped_input_rows();
-        break;
+      if (st.ok() && !part_writers.empty()) {
+        st = RunParts(readers, part_writers, ctx, batch_id, &input_rows, &output_rows);
+        readers.clear();
       }
-      input_rows += (*raw)->num_rows;
-      ctx.input_file_name = reader->input_file_name();
-      chunk_errors_.Clear();
-      Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
-      if (!out.ok()) {
-        expr::EvalContext plain = ctx;
-        plain.row_errors = nullptr;
-        st = AddFailingRecord(out.status(), *transform_, *source_, *raw, plain)
-                 .WithContextParts("batch ", batch_id, ": transform");
-        break;
-      }
-      if (!chunk_errors_.empty()) {
-        st = WriteDeadLetters(**raw, chunk_errors_, ctx.input_file_name, batch_id);
-        if (!st.ok()) break;
-      }
-      if (dead_sink_ != nullptr) {
-        Result<columnar::RecordBatchPtr> accepted =
-            RemoveRefusedRows(**raw, *out, ctx.input_file_name, batch_id);
-        if (!accepted.ok()) {
-          st = accepted.status();
+    }
+    for (size_t reader_idx = 0; reader_idx < readers.size() && st.ok(); ++reader_idx) {
+      BatchReader* reader = readers[reader_idx].get();
+      while (true) {
+        Result<columnar::RecordBatchPtr> raw = reader->Next();
+        if (!raw.ok()) {
+          st = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
           break;
         }
-        *out = std::move(*accepted);
+        if (*raw == nullptr) {
+          input_rows += reader->dropped_input_rows();
+          break;
+        }
+        input_rows += (*raw)->num_rows;
+        ctx.input_file_name = reader->input_file_name();
+        chunk_errors_.Clear();
+        Result<columnar::RecordBatchPtr> out = transform_->Process(*raw, ctx);
+        if (!out.ok()) {
+          expr::EvalContext plain = ctx;
+          plain.row_errors = nullptr;
+          st = AddFailingRecord(out.status(), *transform_, *source_, *raw, plain)
+                   .WithContextParts("batch ", batch_id, ": transform");
+          break;
+        }
+        if (!chunk_errors_.empty()) {
+          st = WriteDeadLetters(**raw, chunk_errors_, ctx.input_file_name, batch_id);
+          if (!st.ok()) break;
+        }
+        if (dead_sink_ != nullptr) {
+          Result<columnar::RecordBatchPtr> accepted =
+              RemoveRefusedRows(**raw, *out, ctx.input_file_name, batch_id);
+          if (!accepted.ok()) {
+            st = accepted.status();
+            break;
+          }
+          *out = std::move(*accepted);
+        }
+        st = WriteRows(*out, batch_id, &output_rows);
+        if (!st.ok()) break;
       }
-      st = WriteRows(*out, batch_id, &output_rows);
-      if (!st.ok()) break;
     }
     if (st.ok() && transform_->has_stateful()) {
       ctx.input_file_name.clear();
@@ -719,6 +759,105 @@ class QueryRunner {
   }
 
   // Writes one transform result (null or empty: nothing) to the sink.
+  // The batch's parts, each read, transformed and written on its own thread
+  // (the first on this one) through its own transform and sink part writer;
+  // the first failure stops the others at their next chunk and is returned
+  // as the serial loop would report it. The parts' event-time statistics
+  // join the main transform's (the batch's watermark).
+  Status RunParts(const std::vector<std::unique_ptr<BatchReader>>& readers,
+                  const std::vector<std::unique_ptr<SinkPartWriter>>& writers,
+                  const expr::EvalContext& ctx, int64_t batch_id, int64_t* input_rows,
+                  int64_t* output_rows) {
+    struct Outcome {
+      Status status;
+      bool transform_failed = false;
+      columnar::RecordBatchPtr failed_chunk;
+      std::string input_file;
+      int64_t input_rows = 0;
+      int64_t output_rows = 0;
+    };
+    const size_t num_parts = readers.size();
+    std::vector<Outcome> outcomes(num_parts);
+    std::atomic<bool> failed{false};
+    auto transform_of = [&](size_t part) {
+      return part == 0 ? transform_.get() : part_transforms_[part - 1].get();
+    };
+    auto run = [&](size_t part) {
+      Outcome& out = outcomes[part];
+      Transform* transform = transform_of(part);
+      BatchReader* reader = readers[part].get();
+      expr::EvalContext part_ctx = ctx;
+      while (!failed.load(std::memory_order_relaxed)) {
+        Result<columnar::RecordBatchPtr> raw = reader->Next();
+        if (!raw.ok()) {
+          out.status = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
+          break;
+        }
+        if (*raw == nullptr) {
+          out.input_rows += reader->dropped_input_rows();
+          out.status = writers[part]->Close();
+          if (!out.status.ok()) {
+            out.status =
+                out.status.WithContextParts("batch ", batch_id, ": writing to ", sink_->target());
+            break;
+          }
+          return;
+        }
+        out.input_rows += (*raw)->num_rows;
+        part_ctx.input_file_name = reader->input_file_name();
+        Result<columnar::RecordBatchPtr> processed = transform->Process(*raw, part_ctx);
+        if (!processed.ok()) {
+          out.status = processed.status();
+          out.transform_failed = true;
+          out.failed_chunk = *raw;
+          out.input_file = part_ctx.input_file_name;
+          break;
+        }
+        const columnar::RecordBatchPtr& rows = *processed;
+        if (rows == nullptr || rows->num_rows == 0) continue;
+        out.output_rows += rows->num_rows;
+        out.status = writers[part]->Write(*rows);
+        if (!out.status.ok()) {
+          out.status =
+              out.status.WithContextParts("batch ", batch_id, ": writing to ", sink_->target());
+          break;
+        }
+      }
+      failed.store(true, std::memory_order_relaxed);
+    };
+    std::vector<std::thread> threads;
+    size_t started = 1;
+    for (; started < num_parts; ++started) {
+      try {
+        threads.emplace_back(run, started);
+      } catch (const std::system_error& e) {
+        // No thread to be had: the remaining parts run here, after part 0.
+        SILT_LOG_WARN("stream", "batch ", batch_id, ": could not start a thread (", e.what(),
+                      "); the remaining parts run on the query thread");
+        break;
+      }
+    }
+    run(0);
+    for (size_t part = started; part < num_parts; ++part) run(part);
+    for (std::thread& thread : threads) thread.join();
+    for (size_t part = 0; part < num_parts; ++part) {
+      *input_rows += outcomes[part].input_rows;
+      *output_rows += outcomes[part].output_rows;
+      if (part > 0) transform_->MergeBatchStats(*transform_of(part));
+    }
+    for (size_t part = 0; part < num_parts; ++part) {
+      Outcome& out = outcomes[part];
+      if (out.status.ok()) continue;
+      if (!out.transform_failed) return out.status;
+      expr::EvalContext plain = ctx;
+      plain.row_errors = nullptr;
+      plain.input_file_name = out.input_file;
+      return AddFailingRecord(out.status, *transform_of(part), *source_, out.failed_chunk, plain)
+          .WithContextParts("batch ", batch_id, ": transform");
+    }
+    return Status::OK();
+  }
+
   Status WriteRows(const columnar::RecordBatchPtr& rows, int64_t batch_id, int64_t* output_rows) {
     if (rows == nullptr || rows->num_rows == 0) return Status::OK();
     *output_rows += rows->num_rows;
@@ -786,6 +925,10 @@ class QueryRunner {
   std::string run_id_;
   std::unique_ptr<Source> source_;
   std::unique_ptr<Transform> transform_;
+  // Threads per batch (the job's `parallelism`), and the transforms of the
+  // parts beyond the first (RunParts).
+  int parallelism_ = 1;
+  std::vector<std::unique_ptr<Transform>> part_transforms_;
   std::unique_ptr<Sink> sink_;
   expr::EvalOptions eval_options_;
   // deadLetter: the table's sink, the batch's dead letters, and the error

@@ -192,6 +192,109 @@ trigger: {availableNow: true}
   EXPECT_EQ(commit.txns[0].version, 1);
 }
 
+// parallelism: the files of a batch are read, parsed, transformed and
+// written on several threads at once; the batch is still one commit with
+// every row once, and its watermark is the maximum over all the parts.
+TEST_F(QueryTest, ParallelPartsOfABatchCommitOnceWithEveryRow) {
+  constexpr int kFiles = 7;
+  constexpr int kRowsPerFile = 3000;
+  int64_t max_ts_ms = 0;
+  for (int file = 0; file < kFiles; ++file) {
+    std::string text;
+    for (int row = 0; row < kRowsPerFile; ++row) {
+      const int id = file * kRowsPerFile + row;
+      // Event times spread over a day from noon (two event dates).
+      const int64_t ts_ms = 1'782'043'200'000 + static_cast<int64_t>((id * 7919) % 86'400) * 1000;
+      max_ts_ms = std::max(max_ts_ms, ts_ms);
+      text += R"({"id":)" + std::to_string(id) + R"(,"payload":"{\"power\":)" +
+              std::to_string(id % 100) + R"(.5}","ts_ms":)" + std::to_string(ts_ms) + "}\n";
+    }
+    ASSERT_OK(memory_->WriteFile("memory://in/" + std::to_string(file) + ".json", text));
+  }
+  JobSpec job = ParseJob(R"(
+name: parallel
+source:
+  format: json
+  schema: id BIGINT, payload STRING, ts_ms BIGINT
+  options: {path: "memory://in"}
+transform:
+  - select:
+      - id
+      - CAST(get_json_object(payload, '$.power') AS DOUBLE) AS power
+      - timestamp_millis(ts_ms) AS event_time
+  - withWatermark: {eventTime: event_time, delayThreshold: 1 minute}
+  - withColumn: {event_date: to_date(event_time)}
+sink:
+  format: delta
+  path: memory://table
+  partitionBy: [event_date]
+checkpointLocation: memory://ckpt
+parallelism: 3
+trigger: {availableNow: true}
+)");
+  std::vector<BatchProgress> progress;
+  options_.on_progress = [&](const BatchProgress& p) { progress.push_back(p); };
+  ASSERT_OK_AND_ASSIGN(QueryResult result, RunQuery(job, options_));
+  EXPECT_EQ(result.batches_run, 1);
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0].num_input_rows, kFiles * kRowsPerFile);
+  EXPECT_EQ(progress[0].num_output_rows, kFiles * kRowsPerFile);
+
+  std::vector<std::string> rows = ReadTable(memory_, "memory://table", {"id", "power"});
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kFiles * kRowsPerFile));
+  std::set<std::string> want;
+  for (int id = 0; id < kFiles * kRowsPerFile; ++id) {
+    want.insert(std::to_string(id) + "|" + std::to_string(id % 100 + 0.5));
+  }
+  EXPECT_EQ(std::set<std::string>(rows.begin(), rows.end()), want);
+
+  // One commit, with the files of every part and the batch's txn.
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(memory_, "memory://table"));
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table->LatestSnapshot());
+  EXPECT_EQ(snapshot->version(), 0);
+  EXPECT_EQ(snapshot->TxnVersion(result.query_id), 0);
+  // Three parts, each with files in both event dates.
+  EXPECT_EQ(snapshot->files().size(), 6u);
+  ASSERT_OK_AND_ASSIGN(auto checkpoint, CheckpointDir::Open(memory_, "memory://ckpt"));
+  ASSERT_OK_AND_ASSIGN(CommitMark commit0, checkpoint->ReadCommit(0));
+  EXPECT_EQ(commit0.next_batch_watermark_ms, max_ts_ms - 60'000);
+}
+
+// A part that fails stops the batch: nothing is committed, and the error
+// is the transform's, as on the serial path.
+TEST_F(QueryTest, AFailingParallelPartFailsTheBatchWithoutACommit) {
+  for (int file = 0; file < 4; ++file) {
+    std::string text;
+    for (int row = 0; row < 100; ++row) {
+      text += R"({"x":")" + std::string(file == 2 && row == 50 ? "bad" : "1") + "\"}\n";
+    }
+    ASSERT_OK(memory_->WriteFile("memory://in/" + std::to_string(file) + ".json", text));
+  }
+  JobSpec job = ParseJob(R"(
+name: parallel-fail
+source:
+  format: json
+  schema: x STRING
+  options: {path: "memory://in"}
+transform:
+  - select: [CAST(x AS INT) AS x]
+sink:
+  format: delta
+  path: memory://table
+checkpointLocation: memory://ckpt
+parallelism: 4
+ansi: true
+trigger: {availableNow: true}
+)");
+  Result<QueryResult> result = RunQuery(job, options_);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("'bad'"), std::string::npos)
+      << result.status().ToString();
+  ASSERT_OK_AND_ASSIGN(bool exists,
+                       memory_->Exists("memory://table/_delta_log/" + delta::CommitFileName(0)));
+  EXPECT_FALSE(exists);
+}
+
 TEST_F(QueryTest, ProgressRecordHasSparksFields) {
   JobSpec job = ParseJob(GeneratorJob(30, 30, "trigger: {once: true}"));
   std::string json;

@@ -581,6 +581,17 @@ class WatermarkStep final : public TransformStepImpl {
 
   void StartBatch() override { stats_ = EventTimeStats(); }
   const EventTimeStats& stats() const { return stats_; }
+  void Merge(const EventTimeStats& other) {
+    if (other.count == 0) return;
+    if (stats_.count == 0) {
+      stats_ = other;
+      return;
+    }
+    stats_.min_ms = std::min(stats_.min_ms, other.min_ms);
+    stats_.max_ms = std::max(stats_.max_ms, other.max_ms);
+    stats_.sum_ms += other.sum_ms;
+    stats_.count += other.count;
+  }
   int64_t delay_ms() const { return delay_ms_; }
 
   RowMapping row_mapping() const override { return RowMapping::kSame; }
@@ -1091,6 +1102,14 @@ std::optional<EventTimeStats> Transform::batch_event_time_stats() const {
     merged->count += stats.count;
   }
   return merged;
+}
+
+void Transform::MergeBatchStats(const Transform& other) {
+  for (size_t i = 0; i < watermark_steps_.size() && i < other.watermark_steps_.size(); ++i) {
+    // The steps are owned by steps_; watermark_steps_ only indexes them.
+    auto* step = const_cast<WatermarkStep*>(watermark_steps_[i]);
+    step->Merge(other.watermark_steps_[i]->stats());
+  }
 }
 
 int64_t Transform::AdvanceWatermark(int64_t current_watermark_ms, bool max_policy) {

@@ -181,6 +181,10 @@ class Transform {
   // Event-time statistics of the batch so far, merged over watermark steps;
   // nullopt without a watermark or without non-null event times.
   std::optional<EventTimeStats> batch_event_time_stats() const;
+  // Adds the event-time statistics `other` (made from the same steps) saw
+  // this batch to this transform's: the parts of a batch processed by
+  // separate transforms (parallelism) make one batch's watermark.
+  void MergeBatchStats(const Transform& other);
   // Spark's WatermarkTracker.updateWatermark after a batch: returns the
   // global watermark for the next batch, given the current one.
   // Several watermarks combine by spark.sql.streaming.multipleWatermarkPolicy:

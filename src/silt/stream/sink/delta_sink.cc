@@ -360,6 +360,51 @@ Status DeltaSink::RefreshForPartitionTxns(const std::vector<delta::AddFile>& add
   return st;
 }
 
+namespace {
+
+class DeltaPartWriter final : public SinkPartWriter {
+ public:
+  DeltaPartWriter(std::unique_ptr<delta::AppendWriter> writer, DeltaSink::PartResult* result)
+      : writer_(std::move(writer)), result_(result) {}
+  ~DeltaPartWriter() override {
+    if (writer_ != nullptr) {
+      writer_->Abort().IgnoreError("data files of an unfinished part are never committed");
+    }
+  }
+  Status Write(const columnar::RecordBatch& batch) override {
+    if (batch.num_rows == 0) return Status::OK();
+    if (writer_ == nullptr) return Status::Internal("DeltaSink part written after Close");
+    SILT_RETURN_NOT_OK(writer_->Write(batch));
+    rows_ += batch.num_rows;
+    return Status::OK();
+  }
+  Status Close() override {
+    if (writer_ == nullptr) return Status::OK();
+    SILT_ASSIGN_OR_RETURN(result_->adds, writer_->Finish());
+    writer_.reset();
+    result_->rows = rows_;
+    result_->closed = true;
+    return Status::OK();
+  }
+
+ private:
+  std::unique_ptr<delta::AppendWriter> writer_;
+  DeltaSink::PartResult* result_;
+  int64_t rows_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SinkPartWriter>> DeltaSink::OpenPartWriter() {
+  if (skip_ || complete_ || writer_ == nullptr) return std::unique_ptr<SinkPartWriter>();
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<delta::AppendWriter> writer,
+                        delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
+                                                  writer_options_, batch_id_));
+  parts_.push_back(std::make_unique<PartResult>());
+  return std::unique_ptr<SinkPartWriter>(
+      std::make_unique<DeltaPartWriter>(std::move(writer), parts_.back().get()));
+}
+
 Result<bool> DeltaSink::Begin(int64_t batch_id) {
   batch_id_ = batch_id;
   skip_ = false;
@@ -367,6 +412,7 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
   partition_txns_.reset();
   commit_info_.clear();
   writer_.reset();
+  parts_.clear();
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
   }
@@ -437,6 +483,14 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   if (writer_ == nullptr) return Status::Internal("DeltaSink::CommitBatch outside a batch");
   SILT_ASSIGN_OR_RETURN(std::vector<delta::AddFile> adds, writer_->Finish());
   writer_.reset();
+  for (const std::unique_ptr<PartResult>& part : parts_) {
+    // A part writer destroyed unclosed discarded its files (sink.h).
+    if (!part->closed) continue;
+    adds.insert(adds.end(), std::make_move_iterator(part->adds.begin()),
+                std::make_move_iterator(part->adds.end()));
+    rows_ += part->rows;
+  }
+  parts_.clear();
   const int64_t now_ms = clock_->NowMicros() / 1000;
 
   delta::CommitRequest request;
@@ -536,6 +590,13 @@ void DeltaSink::Abort() {
     writer_->Abort().IgnoreError("data files of a failed batch are never committed");
     writer_.reset();
   }
+  for (const std::unique_ptr<PartResult>& part : parts_) {
+    for (const delta::AddFile& add : part->adds) {
+      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
+      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data files of a failed batch");
+    }
+  }
+  parts_.clear();
   skip_ = false;
 }
 

@@ -89,6 +89,16 @@ class DeltaSink final : public Sink {
   void FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const override;
   // Discards the current batch's files (best effort) after a failure.
   void Abort() override;
+  // Append mode: a part writer with its own data files (complete mode and a
+  // skipped batch: null).
+  Result<std::unique_ptr<SinkPartWriter>> OpenPartWriter() override;
+
+  // What a closed part writer left for Commit (delta_sink.cc).
+  struct PartResult {
+    std::vector<delta::AddFile> adds;
+    int64_t rows = 0;
+    bool closed = false;
+  };
 
   // Scale-out workers (stream/scaleout/worker.h): the txns the current
   // batch's Commit records instead of txn{query id, batch}, each a
@@ -140,6 +150,8 @@ class DeltaSink final : public Sink {
   // SetPartitionTxns of the current batch.
   std::optional<std::vector<delta::CommitRequest::ExpectedTxn>> partition_txns_;
   std::map<std::string, std::string> commit_info_;
+  // The batch's part writers' results, one per OpenPartWriter.
+  std::vector<std::unique_ptr<PartResult>> parts_;
 };
 
 }  // namespace silt::stream

@@ -51,6 +51,20 @@ struct SinkBatchResult {
   int64_t files_written = 0;
 };
 
+// One part of the current batch written on its own thread (the query's
+// `parallelism`): Write from that thread only, then Close on it once the
+// part's rows are all written. Commit() commits every closed part with the
+// batch; a part writer destroyed unclosed discards its files.
+class SinkPartWriter {
+ public:
+  virtual ~SinkPartWriter() = default;
+  // REQUIRES: batch.schema equals the sink's schema.
+  virtual Status Write(const columnar::RecordBatch& batch) = 0;
+  // Finishes the part's files (encoding, compression and upload happen on
+  // the calling thread).
+  virtual Status Close() = 0;
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -89,6 +103,14 @@ class Sink {
   virtual void FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErrors* errors) const {
     (void)batch;
     (void)errors;
+  }
+
+  // A writer for one more part of the current batch, used on another
+  // thread (SinkPartWriter). Null when the sink writes on the query thread
+  // only (the default) or skips the batch. REQUIRES: after Begin(N), before
+  // Commit/Abort, called on the query thread.
+  virtual Result<std::unique_ptr<SinkPartWriter>> OpenPartWriter() {
+    return std::unique_ptr<SinkPartWriter>();
   }
 
   // Per-sink progress of the last committed batch for a sink made of

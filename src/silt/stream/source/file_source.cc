@@ -650,8 +650,28 @@ Result<std::optional<std::string>> FileSource::LatestOffset(const std::optional<
   return std::optional<std::string>(OffsetJson(current_log_offset_));
 }
 
-Result<std::unique_ptr<BatchReader>> FileSource::GetBatch(const std::optional<std::string>& start,
-                                                          const std::string& end) {
+Result<std::vector<std::unique_ptr<BatchReader>>> FileSource::GetBatchParts(
+    const std::optional<std::string>& start, const std::string& end, int max_parts) {
+  SILT_ASSIGN_OR_RETURN(FileList files, BatchFiles(start, end));
+  const size_t num_parts = std::max<size_t>(
+      1, std::min(files.paths.size(), static_cast<size_t>(std::max(max_parts, 1))));
+  std::vector<FileList> groups(num_parts);
+  for (size_t idx = 0; idx < files.paths.size(); ++idx) {
+    groups[idx % num_parts].paths.push_back(std::move(files.paths[idx]));
+    groups[idx % num_parts].uris.push_back(std::move(files.uris[idx]));
+  }
+  std::vector<std::unique_ptr<BatchReader>> parts;
+  for (FileList& group : groups) {
+    auto reader = std::make_unique<FileBatchReader>(options_, decode_options_, data_fs_,
+                                                    std::move(group.paths), std::move(group.uris));
+    SILT_RETURN_NOT_OK(reader->Init());
+    parts.push_back(std::move(reader));
+  }
+  return parts;
+}
+
+Result<FileSource::FileList> FileSource::BatchFiles(const std::optional<std::string>& start,
+                                                    const std::string& end) {
   int64_t begin = -1;
   if (start && *start != "-") {
     SILT_ASSIGN_OR_RETURN(begin, ParseOffset(*start));
@@ -661,16 +681,21 @@ Result<std::unique_ptr<BatchReader>> FileSource::GetBatch(const std::optional<st
     return Status::Corruption("file source: end offset ", stop, " is past the log's last entry ",
                               current_log_offset_, " in ", context_.metadata_dir);
   }
-  std::vector<std::string> paths;
-  std::vector<std::string> uris;
+  FileList out;
   for (auto it = entries_.upper_bound(begin); it != entries_.end() && it->first <= stop; ++it) {
     for (const FileLogEntry& entry : it->second) {
-      paths.push_back(LogUriToFilePath(entry.path));
-      uris.push_back(entry.path);
+      out.paths.push_back(LogUriToFilePath(entry.path));
+      out.uris.push_back(entry.path);
     }
   }
+  return out;
+}
+
+Result<std::unique_ptr<BatchReader>> FileSource::GetBatch(const std::optional<std::string>& start,
+                                                          const std::string& end) {
+  SILT_ASSIGN_OR_RETURN(FileList files, BatchFiles(start, end));
   auto reader = std::make_unique<FileBatchReader>(options_, decode_options_, data_fs_,
-                                                  std::move(paths), std::move(uris));
+                                                  std::move(files.paths), std::move(files.uris));
   SILT_RETURN_NOT_OK(reader->Init());
   return std::unique_ptr<BatchReader>(std::move(reader));
 }

@@ -104,6 +104,10 @@ class FileSource final : public Source {
   Status PrepareForAvailableNow() override;
   Result<std::optional<std::string>> LatestOffset(const std::optional<std::string>& start,
                                                   const ReadLimit& limit) override;
+  // Whole files spread over up to `max_parts` readers (in turn, so each
+  // reader's files keep the log's order).
+  Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
+      const std::optional<std::string>& start, const std::string& end, int max_parts) override;
   Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                 const std::string& end) override;
 
@@ -116,6 +120,12 @@ class FileSource final : public Source {
   // Files under the directory that are not hidden and not yet in the log.
   Result<std::vector<fs::FileInfo>> ListNewFiles();
   Status AppendLog(const std::vector<fs::FileInfo>& files);
+  // The files of the batch (start, end]: paths to read and their log URIs.
+  struct FileList {
+    std::vector<std::string> paths;
+    std::vector<std::string> uris;
+  };
+  Result<FileList> BatchFiles(const std::optional<std::string>& start, const std::string& end);
 
   FileSourceOptions options_;
   SourceContext context_;

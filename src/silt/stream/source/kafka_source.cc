@@ -704,6 +704,47 @@ Result<std::optional<std::string>> KafkaSource::LatestOffset(
 
 Result<std::unique_ptr<BatchReader>> KafkaSource::GetBatch(const std::optional<std::string>& start,
                                                            const std::string& end) {
+  SILT_ASSIGN_OR_RETURN(std::vector<kafka::OffsetRange> ranges, BatchRanges(start, end));
+  SILT_RETURN_NOT_OK(consumer_->Assign(ranges));
+  return std::unique_ptr<BatchReader>(std::make_unique<KafkaBatchReader>(
+      consumer_.get(), options_.include_headers, options_.poll_timeout_ms, Description()));
+}
+
+Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
+    const std::optional<std::string>& start, const std::string& end, int max_parts) {
+  SILT_ASSIGN_OR_RETURN(std::vector<kafka::OffsetRange> ranges, BatchRanges(start, end));
+  int64_t total = 0;
+  for (const kafka::OffsetRange& range : ranges) total += range.until - range.from;
+  int64_t num_parts = make_consumer_ ? std::min<int64_t>(max_parts, total / kMinRecordsPerPart) : 1;
+  num_parts =
+      std::max<int64_t>(1, std::min<int64_t>(num_parts, static_cast<int64_t>(ranges.size())));
+  std::vector<std::vector<kafka::OffsetRange>> groups(static_cast<size_t>(num_parts));
+  std::vector<int64_t> load(groups.size(), 0);
+  std::stable_sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) {
+    return a.until - a.from > b.until - b.from;
+  });
+  for (kafka::OffsetRange& range : ranges) {
+    const size_t part =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[part] += range.until - range.from;
+    groups[part].push_back(std::move(range));
+  }
+  while (part_consumers_.size() + 1 < groups.size()) {
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Consumer> consumer, make_consumer_());
+    part_consumers_.push_back(std::move(consumer));
+  }
+  std::vector<std::unique_ptr<BatchReader>> parts;
+  for (size_t part = 0; part < groups.size(); ++part) {
+    kafka::Consumer* consumer = part == 0 ? consumer_.get() : part_consumers_[part - 1].get();
+    SILT_RETURN_NOT_OK(consumer->Assign(groups[part]));
+    parts.push_back(std::make_unique<KafkaBatchReader>(consumer, options_.include_headers,
+                                                       options_.poll_timeout_ms, Description()));
+  }
+  return parts;
+}
+
+Result<std::vector<kafka::OffsetRange>> KafkaSource::BatchRanges(
+    const std::optional<std::string>& start, const std::string& end) {
   SILT_ASSIGN_OR_RETURN(KafkaOffsets from, ParseStart(start));
   SILT_ASSIGN_OR_RETURN(KafkaOffsets until,
                         KafkaOffsetsFromJson(end, "Kafka source end offset", false));
@@ -727,9 +768,7 @@ Result<std::unique_ptr<BatchReader>> KafkaSource::GetBatch(const std::optional<s
     }
     if (from_offset < until_offset) ranges.push_back({tp, from_offset, until_offset});
   }
-  SILT_RETURN_NOT_OK(consumer_->Assign(ranges));
-  return std::unique_ptr<BatchReader>(std::make_unique<KafkaBatchReader>(
-      consumer_.get(), options_.include_headers, options_.poll_timeout_ms, Description()));
+  return ranges;
 }
 
 void KafkaSource::OnBatchCommitted(const std::string& end_offset_json) {

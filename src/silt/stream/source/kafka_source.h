@@ -120,6 +120,18 @@ class KafkaSource final : public Source {
   std::string ReportLatestOffset() const override { return reported_latest_; }
   Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                 const std::string& end) override;
+  // Partitions spread over up to `max_parts` consumers (the first is the
+  // source's own; the others come from the consumer factory, made once and
+  // kept), largest ranges first onto the least loaded part. One part without
+  // a factory or below kMinRecordsPerPart records per part.
+  Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
+      const std::optional<std::string>& start, const std::string& end, int max_parts) override;
+  // Makes the extra consumers of GetBatchParts (production: librdkafka with
+  // the source's configuration).
+  using ConsumerFactory = std::function<Result<std::unique_ptr<kafka::Consumer>>()>;
+  void set_consumer_factory(ConsumerFactory factory) { make_consumer_ = std::move(factory); }
+  // Records a part must get at least for a batch to be split.
+  static constexpr int64_t kMinRecordsPerPart = 8192;
   void OnBatchCommitted(const std::string& end_offset_json) override;
   std::string DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const override;
 
@@ -139,10 +151,16 @@ class KafkaSource final : public Source {
   // Data-loss handling per failOnDataLoss: an error naming the partition and
   // lost range, or a warning and the adjusted offset.
   Status ReportDataLoss(const std::string& message);
+  // The offset ranges of the batch (start, end], data loss handled.
+  Result<std::vector<kafka::OffsetRange>> BatchRanges(const std::optional<std::string>& start,
+                                                      const std::string& end);
 
   KafkaSourceOptions options_;
   SourceContext context_;
   std::unique_ptr<kafka::Consumer> consumer_;
+  ConsumerFactory make_consumer_;
+  // GetBatchParts' consumers beyond consumer_.
+  std::vector<std::unique_ptr<kafka::Consumer>> part_consumers_;
   columnar::SchemaPtr schema_;
   // subscribePattern, compiled; null for the other strategies.
   std::unique_ptr<re2::RE2> pattern_;

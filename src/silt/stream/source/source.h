@@ -81,6 +81,21 @@ class Source {
 
   // The records after `start` up to and including `end`.
   // Errors: InvalidArgument/Corruption for offsets this source did not write.
+  // The same records split into at most `max_parts` readers over disjoint
+  // parts (a Kafka source: whole partitions; a file source: whole files),
+  // for the query's `parallelism`: each reader may be used on its own
+  // thread, all at once; each part keeps its records' order, the parts
+  // together hold exactly GetBatch's records. A source splits only where it
+  // pays (enough records for a thread each). Default: GetBatch's one reader.
+  virtual Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
+      const std::optional<std::string>& start, const std::string& end, int max_parts) {
+    (void)max_parts;
+    std::vector<std::unique_ptr<BatchReader>> parts;
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader, GetBatch(start, end));
+    parts.push_back(std::move(reader));
+    return parts;
+  }
+
   virtual Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                         const std::string& end) = 0;
 

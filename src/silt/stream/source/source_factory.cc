@@ -33,6 +33,7 @@ Result<std::unique_ptr<Source>> MakeSource(const SourceSpec& spec, const SourceC
                           kafka::MakeRdKafkaConsumer(config));
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<KafkaSource> source,
                           KafkaSource::Make(std::move(options), context, std::move(consumer)));
+    source->set_consumer_factory([config] { return kafka::MakeRdKafkaConsumer(config); });
     return std::unique_ptr<Source>(std::move(source));
   }
   if (spec.format == "eventhubs") {
