@@ -188,11 +188,11 @@ class JobParser {
         return Error(type, "type", "expected stream or maintenance, got '", kind, "'");
       }
     }
-    SILT_RETURN_NOT_OK(CheckKeys(
-        root, "",
-        {"name", "type", "source", "transform", "sink", "sinks", "checkpointLocation", "trigger",
-         "maxBatches", "parallelism", "storage", "ansi", "metrics", "deadLetter", "scaleOut",
-         "spark.sql.*"}));
+    SILT_RETURN_NOT_OK(
+        CheckKeys(root, "",
+                  {"name", "type", "source", "transform", "sink", "sinks", "checkpointLocation",
+                   "trigger", "maxBatches", "parallelism", "storage", "ansi", "metrics",
+                   "deadLetter", "scaleOut", "spark.sql.*"}));
     SILT_RETURN_NOT_OK(ParseSparkConf(root, &job));
     if (YAML::Node n = root["ansi"]) {
       SILT_ASSIGN_OR_RETURN(std::string ansi, Scalar(n, "ansi"));

@@ -839,9 +839,10 @@ class Exporter {
     if (!sink.cluster_by.empty()) {
       // The program targets delta-spark 3.2, whose streaming writer has no
       // clusterBy; a table clustered beforehand is appended to as it is.
-      return Refuse(sink.key_path + ".clusterBy",
-                    "delta-spark 3.2's streaming writer cannot create a clustered table: "
-                    "create it first (CREATE TABLE ... CLUSTER BY) and drop clusterBy from the job");
+      return Refuse(
+          sink.key_path + ".clusterBy",
+          "delta-spark 3.2's streaming writer cannot create a clustered table: "
+          "create it first (CREATE TABLE ... CLUSTER BY) and drop clusterBy from the job");
     }
     DeltaOptions out;
     const std::string prefix = sink.key_path + ".options.";

@@ -222,13 +222,14 @@ Status CheckpointDir::CheckStateOperators(const std::vector<int>& job_operators,
     const std::string name(fs::BaseName(entry.path));
     SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> files, fs_->ListRecursive(entry.path));
     // Crash leftovers are removed at start; they say nothing about the owner.
-    std::erase_if(files, [](const fs::FileInfo& f) { return f.is_dir || f.path.ends_with(".tmp"); });
+    std::erase_if(files,
+                  [](const fs::FileInfo& f) { return f.is_dir || f.path.ends_with(".tmp"); });
     if (files.empty()) continue;
     std::optional<int64_t> id = ParseBatchFileName(name);
     const std::string marker_path = fs::JoinPath(entry.path, std::string(marker));
     const bool silts = id && std::any_of(files.begin(), files.end(), [&](const fs::FileInfo& f) {
-      return f.path == marker_path;
-    });
+                         return f.path == marker_path;
+                       });
     if (!silts) {
       return Status::InvalidArgument(
           "checkpoint ", path_, ": ", entry.path, " holds state that silt did not write (",

@@ -128,8 +128,8 @@ TEST_F(JsonFunctionsTest, FromJsonRejectsBadSchemasAndOptions) {
       << column_schema[0];
   Rows option = EvalRender("from_json(j, 'a INT', map('locale', 'de-DE'))", *batch_);
   EXPECT_NE(option[0].find("option 'locale' = 'de-DE'"), std::string::npos) << option[0];
-  Rows pattern = EvalRender("from_json(j, 'a INT', map('timestampFormat', 'yyyy-MM-dd qqqq'))",
-                            *batch_);
+  Rows pattern =
+      EvalRender("from_json(j, 'a INT', map('timestampFormat', 'yyyy-MM-dd qqqq'))", *batch_);
   EXPECT_NE(pattern[0].find("option 'timestampFormat'"), std::string::npos) << pattern[0];
   Rows flag = EvalRender("from_json(j, 'a INT', map('allowComments', 'yes'))", *batch_);
   EXPECT_NE(flag[0].find("must be true or false"), std::string::npos) << flag[0];
