@@ -46,7 +46,7 @@ unit: build
 
 integration: build test-deps
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
-	  $(VENV)/bin/pytest tests/integration -q -ra
+	  $(VENV)/bin/pytest tests/integration -q -ra --durations=25
 
 # Static checks `make test` runs before the tests: every #include of a silt
 # module is declared in the including target's CMake deps (and follows the
@@ -64,7 +64,7 @@ format-check:
 test: build test-deps check format-check
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
 	@SILT_BIN=$(abspath $(SILT)) SILT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
-	  $(VENV)/bin/pytest tests/integration -q -ra
+	  $(VENV)/bin/pytest tests/integration -q -ra --durations=25
 	@$(MAKE) --no-print-directory test-arm64
 	@$(MAKE) --no-print-directory test-dist
 
