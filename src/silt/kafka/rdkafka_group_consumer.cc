@@ -15,20 +15,7 @@ namespace {
 
 using internal::KafkaStatus;
 
-struct PartitionListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* list) const {
-    rd_kafka_topic_partition_list_destroy(list);
-  }
-};
-using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
-
-int32_t SparkTimestampType(rd_kafka_timestamp_type_t type) {
-  switch (type) {
-    case RD_KAFKA_TIMESTAMP_CREATE_TIME: return 0;
-    case RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME: return 1;
-    default: return -1;
-  }
-}
+using internal::PartitionList;
 
 std::vector<TopicPartition> ToVector(const rd_kafka_topic_partition_list_t* list) {
   std::vector<TopicPartition> out;
@@ -385,38 +372,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
     }
     PartitionPosition* position = Find(topic, message->partition);
     if (position == nullptr || message->offset < position->next) return Status::OK();
-    std::optional<std::string_view> key;
-    if (message->key != nullptr) {
-      key = std::string_view(static_cast<const char*>(message->key), message->key_len);
-    }
-    std::optional<std::string_view> value;
-    if (message->payload != nullptr) {
-      value = std::string_view(static_cast<const char*>(message->payload), message->len);
-    }
-    rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
-    int64_t ts = rd_kafka_message_timestamp(message, &ts_type);
-    out->Append(key, value, topic, message->partition, message->offset, ts,
-                SparkTimestampType(ts_type));
-    if (out->include_headers()) {
-      rd_kafka_headers_t* headers = nullptr;
-      if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-          headers == nullptr || rd_kafka_header_cnt(headers) == 0) {
-        out->NoHeaders();
-      } else {
-        const char* name = nullptr;
-        const void* header_value = nullptr;
-        size_t size = 0;
-        for (size_t idx = 0; rd_kafka_header_get_all(headers, idx, &name, &header_value, &size) ==
-                             RD_KAFKA_RESP_ERR_NO_ERROR;
-             ++idx) {
-          out->AddHeader(name, header_value == nullptr
-                                   ? std::nullopt
-                                   : std::optional<std::string_view>(std::string_view(
-                                         static_cast<const char*>(header_value), size)));
-        }
-        out->EndHeaders();
-      }
-    }
+    internal::AppendMessage(message, topic, out);
     ++*appended;
     position->next = message->offset + 1;
     position->at_end = false;

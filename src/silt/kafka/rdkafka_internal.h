@@ -1,5 +1,6 @@
-// librdkafka helpers shared by the consumer and the producer: configuration
-// and error conversion. Private to src/silt/kafka/*.cc.
+// librdkafka helpers shared by the consumers and the producer:
+// configuration, error conversion, partition lists and records taken into
+// RecordColumns. Private to src/silt/kafka/*.cc.
 //
 // Thread safety: plain functions.
 #pragma once
@@ -7,10 +8,13 @@
 #include <librdkafka/rdkafka.h>
 
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "silt/base/result.h"
+#include "silt/kafka/consumer.h"
 
 namespace silt::kafka::internal {
 
@@ -34,5 +38,17 @@ Status KafkaStatus(rd_kafka_resp_err_t err, Args&&... context) {
 // An rd_kafka_conf_t holding `config` (librdkafka property names). Errors:
 // InvalidArgument naming the property librdkafka rejected ("kafka.<name>").
 Result<rd_kafka_conf_t*> MakeConf(const std::map<std::string, std::string>& config);
+
+struct PartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+};
+using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+// Appends `message` (of `topic`) to `out` as Spark's Kafka source shows a
+// record: key, value, partition, offset, timestamp and its type, and the
+// headers when `out` takes them.
+void AppendMessage(const rd_kafka_message_t* message, std::string_view topic, RecordColumns* out);
 
 }  // namespace silt::kafka::internal
