@@ -122,20 +122,7 @@ Result<std::optional<std::string>> ScaleOutCheckpointView(const std::string& dir
       w.Member("rows", record.rows);
       w.Member("discarded", record.discarded);
       w.Key("partitions");
-      w.BeginArray();
-      for (const stream::WorkerRecord::Partition& p : record.partitions) {
-        w.BeginObject();
-        w.Member("topic", p.partition.topic);
-        w.Member("partition", static_cast<int64_t>(p.partition.partition));
-        w.Key("nextOffset");
-        if (p.next_offset) {
-          w.Int(*p.next_offset);
-        } else {
-          w.Null();
-        }
-        w.EndObject();
-      }
-      w.EndArray();
+      stream::WritePartitionsJson(record.partitions, &w);
       w.EndObject();
     }
     w.EndArray();

@@ -86,6 +86,23 @@ Result<ScaleOutInfo> ScaleOutInfoFromJson(std::string_view json, std::string_vie
   return info;
 }
 
+void WritePartitionsJson(const std::vector<WorkerRecord::Partition>& partitions, JsonWriter* w) {
+  w->BeginArray();
+  for (const WorkerRecord::Partition& p : partitions) {
+    w->BeginObject();
+    w->Member("topic", p.partition.topic);
+    w->Member("partition", static_cast<int64_t>(p.partition.partition));
+    w->Key("nextOffset");
+    if (p.next_offset) {
+      w->Int(*p.next_offset);
+    } else {
+      w->Null();
+    }
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
 std::string WorkerRecordToJson(const WorkerRecord& record) {
   JsonWriter w;
   w.BeginObject();
@@ -98,20 +115,7 @@ std::string WorkerRecordToJson(const WorkerRecord& record) {
   w.Member("updatedAt", record.updated_ms);
   w.Member("state", record.state);
   w.Key("partitions");
-  w.BeginArray();
-  for (const WorkerRecord::Partition& p : record.partitions) {
-    w.BeginObject();
-    w.Member("topic", p.partition.topic);
-    w.Member("partition", static_cast<int64_t>(p.partition.partition));
-    w.Key("nextOffset");
-    if (p.next_offset) {
-      w.Int(*p.next_offset);
-    } else {
-      w.Null();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
+  WritePartitionsJson(record.partitions, &w);
   w.Member("batches", record.batches);
   w.Member("rows", record.rows);
   w.Member("discarded", record.discarded);

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "silt/base/json_writer.h"
 #include "silt/base/result.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
@@ -87,6 +88,9 @@ std::string ScaleOutInfoToJson(const ScaleOutInfo& info);
 // Errors: Corruption naming `where`.
 Result<ScaleOutInfo> ScaleOutInfoFromJson(std::string_view json, std::string_view where);
 std::string WorkerRecordToJson(const WorkerRecord& record);
+// The record's "partitions" array, as WorkerRecordToJson writes it (also
+// used by `silt checkpoint --format json`).
+void WritePartitionsJson(const std::vector<WorkerRecord::Partition>& partitions, JsonWriter* w);
 Result<WorkerRecord> WorkerRecordFromJson(std::string_view json, std::string_view where);
 
 // The record's file name: the worker id with '/' and other characters that
