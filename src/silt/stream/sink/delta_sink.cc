@@ -308,6 +308,13 @@ Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& que
       "or start the query with a new checkpoint");
 }
 
+void DeltaSink::DeleteDataFiles(const std::vector<delta::AddFile>& adds, const char* why) {
+  for (const delta::AddFile& add : adds) {
+    Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
+    if (file.ok()) fs_->DeleteFile(*file).IgnoreError(why);
+  }
+}
+
 Status DeltaSink::CheckHoldsCommitted(int64_t last_committed) {
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
@@ -351,10 +358,7 @@ Status DeltaSink::RefreshForPartitionTxns(const std::vector<delta::AddFile>& add
     }
   }
   if (!st.ok()) {
-    for (const delta::AddFile& add : adds) {
-      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
-      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data file of a discarded batch");
-    }
+    DeleteDataFiles(adds, "data file of a discarded batch");
     partition_txns_.reset();
   }
   return st;
@@ -560,10 +564,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     if (committed.status().IsConflict() && !request.expected_txns.empty()) {
       // A scale-out batch another worker overtook: its files are never
       // referenced.
-      for (const delta::AddFile& add : adds) {
-        Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
-        if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data file of a discarded batch");
-      }
+      DeleteDataFiles(adds, "data file of a discarded batch");
     }
     return committed.status();
   }
@@ -572,10 +573,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     // our commit; the files written here are not referenced by the table.
     SILT_LOG_INFO("stream", "batch ", batch_id_, " already in table version ", committed->version,
                   "; skipping");
-    for (const delta::AddFile& add : adds) {
-      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
-      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("orphan data file cleanup");
-    }
+    DeleteDataFiles(adds, "orphan data file cleanup");
     result.skipped_duplicate = true;
     return result;
   }
@@ -591,10 +589,7 @@ void DeltaSink::Abort() {
     writer_.reset();
   }
   for (const std::unique_ptr<PartResult>& part : parts_) {
-    for (const delta::AddFile& add : part->adds) {
-      Result<std::string> file = delta::ResolvePathInsideTable(path_, add.path);
-      if (file.ok()) fs_->DeleteFile(*file).IgnoreError("data files of a failed batch");
-    }
+    DeleteDataFiles(part->adds, "data files of a failed batch");
   }
   parts_.clear();
   skip_ = false;

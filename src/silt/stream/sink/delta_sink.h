@@ -110,6 +110,10 @@ class DeltaSink final : public Sink {
                         std::map<std::string, std::string> commit_info);
 
  private:
+  // Deletes the batch's data files `adds` that no commit references (a
+  // discarded or failed batch); `why` names them in a failure's log line.
+  void DeleteDataFiles(const std::vector<delta::AddFile>& adds, const char* why);
+
   DeltaSink() = default;
   Status CheckTableSchema(const delta::Snapshot& snapshot);
   // Partition-txn commits: brings snapshot_ up to date; Conflict (deleting
