@@ -619,3 +619,79 @@ def test_bad_job_fails_the_export_as_it_fails_silt_run(silt_bin, tmp_path):
     proc = export(silt_bin, job, {"IN": "/in", "OUT": "/out"})
     assert proc.returncode == 2, describe(proc)
     assert "transform[0].selct" in proc.stderr, describe(proc)
+
+
+# --------------------------------------------------------------------------
+# One query, both engines, one checkpoint
+
+
+def test_a_query_moves_from_silt_to_spark_and_back_on_one_checkpoint(spark, silt_bin, tmp_path):
+    """Issue #20 with the checkpoint hand-over of #17: silt runs the first
+    files of a file-source query, the exported program continues it on
+    Spark with the same checkpoint and table, and silt takes it back; every
+    input row is in the table once, each engine's batches are the next ones
+    of the same query (the same query id, consecutive batch ids)."""
+    work = tmp_path
+    source = work / "in" / "readings"
+    source.mkdir(parents=True)
+    out = work / "out"
+    job = write_job(work / "job.yaml", json_job(
+        "readings", READING_SCHEMA, max_files=1,
+        transform=[{"where": "id % 5 != 0"},
+                   {"withColumn": {"hour": "date_trunc('hour', event_time)"}}]))
+    env = {"IN": str(work / "in"), "OUT": str(out)}
+    files = 0
+
+    def add_files(count):
+        nonlocal files
+        for _ in range(count):
+            first = files * 25 + 1
+            write_input_file(source / f"part-{files:03d}.json",
+                             [json.dumps(reading_record(i)) for i in range(first, first + 25)])
+            files += 1
+            # Spark lists files by modification time: keep the files ordered.
+            time.sleep(0.05)
+
+    def commits():
+        return sorted(int(p.name) for p in (out / "checkpoint" / "commits").iterdir()
+                      if p.name.isdigit())
+
+    add_files(2)
+    proc = run_silt(silt_bin, "run", job, env=env, timeout=180)
+    assert proc.returncode == 0, describe(proc)
+    assert commits() == [0, 1]
+    query_id = json.loads((out / "checkpoint" / "metadata").read_text())["id"]
+
+    add_files(2)
+    exported = export(silt_bin, job, env)
+    assert exported.returncode == 0, describe(exported)
+    run_program(spark, load_program(exported.stdout, "handover"))
+    assert commits() == [0, 1, 2, 3]
+
+    add_files(2)
+    proc = run_silt(silt_bin, "run", job, env=env, timeout=180)
+    assert proc.returncode == 0, describe(proc)
+    assert commits() == [0, 1, 2, 3, 4, 5]
+    assert json.loads((out / "checkpoint" / "metadata").read_text())["id"] == query_id
+
+    df = spark.read.format("delta").load(str(out / "table"))
+    ids = Counter(r["id"] for r in df.select("id").collect())
+    expected = [i for i in range(1, files * 25 + 1) if i % 5 != 0]
+    assert sorted(ids) == expected and set(ids.values()) == {1}, \
+        f"{sum(ids.values())} rows, {len(ids)} ids, {len(expected)} expected"
+    wrong_hour = df.where("hour != date_trunc('hour', event_time)").count()
+    assert wrong_hour == 0
+
+    # Each batch is one table version whose txn is (query id, batch id),
+    # written by silt for batches 0-1 and 4-5 and by delta-spark for 2-3.
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{out / 'table'}`").collect()
+    engines = {}
+    for row in history:
+        params = row["operationParameters"] or {}
+        if row["operation"] != "STREAMING UPDATE":
+            continue
+        assert params.get("queryId") == query_id, params
+        engines[int(params["epochId"])] = row["engineInfo"] or ""
+    assert sorted(engines) == [0, 1, 2, 3, 4, 5]
+    assert all("Apache-Spark" in engines[b] for b in (2, 3)), engines
+    assert not any("Apache-Spark" in engines[b] for b in (0, 1, 4, 5)), engines
