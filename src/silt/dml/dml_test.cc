@@ -149,6 +149,27 @@ TEST_F(DmlTest, DeleteOfWholeFileAddsNothingAndNoMatchCommitsNothing) {
   EXPECT_EQ(none.num_affected_rows, 0);
 }
 
+TEST_F(DmlTest, RowTrackingTablesRefuseDmlThatMovesRows) {
+  configuration_ = {{"delta.enableRowTracking", "true"}};
+  Seed();
+  Result<DmlResult> update = Update(table_.get(), {{{"v"}, Parse("v + 1")}}, Parse("id = 1"));
+  ASSERT_FALSE(update.ok());
+  EXPECT_TRUE(update.status().IsNotSupported());
+  EXPECT_NE(update.status().ToString().find("UPDATE on Delta table /t: row tracking"),
+            std::string::npos)
+      << update.status().ToString();
+  EXPECT_TRUE(Delete(table_.get(), Parse("id = 1")).status().IsNotSupported());
+}
+
+TEST_F(DmlTest, RowTrackingTablesWithDeletionVectorsTakeDeletes) {
+  configuration_ = {{"delta.enableRowTracking", "true"}, {"delta.enableDeletionVectors", "true"}};
+  Seed();
+  ASSERT_OK_AND_ASSIGN(DmlResult deleted, Delete(table_.get(), Parse("id = 1")));
+  EXPECT_EQ(deleted.num_affected_rows, 1);
+  EXPECT_EQ(Table(), (std::vector<std::string>{"2:20:a", "3:30:b", "4:40:b", "5:50:c"}));
+  EXPECT_TRUE(Update(table_.get(), {{{"v"}, Parse("v + 1")}}, nullptr).status().IsNotSupported());
+}
+
 TEST_F(DmlTest, UpdateCastsValuesAndKeepsOtherColumns) {
   Seed();
   ASSERT_OK_AND_ASSIGN(DmlResult r,

@@ -4,6 +4,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/delta/data_skipping.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table_properties.h"
 #include "silt/dml/scope.h"
 #include "silt/query/predicate_extractor.h"
@@ -42,6 +43,21 @@ Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOpt
     return Status::NotSupported(operation, " on Delta table ", table->path(),
                                 ": column mapping (delta.columnMapping.mode = ", *mapping,
                                 ") is not supported by silt's DML yet");
+  }
+  // Row tracking promises that a row keeps its id through UPDATE and MERGE
+  // (and copy-on-write DELETE, which moves the surviving rows to new
+  // files); delta-spark keeps it in materialized columns, which silt's DML
+  // does not write yet. DELETE with deletion vectors moves no row.
+  SILT_ASSIGN_OR_RETURN(bool row_tracking,
+                        delta::RowTrackingEnabled(snapshot->protocol(), metadata));
+  const bool moves_rows = std::string_view(operation) != "DELETE" ||
+                          WriteModeFor(*snapshot) != WriteMode::kDeletionVectors;
+  if (row_tracking && moves_rows) {
+    return Status::NotSupported(
+        operation, " on Delta table ", table->path(),
+        ": row tracking (delta.enableRowTracking = true) requires the rows it rewrites to keep "
+        "their row ids, which silt's DML does not do yet (DELETE with deletion vectors is "
+        "supported)");
   }
   return snapshot;
 }
