@@ -41,7 +41,8 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
 // unless a property needs a table feature: delta.enableDeletionVectors (the
 // deletionVectors reader and writer feature, 3/7),
 // delta.enableInCommitTimestamps (inCommitTimestamp) and
-// delta.enableRowTracking (rowTracking and domainMetadata) and `clustered`
+// delta.enableRowTracking (rowTracking and domainMetadata),
+// delta.enableTypeWidening (typeWidening, reader and writer) and `clustered`
 // (clustering and domainMetadata: CLUSTER BY), the last three with
 // appendOnly and invariants listed as delta-spark 4 does; plus each feature
 // named by a `delta.feature.<name> = supported` property (in readerFeatures
@@ -63,5 +64,12 @@ bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature);
 // listed) when a column is or holds a VARIANT. Returns whether the protocol
 // changed (the commit must then carry it).
 bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol);
+
+// Adds table feature `feature` to `protocol` (in readerFeatures too when
+// IsReaderWriterFeature), moving it to writer 7 (and reader 3) with the
+// legacy versions' implied features listed, as delta-spark upgrades a
+// protocol. Returns whether the protocol changed (false when it already
+// has the feature or its -preview name).
+bool AddTableFeature(Protocol* protocol, std::string_view feature);
 
 }  // namespace silt::delta

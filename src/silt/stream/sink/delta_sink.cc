@@ -11,6 +11,7 @@
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
+#include "silt/delta/type_widening.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
@@ -75,6 +76,21 @@ Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptio
     }
   }
   return delta::ResolveBloomFilters(request, data_schema);
+}
+
+bool HasTimestampNtz(const columnar::DataType& type) {
+  switch (type.id()) {
+    case columnar::TypeId::kTimestampNtz: return true;
+    case columnar::TypeId::kArray: return HasTimestampNtz(*type.element_type());
+    case columnar::TypeId::kMap:
+      return HasTimestampNtz(*type.key_type()) || HasTimestampNtz(*type.value_type());
+    case columnar::TypeId::kStruct:
+      for (const columnar::Field& field : type.fields()) {
+        if (HasTimestampNtz(*field.type)) return true;
+      }
+      return false;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -262,8 +278,15 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
         columnar::SchemaToJson(*snapshot.schema()) != columnar::SchemaToJson(*layout_.table_schema);
     return Status::OK();
   }
-  SILT_ASSIGN_OR_RETURN(
-      layout_, delta::PlanAppend(snapshot.schema(), *output_schema_, merge_schema_, path_));
+  // delta-spark's DeltaSink: mergeSchema on a table with type widening
+  // enabled widens a column to a wider type of the query's.
+  bool type_widening = false;
+  if (merge_schema_) {
+    SILT_ASSIGN_OR_RETURN(type_widening,
+                          delta::TypeWideningEnabled(snapshot.protocol(), snapshot.metadata()));
+  }
+  SILT_ASSIGN_OR_RETURN(layout_, delta::PlanAppend(snapshot.schema(), *output_schema_,
+                                                   merge_schema_, path_, type_widening));
   if (!partition_by_.empty()) {
     const std::vector<std::string>& existing = snapshot.partition_columns();
     bool same = existing.size() == partition_by_.size();
@@ -522,9 +545,14 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
     metadata.partition_columns = partition_columns_;
     request.new_metadata = std::move(metadata);
-    // A VARIANT column added by mergeSchema needs the variantType feature.
+    // A VARIANT column added by mergeSchema needs the variantType feature,
+    // a TIMESTAMP_NTZ one (added, or a DATE widened to it) timestampNtz.
     delta::Protocol protocol = snapshot_->protocol();
-    if (delta::AddSchemaFeatures(*layout_.table_schema, &protocol)) request.new_protocol = protocol;
+    bool upgraded = delta::AddSchemaFeatures(*layout_.table_schema, &protocol);
+    if (HasTimestampNtz(*layout_.table_schema)) {
+      upgraded = delta::AddTableFeature(&protocol, "timestampNtz") || upgraded;
+    }
+    if (upgraded) request.new_protocol = protocol;
   }
   int64_t bytes = 0;
   for (const delta::AddFile& add : adds) bytes += add.size;

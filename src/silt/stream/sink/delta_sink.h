@@ -29,7 +29,9 @@
 // delta/auto_compact.h; its options in maintenance.h; ignored in complete
 // mode, where every batch rewrites the table); parquet-mr's
 // parquet.bloom.filter.* options; mergeSchema (Spark's: new columns and
-// struct fields are added to the table schema), overwriteSchema (complete
+// struct fields are added to the table schema, and on a table with
+// delta.enableTypeWidening a wider type of the query widens its column,
+// delta/type_widening.h), overwriteSchema (complete
 // mode only; ignored by appends, as in delta-spark); `delta.*` keys are
 // table properties applied when the sink creates the table (validated by
 // delta/table_properties.h).
