@@ -1,5 +1,6 @@
 #include "silt/delta/protocol.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,7 +180,8 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
   return Status::OK();
 }
 
-Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
+Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
+                           const std::vector<std::string>& honoured) {
   SILT_RETURN_NOT_OK(CheckReadSupported(protocol, metadata));
   if (protocol.min_writer_version > kMaxWriterVersion || protocol.min_writer_version < 1) {
     return Status::NotSupported("Delta writer version ", protocol.min_writer_version,
@@ -188,6 +190,7 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
   }
   std::vector<std::string> problems;
   for (const std::string& feature : WriterFeatures(protocol)) {
+    if (std::find(honoured.begin(), honoured.end(), feature) != honoured.end()) continue;
     std::string problem = WriterFeatureProblem(feature, metadata);
     if (!problem.empty()) problems.push_back(std::move(problem));
   }
