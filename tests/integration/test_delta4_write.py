@@ -214,12 +214,14 @@ def assert_generation_holds(spark4, table):
 
 def test_silt_creates_generated_columns_spark4_keeps(spark4, silt, tmp_path):
     table = tmp_path / "gen"
+    # The seed's layout: partitioned by the date generated from the time.
     proc = run_stream(silt, tmp_path, "gen", table, EVENTS, event_rows(0, 4), {},
-                      generatedColumns=GENERATED)
+                      generatedColumns=GENERATED, partitionBy=["event_date"])
     assert proc.returncode == 0, describe(proc)
     assert assert_generation_holds(spark4, table) == GENERATED
     detail = spark4.sql(f"DESCRIBE DETAIL delta.`{table}`")[0]
     assert "generatedColumns" in detail["tableFeatures"]
+    assert detail["partitionColumns"] == ["event_date"]
     assert (detail["minReaderVersion"], detail["minWriterVersion"]) == (1, 7)
     assert_same_at_every_version(spark4, silt, table, "id")
     # Spark 4 computes the columns on its appends and refuses a wrong value:

@@ -302,6 +302,19 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     const std::string& name = spec.partition_by[i];
     int index = sink->output_schema_->FieldIndex(name);
     if (index < 0) {
+      // A generated or identity column the sink computes (its type is
+      // checked once the expressions are bound, below).
+      const std::string* computed = nullptr;
+      for (const auto& [column, expression] : sink->generated_spec_) {
+        if (internal::EqualsIgnoreCase(column, name)) computed = &column;
+      }
+      for (const delta::IdentityColumn& id : sink->identity_spec_) {
+        if (internal::EqualsIgnoreCase(id.name, name)) computed = &id.name;
+      }
+      if (computed != nullptr) {
+        sink->partition_by_.push_back(*computed);
+        continue;
+      }
       return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
                                      "' is not a column of the query output (",
                                      delta::SchemaDdl(*sink->output_schema_), ")");
@@ -315,8 +328,16 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     // Partition values are matched by the schema's spelling of the name.
     sink->partition_by_.push_back(field.name);
   }
+  size_t computed_columns = 0;  // generated and identity columns the query lacks
+  for (const auto& [column, expression] : spec.generated_columns) {
+    if (sink->output_schema_->FieldIndex(column) < 0) ++computed_columns;
+  }
+  for (const delta::IdentityColumn& id : sink->identity_spec_) {
+    if (sink->output_schema_->FieldIndex(id.name) < 0) ++computed_columns;
+  }
   if (!sink->partition_by_.empty() &&
-      static_cast<int>(sink->partition_by_.size()) >= sink->output_schema_->num_fields()) {
+      sink->partition_by_.size() >=
+          static_cast<size_t>(sink->output_schema_->num_fields()) + computed_columns) {
     return Status::InvalidArgument(
         "sink.partitionBy: cannot partition by every column; a Delta table needs at least one "
         "data column");
@@ -438,7 +459,14 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   } else {
     // Bind the spec's expressions now: a bad one is a bad job.
     SILT_RETURN_NOT_OK(sink->PlanColumns(nullptr));
-    SILT_RETURN_NOT_OK(sink->NewTableSchema().status());
+    SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr table_schema, sink->NewTableSchema());
+    for (const std::string& name : sink->partition_by_) {
+      const columnar::Field& field = table_schema->field(table_schema->FieldIndex(name));
+      if (field.type->is_nested()) {
+        return Status::InvalidArgument("sink.partitionBy: '", name, "' is ", field.type->ToDdl(),
+                                       "; partition columns must be of a primitive type");
+      }
+    }
   }
   return sink;
 }
