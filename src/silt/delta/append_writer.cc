@@ -5,6 +5,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/delta/schema_evolution.h"
+#include "silt/delta/type_widening.h"
 
 namespace silt::delta {
 
@@ -14,14 +15,20 @@ namespace {
 // insensitive), fields the data lacks filled with nulls, at any struct depth
 // (mergeSchema may have added nested fields the data does not have); arrays
 // and maps whose nullability differs from the table's relabelled (the
-// memory layout does not depend on it).
+// memory layout does not depend on it); values of a narrower type than the
+// table's (or a void column) converted to it, at any depth.
 Result<columnar::ColumnPtr> ConformColumn(const columnar::ColumnPtr& column,
                                           const columnar::TypePtr& target,
                                           const std::string& name) {
   if (column->type->Equals(*target)) return column;
   const columnar::TypeId id = target->id();
+  if (!target->is_nested() && !column->type->is_nested() &&
+      (column->type->id() == columnar::TypeId::kNull ||
+       IsTypeChangeSupported(*column->type, *target))) {
+    return WidenColumn(*column, target);
+  }
   if ((id == columnar::TypeId::kArray || id == columnar::TypeId::kMap) &&
-      SameTypeIgnoringNullability(*column->type, *target) && column->children.size() == 1) {
+      column->type->id() == id && column->children.size() == 1) {
     auto out = std::make_shared<columnar::Column>(*column);
     out->type = target;
     const columnar::TypePtr& child_type =
@@ -78,8 +85,10 @@ AppendLayout NewTableLayout(columnar::SchemaPtr data_schema) {
 }
 
 Result<AppendLayout> PlanAppend(const columnar::SchemaPtr& table, const columnar::Schema& data,
-                                bool merge_schema, const std::string& table_path) {
-  Result<columnar::SchemaPtr> merged = MergeSchemaForAppend(table, data, merge_schema);
+                                bool merge_schema, const std::string& table_path,
+                                bool type_widening) {
+  Result<columnar::SchemaPtr> merged =
+      MergeSchemaForAppend(table, data, merge_schema, type_widening);
   if (!merged.ok()) {
     return Status::InvalidArgument("the Delta table at ", table_path, " has schema (",
                                    SchemaDdl(*table), ") but the query writes (", SchemaDdl(data),

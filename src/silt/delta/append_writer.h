@@ -5,7 +5,10 @@
 // - Spark's schema enforcement (PlanAppend): columns match the table by name
 //   (case-insensitive) in any order; table columns the data lacks are written
 //   as nulls, unless they are NOT NULL; new columns and nested struct fields
-//   need mergeSchema; a type change is an error (nullability is not one).
+//   need mergeSchema; a type change is an error (nullability is not one),
+//   except data of a narrower type, converted to the column's, and, with
+//   mergeSchema on a table with delta.enableTypeWidening, a wider type of
+//   the data, which widens the column (schema_evolution.h).
 // - A new table's schema is the data's, nullable at every depth, as
 //   delta-spark creates it (NewTableLayout).
 // - NOT NULL columns are checked on every chunk (AppendWriter::Write).
@@ -60,12 +63,15 @@ struct AppendLayout {
 // and PlanAppend enforces it there.
 AppendLayout NewTableLayout(columnar::SchemaPtr data_schema);
 
-// The layout for appending `data` to a table with schema `table`.
+// The layout for appending `data` to a table with schema `table`
+// (MergeSchemaForAppend: with `merge_schema` and `type_widening` a wider
+// data type widens the column).
 // Errors: InvalidArgument naming `table_path` and both schemas, for a type
 // change, a new column without `merge_schema`, or a NOT NULL table column
 // the data lacks.
 Result<AppendLayout> PlanAppend(const columnar::SchemaPtr& table, const columnar::Schema& data,
-                                bool merge_schema, const std::string& table_path);
+                                bool merge_schema, const std::string& table_path,
+                                bool type_widening = false);
 
 // The columns stored in the data files: `schema` without the partition
 // columns (matched by exact name, as spelled in `schema`).

@@ -458,8 +458,8 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
     }
     SILT_ASSIGN_OR_RETURN(Metadata metadata, CompleteMetadata(*request.new_metadata, table_path));
     Protocol protocol = request.new_protocol.value_or(Protocol());
-    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, metadata), "creating Delta table ",
-                           table_path);
+    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, metadata, request.honoured_features),
+                           "creating Delta table ", table_path);
     actions.protocol = std::move(protocol);
     actions.metadata = std::move(metadata);
   } else {
@@ -473,8 +473,8 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
       SILT_ASSIGN_OR_RETURN(current, CompleteMetadata(std::move(metadata), table_path));
       actions.metadata = current;
     }
-    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, current), "writing to Delta table ",
-                           table_path);
+    SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(protocol, current, request.honoured_features),
+                           "writing to Delta table ", table_path);
     if (request.new_protocol) actions.protocol = *request.new_protocol;
     if (request.txn) {
       std::optional<int64_t> recorded = read_snapshot->TxnVersion(request.txn->app_id);

@@ -141,8 +141,9 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   }
   const int64_t start_ms = NowMillis();
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
-  SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(snapshot->protocol(), snapshot->metadata()),
-                         "OPTIMIZE of Delta table ", path);
+  SILT_RETURN_NOT_OK_CTX(
+      CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), RowPreservingFeatures()),
+      "OPTIMIZE of Delta table ", path);
   if (ColumnMappingActive(snapshot->metadata())) {
     return Status::NotSupported("OPTIMIZE of Delta table ", path,
                                 ": rewriting files of a table with column mapping is not "
@@ -312,6 +313,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   std::sort(sizes.begin(), sizes.end());
 
   CommitRequest request;
+  request.honoured_features = RowPreservingFeatures();
   request.operation = "OPTIMIZE";
   const std::vector<std::string> kNone;
   request.is_blind_append = false;

@@ -1,5 +1,6 @@
 #include "silt/delta/protocol.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,12 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
   // and the delta.rowTracking high-water mark unless row tracking is
   // suspended.
   if (feature == "inCommitTimestamp" || feature == "rowTracking") return "";
+  // Appends keep every field's delta.typeChanges; the sink's mergeSchema
+  // widens a column only with delta.enableTypeWidening on, recording the
+  // change (type_widening.h, schema_evolution.h). TableScan reads both
+  // names' tables; widening on a -preview table is refused where it would
+  // happen (TypeWideningEnabled).
+  if (feature == "typeWidening" || feature == "typeWidening-preview") return "";
   // Appends write statistics for the first delta.dataSkippingNumIndexedCols
   // columns, where delta-spark requires clustering columns to be; OPTIMIZE
   // clusters by the delta.clustering columns (optimize.cc).
@@ -173,7 +180,8 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
   return Status::OK();
 }
 
-Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
+Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
+                           const std::vector<std::string>& honoured) {
   SILT_RETURN_NOT_OK(CheckReadSupported(protocol, metadata));
   if (protocol.min_writer_version > kMaxWriterVersion || protocol.min_writer_version < 1) {
     return Status::NotSupported("Delta writer version ", protocol.min_writer_version,
@@ -182,6 +190,7 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
   }
   std::vector<std::string> problems;
   for (const std::string& feature : WriterFeatures(protocol)) {
+    if (std::find(honoured.begin(), honoured.end(), feature) != honoured.end()) continue;
     std::string problem = WriterFeatureProblem(feature, metadata);
     if (!problem.empty()) problems.push_back(std::move(problem));
   }
@@ -194,28 +203,34 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata) {
 
 bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol) {
   if (!HasVariant(schema)) return false;
+  return AddTableFeature(protocol, "variantType");
+}
+
+bool AddTableFeature(Protocol* protocol, std::string_view feature) {
   const std::vector<std::string> readers = ReaderFeatures(*protocol);
   const std::vector<std::string> writers = WriterFeatures(*protocol);
-  for (const std::string& f : readers) {
-    if (f == "variantType" || f == "variantType-preview") {
-      for (const std::string& w : writers) {
-        if (w == "variantType" || w == "variantType-preview") return false;
-      }
+  const bool reader_too = IsReaderWriterFeature(feature);
+  auto has = [&](const std::vector<std::string>& list) {
+    for (const std::string& f : list) {
+      if (f == feature || f == std::string(feature) + "-preview") return true;
     }
-  }
-  // Table features need reader 3 / writer 7; the legacy versions' implied
-  // features become explicit, as delta-spark lists them.
+    return false;
+  };
+  if (has(writers) && (!reader_too || has(readers))) return false;
+  // Table features need writer 7 (and reader 3 for reader-writer
+  // features); the legacy versions' implied features become explicit, as
+  // delta-spark lists them.
   Protocol upgraded = *protocol;
-  if (upgraded.min_reader_version < 3) {
-    upgraded.reader_features = ReaderFeatures(*protocol);
+  if (reader_too && upgraded.min_reader_version < 3) {
+    upgraded.reader_features = readers;
     upgraded.min_reader_version = 3;
   }
   if (upgraded.min_writer_version < 7) {
     upgraded.writer_features = writers;
     upgraded.min_writer_version = 7;
   }
-  AddFeature(&upgraded.reader_features, "variantType");
-  AddFeature(&upgraded.writer_features, "variantType");
+  if (reader_too) AddFeature(&upgraded.reader_features, std::string(feature));
+  AddFeature(&upgraded.writer_features, std::string(feature));
   *protocol = std::move(upgraded);
   return true;
 }
@@ -226,6 +241,7 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   SILT_ASSIGN_OR_RETURN(bool in_commit_timestamps, EnableInCommitTimestamps(configuration));
   SILT_ASSIGN_OR_RETURN(bool row_tracking, EnableRowTracking(configuration));
   SILT_ASSIGN_OR_RETURN(bool v2_checkpoints, CheckpointPolicyV2(configuration));
+  SILT_ASSIGN_OR_RETURN(bool type_widening, EnableTypeWidening(configuration));
   // delta.feature.<name> = supported (ValidateTableProperties admits the
   // features silt honours).
   std::vector<std::string> named;
@@ -244,7 +260,7 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   std::vector<std::string> reader;
   // Deletion vectors and V2 checkpoints alone list only themselves, as
   // delta-spark 3 does.
-  if (in_commit_timestamps || row_tracking || clustered || !named.empty()) {
+  if (in_commit_timestamps || row_tracking || clustered || type_widening || !named.empty()) {
     // delta-spark 4 lists the features of the legacy (1, 2) protocol when a
     // new table needs table features.
     writer = {"appendOnly", "invariants"};
@@ -253,6 +269,11 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   if (row_tracking) add(&writer, "rowTracking");
   if (clustered) add(&writer, "clustering");
   if (in_commit_timestamps) add(&writer, "inCommitTimestamp");
+  // delta-spark 4 (3, 7) with typeWidening in both lists.
+  if (type_widening) {
+    add(&reader, "typeWidening");
+    add(&writer, "typeWidening");
+  }
   if (deletion_vectors) {
     add(&reader, "deletionVectors");
     add(&writer, "deletionVectors");

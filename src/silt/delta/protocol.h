@@ -5,7 +5,9 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/base/status.h"
@@ -34,14 +36,19 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 // the read gate passes and every writer capability the table requires is
 // either implemented or inert for appends given the table's metadata (for
 // example checkConstraints without any delta.constraints.* property).
+// `honoured` names writer features the writer implements itself beyond
+// blind appends (the Delta sink: generatedColumns, identityColumns, whose
+// values it computes); other writers pass none and are refused them.
 // Errors: NotSupported naming the feature and why.
-Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata);
+Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
+                           const std::vector<std::string>& honoured = {});
 
 // The protocol delta-spark gives a new table with these properties: 1/2
 // unless a property needs a table feature: delta.enableDeletionVectors (the
 // deletionVectors reader and writer feature, 3/7),
 // delta.enableInCommitTimestamps (inCommitTimestamp) and
-// delta.enableRowTracking (rowTracking and domainMetadata) and `clustered`
+// delta.enableRowTracking (rowTracking and domainMetadata),
+// delta.enableTypeWidening (typeWidening, reader and writer) and `clustered`
 // (clustering and domainMetadata: CLUSTER BY), the last three with
 // appendOnly and invariants listed as delta-spark 4 does; plus each feature
 // named by a `delta.feature.<name> = supported` property (in readerFeatures
@@ -63,5 +70,20 @@ bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature);
 // listed) when a column is or holds a VARIANT. Returns whether the protocol
 // changed (the commit must then carry it).
 bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol);
+
+// The writer features whose columns a writer that only moves rows
+// unchanged (OPTIMIZE, VACUUM) keeps intact: generated and identity
+// columns (the values stay, so do their expressions and high-water marks).
+inline const std::vector<std::string>& RowPreservingFeatures() {
+  static const std::vector<std::string> kFeatures = {"generatedColumns", "identityColumns"};
+  return kFeatures;
+}
+
+// Adds table feature `feature` to `protocol` (in readerFeatures too when
+// IsReaderWriterFeature), moving it to writer 7 (and reader 3) with the
+// legacy versions' implied features listed, as delta-spark upgrades a
+// protocol. Returns whether the protocol changed (false when it already
+// has the feature or its -preview name).
+bool AddTableFeature(Protocol* protocol, std::string_view feature);
 
 }  // namespace silt::delta

@@ -15,6 +15,7 @@
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/row_tracking.h"
 #include "silt/delta/table.h"
+#include "silt/delta/type_widening.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/variant_reader.h"
 
@@ -132,48 +133,6 @@ int FindFileField(const DataType& file, const std::vector<std::optional<int64_t>
   return file.FieldIndex(map.physical_name);
 }
 
-// Digits left of the decimal point an integral type needs.
-int IntegralDigits(TypeId id) {
-  switch (id) {
-    case TypeId::kByte: return 3;
-    case TypeId::kShort: return 5;
-    case TypeId::kInt: return 10;
-    default: return 20;
-  }
-}
-
-int IntegralWidth(TypeId id) {
-  switch (id) {
-    case TypeId::kByte: return 1;
-    case TypeId::kShort: return 2;
-    case TypeId::kInt: return 4;
-    default: return 8;
-  }
-}
-
-// Whether values stored as `have` widen to `want` without loss, as Delta's
-// type widening allows (PROTOCOL.md "Type Widening"): integral to a wider
-// integral, byte/short/int to double, integral to a decimal with room for
-// its digits, float to double, decimal to a decimal with at least the same
-// scale and integer digits, date to timestamp_ntz.
-bool CanWiden(const DataType& have, const DataType& want) {
-  TypeId from = have.id();
-  TypeId to = want.id();
-  if (have.is_integral()) {
-    if (want.is_integral()) return IntegralWidth(to) > IntegralWidth(from);
-    if (to == TypeId::kDouble) return from != TypeId::kLong;
-    if (to == TypeId::kDecimal) return want.precision() - want.scale() >= IntegralDigits(from);
-    return false;
-  }
-  if (from == TypeId::kFloat) return to == TypeId::kDouble;
-  if (from == TypeId::kDecimal && to == TypeId::kDecimal) {
-    return want.scale() >= have.scale() &&
-           want.precision() - want.scale() >= have.precision() - have.scale();
-  }
-  if (from == TypeId::kDate) return to == TypeId::kTimestampNtz;
-  return false;
-}
-
 // How a file column becomes the table column, per nesting level.
 struct ReadStep {
   // kVariant: a stored variant group (metadata, value, typed_value)
@@ -266,105 +225,17 @@ Result<ReadStep> PlanRead(const FieldMap& map, const TypePtr& want, const TypePt
     }
     default:
       if (have->Equals(*want)) return step;
-      if (!CanWiden(*have, *want)) return TypeMismatch(path, file, *have, *want);
+      if (!CanReadWidened(*have, *want)) return TypeMismatch(path, file, *have, *want);
       step.kind = ReadStep::Kind::kWiden;
       return step;
   }
-}
-
-template <typename From, typename To, typename Fn>
-BufferPtr ConvertValues(const Column& in, Fn fn) {
-  auto out = std::make_shared<Buffer>();
-  out->Resize(in.length * static_cast<int64_t>(sizeof(To)));
-  if (in.length == 0) return out;
-  const From* src = in.raw_values<From>();
-  To* dst = out->mutable_data_as<To>();
-  for (int64_t i = 0; i < in.length; ++i) dst[i] = fn(src[i]);
-  return out;
-}
-
-// Applies `fn` (a generic lambda over the stored integer) to every value of
-// an integral column.
-template <typename To, typename Fn>
-BufferPtr ConvertIntegral(const Column& in, Fn fn) {
-  switch (in.type->id()) {
-    case TypeId::kByte: return ConvertValues<int8_t, To>(in, fn);
-    case TypeId::kShort: return ConvertValues<int16_t, To>(in, fn);
-    case TypeId::kInt: return ConvertValues<int32_t, To>(in, fn);
-    default: return ConvertValues<int64_t, To>(in, fn);
-  }
-}
-
-unsigned __int128 Pow10(int n) {
-  unsigned __int128 v = 1;
-  for (int i = 0; i < n; ++i) v *= 10;
-  return v;
-}
-
-// Multiplies with two's-complement wrap-around: values of null slots are
-// unspecified and must not overflow into undefined behaviour; valid values
-// fit by construction (CanWiden).
-__int128 ScaleUp(__int128 v, unsigned __int128 factor) {
-  return static_cast<__int128>(static_cast<unsigned __int128>(v) * factor);
-}
-
-// The column of widened values (REQUIRES: CanWiden(*in.type, *want), or a
-// void column, which becomes nulls of `want`); the validity bitmap is shared.
-ColumnPtr Widen(const Column& in, const TypePtr& want) {
-  if (in.type->id() == TypeId::kNull) return columnar::MakeNullColumn(want, in.length);
-  auto out = std::make_shared<Column>();
-  out->type = want;
-  out->length = in.length;
-  out->null_count = in.null_count;
-  out->validity = in.validity;
-  const TypeId from = in.type->id();
-  switch (want->id()) {
-    case TypeId::kShort:
-      out->values = ConvertIntegral<int16_t>(in, [](auto v) { return static_cast<int16_t>(v); });
-      break;
-    case TypeId::kInt:
-      out->values = ConvertIntegral<int32_t>(in, [](auto v) { return static_cast<int32_t>(v); });
-      break;
-    case TypeId::kLong:
-      out->values = ConvertIntegral<int64_t>(in, [](auto v) { return static_cast<int64_t>(v); });
-      break;
-    case TypeId::kDouble:
-      if (from == TypeId::kFloat) {
-        out->values = ConvertValues<float, double>(in, [](float v) { return double{v}; });
-      } else {
-        out->values = ConvertIntegral<double>(in, [](auto v) { return static_cast<double>(v); });
-      }
-      break;
-    case TypeId::kDecimal: {
-      if (from == TypeId::kDecimal) {
-        const unsigned __int128 factor = Pow10(want->scale() - in.type->scale());
-        out->values = ConvertValues<__int128, __int128>(
-            in, [factor](__int128 v) { return ScaleUp(v, factor); });
-      } else {
-        const unsigned __int128 factor = Pow10(want->scale());
-        out->values = ConvertIntegral<__int128>(
-            in, [factor](auto v) { return ScaleUp(static_cast<__int128>(v), factor); });
-      }
-      break;
-    }
-    case TypeId::kTimestampNtz: {
-      constexpr uint64_t kMicrosPerDay = 86400ULL * 1000 * 1000;
-      out->values = ConvertValues<int32_t, int64_t>(in, [](int32_t days) {
-        return static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(days)) *
-                                    kMicrosPerDay);
-      });
-      break;
-    }
-    default: break;  // unreachable: CanWiden admits nothing else
-  }
-  return out;
 }
 
 // The table column from the file column `in`, per `step`.
 Result<ColumnPtr> ApplyRead(const ReadStep& step, const ColumnPtr& in) {
   switch (step.kind) {
     case ReadStep::Kind::kAsIs: return in;
-    case ReadStep::Kind::kWiden: return Widen(*in, step.type);
+    case ReadStep::Kind::kWiden: return WidenColumn(*in, step.type);
     case ReadStep::Kind::kVariant: return parquet::VariantFromParquet(*in);
     case ReadStep::Kind::kStruct: {
       auto out = std::make_shared<Column>();

@@ -23,18 +23,26 @@ using columnar::AsNullable;
 bool SameTypeIgnoringNullability(const columnar::DataType& a, const columnar::DataType& b);
 
 // The table schema after appending data of schema `incoming` to a table of
-// schema `table`. Columns match by name, case-insensitively. Table columns
+// schema `table`. Columns match by name, case-insensitively, at every
+// depth (struct fields, array elements, map keys and values). Table columns
 // keep their order, names and types (data whose types differ only in
-// nullability fits them); table columns the data lacks stay (they read as
-// null). With `merge_schema`, columns only the data has are appended
-// at the end (and fields only a nested struct of the data has are appended
-// to that struct), as nullable; without it they are an error.
-// Returns `table` itself when nothing changes.
+// nullability fits them, and so does data of a narrower type that widens
+// to the column's, type_widening.h: the writer converts it); table columns
+// the data lacks stay (they read as null). With `merge_schema`, columns
+// only the data has are appended at the end (and fields only a nested
+// struct of the data has are appended to that struct), as nullable;
+// without it they are an error. With `merge_schema` and `type_widening`
+// (the table's delta.enableTypeWidening), a column or nested field whose
+// data type is a supported widening of its type (IsTypeChangeSupported)
+// takes the data's type, and the change is appended to the
+// delta.typeChanges metadata of its nearest struct field, as delta-spark 4
+// records it. Returns `table` itself when nothing changes.
 // Errors: InvalidArgument naming the column (dotted path) and both types
-// when a column's type differs, or naming a new column when merge_schema is
-// off ("set mergeSchema to add it").
+// when a column's type differs otherwise (saying what would widen it when
+// the change is a supported widening), or naming a new column when
+// merge_schema is off ("set mergeSchema to add it").
 Result<columnar::SchemaPtr> MergeSchemaForAppend(const columnar::SchemaPtr& table,
                                                  const columnar::Schema& incoming,
-                                                 bool merge_schema);
+                                                 bool merge_schema, bool type_widening = false);
 
 }  // namespace silt::delta

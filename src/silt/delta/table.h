@@ -237,6 +237,10 @@ struct CommitRequest {
   // partition columns, configuration) and protocol of version 0.
   std::optional<Metadata> new_metadata;
   std::optional<Protocol> new_protocol;
+  // Writer features this writer implements beyond what every commit does
+  // (CheckWriteSupported's `honoured`): the Delta sink computes generated
+  // and identity columns.
+  std::vector<std::string> honoured_features;
   std::vector<AddFile> adds;
   std::vector<RemoveFile> removes;
   // Change data files (delta.enableChangeDataFeed), written after the adds.

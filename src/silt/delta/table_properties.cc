@@ -113,9 +113,9 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.enableDeletionVectors", Support::kHonoured, Kind::kBool, ""},
     {"delta.enableInCommitTimestamps", Support::kHonoured, Kind::kBool, ""},
     {"delta.enableRowTracking", Support::kHonoured, Kind::kBool, ""},
-    // Readers need not look at it: TableScan casts any widened column
-    // (delta.typeChanges) whatever it says; silt never widens a type itself.
-    {"delta.enableTypeWidening", Support::kOnlyDefault, Kind::kBool, "false"},
+    // The sink's mergeSchema widens column types when it is on
+    // (type_widening.h); TableScan reads widened columns whatever it says.
+    {"delta.enableTypeWidening", Support::kHonoured, Kind::kBool, ""},
     {"delta.enableIcebergCompatV1", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableIcebergCompatV2", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.columnMapping.mode", Support::kOnlyDefault, Kind::kString, "none"},
@@ -265,6 +265,11 @@ Result<bool> EnableRowTracking(const TableConfiguration& configuration) {
   return v ? ParseBool(kEnableRowTracking, *v) : Result<bool>(false);
 }
 
+Result<bool> EnableTypeWidening(const TableConfiguration& configuration) {
+  auto v = GetTableProperty(configuration, kEnableTypeWidening);
+  return v ? ParseBool(kEnableTypeWidening, *v) : Result<bool>(false);
+}
+
 Result<bool> RowTrackingSuspended(const TableConfiguration& configuration) {
   auto v = GetTableProperty(configuration, kRowTrackingSuspended);
   return v ? ParseBool(kRowTrackingSuspended, *v) : Result<bool>(false);
@@ -354,8 +359,9 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
                            kFeaturePropertyPrefix)) {
         const std::string_view feature = lowered.substr(kFeaturePropertyPrefix.size());
         static constexpr std::string_view kHonoured[] = {
-            "appendOnly",        "invariants",  "domainMetadata",     "deletionVectors",
-            "inCommitTimestamp", "rowTracking", "vacuumProtocolCheck"};
+            "appendOnly",          "invariants",        "domainMetadata",
+            "deletionVectors",     "inCommitTimestamp", "rowTracking",
+            "vacuumProtocolCheck", "typeWidening",      "timestampNtz"};
         const std::string_view* found = nullptr;
         for (const std::string_view& f : kHonoured) {
           if (EqualsIgnoreCase(f, feature)) found = &f;

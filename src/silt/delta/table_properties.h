@@ -37,6 +37,7 @@ inline constexpr std::string_view kInCommitTimestampEnablementVersion =
 inline constexpr std::string_view kInCommitTimestampEnablementTimestamp =
     "delta.inCommitTimestampEnablementTimestamp";
 inline constexpr std::string_view kEnableRowTracking = "delta.enableRowTracking";
+inline constexpr std::string_view kEnableTypeWidening = "delta.enableTypeWidening";
 inline constexpr std::string_view kRowTrackingSuspended = "delta.rowTrackingSuspended";
 inline constexpr std::string_view kMaterializedRowIdColumnName =
     "delta.rowTracking.materializedRowIdColumnName";
@@ -89,6 +90,7 @@ Result<bool> EnableInCommitTimestamps(const TableConfiguration& configuration); 
 Result<bool> EnableDeletionVectors(const TableConfiguration& configuration);      // false
 Result<bool> EnableRowTracking(const TableConfiguration& configuration);          // false
 Result<bool> RowTrackingSuspended(const TableConfiguration& configuration);       // false
+Result<bool> EnableTypeWidening(const TableConfiguration& configuration);         // false
 // -1 means every column; otherwise >= 0.                                        // 32
 Result<int> DataSkippingNumIndexedCols(const TableConfiguration& configuration);
 // Comma-separated column names (dotted for nested, backquotes allowed), when
@@ -114,7 +116,8 @@ Result<bool> CheckpointPolicyV2(const TableConfiguration& configuration);
 // = true, delta.columnMapping.mode = name), and for
 // `delta.feature.<name>` other than "supported" or naming a feature silt
 // does not honour (those it does: appendOnly, invariants, domainMetadata,
-// deletionVectors, inCommitTimestamp, rowTracking, vacuumProtocolCheck).
+// deletionVectors, inCommitTimestamp, rowTracking, vacuumProtocolCheck,
+// typeWidening, timestampNtz).
 Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& configuration);
 
 }  // namespace silt::delta

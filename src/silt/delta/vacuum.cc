@@ -145,7 +145,7 @@ Result<VacuumResult> Vacuum(DeltaTable* table, const VacuumOptions& options) {
 
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
   const Protocol& protocol = snapshot->protocol();
-  Status writable = CheckWriteSupported(protocol, snapshot->metadata());
+  Status writable = CheckWriteSupported(protocol, snapshot->metadata(), RowPreservingFeatures());
   if (!writable.ok()) {
     bool protocol_check =
         protocol.reader_features &&

@@ -729,14 +729,15 @@ class JobParser {
                    SinkSpec* spec) const {
     if (!node.IsMap()) return Error(node, path, "expected a mapping");
     if (routed) {
+      SILT_RETURN_NOT_OK(CheckKeys(
+          node, path,
+          {"name", "where", "select", "format", "outputMode", "path", "partitionBy", "clusterBy",
+           "options", "mode", "merge", "dedupBy", "generatedColumns", "identityColumns"}));
+    } else {
       SILT_RETURN_NOT_OK(
           CheckKeys(node, path,
-                    {"name", "where", "select", "format", "outputMode", "path", "partitionBy",
-                     "clusterBy", "options", "mode", "merge", "dedupBy"}));
-    } else {
-      SILT_RETURN_NOT_OK(CheckKeys(node, path,
-                                   {"format", "outputMode", "path", "partitionBy", "clusterBy",
-                                    "options", "mode", "merge", "dedupBy"}));
+                    {"format", "outputMode", "path", "partitionBy", "clusterBy", "options", "mode",
+                     "merge", "dedupBy", "generatedColumns", "identityColumns"}));
     }
     spec->key_path = path;
     spec->name = path;
@@ -788,6 +789,16 @@ class JobParser {
                      "clusterBy");
       }
     }
+    for (const char* key : {"generatedColumns", "identityColumns"}) {
+      YAML::Node n = node[key];
+      if (!n) continue;
+      SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(n, Join(p, key)));
+      if (spec->format != "delta") {
+        return Error(n, Join(p, key), "applies to format delta, not ", spec->format);
+      }
+      (std::string_view(key) == "generatedColumns" ? spec->generated_columns
+                                                   : spec->identity_columns) = std::move(entries);
+    }
     if (YAML::Node n = node["options"]) {
       SILT_ASSIGN_OR_RETURN(auto entries, ScalarMap(n, Join(p, "options")));
       for (auto& [key, value] : entries) spec->options[key] = value;
@@ -797,6 +808,12 @@ class JobParser {
       spec->mode = AsciiLower(mode);
       if (spec->mode != "append" && spec->mode != "merge") {
         return Error(n, Join(p, "mode"), "expected append or merge, got '", mode, "'");
+      }
+      if (spec->mode == "merge" &&
+          (!spec->generated_columns.empty() || !spec->identity_columns.empty())) {
+        return Error(n, Join(p, "mode"),
+                     "generatedColumns and identityColumns are computed by appends only, not "
+                     "by the merge sink");
       }
       if (spec->mode == "merge" && spec->format != "delta") {
         return Error(n, Join(p, "mode"), "merge needs format delta (got ", spec->format, ")");

@@ -127,6 +127,13 @@ struct SinkSpec {
   // Liquid clustering columns (Delta's CLUSTER BY) for a table the Delta
   // sink creates; not together with partition_by.
   std::vector<std::string> cluster_by;
+  // Generated columns of a table the Delta sink creates, in order: column
+  // name -> generation expression (Spark's GENERATED ALWAYS AS (expr)).
+  std::vector<std::pair<std::string, std::string>> generated_columns;
+  // Identity columns of a table the Delta sink creates, in order: column
+  // name -> "GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(START WITH n
+  // INCREMENT BY n)]" (delta/generated_columns.h).
+  std::vector<std::pair<std::string, std::string>> identity_columns;
   std::map<std::string, std::string> options;
   // How a Delta sink writes a batch: "append" (the default) or "merge"
   // (`merge` then holds the clauses).

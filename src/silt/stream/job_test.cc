@@ -242,6 +242,31 @@ checkpointLocation: /c
       << message;
 }
 
+TEST(JobTest, GeneratedAndIdentityColumnsKeepTheirOrder) {
+  ASSERT_OK_AND_ASSIGN(JobSpec job, ParseJobYaml(R"(source: {format: generator}
+sink:
+  path: /t
+  generatedColumns: {z: upper(a), b: CAST(t AS DATE)}
+  identityColumns: {id: GENERATED ALWAYS AS IDENTITY}
+checkpointLocation: /c
+)",
+                                                 "j.yaml"));
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(job.sink.generated_columns, (Pairs{{"z", "upper(a)"}, {"b", "CAST(t AS DATE)"}}));
+  EXPECT_EQ(job.sink.identity_columns, (Pairs{{"id", "GENERATED ALWAYS AS IDENTITY"}}));
+  Result<JobSpec> merge = ParseJobYaml(R"(source: {format: generator}
+sink:
+  path: /t
+  generatedColumns: {z: upper(a)}
+  mode: merge
+checkpointLocation: /c
+)",
+                                       "j.yaml");
+  ASSERT_RAISES(InvalidArgument, merge);
+  EXPECT_NE(merge.status().message().find("not by the merge sink"), std::string::npos)
+      << merge.status().message();
+}
+
 TEST(JobTest, MetricsEndpointKeys) {
   const std::string base =
       "source: {format: generator}\nsink: {path: /t}\ncheckpointLocation: /c\n";

@@ -844,6 +844,15 @@ class Exporter {
           "delta-spark 3.2's streaming writer cannot create a clustered table: "
           "create it first (CREATE TABLE ... CLUSTER BY) and drop clusterBy from the job");
     }
+    if (!sink.generated_columns.empty() || !sink.identity_columns.empty()) {
+      // A streaming writer cannot declare them; a table created with them
+      // beforehand computes them on every append.
+      return Refuse(sink.key_path +
+                        (sink.generated_columns.empty() ? ".identityColumns" : ".generatedColumns"),
+                    "Spark's streaming writer cannot create generated or identity columns: "
+                    "create the table first (CREATE TABLE ... GENERATED ...) and drop the key "
+                    "from the job");
+    }
     DeltaOptions out;
     const std::string prefix = sink.key_path + ".options.";
     for (const auto& [key, value] : sink.options) {

@@ -351,6 +351,12 @@ checkpointLocation: /cp
               HasSubstr("sink.clusterBy: cannot be exported"));
   EXPECT_THAT(Refusal(R"y(
 source: {format: json, schema: 'a STRING', options: {path: /in}}
+sink: {format: delta, path: /out, generatedColumns: {b: upper(a)}}
+checkpointLocation: /cp
+)y"),
+              HasSubstr("sink.generatedColumns: cannot be exported"));
+  EXPECT_THAT(Refusal(R"y(
+source: {format: json, schema: 'a STRING', options: {path: /in}}
 sink: {format: delta, path: /out}
 checkpointLocation: /cp
 storage: {s3: {flavour: x}}

@@ -1,9 +1,11 @@
 #include "silt/stream/sink/delta_sink.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
+#include "silt/columnar/builder.h"
 #include "silt/delta/clustering.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
@@ -11,6 +13,8 @@
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
+#include "silt/delta/type_widening.h"
+#include "silt/expr/expression.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
@@ -77,14 +81,189 @@ Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptio
   return delta::ResolveBloomFilters(request, data_schema);
 }
 
+bool HasTimestampNtz(const columnar::DataType& type) {
+  switch (type.id()) {
+    case columnar::TypeId::kTimestampNtz: return true;
+    case columnar::TypeId::kArray: return HasTimestampNtz(*type.element_type());
+    case columnar::TypeId::kMap:
+      return HasTimestampNtz(*type.key_type()) || HasTimestampNtz(*type.value_type());
+    case columnar::TypeId::kStruct:
+      for (const columnar::Field& field : type.fields()) {
+        if (HasTimestampNtz(*field.type)) return true;
+      }
+      return false;
+    default: return false;
+  }
+}
+
+// A column name as an expression can name it.
+std::string Quoted(const std::string& name) {
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
+Result<expr::BoundExpressionPtr> BindText(const std::string& text,
+                                          const columnar::SchemaPtr& schema,
+                                          const expr::EvalOptions& eval) {
+  SILT_ASSIGN_OR_RETURN(expr::ExpressionPtr parsed, expr::ParseExpression(text));
+  return expr::Bind(*parsed, schema, eval);
+}
+
 }  // namespace
+
+struct DeltaSink::ColumnPlan {
+  struct Generated {
+    std::string name;        // as the table spells it
+    std::string expression;  // delta.generationExpression
+    columnar::TypePtr type;  // the table column's type
+    int output_index = -1;   // the query's column, or -1: computed
+  };
+  struct Identity {
+    delta::IdentityColumn column;
+    int output_index = -1;  // the query's column (BY DEFAULT), or -1: generated
+    int64_t first_k = 0;    // k of the first value after the high-water mark
+  };
+  std::vector<Generated> generated;
+  std::vector<Identity> identity;
+  columnar::SchemaPtr output_schema;
+  // output_schema's columns, the computed generated columns, the generated
+  // identity columns.
+  columnar::SchemaPtr write_schema;
+  std::string table_path;
+};
+
+// The next k (value start + k * step) of each identity column, shared by
+// the batch's writers: each chunk takes a range.
+struct DeltaSink::IdentityCounters {
+  explicit IdentityCounters(const ColumnPlan& plan) : next(plan.identity.size()) {
+    for (size_t i = 0; i < plan.identity.size(); ++i) next[i].store(plan.identity[i].first_k);
+  }
+  std::vector<std::atomic<int64_t>> next;
+};
+
+class DeltaSink::ColumnFiller {
+ public:
+  static Result<std::unique_ptr<ColumnFiller>> Make(std::shared_ptr<const ColumnPlan> plan,
+                                                    const expr::EvalOptions& eval,
+                                                    IdentityCounters* counters, int64_t batch_id) {
+    std::unique_ptr<ColumnFiller> filler(new ColumnFiller());
+    filler->plan_ = plan;
+    filler->counters_ = counters;
+    filler->batch_id_ = batch_id;
+    const columnar::SchemaPtr& schema = plan->output_schema;
+    for (size_t i = 0; i < plan->generated.size(); ++i) {
+      const ColumnPlan::Generated& g = plan->generated[i];
+      auto context = [&](const Status& st) {
+        return Status::InvalidArgument("generated column '", g.name, "' of Delta table ",
+                                       plan->table_path, " (", g.expression, "): ", st.message());
+      };
+      if (g.output_index < 0) {
+        Result<expr::BoundExpressionPtr> bound = BindText(g.expression, schema, eval);
+        if (bound.ok() && !(*bound)->type()->Equals(*g.type)) {
+          bound = BindText("CAST((" + g.expression + ") AS " + g.type->ToDdl() + ")", schema, eval);
+        }
+        if (!bound.ok()) return context(bound.status());
+        filler->compute_.push_back(std::move(*bound));
+        continue;
+      }
+      Check check;
+      check.generated = i;
+      const std::string column = Quoted(schema->field(g.output_index).name);
+      Result<expr::BoundExpressionPtr> equal =
+          BindText("(" + column + ") <=> (" + g.expression + ")", schema, eval);
+      if (!equal.ok()) return context(equal.status());
+      check.equal = std::move(*equal);
+      Result<expr::BoundExpressionPtr> given =
+          BindText("CAST(" + column + " AS STRING)", schema, eval);
+      Result<expr::BoundExpressionPtr> expected =
+          BindText("CAST((" + g.expression + ") AS STRING)", schema, eval);
+      if (!given.ok()) return context(given.status());
+      if (!expected.ok()) return context(expected.status());
+      check.given = std::move(*given);
+      check.expected = std::move(*expected);
+      filler->checks_.push_back(std::move(check));
+    }
+    return filler;
+  }
+
+  // `batch` (the query's rows) with the computed columns appended, shaped
+  // as plan.write_schema. Errors: InvalidArgument with Spark's error class
+  // for a generated value that differs from its expression or an identity
+  // value that overflows.
+  Result<columnar::RecordBatch> Apply(const columnar::RecordBatch& batch) {
+    const expr::EvalContext ctx;
+    for (Check& check : checks_) {
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr equal, check.equal->Evaluate(batch, ctx));
+      for (int64_t row = 0; row < equal->length; ++row) {
+        if (!equal->IsNull(row) && equal->BoolValue(row)) continue;
+        const ColumnPlan::Generated& g = plan_->generated[check.generated];
+        SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr given, check.given->Evaluate(batch, ctx));
+        SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr expected, check.expected->Evaluate(batch, ctx));
+        auto text = [row](const columnar::Column& c) {
+          return c.IsNull(row) ? std::string("NULL") : std::string(c.StringValue(row));
+        };
+        return Status::InvalidArgument(
+            "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES: CHECK constraint Generated Column (", g.name,
+            " <=> ", g.expression, ") of Delta table ", plan_->table_path, " violated by row ", row,
+            " of batch ", batch_id_, ": ", g.name, " = ", text(*given), ", the expression gives ",
+            text(*expected));
+      }
+    }
+    columnar::RecordBatch out;
+    out.schema = plan_->write_schema;
+    out.num_rows = batch.num_rows;
+    out.columns = batch.columns;
+    for (expr::BoundExpressionPtr& compute : compute_) {
+      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, compute->Evaluate(batch, ctx));
+      out.columns.push_back(std::move(column));
+    }
+    for (size_t i = 0; i < plan_->identity.size(); ++i) {
+      const ColumnPlan::Identity& id = plan_->identity[i];
+      if (id.output_index >= 0) continue;
+      const int64_t first = counters_->next[i].fetch_add(batch.num_rows);
+      columnar::ColumnBuilder values(columnar::DataType::Long());
+      values.Reserve(batch.num_rows);
+      for (int64_t row = 0; row < batch.num_rows; ++row) {
+        int64_t value = 0;
+        if (__builtin_mul_overflow(first + row, id.column.step, &value) ||
+            __builtin_add_overflow(value, id.column.start, &value)) {
+          return Status::InvalidArgument("DELTA_IDENTITY_COLUMNS_VALUE_OVERFLOW: identity column '",
+                                         id.column.name, "' of Delta table ", plan_->table_path,
+                                         " ran out of BIGINT values (start ", id.column.start,
+                                         ", step ", id.column.step, ")");
+        }
+        values.Append<int64_t>(value);
+      }
+      out.columns.push_back(values.Finish());
+    }
+    return out;
+  }
+
+ private:
+  ColumnFiller() = default;
+  struct Check {
+    size_t generated = 0;
+    expr::BoundExpressionPtr equal;     // column <=> expression
+    expr::BoundExpressionPtr given;     // the column as text, for the error
+    expr::BoundExpressionPtr expected;  // the expression as text
+  };
+  std::shared_ptr<const ColumnPlan> plan_;
+  IdentityCounters* counters_ = nullptr;
+  int64_t batch_id_ = -1;
+  std::vector<expr::BoundExpressionPtr> compute_;
+  std::vector<Check> checks_;
+};
 
 DeltaSink::~DeltaSink() = default;
 
 Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
                                                    columnar::SchemaPtr output_schema,
                                                    std::string query_id, fs::FileSystemPtr fs,
-                                                   Clock* clock) {
+                                                   Clock* clock, const expr::EvalOptions& eval) {
   if (spec.output_mode == "update") {
     // delta-spark refuses it ("Data source delta does not support Update
     // output mode"); upserting by the group keys is a later step.
@@ -107,11 +286,35 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   sink->clock_ = clock;
   sink->query_id_ = std::move(query_id);
   sink->output_schema_ = std::move(output_schema);
+  sink->write_schema_ = sink->output_schema_;
+  sink->eval_ = eval;
+  sink->generated_spec_ = spec.generated_columns;
+  for (const auto& [name, text] : spec.identity_columns) {
+    Result<delta::IdentityColumn> identity = delta::ParseIdentityDefinition(name, text);
+    if (!identity.ok()) {
+      return Status::InvalidArgument(spec.key_path, ".identityColumns.", name, ": ",
+                                     identity.status().message());
+    }
+    sink->identity_spec_.push_back(std::move(*identity));
+  }
 
   for (size_t i = 0; i < spec.partition_by.size(); ++i) {
     const std::string& name = spec.partition_by[i];
     int index = sink->output_schema_->FieldIndex(name);
     if (index < 0) {
+      // A generated or identity column the sink computes (its type is
+      // checked once the expressions are bound, below).
+      const std::string* computed = nullptr;
+      for (const auto& [column, expression] : sink->generated_spec_) {
+        if (internal::EqualsIgnoreCase(column, name)) computed = &column;
+      }
+      for (const delta::IdentityColumn& id : sink->identity_spec_) {
+        if (internal::EqualsIgnoreCase(id.name, name)) computed = &id.name;
+      }
+      if (computed != nullptr) {
+        sink->partition_by_.push_back(*computed);
+        continue;
+      }
       return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
                                      "' is not a column of the query output (",
                                      delta::SchemaDdl(*sink->output_schema_), ")");
@@ -125,8 +328,16 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     // Partition values are matched by the schema's spelling of the name.
     sink->partition_by_.push_back(field.name);
   }
+  size_t computed_columns = 0;  // generated and identity columns the query lacks
+  for (const auto& [column, expression] : spec.generated_columns) {
+    if (sink->output_schema_->FieldIndex(column) < 0) ++computed_columns;
+  }
+  for (const delta::IdentityColumn& id : sink->identity_spec_) {
+    if (sink->output_schema_->FieldIndex(id.name) < 0) ++computed_columns;
+  }
   if (!sink->partition_by_.empty() &&
-      static_cast<int>(sink->partition_by_.size()) >= sink->output_schema_->num_fields()) {
+      sink->partition_by_.size() >=
+          static_cast<size_t>(sink->output_schema_->num_fields()) + computed_columns) {
     return Status::InvalidArgument(
         "sink.partitionBy: cannot partition by every column; a Delta table needs at least one "
         "data column");
@@ -240,6 +451,22 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   if (exists) {
     SILT_ASSIGN_OR_RETURN(sink->snapshot_, sink->table_->LatestSnapshot());
     SILT_RETURN_NOT_OK(sink->CheckTableSchema(*sink->snapshot_));
+    if (!spec.generated_columns.empty() || !spec.identity_columns.empty()) {
+      SILT_LOG_WARN("stream", spec.key_path,
+                    ".generatedColumns/identityColumns: ignored, the table exists (its own "
+                    "generated and identity columns apply)");
+    }
+  } else {
+    // Bind the spec's expressions now: a bad one is a bad job.
+    SILT_RETURN_NOT_OK(sink->PlanColumns(nullptr));
+    SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr table_schema, sink->NewTableSchema());
+    for (const std::string& name : sink->partition_by_) {
+      const columnar::Field& field = table_schema->field(table_schema->FieldIndex(name));
+      if (field.type->is_nested()) {
+        return Status::InvalidArgument("sink.partitionBy: '", name, "' is ", field.type->ToDdl(),
+                                       "; partition columns must be of a primitive type");
+      }
+    }
   }
   return sink;
 }
@@ -251,6 +478,8 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
     // Complete mode with overwriteSchema (delta-spark's
     // ImplicitMetadataOperation): the batch replaces the table's schema and
     // partitioning with the query's, so any difference is allowed.
+    column_plan_.reset();
+    write_schema_ = output_schema_;
     layout_ = delta::NewTableLayout(output_schema_);
     const std::vector<std::string>& existing = snapshot.partition_columns();
     bool same_partitioning = existing.size() == partition_by_.size();
@@ -262,8 +491,16 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
         columnar::SchemaToJson(*snapshot.schema()) != columnar::SchemaToJson(*layout_.table_schema);
     return Status::OK();
   }
-  SILT_ASSIGN_OR_RETURN(
-      layout_, delta::PlanAppend(snapshot.schema(), *output_schema_, merge_schema_, path_));
+  SILT_RETURN_NOT_OK(PlanColumns(snapshot.schema().get()));
+  // delta-spark's DeltaSink: mergeSchema on a table with type widening
+  // enabled widens a column to a wider type of the query's.
+  bool type_widening = false;
+  if (merge_schema_) {
+    SILT_ASSIGN_OR_RETURN(type_widening,
+                          delta::TypeWideningEnabled(snapshot.protocol(), snapshot.metadata()));
+  }
+  SILT_ASSIGN_OR_RETURN(layout_, delta::PlanAppend(snapshot.schema(), *write_schema_, merge_schema_,
+                                                   path_, type_widening));
   if (!partition_by_.empty()) {
     const std::vector<std::string>& existing = snapshot.partition_columns();
     bool same = existing.size() == partition_by_.size();
@@ -278,6 +515,133 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
     }
   }
   return Status::OK();
+}
+
+Status DeltaSink::PlanColumns(const columnar::Schema* table) {
+  auto plan = std::make_shared<ColumnPlan>();
+  plan->output_schema = output_schema_;
+  plan->table_path = path_;
+  if (table != nullptr) {
+    SILT_ASSIGN_OR_RETURN(std::vector<delta::GeneratedColumn> generated,
+                          delta::GeneratedColumns(*table));
+    for (delta::GeneratedColumn& g : generated) {
+      ColumnPlan::Generated column;
+      column.type = table->field(table->FieldIndex(g.name)).type;
+      column.name = std::move(g.name);
+      column.expression = std::move(g.expression);
+      plan->generated.push_back(std::move(column));
+    }
+    SILT_ASSIGN_OR_RETURN(std::vector<delta::IdentityColumn> identity,
+                          delta::IdentityColumns(*table));
+    for (delta::IdentityColumn& id : identity) {
+      plan->identity.push_back(ColumnPlan::Identity{std::move(id), -1, 0});
+    }
+  } else {
+    for (const auto& [name, expression] : generated_spec_) {
+      ColumnPlan::Generated column;
+      column.name = name;
+      column.expression = expression;
+      const int index = output_schema_->FieldIndex(name);
+      if (index >= 0) {
+        column.type = output_schema_->field(index).type;
+      } else {
+        Result<expr::BoundExpressionPtr> bound = BindText(expression, output_schema_, eval_);
+        if (!bound.ok()) {
+          return Status::InvalidArgument("sink.generatedColumns.", name, ": ",
+                                         bound.status().message());
+        }
+        column.type = (*bound)->type();
+      }
+      plan->generated.push_back(std::move(column));
+    }
+    for (const delta::IdentityColumn& id : identity_spec_) {
+      plan->identity.push_back(ColumnPlan::Identity{id, -1, 0});
+    }
+  }
+  if (plan->generated.empty() && plan->identity.empty()) {
+    column_plan_.reset();
+    write_schema_ = output_schema_;
+    return Status::OK();
+  }
+  std::vector<columnar::Field> fields = output_schema_->fields();
+  for (ColumnPlan::Generated& g : plan->generated) {
+    g.output_index = output_schema_->FieldIndex(g.name);
+    if (g.output_index < 0) fields.push_back(columnar::Field{g.name, g.type, true, "{}"});
+  }
+  for (ColumnPlan::Identity& id : plan->identity) {
+    id.output_index = output_schema_->FieldIndex(id.column.name);
+    if (id.output_index >= 0 && !id.column.allow_explicit_insert) {
+      return Status::InvalidArgument(
+          "DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED: the query provides values for "
+          "column '",
+          id.column.name, "' of Delta table ", path_,
+          ", which is GENERATED ALWAYS AS IDENTITY (drop it from the query's output)");
+    }
+    if (id.output_index >= 0) continue;
+    fields.push_back(columnar::Field{id.column.name, columnar::DataType::Long(), true, "{}"});
+    // The first value after the high-water mark: values are start + k *
+    // step, beyond the mark in the step's direction.
+    const delta::IdentityColumn& c = id.column;
+    if (c.high_water_mark) {
+      const __int128 distance = static_cast<__int128>(*c.high_water_mark) - c.start;
+      const __int128 k = distance / c.step;
+      id.first_k = k < 0 ? 0 : static_cast<int64_t>(k) + 1;
+    }
+  }
+  plan->write_schema = columnar::DataType::Struct(std::move(fields));
+  // Binds every expression once, so a bad one fails before any data.
+  IdentityCounters counters(*plan);
+  SILT_RETURN_NOT_OK(ColumnFiller::Make(plan, eval_, &counters, -1).status());
+  write_schema_ = plan->write_schema;
+  column_plan_ = std::move(plan);
+  return Status::OK();
+}
+
+Result<columnar::SchemaPtr> DeltaSink::NewTableSchema() const {
+  if (column_plan_ == nullptr) return delta::AsNullable(output_schema_);
+  std::vector<columnar::Field> fields;
+  auto add_identity = [&](const ColumnPlan::Identity& id, columnar::Field field) -> Status {
+    field.type = columnar::DataType::Long();
+    SILT_ASSIGN_OR_RETURN(field, delta::WithIdentity(field, id.column.start, id.column.step,
+                                                     id.column.allow_explicit_insert));
+    fields.push_back(std::move(field));
+    return Status::OK();
+  };
+  for (const ColumnPlan::Identity& id : column_plan_->identity) {
+    if (id.output_index < 0) {
+      SILT_RETURN_NOT_OK(add_identity(id, columnar::Field{id.column.name, nullptr, true, "{}"}));
+    }
+  }
+  for (int i = 0; i < output_schema_->num_fields(); ++i) {
+    columnar::Field field = output_schema_->field(i);
+    bool done = false;
+    for (const ColumnPlan::Identity& id : column_plan_->identity) {
+      if (id.output_index == i) {
+        SILT_RETURN_NOT_OK(add_identity(id, field));
+        done = true;
+      }
+    }
+    if (done) continue;
+    for (const ColumnPlan::Generated& g : column_plan_->generated) {
+      if (g.output_index == i) {
+        SILT_ASSIGN_OR_RETURN(field, delta::WithGenerationExpression(field, g.expression));
+      }
+    }
+    fields.push_back(std::move(field));
+  }
+  for (const ColumnPlan::Generated& g : column_plan_->generated) {
+    if (g.output_index >= 0) continue;
+    SILT_ASSIGN_OR_RETURN(
+        columnar::Field field,
+        delta::WithGenerationExpression(columnar::Field{g.name, g.type, true, "{}"}, g.expression));
+    fields.push_back(std::move(field));
+  }
+  return delta::AsNullable(columnar::DataType::Struct(std::move(fields)));
+}
+
+Result<std::unique_ptr<DeltaSink::ColumnFiller>> DeltaSink::MakeFiller() {
+  if (column_plan_ == nullptr) return std::unique_ptr<ColumnFiller>();
+  return ColumnFiller::Make(column_plan_, eval_, identity_counters_.get(), batch_id_);
 }
 
 Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& query_id,
@@ -368,8 +732,9 @@ namespace {
 
 class DeltaPartWriter final : public SinkPartWriter {
  public:
-  DeltaPartWriter(std::unique_ptr<delta::AppendWriter> writer, DeltaSink::PartResult* result)
-      : writer_(std::move(writer)), result_(result) {}
+  DeltaPartWriter(std::unique_ptr<delta::AppendWriter> writer,
+                  std::unique_ptr<DeltaSink::ColumnFiller> filler, DeltaSink::PartResult* result)
+      : writer_(std::move(writer)), filler_(std::move(filler)), result_(result) {}
   ~DeltaPartWriter() override {
     if (writer_ != nullptr) {
       writer_->Abort().IgnoreError("data files of an unfinished part are never committed");
@@ -378,7 +743,12 @@ class DeltaPartWriter final : public SinkPartWriter {
   Status Write(const columnar::RecordBatch& batch) override {
     if (batch.num_rows == 0) return Status::OK();
     if (writer_ == nullptr) return Status::Internal("DeltaSink part written after Close");
-    SILT_RETURN_NOT_OK(writer_->Write(batch));
+    if (filler_ != nullptr) {
+      SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
+      SILT_RETURN_NOT_OK(writer_->Write(filled));
+    } else {
+      SILT_RETURN_NOT_OK(writer_->Write(batch));
+    }
     rows_ += batch.num_rows;
     return Status::OK();
   }
@@ -393,6 +763,7 @@ class DeltaPartWriter final : public SinkPartWriter {
 
  private:
   std::unique_ptr<delta::AppendWriter> writer_;
+  std::unique_ptr<DeltaSink::ColumnFiller> filler_;
   DeltaSink::PartResult* result_;
   int64_t rows_ = 0;
 };
@@ -404,9 +775,10 @@ Result<std::unique_ptr<SinkPartWriter>> DeltaSink::OpenPartWriter() {
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<delta::AppendWriter> writer,
                         delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
                                                   writer_options_, batch_id_));
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<ColumnFiller> filler, MakeFiller());
   parts_.push_back(std::make_unique<PartResult>());
   return std::unique_ptr<SinkPartWriter>(
-      std::make_unique<DeltaPartWriter>(std::move(writer), parts_.back().get()));
+      std::make_unique<DeltaPartWriter>(std::move(writer), std::move(filler), parts_.back().get()));
 }
 
 Result<bool> DeltaSink::Begin(int64_t batch_id) {
@@ -446,8 +818,19 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
                           delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
   } else {
     partition_columns_ = partition_by_;
-    layout_ = delta::NewTableLayout(output_schema_);
+    SILT_RETURN_NOT_OK(PlanColumns(nullptr));
+    if (column_plan_ == nullptr) {
+      layout_ = delta::NewTableLayout(output_schema_);
+    } else {
+      SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr table_schema, NewTableSchema());
+      SILT_ASSIGN_OR_RETURN(layout_, delta::PlanAppend(table_schema, *write_schema_, false, path_));
+    }
   }
+  identity_counters_.reset();
+  if (column_plan_ != nullptr) {
+    identity_counters_ = std::make_unique<IdentityCounters>(*column_plan_);
+  }
+  SILT_ASSIGN_OR_RETURN(filler_, MakeFiller());
   SILT_ASSIGN_OR_RETURN(writer_, delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
                                                            writer_options_, batch_id));
   return true;
@@ -472,7 +855,12 @@ void DeltaSink::FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErr
 Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   if (skip_ || batch.num_rows == 0) return Status::OK();
   if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");
-  SILT_RETURN_NOT_OK(writer_->Write(batch));
+  if (filler_ != nullptr) {
+    SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
+    SILT_RETURN_NOT_OK(writer_->Write(filled));
+  } else {
+    SILT_RETURN_NOT_OK(writer_->Write(batch));
+  }
   rows_ += batch.num_rows;
   return Status::OK();
 }
@@ -497,13 +885,29 @@ Result<SinkBatchResult> DeltaSink::Commit() {
   parts_.clear();
   const int64_t now_ms = clock_->NowMicros() / 1000;
 
+  // The identity columns' new high-water marks (the last value generated).
+  columnar::SchemaPtr table_schema = layout_.table_schema;
+  bool marks_changed = false;
+  if (column_plan_ != nullptr) {
+    for (size_t i = 0; i < column_plan_->identity.size(); ++i) {
+      const ColumnPlan::Identity& id = column_plan_->identity[i];
+      const int64_t next = identity_counters_->next[i].load();
+      if (id.output_index >= 0 || next == id.first_k) continue;
+      // Filled values did not overflow, so neither does the last.
+      SILT_ASSIGN_OR_RETURN(table_schema, delta::WithIdentityHighWaterMark(
+                                              *table_schema, id.column.name,
+                                              id.column.start + (next - 1) * id.column.step));
+      marks_changed = true;
+    }
+  }
   delta::CommitRequest request;
+  request.honoured_features = {"generatedColumns", "identityColumns"};
   if (snapshot_ == nullptr) {
     delta::Metadata metadata;
     metadata.id = NewUuid();
     // Nullable at every depth (NewTableLayout), as delta-spark creates it.
-    metadata.schema = layout_.table_schema;
-    metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
+    metadata.schema = table_schema;
+    metadata.schema_string = columnar::SchemaToJson(*table_schema);
     metadata.partition_columns = partition_by_;
     metadata.configuration = table_properties_;
     metadata.created_time = now_ms;
@@ -511,20 +915,32 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     SILT_ASSIGN_OR_RETURN(request.new_protocol,
                           delta::ProtocolForNewTable(table_properties_, !cluster_by_.empty()));
     delta::AddSchemaFeatures(*layout_.table_schema, &*request.new_protocol);
+    if (column_plan_ != nullptr && !column_plan_->generated.empty()) {
+      delta::AddTableFeature(&*request.new_protocol, "generatedColumns");
+    }
+    if (column_plan_ != nullptr && !column_plan_->identity.empty()) {
+      delta::AddTableFeature(&*request.new_protocol, "identityColumns");
+    }
     if (!cluster_by_.empty()) {
       request.domain_metadata.push_back(delta::ClusteringDomain(cluster_by_));
     }
-  } else if (layout_.schema_changed) {
-    // mergeSchema grew the schema, or overwriteSchema replaced it: this
-    // commit carries the new metaData (same table id and properties).
+  } else if (layout_.schema_changed || marks_changed) {
+    // mergeSchema grew the schema, overwriteSchema replaced it, or identity
+    // values were generated: this commit carries the new metaData (same
+    // table id and properties), as delta-spark's does.
     delta::Metadata metadata = snapshot_->metadata();
-    metadata.schema = layout_.table_schema;
-    metadata.schema_string = columnar::SchemaToJson(*layout_.table_schema);
+    metadata.schema = table_schema;
+    metadata.schema_string = columnar::SchemaToJson(*table_schema);
     metadata.partition_columns = partition_columns_;
     request.new_metadata = std::move(metadata);
-    // A VARIANT column added by mergeSchema needs the variantType feature.
+    // A VARIANT column added by mergeSchema needs the variantType feature,
+    // a TIMESTAMP_NTZ one (added, or a DATE widened to it) timestampNtz.
     delta::Protocol protocol = snapshot_->protocol();
-    if (delta::AddSchemaFeatures(*layout_.table_schema, &protocol)) request.new_protocol = protocol;
+    bool upgraded = delta::AddSchemaFeatures(*layout_.table_schema, &protocol);
+    if (HasTimestampNtz(*layout_.table_schema)) {
+      upgraded = delta::AddTableFeature(&protocol, "timestampNtz") || upgraded;
+    }
+    if (upgraded) request.new_protocol = protocol;
   }
   int64_t bytes = 0;
   for (const delta::AddFile& add : adds) bytes += add.size;

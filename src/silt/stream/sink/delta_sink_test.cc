@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/protocol.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::stream {
@@ -217,6 +218,69 @@ TEST_F(DeltaSinkTest, UpdateModeIsRefusedAtCreation) {
                                           0),
             0u)
       << sink.status().ToString();
+}
+
+TEST_F(DeltaSinkTest, ComputesGeneratedAndIdentityColumnsAcrossPartWriters) {
+  SinkSpec spec = Spec("append");
+  spec.generated_columns = {{"tag", "concat(device, '#', n)"}};
+  spec.identity_columns = {{"id", "GENERATED ALWAYS AS IDENTITY (START WITH 5 INCREMENT BY 2)"}};
+  std::unique_ptr<DeltaSink> sink = Make(spec);
+  ASSERT_NE(sink, nullptr);
+  for (int64_t batch = 0; batch < 2; ++batch) {
+    ASSERT_OK_AND_ASSIGN(bool begun, sink->Begin(batch));
+    ASSERT_TRUE(begun);
+    ASSERT_OK_AND_ASSIGN(auto part_a, sink->OpenPartWriter());
+    ASSERT_OK_AND_ASSIGN(auto part_b, sink->OpenPartWriter());
+    ASSERT_OK(part_a->Write(Rows({{"a", batch}, {"b", batch}})));
+    ASSERT_OK(part_b->Write(Rows({{"c", batch}})));
+    ASSERT_OK(sink->Write(Rows({{"d", batch}})));
+    ASSERT_OK(part_a->Close());
+    ASSERT_OK(part_b->Close());
+    ASSERT_OK(sink->Commit().status());
+  }
+  ASSERT_OK_AND_ASSIGN(auto table, delta::DeltaTable::Open(fs_, "memory://t"));
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table->LatestSnapshot());
+  const columnar::Schema& schema = *snapshot->schema();
+  ASSERT_EQ(schema.ToDdl(), "STRUCT<id: BIGINT, device: STRING, n: BIGINT, tag: STRING>");
+  EXPECT_EQ(schema.field(0).metadata_json,
+            "{\"delta.identity.step\":2,\"delta.identity.allowExplicitInsert\":false,"
+            "\"delta.identity.start\":5,\"delta.identity.highWaterMark\":19}");
+  EXPECT_EQ(schema.field(3).metadata_json,
+            "{\"delta.generationExpression\":\"concat(device, '#', n)\"}");
+  EXPECT_TRUE(delta::SupportsWriterFeature(snapshot->protocol(), "generatedColumns"));
+  EXPECT_TRUE(delta::SupportsWriterFeature(snapshot->protocol(), "identityColumns"));
+  ASSERT_OK_AND_ASSIGN(auto scan, delta::TableScan::Make(fs_, "memory://t", snapshot));
+  std::vector<int64_t> ids;
+  Lines tags;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    for (int64_t row = 0; row < batch->num_rows; ++row) {
+      ids.push_back(batch->column(0)->Value<int64_t>(row));
+      tags.emplace_back(batch->column(3)->StringValue(row));
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  std::sort(tags.begin(), tags.end());
+  EXPECT_EQ(ids, (std::vector<int64_t>{5, 7, 9, 11, 13, 15, 17, 19}));
+  EXPECT_EQ(tags, (Lines{"a#0", "a#1", "b#0", "b#1", "c#0", "c#1", "d#0", "d#1"}));
+}
+
+TEST_F(DeltaSinkTest, RefusesAGeneratedValueThatDiffersFromItsExpression) {
+  SinkSpec spec = Spec("append");
+  spec.generated_columns = {{"n", "length(device)"}};
+  std::unique_ptr<DeltaSink> sink = Make(spec);
+  ASSERT_NE(sink, nullptr);
+  Run(sink.get(), 0, Rows({{"ab", 2}}));
+  ASSERT_OK_AND_ASSIGN(bool begun, sink->Begin(1));
+  ASSERT_TRUE(begun);
+  Status refused = sink->Write(Rows({{"abc", 3}, {"x", 7}}));
+  ASSERT_TRUE(refused.IsInvalidArgument()) << refused.ToString();
+  EXPECT_NE(refused.message().find("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES"), std::string::npos);
+  EXPECT_NE(refused.message().find("violated by row 1 of batch 1: n = 7, the expression gives 1"),
+            std::string::npos)
+      << refused.ToString();
+  sink->Abort();
 }
 
 }  // namespace

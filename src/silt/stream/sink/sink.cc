@@ -28,7 +28,7 @@ Result<std::unique_ptr<Sink>> MakeSink(const SinkSpec& spec, const SinkContext& 
     if (append.output_mode == "update") append.output_mode = "append";
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaSink> sink,
                           DeltaSink::Make(append, context.schema, context.query_id,
-                                          context.file_system, context.clock));
+                                          context.file_system, context.clock, context.eval));
     return std::unique_ptr<Sink>(std::move(sink));
   }
   return Status::NotSupported(spec.key_path, ".format: '", spec.format,
