@@ -63,9 +63,13 @@ format-check:
 # the amd64 .deb installed, run and purged (test-dist).
 # The integration tests mostly wait (on Spark batches, brokers, kills):
 # the arm64 cross build runs beside them at the lowest CPU priority, taking
-# only the cores they leave idle, and test-arm64 then finds it built.
+# only the cores they leave idle, and test-arm64 then finds it built. Its
+# packages (multi-arch runtime libraries too) are installed before the tests
+# start, so that no library changes under a running test.
 test: build test-deps check format-check
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) -L unit
+	@scripts/install-build-deps.sh --arm64
+	@scripts/setup-arm64-sysroot.sh
 	@mkdir -p $(ARM64_BUILD_DIR); \
 	(nice -n 19 $(MAKE) --no-print-directory cross-arm64 >$(ARM64_BUILD_DIR)/cross-build.log 2>&1; \
 	  echo $$? >$(ARM64_BUILD_DIR)/cross-build.rc) & \
