@@ -117,12 +117,25 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
     w.Member(key, value);
   }
   w.EndObject();
+  if (!request.tags.empty()) {
+    w.Key("tags");
+    w.BeginObject();
+    for (const auto& [key, value] : request.tags) w.Member(key, value);
+    w.EndObject();
+  }
   w.Member("engineInfo", std::string("silt/") + SILT_VERSION_STRING);
   w.Member("txnId", txn_id);
-  static const std::set<std::string> kStandard = {
-      "timestamp",      "operation",        "operationParameters", "readVersion",
-      "isolationLevel", "isBlindAppend",    "operationMetrics",    "engineInfo",
-      "txnId",          "inCommitTimestamp"};
+  static const std::set<std::string> kStandard = {"timestamp",
+                                                  "operation",
+                                                  "operationParameters",
+                                                  "readVersion",
+                                                  "isolationLevel",
+                                                  "isBlindAppend",
+                                                  "operationMetrics",
+                                                  "engineInfo",
+                                                  "txnId",
+                                                  "inCommitTimestamp",
+                                                  "tags"};
   for (const auto& [key, value] : request.commit_info_extra) {
     if (kStandard.count(key) == 0) w.Member(key, value);
   }
