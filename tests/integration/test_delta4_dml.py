@@ -140,3 +140,113 @@ def test_dml_keeps_row_ids_as_spark_does(spark4, silt, tmp_path, merge_source,
         assert max(ids[0] for ids in ours.values()) <= high_water_mark(silt_table)
         assert last_commit_info(silt_table).get("tags") == last_commit_info(spark_table).get(
             "tags") == {"delta.rowTracking.preserved": "true"}, what
+
+
+# --------------------------------------------------------------------------
+# ALTER TABLE ... DROP FEATURE
+
+
+def protocol_of(table):
+    found = None
+    for _, actions in sorted(commits(table).items()):
+        for a in actions:
+            if "protocol" in a:
+                found = a["protocol"]
+    return found
+
+
+def normalized_protocol(protocol):
+    return {"minReaderVersion": protocol["minReaderVersion"],
+            "minWriterVersion": protocol["minWriterVersion"],
+            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
+            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
+
+
+def configuration_of(table):
+    found = None
+    for _, actions in sorted(commits(table).items()):
+        for a in actions:
+            if "metaData" in a:
+                found = a["metaData"]["configuration"]
+    return found
+
+
+def commits_after(table, version):
+    """(operation, operationParameters, sorted action kinds) of each commit
+    after `version`."""
+    out = []
+    for v, actions in sorted(commits(table).items()):
+        if v <= version:
+            continue
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        kinds = sorted(next(iter(a)) for a in actions if "commitInfo" not in a)
+        out.append((info["operation"], info.get("operationParameters"), kinds))
+    return out
+
+
+def checkpoint_versions(table):
+    return sorted(int(p.name[:20]) for p in log_dir(table).glob("*.checkpoint*.parquet"))
+
+
+DROP_CASES = {
+    # feature: (table properties, statements run before the drop)
+    "deletionVectors": ("'delta.enableDeletionVectors'='true', 'delta.enableRowTracking'='true'",
+                        ["DELETE FROM {t} WHERE id % 4 = 1", "UPDATE {t} SET v = 'u' WHERE id = 2"]),
+    "v2Checkpoint": ("'delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='2'", []),
+    "inCommitTimestamp": ("'delta.enableInCommitTimestamps'='true'", []),
+    "vacuumProtocolCheck": ("'delta.feature.vacuumProtocolCheck'='supported'", []),
+}
+
+
+def feature_table(spark4, table, properties, statements):
+    t = f"delta.`{table}`"
+    spark4.sql(f"CREATE TABLE {t} (id BIGINT, v STRING) USING delta TBLPROPERTIES ({properties})")
+    for b in range(2):
+        spark4.sql(f"INSERT INTO {t} SELECT id, concat('v', id) FROM range({b * 5}, {b * 5 + 5})")
+    for statement in statements:
+        spark4.sql(statement.format(t=t))
+
+
+@pytest.mark.parametrize("feature", sorted(DROP_CASES))
+def test_drop_feature_as_spark_does(spark4, silt, tmp_path, feature):
+    """silt's DROP FEATURE writes the commits, checkpoints, protocol and
+    properties Spark 4's writes on an identical table; each engine reads and
+    writes the other's result."""
+    properties, statements = DROP_CASES[feature]
+    spark_table, silt_table = tmp_path / "spark", tmp_path / "silt"
+    feature_table(spark4, spark_table, properties, statements)
+    shutil.copytree(spark_table, silt_table)
+    start = max(commits(spark_table))
+    spark4.sql(f"ALTER TABLE delta.`{spark_table}` DROP FEATURE {feature}")
+    silt_sql(silt, f"ALTER TABLE delta.`{silt_table}` DROP FEATURE {feature}")
+
+    def comparable(table):
+        # Row-count metrics and paths differ; operations, parameters and
+        # which actions each commit holds must not.
+        return [(op, params, kinds) for op, params, kinds in commits_after(table, start)]
+    assert comparable(silt_table) == comparable(spark_table)
+    assert comparable(silt_table)[-1][:2] == (
+        "DROP FEATURE", {"featureName": feature, "truncateHistory": False})
+    assert normalized_protocol(protocol_of(silt_table)) == normalized_protocol(
+        protocol_of(spark_table))
+    assert configuration_of(silt_table) == configuration_of(spark_table)
+    assert checkpoint_versions(silt_table) == checkpoint_versions(spark_table)
+    ours = spark4.sql(f"DESCRIBE DETAIL delta.`{silt_table}`")[0]
+    theirs = spark4.sql(f"DESCRIBE DETAIL delta.`{spark_table}`")[0]
+    for key in ("minReaderVersion", "minWriterVersion", "tableFeatures", "properties"):
+        assert ours[key] == theirs[key], key
+    assert feature not in ours["tableFeatures"]
+    expected = to_json_rows(spark4.read_delta(spark_table))
+    assert_same_rows(to_json_rows(spark4.read_delta(silt_table)), expected, feature, "id")
+    if "enableRowTracking" in properties:
+        assert spark_row_ids(spark4, silt_table) == spark_row_ids(spark4, spark_table)
+        assert silt_row_ids(silt, silt_table) == spark_row_ids(spark4, silt_table)
+    # Each engine writes the other's downgraded table (checkpointProtection
+    # included) and reads it back.
+    spark4.sql(f"INSERT INTO delta.`{silt_table}` VALUES (100, 'spark')")
+    silt_sql(silt, f"UPDATE delta.`{spark_table}` SET v = 'silt' WHERE id = 3")
+    rows = {r["id"]: r["v"] for r in to_json_rows(spark4.read_delta(silt_table))}
+    assert rows[100] == "spark"
+    proc = silt("read", str(spark_table), "--format", "jsonl", "--where", "id = 3")
+    assert proc.returncode == 0, describe(proc)
+    assert json.loads(proc.stdout.splitlines()[0])["v"] == "silt"

@@ -421,8 +421,17 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
     cutoff_ms = TruncateToDayUtc(now_ms - *retention_ms);
     if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return;
   }
-  Result<LogCleanupResult> cleanup =
-      CleanUpExpiredLogs(table->file_system().get(), table->log_path(), current, now_ms);
+  LogCleanupOptions cleanup_options;
+  Result<int64_t> protected_before =
+      CheckpointProtectedBeforeVersion((*snapshot)->protocol(), current);
+  if (!protected_before.ok()) {
+    SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
+                  " skipped: ", protected_before.status().ToString());
+    return;
+  }
+  cleanup_options.protected_before_version = *protected_before;
+  Result<LogCleanupResult> cleanup = CleanUpExpiredLogs(
+      table->file_system().get(), table->log_path(), current, now_ms, cleanup_options);
   if (!cleanup.ok()) {
     SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
                   " failed: ", cleanup.status().ToString());

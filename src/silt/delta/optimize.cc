@@ -153,6 +153,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
                                    "clustered by ",
                                    JsonStringArray(clustering_columns), ")");
   }
+  if (options.purge_deletion_vectors) clustering_columns.clear();
   const std::vector<std::string>& zorder_names =
       clustering_columns.empty() ? options.zorder_by : clustering_columns;
   std::vector<std::string> zorder_by;
@@ -182,8 +183,13 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     SILT_ASSIGN_OR_RETURN_CTX(files, options.file_filter(*snapshot), "OPTIMIZE of Delta table ",
                               path);
   }
-  std::vector<OptimizeBin> bins = PlanOptimizeBins(files, options.target_file_bytes,
-                                                   options.min_input_files, !zorder_by.empty());
+  if (options.purge_deletion_vectors) {
+    zorder_by.clear();
+    std::erase_if(files, [](const AddFile& f) { return !f.deletion_vector.has_value(); });
+  }
+  std::vector<OptimizeBin> bins = PlanOptimizeBins(
+      files, options.target_file_bytes,
+      options.purge_deletion_vectors ? 1 : options.min_input_files, !zorder_by.empty());
 
   OptimizeResult result;
   result.read_version = snapshot->version();
@@ -308,6 +314,11 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       {"zOrderBy", JsonStringArray(clustering_columns.empty() ? zorder_by : kNone)},
       {"clusterBy", JsonStringArray(clustering_columns)}};
   request.operation_parameters_json = {{"auto", options.auto_compact ? "true" : "false"}};
+  if (options.purge_deletion_vectors) {
+    request.operation = "REORG";
+    request.operation_parameters = {{"predicate", JsonStringArray(predicates)}};
+    request.operation_parameters_json = {{"applyPurge", "true"}};
+  }
   request.operation_metrics = {
       {"numRemovedFiles", std::to_string(result.num_removed_files)},
       {"numAddedFiles", std::to_string(result.num_added_files)},
