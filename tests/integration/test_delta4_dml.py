@@ -12,9 +12,18 @@ above the old high-water mark (which rows land at which position of which
 new file, and so their fresh ids, depends on each engine's file layout),
 the high-water marks are equal, and both commits carry the
 `delta.rowTracking.preserved` tag.
+
+ALTER TABLE ... DROP FEATURE (deletionVectors with row tracking,
+v2Checkpoint, inCommitTimestamp, vacuumProtocolCheck): Spark 4 and silt drop
+the feature from identical tables; the commits after it (operations,
+parameters, kinds of actions), the checkpoint versions, the protocol, the
+properties and Spark's DESCRIBE DETAIL are equal, the rows (and row ids)
+too, and each engine then writes and reads the other's table. Refusals
+carry the error class Spark 4 gives for the same statement.
 """
 
 import json
+import re
 import shutil
 
 import pytest
@@ -250,3 +259,24 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, feature):
     proc = silt("read", str(spark_table), "--format", "jsonl", "--where", "id = 3")
     assert proc.returncode == 0, describe(proc)
     assert json.loads(proc.stdout.splitlines()[0])["v"] == "silt"
+
+
+def test_drop_feature_refusals_name_sparks_error_classes(spark4, silt, tmp_path):
+    table = tmp_path / "t"
+    spark4.sql(f"CREATE TABLE delta.`{table}` (id BIGINT) USING delta "
+               "TBLPROPERTIES ('delta.enableInCommitTimestamps'='true')")
+    before = sorted(commits(table))
+    for statement in ["DROP FEATURE deletionVectors", "DROP FEATURE noSuchFeature",
+                      "DROP FEATURE appendOnly", "DROP FEATURE inCommitTimestamp TRUNCATE HISTORY",
+                      "DROP FEATURE `delta.appendOnly`"]:
+        with pytest.raises(Exception) as refused:
+            spark4.sql(f"ALTER TABLE delta.`{table}` {statement}")
+        condition = getattr(refused.value, "condition", None)
+        if not condition:
+            found = re.search(r"\[(DELTA_[A-Z_]+)\]", str(refused.value))
+            assert found, str(refused.value)[:500]
+            condition = found.group(1)
+        proc = silt("sql", f"ALTER TABLE delta.`{table}` {statement}")
+        assert proc.returncode != 0, statement
+        assert f"[{condition}]" in proc.stderr, (statement, condition, proc.stderr)
+    assert sorted(commits(table)) == before
