@@ -2,16 +2,20 @@
 // Delta table snapshot (expr/parse/select_statement.h for the grammar), printed in the
 // formats of `silt read`. MERGE INTO / DELETE FROM / UPDATE on a Delta table
 // (expr/parse/dml_statement.h, dml/dml.h) print the row counts Spark's SQL
-// returns for them, as one row in the same formats.
+// returns for them, as one row in the same formats. ALTER TABLE delta.`PATH`
+// DROP FEATURE (delta/drop_feature.h) prints nothing, as Spark returns no rows.
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdint>
 
+#include "silt/base/strings.h"
 #include "silt/cli/command.h"
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/drop_feature.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/source.h"
 #include "silt/expr/parse/dml_statement.h"
@@ -27,17 +31,110 @@ std::string ExplainText(const std::string& table_path, const delta::Snapshot& sn
 
 namespace {
 
+struct AlterTableDropFeature {
+  std::string path;
+  std::string feature;
+  bool truncate_history = false;
+};
+
+// Splits `text` into words: runs of non-space characters, where a
+// backtick-, single- or double-quoted part is one word (its quotes kept,
+// doubled quotes inside).
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ';') {
+      ++i;
+      continue;
+    }
+    std::string word;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])) &&
+           text[i] != ';') {
+      const char c = text[i];
+      if (c == '`' || c == '\'' || c == '"') {
+        word += c;
+        ++i;
+        while (i < text.size()) {
+          if (text[i] == c && i + 1 < text.size() && text[i + 1] == c) {
+            word += c;
+            word += c;
+            i += 2;
+            continue;
+          }
+          word += text[i];
+          if (text[i++] == c) break;
+        }
+        continue;
+      }
+      word += c;
+      ++i;
+    }
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+bool IsAlterTable(std::string_view text) {
+  std::vector<std::string> words = Words(text.substr(0, 64));
+  return words.size() >= 2 && EqualsIgnoreCase(words[0], "ALTER") &&
+         EqualsIgnoreCase(words[1], "TABLE");
+}
+
+// A quoted word without its quotes (doubled quotes made single); a bare
+// word as it is.
+std::string Unquote(std::string_view word) {
+  if (word.size() < 2 || (word[0] != '`' && word[0] != '\'' && word[0] != '"') ||
+      word.back() != word[0]) {
+    return std::string(word);
+  }
+  std::string out;
+  for (size_t i = 1; i + 1 < word.size(); ++i) {
+    out += word[i];
+    if (word[i] == word[0] && i + 2 < word.size() && word[i + 1] == word[0]) ++i;
+  }
+  return out;
+}
+
+Result<AlterTableDropFeature> ParseAlterTable(std::string_view text) {
+  const std::vector<std::string> words = Words(text);
+  auto bad = [&]() {
+    return Status::InvalidArgument(
+        "silt sql supports ALTER TABLE delta.`PATH` DROP FEATURE name [TRUNCATE HISTORY], not: ",
+        text);
+  };
+  if (words.size() != 6 && words.size() != 8) return bad();
+  if (!EqualsIgnoreCase(words[3], "DROP") || !EqualsIgnoreCase(words[4], "FEATURE")) return bad();
+  if (words.size() == 8 &&
+      (!EqualsIgnoreCase(words[6], "TRUNCATE") || !EqualsIgnoreCase(words[7], "HISTORY"))) {
+    return bad();
+  }
+  const std::string& target = words[2];
+  if (!StartsWithIgnoreCase(target, "delta.`") || target.back() != '`') {
+    return Status::InvalidArgument("ALTER TABLE names a Delta table as delta.`PATH`, not ", target);
+  }
+  AlterTableDropFeature out;
+  out.path = Unquote(std::string_view(target).substr(6));
+  out.feature = Unquote(words[5]);
+  out.truncate_history = words.size() == 8;
+  if (out.path.empty() || out.feature.empty()) return bad();
+  return out;
+}
+
 class SqlCommand final : public Command {
  public:
   explicit SqlCommand(CLI::App* app) {
     sub_ = app->add_subcommand(
-        "sql", "Run a SELECT, MERGE INTO, DELETE FROM or UPDATE statement on a Delta table");
+        "sql",
+        "Run a SELECT, MERGE INTO, DELETE FROM, UPDATE or ALTER TABLE ... DROP FEATURE "
+        "statement on a Delta table");
     sub_->add_option("statement", statement_,
                      "SELECT ... FROM delta.`PATH` [VERSION AS OF n | TIMESTAMP AS OF 'ts'] "
                      "[WHERE ...] [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n]; or "
                      "MERGE INTO delta.`PATH` t USING <source> s ON ... WHEN ...; "
                      "DELETE FROM delta.`PATH` [WHERE ...]; UPDATE delta.`PATH` SET ... "
-                     "[WHERE ...]")
+                     "[WHERE ...]; ALTER TABLE delta.`PATH` DROP FEATURE name "
+                     "[TRUNCATE HISTORY]")
         ->required();
     sub_->add_option("--format", format_, "Output format")
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
@@ -56,6 +153,7 @@ class SqlCommand final : public Command {
   CLI::App* subcommand() const override { return sub_; }
 
   Status Run() override {
+    if (IsAlterTable(statement_)) return RunAlterTable();
     if (expr::IsDmlStatement(statement_)) return RunDml();
     SILT_ASSIGN_OR_RETURN(expr::SelectStatement statement, expr::ParseSelectStatement(statement_));
     if (statement.table_format != "delta") {
@@ -140,6 +238,17 @@ class SqlCommand final : public Command {
     SILT_RETURN_NOT_OK(writer->Begin(batch->schema));
     SILT_RETURN_NOT_OK(writer->Write(*batch));
     return writer->Finish();
+  }
+
+  // ALTER TABLE delta.`PATH` DROP FEATURE name [TRUNCATE HISTORY]: prints
+  // nothing, as Spark returns no rows.
+  Status RunAlterTable() {
+    if (explain_) return Status::InvalidArgument("--explain applies to SELECT statements only");
+    SILT_ASSIGN_OR_RETURN(AlterTableDropFeature statement, ParseAlterTable(statement_));
+    SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));
+    delta::DropFeatureOptions options;
+    options.truncate_history = statement.truncate_history;
+    return delta::DropFeature(table.get(), statement.feature, options).status();
   }
 
   CLI::App* sub_ = nullptr;

@@ -260,6 +260,35 @@ TEST_F(CheckpointWriterTest, LogCleanupKeepsEverythingFromTheNewestExpiredCheckp
   EXPECT_EQ(none.files_deleted, 0);
 }
 
+TEST_F(CheckpointWriterTest, ProtectedCheckpointsGoOnlyWithEverythingBeforeThem) {
+  Create();
+  AppendUntil(25);
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  for (int64_t v = 0; v <= 25; ++v) fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
+  fs_->SetTime(Log(CheckpointFileName(10)), now - 40 * kDayMs + 10);
+  fs_->SetTime(Log(CheckpointFileName(20)), now - 40 * kDayMs + 20);
+  const Metadata metadata = NewTableMetadata();
+  // checkpointProtection before version 21: cleanup up to checkpoint 20
+  // would leave versions 20 and up before the protected boundary, and silt
+  // does not check the protocols it would truncate, so nothing goes.
+  LogCleanupOptions options;
+  options.protected_before_version = 21;
+  ASSERT_OK_AND_ASSIGN(LogCleanupResult none,
+                       CleanUpExpiredLogs(fs_.get(), table_->log_path(), metadata, now, options));
+  EXPECT_EQ(none.files_deleted, 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> all, table_->ListVersions());
+  EXPECT_EQ(all.front(), 0);
+  // Before version 15: everything before checkpoint 20 goes at once.
+  options.protected_before_version = 15;
+  ASSERT_OK_AND_ASSIGN(LogCleanupResult some,
+                       CleanUpExpiredLogs(fs_.get(), table_->log_path(), metadata, now, options));
+  EXPECT_EQ(some.kept_from_checkpoint, 20);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> kept, table_->ListVersions());
+  EXPECT_EQ(kept.front(), 20);
+  ASSERT_OK_AND_ASSIGN(bool has10, fs_->Exists(Log(CheckpointFileName(10))));
+  EXPECT_FALSE(has10);
+}
+
 TEST_F(CheckpointWriterTest, NoCleanupWithoutAnExpiredCheckpoint) {
   Create();
   AppendUntil(9);

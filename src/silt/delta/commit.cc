@@ -117,12 +117,25 @@ std::string BuildCommitInfo(const CommitRequest& request, std::optional<int64_t>
     w.Member(key, value);
   }
   w.EndObject();
+  if (!request.tags.empty()) {
+    w.Key("tags");
+    w.BeginObject();
+    for (const auto& [key, value] : request.tags) w.Member(key, value);
+    w.EndObject();
+  }
   w.Member("engineInfo", std::string("silt/") + SILT_VERSION_STRING);
   w.Member("txnId", txn_id);
-  static const std::set<std::string> kStandard = {
-      "timestamp",      "operation",        "operationParameters", "readVersion",
-      "isolationLevel", "isBlindAppend",    "operationMetrics",    "engineInfo",
-      "txnId",          "inCommitTimestamp"};
+  static const std::set<std::string> kStandard = {"timestamp",
+                                                  "operation",
+                                                  "operationParameters",
+                                                  "readVersion",
+                                                  "isolationLevel",
+                                                  "isBlindAppend",
+                                                  "operationMetrics",
+                                                  "engineInfo",
+                                                  "txnId",
+                                                  "inCommitTimestamp",
+                                                  "tags"};
   for (const auto& [key, value] : request.commit_info_extra) {
     if (kStandard.count(key) == 0) w.Member(key, value);
   }
@@ -408,8 +421,17 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
     cutoff_ms = TruncateToDayUtc(now_ms - *retention_ms);
     if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return;
   }
-  Result<LogCleanupResult> cleanup =
-      CleanUpExpiredLogs(table->file_system().get(), table->log_path(), current, now_ms);
+  LogCleanupOptions cleanup_options;
+  Result<int64_t> protected_before =
+      CheckpointProtectedBeforeVersion((*snapshot)->protocol(), current);
+  if (!protected_before.ok()) {
+    SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
+                  " skipped: ", protected_before.status().ToString());
+    return;
+  }
+  cleanup_options.protected_before_version = *protected_before;
+  Result<LogCleanupResult> cleanup = CleanUpExpiredLogs(
+      table->file_system().get(), table->log_path(), current, now_ms, cleanup_options);
   if (!cleanup.ok()) {
     SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
                   " failed: ", cleanup.status().ToString());

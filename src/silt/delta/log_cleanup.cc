@@ -1,6 +1,7 @@
 #include "silt/delta/log_cleanup.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/delta/checkpoint_reader.h"
+#include "silt/delta/protocol.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
 #include "silt/parquet/file_reader.h"
@@ -207,13 +209,40 @@ int64_t TruncateToDayUtc(int64_t ms) {
   return day * kMillisPerDay;
 }
 
+Result<int64_t> CheckpointProtectedBeforeVersion(const Protocol& protocol,
+                                                 const Metadata& metadata) {
+  if (!SupportsWriterFeature(protocol, "checkpointProtection")) return 0;
+  std::optional<std::string> value =
+      GetTableProperty(metadata.configuration, kRequireCheckpointProtectionBeforeVersion);
+  if (!value) return 0;
+  int64_t version = -1;
+  auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), version);
+  if (ec != std::errc() || ptr != value->data() + value->size() || version < 0) {
+    return Status::InvalidArgument("table property ", kRequireCheckpointProtectionBeforeVersion,
+                                   " = '", *value, "' is not a version");
+  }
+  return version;
+}
+
 Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::string& log_dir,
                                             const Metadata& metadata, int64_t now_ms) {
+  return CleanUpExpiredLogs(fs, log_dir, metadata, now_ms, LogCleanupOptions());
+}
+
+Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::string& log_dir,
+                                            const Metadata& metadata, int64_t now_ms,
+                                            const LogCleanupOptions& options) {
   LogCleanupResult result;
   SILT_ASSIGN_OR_RETURN(bool enabled, EnableExpiredLogCleanup(metadata.configuration));
   if (!enabled) return result;
-  SILT_ASSIGN_OR_RETURN(int64_t retention_ms, LogRetentionMs(metadata.configuration));
-  const int64_t cutoff_ms = TruncateToDayUtc(now_ms - retention_ms);
+  int64_t retention_ms = 0;
+  if (options.retention_ms) {
+    retention_ms = *options.retention_ms;
+  } else {
+    SILT_ASSIGN_OR_RETURN(retention_ms, LogRetentionMs(metadata.configuration));
+  }
+  const int64_t cutoff_ms = options.minute_granularity ? (now_ms - retention_ms) / 60000 * 60000
+                                                       : TruncateToDayUtc(now_ms - retention_ms);
   SILT_ASSIGN_OR_RETURN(Listing listing, ListAll(fs, log_dir));
   const LogFileTimes& t = listing.times;
   // The newest commit old enough to expire, then the newest complete
@@ -227,12 +256,22 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
     if (c <= newest_expired && c >= t.earliest_recreatable) keep_from = c;
   }
   if (keep_from <= 0) return result;
+  // checkpointProtection: the protected checkpoints go only with
+  // everything before them.
+  const bool protected_cleanup = options.protected_before_version > 0;
+  if (protected_cleanup && keep_from < options.protected_before_version) return result;
   std::vector<std::pair<int64_t, std::string>> doomed;
   for (const auto& [version, path] : listing.files) {
     if (version < keep_from) doomed.emplace_back(version, path);
   }
   std::stable_sort(doomed.begin(), doomed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (protected_cleanup) {
+    // Commits before the checkpoints they lead to (the feature's rule (d)).
+    std::stable_partition(doomed.begin(), doomed.end(), [](const auto& file) {
+      return ParseLogFileName(fs::BaseName(file.second)).kind == LogFileKind::kCommit;
+    });
+  }
   result.kept_from_checkpoint = keep_from;
   for (const auto& [version, listed] : doomed) {
     Result<std::string> inside = CheckInsideTable(log_dir, listed);

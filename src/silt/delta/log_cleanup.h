@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,30 @@ struct LogCleanupResult {
 // (files deleted before the error stay deleted; the log is still valid).
 Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::string& log_dir,
                                             const Metadata& metadata, int64_t now_ms);
+
+struct LogCleanupOptions {
+  // Replaces delta.logRetentionDuration (DROP FEATURE ... TRUNCATE HISTORY
+  // uses delta.dropFeatureTruncateHistory.retentionDuration).
+  std::optional<int64_t> retention_ms;
+  // The cutoff is truncated to the minute instead of the UTC day.
+  bool minute_granularity = false;
+  // checkpointProtection (CheckpointProtectedBeforeVersion): when > 0, the
+  // checkpoints and commits before this version go only all at once (the
+  // checkpoint the log keeps is at or after it), commits before
+  // checkpoints; otherwise nothing is deleted, because silt does not check
+  // that it supports the protocol of every version it would truncate.
+  int64_t protected_before_version = 0;
+};
+
+// As above, with `options`.
+Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::string& log_dir,
+                                            const Metadata& metadata, int64_t now_ms,
+                                            const LogCleanupOptions& options);
+
+// delta.requireCheckpointProtectionBeforeVersion when the protocol has the
+// checkpointProtection writer feature, else 0. Errors: InvalidArgument for
+// a value that is not a non-negative integer.
+Result<int64_t> CheckpointProtectedBeforeVersion(const Protocol& protocol,
+                                                 const Metadata& metadata);
 
 }  // namespace silt::delta

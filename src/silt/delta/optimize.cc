@@ -28,25 +28,17 @@ namespace {
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 
-int CountLeaves(const columnar::DataType& type) {
-  if (type.id() != columnar::TypeId::kStruct) return 1;
-  int n = 0;
-  for (const columnar::Field& field : type.fields()) n += CountLeaves(*field.type);
-  return n;
-}
-
 // Row tracking keeps stable row ids through OPTIMIZE (PROTOCOL.md "Writer
 // Requirements for Row Tracking"): the bin is scanned with its `_metadata`
 // column and written with the stable values in the table's hidden
 // materialized columns, after the table's columns.
 struct RowTrackingRewrite {
-  MaterializedRowTrackingColumns names;
-  columnar::SchemaPtr writer_schema;  // table schema + the two hidden columns
+  RowTrackingWrite write;
 
   // `batch` (table columns + `_metadata`) as the writer takes it.
   columnar::RecordBatchPtr Convert(const columnar::RecordBatch& batch) const {
     auto out = std::make_shared<columnar::RecordBatch>();
-    out->schema = writer_schema;
+    out->schema = write.schema;
     out->num_rows = batch.num_rows;
     out->columns.assign(batch.columns.begin(), batch.columns.end() - 1);
     for (const columnar::ColumnPtr& child : batch.columns.back()->children) {
@@ -161,6 +153,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
                                    "clustered by ",
                                    JsonStringArray(clustering_columns), ")");
   }
+  if (options.purge_deletion_vectors) clustering_columns.clear();
   const std::vector<std::string>& zorder_names =
       clustering_columns.empty() ? options.zorder_by : clustering_columns;
   std::vector<std::string> zorder_by;
@@ -190,8 +183,13 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     SILT_ASSIGN_OR_RETURN_CTX(files, options.file_filter(*snapshot), "OPTIMIZE of Delta table ",
                               path);
   }
-  std::vector<OptimizeBin> bins = PlanOptimizeBins(files, options.target_file_bytes,
-                                                   options.min_input_files, !zorder_by.empty());
+  if (options.purge_deletion_vectors) {
+    zorder_by.clear();
+    std::erase_if(files, [](const AddFile& f) { return !f.deletion_vector.has_value(); });
+  }
+  std::vector<OptimizeBin> bins = PlanOptimizeBins(
+      files, options.target_file_bytes,
+      options.purge_deletion_vectors ? 1 : options.min_input_files, !zorder_by.empty());
 
   OptimizeResult result;
   result.read_version = snapshot->version();
@@ -206,25 +204,15 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   SILT_ASSIGN_OR_RETURN(writer_options.num_indexed_cols,
                         DataSkippingNumIndexedCols(snapshot->metadata().configuration));
   std::optional<RowTrackingRewrite> row_tracking;
-  SILT_ASSIGN_OR_RETURN(bool row_tracking_enabled,
-                        RowTrackingEnabled(snapshot->protocol(), snapshot->metadata()));
-  if (row_tracking_enabled) {
-    std::optional<MaterializedRowTrackingColumns> names = MaterializedColumns(snapshot->metadata());
-    if (!names) {
-      return Status::Corruption("Delta table ", path,
-                                " enables row tracking without naming its materialized columns (",
-                                kMaterializedRowIdColumnName, ")");
-    }
-    std::vector<columnar::Field> fields = snapshot->schema()->fields();
-    fields.push_back({names->row_id, columnar::DataType::Long(), true, "{}"});
-    fields.push_back({names->row_commit_version, columnar::DataType::Long(), true, "{}"});
-    row_tracking = RowTrackingRewrite{*names, columnar::DataType::Struct(std::move(fields))};
+  SILT_ASSIGN_OR_RETURN(std::optional<RowTrackingWrite> row_tracking_write,
+                        RowTrackingWriteFor(*snapshot, path));
+  if (row_tracking_write) {
     // Statistics cover the table's columns only, never the hidden ones.
-    const int leaves =
-        CountLeaves(*DataFileSchema(*snapshot->schema(), snapshot->partition_columns()));
-    if (writer_options.num_indexed_cols < 0 || writer_options.num_indexed_cols > leaves) {
-      writer_options.num_indexed_cols = leaves;
+    if (writer_options.num_indexed_cols < 0 ||
+        writer_options.num_indexed_cols > row_tracking_write->stats_columns) {
+      writer_options.num_indexed_cols = row_tracking_write->stats_columns;
     }
+    row_tracking = RowTrackingRewrite{std::move(*row_tracking_write)};
   }
 
   const fs::FileSystemPtr& fs = table->file_system();
@@ -245,7 +233,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files), scan_options);
     if (!scan.ok()) return fail(scan.status());
     auto writer =
-        TableWriter::Make(fs, path, row_tracking ? row_tracking->writer_schema : snapshot->schema(),
+        TableWriter::Make(fs, path, row_tracking ? row_tracking->write.schema : snapshot->schema(),
                           partition_columns, writer_options);
     if (!writer.ok()) return fail(writer.status());
     Status st;
@@ -315,6 +303,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   CommitRequest request;
   request.honoured_features = RowPreservingFeatures();
   request.operation = "OPTIMIZE";
+  if (row_tracking) request.tags[std::string(kRowTrackingPreservedTag)] = "true";
   const std::vector<std::string> kNone;
   request.is_blind_append = false;
   std::vector<std::string> predicates;
@@ -325,6 +314,11 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       {"zOrderBy", JsonStringArray(clustering_columns.empty() ? zorder_by : kNone)},
       {"clusterBy", JsonStringArray(clustering_columns)}};
   request.operation_parameters_json = {{"auto", options.auto_compact ? "true" : "false"}};
+  if (options.purge_deletion_vectors) {
+    request.operation = "REORG";
+    request.operation_parameters = {{"predicate", JsonStringArray(predicates)}};
+    request.operation_parameters_json = {{"applyPurge", "true"}};
+  }
   request.operation_metrics = {
       {"numRemovedFiles", std::to_string(result.num_removed_files)},
       {"numAddedFiles", std::to_string(result.num_added_files)},

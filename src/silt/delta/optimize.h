@@ -53,6 +53,10 @@ struct OptimizeOptions {
   std::vector<std::string> zorder_by;
   // Recorded as operationParameters.auto (true for the sink's autoCompact).
   bool auto_compact = false;
+  // delta-spark's REORG TABLE ... APPLY (PURGE): only the files with a
+  // deletion vector are rewritten (each, also alone in its partition), without
+  // Z-order or clustering; the commit is operation REORG.
+  bool purge_deletion_vectors = false;
 };
 
 // One group of files rewritten together; all in one partition.

@@ -12,7 +12,7 @@ namespace {
 // The variant type (unshredded and shredded, read by TableScan through
 // parquet/variant_reader.h) and shredding, whose writers may always write
 // unshredded variants, as silt does: inert for appends.
-bool IsVariantFeature(const std::string& feature) {
+bool IsVariantFeature(std::string_view feature) {
   return feature == "variantType" || feature == "variantType-preview" ||
          feature == "variantShredding" || feature == "variantShredding-preview";
 }
@@ -114,6 +114,10 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
   // and the delta.rowTracking high-water mark unless row tracking is
   // suspended.
   if (feature == "inCommitTimestamp" || feature == "rowTracking") return "";
+  // silt writes checkpoints at the version it commits only, and its log
+  // cleanup deletes the protected checkpoints only with everything before
+  // them (log_cleanup.h, LogCleanupOptions::protected_before_version).
+  if (feature == "checkpointProtection") return "";
   // Appends keep every field's delta.typeChanges; the sink's mergeSchema
   // widens a column only with delta.enableTypeWidening on, recording the
   // change (type_widening.h, schema_evolution.h). TableScan reads both
@@ -199,6 +203,59 @@ Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
                                 Join(problems), " is not supported yet");
   }
   return Status::OK();
+}
+
+std::vector<std::string> SupportedFeatures(const Protocol& protocol) {
+  std::vector<std::string> out = WriterFeatures(protocol);
+  for (const std::string& feature : ReaderFeatures(protocol)) {
+    if (std::find(out.begin(), out.end(), feature) == out.end()) out.push_back(feature);
+  }
+  return out;
+}
+
+Protocol RemoveTableFeature(const Protocol& protocol, std::string_view feature) {
+  std::vector<std::string> remaining;
+  for (std::string& f : SupportedFeatures(protocol)) {
+    if (f != feature) remaining.push_back(std::move(f));
+  }
+  // The versions each remaining feature needs.
+  int32_t reader = 1;
+  int32_t writer = 1;
+  for (const std::string& f : remaining) {
+    int32_t w = 7;
+    int32_t r = IsReaderWriterFeature(f) ? 3 : 1;
+    if (f == "appendOnly" || f == "invariants") w = 2;
+    if (f == "checkConstraints") w = 3;
+    if (f == "changeDataFeed" || f == "generatedColumns") w = 4;
+    if (f == "columnMapping") {
+      w = 5;
+      r = 2;
+    }
+    if (f == "identityColumns") w = 6;
+    reader = std::max(reader, r);
+    writer = std::max(writer, w);
+  }
+  Protocol legacy;
+  legacy.min_reader_version = reader;
+  legacy.min_writer_version = writer;
+  if (writer < 7) {
+    std::vector<std::string> implied = SupportedFeatures(legacy);
+    std::vector<std::string> want = remaining;
+    std::sort(implied.begin(), implied.end());
+    std::sort(want.begin(), want.end());
+    if (implied == want) return legacy;
+  }
+  Protocol out;
+  out.min_reader_version = reader;
+  out.min_writer_version = 7;
+  out.writer_features = remaining;
+  if (reader >= 3) {
+    out.reader_features = std::vector<std::string>();
+    for (const std::string& f : remaining) {
+      if (IsReaderWriterFeature(f)) out.reader_features->push_back(f);
+    }
+  }
+  return out;
 }
 
 bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol) {
@@ -302,8 +359,8 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
 bool IsReaderWriterFeature(std::string_view feature) {
   return feature == "deletionVectors" || feature == "columnMapping" || feature == "timestampNtz" ||
          feature == "v2Checkpoint" || feature == "typeWidening" ||
-         feature == "vacuumProtocolCheck" || feature == "variantType" ||
-         feature == "catalogManaged";
+         feature == "typeWidening-preview" || feature == "vacuumProtocolCheck" ||
+         IsVariantFeature(feature) || feature == "catalogManaged";
 }
 
 bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature) {

@@ -79,6 +79,18 @@ inline const std::vector<std::string>& RowPreservingFeatures() {
   return kFeatures;
 }
 
+// Every feature `protocol` supports: its reader and writer feature lists,
+// or the features its legacy versions imply (writer 2: appendOnly and
+// invariants, ... 6: identityColumns; reader 2: columnMapping), each once.
+std::vector<std::string> SupportedFeatures(const Protocol& protocol);
+
+// `protocol` without `feature`, in the weakest form that still supports
+// every other feature (delta-spark's removeFeature + normalize): legacy
+// versions when the remaining features are exactly what some legacy
+// versions imply, else writer 7 (reader 3 when a reader-writer feature
+// remains, listed in readerFeatures) with the features listed.
+Protocol RemoveTableFeature(const Protocol& protocol, std::string_view feature);
+
 // Adds table feature `feature` to `protocol` (in readerFeatures too when
 // IsReaderWriterFeature), moving it to writer 7 (and reader 3) with the
 // legacy versions' implied features listed, as delta-spark upgrades a

@@ -4,8 +4,10 @@
 
 #include "silt/base/json_writer.h"
 #include "silt/base/uuid.h"
+#include "silt/delta/append_writer.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/stats.h"
+#include "silt/delta/table.h"
 
 namespace silt::delta {
 
@@ -75,6 +77,38 @@ std::optional<MaterializedRowTrackingColumns> MaterializedColumns(const Metadata
       GetTableProperty(metadata.configuration, kMaterializedRowCommitVersionColumnName);
   if (!row_id || !version) return std::nullopt;
   return MaterializedRowTrackingColumns{*row_id, *version};
+}
+
+namespace {
+
+int CountLeaves(const columnar::DataType& type) {
+  if (type.id() != columnar::TypeId::kStruct) return 1;
+  int n = 0;
+  for (const columnar::Field& field : type.fields()) n += CountLeaves(*field.type);
+  return n;
+}
+
+}  // namespace
+
+Result<std::optional<RowTrackingWrite>> RowTrackingWriteFor(const Snapshot& snapshot,
+                                                            const std::string& table_path) {
+  SILT_ASSIGN_OR_RETURN(bool enabled, RowTrackingEnabled(snapshot.protocol(), snapshot.metadata()));
+  if (!enabled) return std::optional<RowTrackingWrite>();
+  std::optional<MaterializedRowTrackingColumns> names = MaterializedColumns(snapshot.metadata());
+  if (!names) {
+    return Status::Corruption("Delta table ", table_path,
+                              " enables row tracking without naming its materialized columns (",
+                              kMaterializedRowIdColumnName, ")");
+  }
+  RowTrackingWrite out;
+  out.names = *names;
+  std::vector<columnar::Field> fields = snapshot.schema()->fields();
+  fields.push_back({names->row_id, columnar::DataType::Long(), true, "{}"});
+  fields.push_back({names->row_commit_version, columnar::DataType::Long(), true, "{}"});
+  out.schema = columnar::DataType::Struct(std::move(fields));
+  out.stats_columns =
+      CountLeaves(*DataFileSchema(*snapshot.schema(), snapshot.partition_columns()));
+  return std::optional<RowTrackingWrite>(std::move(out));
 }
 
 }  // namespace silt::delta

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "silt/base/result.h"
+#include "silt/columnar/types.h"
 #include "silt/delta/actions.h"
 #include "silt/delta/table_properties.h"
 
@@ -21,6 +22,9 @@ namespace silt::delta {
 class Snapshot;  // table.h
 
 inline constexpr std::string_view kRowTrackingDomain = "delta.rowTracking";
+// The commitInfo tag of a commit that kept every stable row id and row
+// commit version it had to keep (CommitRequest::tags, value "true").
+inline constexpr std::string_view kRowTrackingPreservedTag = "delta.rowTracking.preserved";
 
 // True when commits to a table with this protocol and metadata must assign
 // row ids: the rowTracking writer feature is supported and
@@ -61,5 +65,24 @@ struct MaterializedRowTrackingColumns {
   std::string row_commit_version;
 };
 std::optional<MaterializedRowTrackingColumns> MaterializedColumns(const Metadata& metadata);
+
+// How a writer that keeps stable row ids (OPTIMIZE, DML) writes the data
+// files of a table with row tracking enabled: the table's columns, then the
+// two materialized columns (nullable longs; a NULL means "the file's
+// default", PROTOCOL.md "Row Tracking"). Statistics cover the table's
+// columns only: `stats_columns` is the number of leaf columns of the data
+// file schema without the hidden ones, the most a writer may index.
+struct RowTrackingWrite {
+  MaterializedRowTrackingColumns names;
+  columnar::SchemaPtr schema;
+  int stats_columns = 0;
+};
+
+// The RowTrackingWrite of `snapshot`'s table, or nullopt when row tracking
+// is not enabled there. Errors: Corruption naming `table_path` when the
+// table enables row tracking without naming its materialized columns;
+// InvalidArgument for a malformed property.
+Result<std::optional<RowTrackingWrite>> RowTrackingWriteFor(const Snapshot& snapshot,
+                                                            const std::string& table_path);
 
 }  // namespace silt::delta

@@ -284,6 +284,10 @@ struct CommitRequest {
   bool derive_write_metrics = true;
   // commitInfo.isolationLevel.
   std::string isolation_level = "Serializable";
+  // commitInfo.tags (written after operationMetrics, as delta-spark orders
+  // them), e.g. delta.rowTracking.preserved = true from writers that keep
+  // stable row ids (PROTOCOL.md "Writer Requirements for Row Tracking").
+  std::map<std::string, std::string> tags;
   // Extra commitInfo members (after the standard ones), each written as a
   // JSON string; a key that names a standard member is ignored.
   std::map<std::string, std::string> commit_info_extra;

@@ -419,4 +419,11 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
   return out;
 }
 
+bool IsKnownTableProperty(std::string_view key) {
+  return FindKnown(key) != nullptr ||
+         EqualsIgnoreCase(key, kRequireCheckpointProtectionBeforeVersion) ||
+         EqualsIgnoreCase(key, kDropFeatureTruncateHistoryRetention) ||
+         EqualsIgnoreCase(key, kRowTrackingSuspended);
+}
+
 }  // namespace silt::delta

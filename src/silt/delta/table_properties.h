@@ -51,6 +51,14 @@ inline constexpr std::string_view kCheckpointWriteStatsAsJson = "delta.checkpoin
 inline constexpr std::string_view kCheckpointWriteStatsAsStruct =
     "delta.checkpoint.writeStatsAsStruct";
 inline constexpr std::string_view kCheckpointPolicy = "delta.checkpointPolicy";
+// checkpointProtection (protocol_rfcs/checkpoint-protection.md): the
+// version before which checkpoints are protected, set by DROP FEATURE.
+inline constexpr std::string_view kRequireCheckpointProtectionBeforeVersion =
+    "delta.requireCheckpointProtectionBeforeVersion";
+// The log retention DROP FEATURE ... TRUNCATE HISTORY cleans up with
+// (default 24 hours).
+inline constexpr std::string_view kDropFeatureTruncateHistoryRetention =
+    "delta.dropFeatureTruncateHistory.retentionDuration";
 
 // `delta.feature.<name>: supported` adds a table feature to a new table's
 // protocol (delta-spark's way to support a feature without enabling it);
@@ -104,6 +112,10 @@ Result<bool> CheckpointWriteStatsAsStruct(const TableConfiguration& configuratio
 // delta.checkpointPolicy: true for "v2" (V2 checkpoints with sidecars; the
 // table needs the v2Checkpoint feature), false for "classic" (the default).
 Result<bool> CheckpointPolicyV2(const TableConfiguration& configuration);
+
+// True when `key` names a Delta table property delta-spark defines (as
+// ValidateTableProperties knows them), case-insensitively.
+bool IsKnownTableProperty(std::string_view key);
 
 // Validates properties a writer asks to set on a table (job-file sink
 // options, table creation): every `delta.*` key must be one delta-spark

@@ -259,6 +259,7 @@ Result<ClauseList::Outcome> ClauseList::Apply(const columnar::RecordBatchPtr& ba
     undecided -= static_cast<int64_t>(rows.size());
     out.counts[c] = static_cast<int64_t>(rows.size());
     if (rows.empty() || clause.kind == ActionKind::kDelete) continue;
+    out.written_from.insert(out.written_from.end(), rows.begin(), rows.end());
     columnar::RecordBatchPtr input =
         static_cast<int64_t>(rows.size()) == n ? batch : columnar::TakeBatch(*batch, rows);
     auto result = std::make_shared<columnar::RecordBatch>();

@@ -59,6 +59,8 @@ class ClauseList {
     // The rows written by update and insert clauses (target schema), in
     // batch order within each clause; null when none.
     columnar::RecordBatchPtr written;
+    // Per row of `written`: the row of the batch it was computed from.
+    std::vector<int64_t> written_from;
     // Rows acted on, per clause.
     std::vector<int64_t> counts;
   };

@@ -152,13 +152,14 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       }
     }
     const int64_t read_start = NowMillis();
-    Result<columnar::RecordBatchPtr> rows = ReadTargetFile(*table, snapshot, *file);
+    Result<TargetRows> rows = ReadTargetFile(*table, snapshot, *file);
     if (!rows.ok()) return fail(rows.status());
     scan_ms += NowMillis() - read_start;
-    columnar::RecordBatchPtr target = scope.AsSide(Scope::kTarget, *rows);
+    columnar::RecordBatchPtr target = scope.AsSide(Scope::kTarget, rows->rows);
     FileChange change;
     change.file = file;
-    change.rows = *rows;
+    change.rows = rows->rows;
+    change.row_metadata = rows->row_metadata;
     change.all_updated = is_update;
     if (bound != nullptr) {
       Result<std::vector<uint8_t>> holds = EvaluateTrue(bound.get(), *target, ctx);
@@ -180,6 +181,9 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
       Result<ClauseList::Outcome> outcome = clauses->Apply(updated, ctx);
       if (!outcome.ok()) return fail(outcome.status().WithContextParts(context));
       change.replacement = outcome->written;
+      for (int64_t from : outcome->written_from) {
+        change.replacement_of.push_back(change.dropped[static_cast<size_t>(from)]);
+      }
     }
     Status st = writer->Apply(change);
     if (!st.ok()) return fail(st);

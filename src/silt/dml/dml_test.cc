@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/change_feed.h"
 #include "silt/delta/protocol.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/dml/rewrite.h"
 #include "silt/expr/parse/dml_statement.h"
 #include "silt/expr/parse/parser.h"
@@ -149,25 +151,107 @@ TEST_F(DmlTest, DeleteOfWholeFileAddsNothingAndNoMatchCommitsNothing) {
   EXPECT_EQ(none.num_affected_rows, 0);
 }
 
-TEST_F(DmlTest, RowTrackingTablesRefuseDmlThatMovesRows) {
-  configuration_ = {{"delta.enableRowTracking", "true"}};
-  Seed();
-  Result<DmlResult> update = Update(table_.get(), {{{"v"}, Parse("v + 1")}}, Parse("id = 1"));
-  ASSERT_FALSE(update.ok());
-  EXPECT_TRUE(update.status().IsNotSupported());
-  EXPECT_NE(update.status().ToString().find("UPDATE on Delta table /t: row tracking"),
-            std::string::npos)
-      << update.status().ToString();
-  EXPECT_TRUE(Delete(table_.get(), Parse("id = 1")).status().IsNotSupported());
+// id -> {stable row id, stable row commit version}, as Spark's
+// _metadata.row_id / row_commit_version read them.
+std::map<int64_t, std::pair<int64_t, int64_t>> RowIds(const fs::FileSystemPtr& fs,
+                                                      delta::DeltaTable* table) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> out;
+  auto snapshot = table->LatestSnapshot();
+  EXPECT_TRUE(snapshot.ok());
+  delta::ScanOptions options;
+  options.row_tracking = true;
+  auto scan = delta::TableScan::Make(fs, "/t", *snapshot, options);
+  EXPECT_TRUE(scan.ok()) << scan.status().ToString();
+  while (scan.ok()) {
+    auto batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    const auto& b = **batch;
+    const columnar::Column& metadata = *b.columns.back();
+    for (int64_t i = 0; i < b.num_rows; ++i) {
+      out[b.column(0)->Value<int64_t>(i)] = {metadata.children[0]->Value<int64_t>(i),
+                                             metadata.children[1]->Value<int64_t>(i)};
+    }
+  }
+  return out;
 }
 
-TEST_F(DmlTest, RowTrackingTablesWithDeletionVectorsTakeDeletes) {
+// UPDATE, copy-on-write or deletion-vector DELETE and MERGE on a
+// row-tracking table: copied rows keep id and version, updated rows keep
+// their id and take the commit's version, inserted rows get fresh ids.
+void CheckRowIdsKeptThroughDml(
+    const fs::FileSystemPtr& fs, delta::DeltaTable* table, const columnar::SchemaPtr& schema,
+    const std::function<columnar::RecordBatchPtr(
+        const std::vector<std::tuple<int64_t, int32_t, std::string>>&)>& rows) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> before = RowIds(fs, table);
+  ASSERT_EQ(before.size(), 5u);
+
+  ASSERT_OK_AND_ASSIGN(DmlResult updated,
+                       Update(table, {{{"v"}, Parse("v + 1")}}, Parse("id = 1 OR id = 4")));
+  std::map<int64_t, std::pair<int64_t, int64_t>> after = RowIds(fs, table);
+  for (const auto& [id, ids] : before) {
+    const bool changed = id == 1 || id == 4;
+    EXPECT_EQ(after[id].first, ids.first) << id;
+    EXPECT_EQ(after[id].second, changed ? updated.version : ids.second) << id;
+  }
+
+  ASSERT_OK_AND_ASSIGN(DmlResult deleted, Delete(table, Parse("id = 2")));
+  (void)deleted;
+  std::map<int64_t, std::pair<int64_t, int64_t>> survivors = RowIds(fs, table);
+  after.erase(2);
+  EXPECT_EQ(survivors, after);
+
+  auto source = MakeBatchSource(schema, {rows({{3, 300, "b"}, {9, 900, "a"}})});
+  MergeSpec spec;
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.on = Parse("t.id = s.id");
+  spec.clauses.push_back(
+      {expr::MergeMatch::kMatched, nullptr, expr::MergeActionKind::kUpdateAll, {}});
+  spec.clauses.push_back(
+      {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
+  ASSERT_OK_AND_ASSIGN(DmlResult merged, Merge(table, source.get(), spec));
+  std::map<int64_t, std::pair<int64_t, int64_t>> final_ids = RowIds(fs, table);
+  ASSERT_EQ(final_ids.size(), 5u);
+  for (const auto& [id, ids] : survivors) {
+    EXPECT_EQ(final_ids[id].first, ids.first) << id;
+    EXPECT_EQ(final_ids[id].second, id == 3 ? merged.version : ids.second) << id;
+  }
+  // The inserted row: a fresh id above every id assigned before, this
+  // commit's version.
+  int64_t max_before = 0;
+  for (const auto& [id, ids] : before) max_before = std::max(max_before, ids.first);
+  EXPECT_GT(final_ids[9].first, max_before);
+  EXPECT_EQ(final_ids[9].second, merged.version);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table->ListVersions());
+  ASSERT_OK_AND_ASSIGN(delta::CommitActions commit, table->ReadCommit(versions.back()));
+  EXPECT_NE(commit.commit_info_json->find(R"("tags":{"delta.rowTracking.preserved":"true"})"),
+            std::string::npos)
+      << *commit.commit_info_json;
+}
+
+TEST_F(DmlTest, RowTrackingKeepsRowIdsThroughCopyOnWriteDml) {
+  configuration_ = {{"delta.enableRowTracking", "true"}};
+  Seed();
+  CheckRowIdsKeptThroughDml(fs_, table_.get(), schema_,
+                            [this](const auto& rows) { return Rows(rows); });
+  // Rewritten files hold the materialized columns, the stats only the
+  // table's.
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table_->LatestSnapshot());
+  const std::string hidden =
+      snapshot->metadata().configuration.at(std::string(delta::kMaterializedRowIdColumnName));
+  for (const delta::AddFile& add : snapshot->files()) {
+    ASSERT_TRUE(add.stats.has_value());
+    EXPECT_EQ(add.stats->find(hidden), std::string::npos) << *add.stats;
+  }
+}
+
+TEST_F(DmlTest, RowTrackingKeepsRowIdsThroughDeletionVectorDml) {
   configuration_ = {{"delta.enableRowTracking", "true"}, {"delta.enableDeletionVectors", "true"}};
   Seed();
-  ASSERT_OK_AND_ASSIGN(DmlResult deleted, Delete(table_.get(), Parse("id = 1")));
-  EXPECT_EQ(deleted.num_affected_rows, 1);
-  EXPECT_EQ(Table(), (std::vector<std::string>{"2:20:a", "3:30:b", "4:40:b", "5:50:c"}));
-  EXPECT_TRUE(Update(table_.get(), {{{"v"}, Parse("v + 1")}}, nullptr).status().IsNotSupported());
+  CheckRowIdsKeptThroughDml(fs_, table_.get(), schema_,
+                            [this](const auto& rows) { return Rows(rows); });
 }
 
 TEST_F(DmlTest, UpdateCastsValuesAndKeepsOtherColumns) {

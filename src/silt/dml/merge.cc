@@ -380,10 +380,10 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   const bool cross = used_keys.empty();
   for (const delta::AddFile* file : files) {
     const int64_t read_start = NowMillis();
-    Result<RecordBatchPtr> rows = ReadTargetFile(*table, snapshot, *file);
+    Result<TargetRows> rows = ReadTargetFile(*table, snapshot, *file);
     if (!rows.ok()) return fail(rows.status());
     scan_ms += NowMillis() - read_start;
-    RecordBatchPtr target = scope.AsSide(Scope::kTarget, *rows);
+    RecordBatchPtr target = scope.AsSide(Scope::kTarget, rows->rows);
     const int64_t nt = target->num_rows;
     // Probe.
     std::vector<int64_t> ti, si;
@@ -444,7 +444,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     }
     FileChange change;
     change.file = file;
-    change.rows = *rows;
+    change.rows = rows->rows;
+    change.row_metadata = rows->row_metadata;
     std::vector<uint8_t> updated_row(change_data ? static_cast<size_t>(nt) : 0, 0);
     std::vector<RecordBatchPtr> replacement;
     if (!mt.empty() && !matched->empty()) {
@@ -465,6 +466,9 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
         ++matched_counts[del ? 1 : 0];
       }
       if (outcome->written) replacement.push_back(outcome->written);
+      for (int64_t from : outcome->written_from) {
+        change.replacement_of.push_back(mt[static_cast<size_t>(from)]);
+      }
     }
     if (!by_source->empty()) {
       std::vector<int64_t> unmatched;
@@ -485,6 +489,9 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
           ++by_source_counts[del ? 1 : 0];
         }
         if (outcome->written) replacement.push_back(outcome->written);
+        for (int64_t from : outcome->written_from) {
+          change.replacement_of.push_back(unmatched[static_cast<size_t>(from)]);
+        }
       }
     }
     // Touched as delta-spark's copy-on-write decides (FileChange::rewrite).

@@ -44,21 +44,6 @@ Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOpt
                                 ": column mapping (delta.columnMapping.mode = ", *mapping,
                                 ") is not supported by silt's DML yet");
   }
-  // Row tracking promises that a row keeps its id through UPDATE and MERGE
-  // (and copy-on-write DELETE, which moves the surviving rows to new
-  // files); delta-spark keeps it in materialized columns, which silt's DML
-  // does not write yet. DELETE with deletion vectors moves no row.
-  SILT_ASSIGN_OR_RETURN(bool row_tracking,
-                        delta::RowTrackingEnabled(snapshot->protocol(), metadata));
-  const bool moves_rows = std::string_view(operation) != "DELETE" ||
-                          WriteModeFor(*snapshot) != WriteMode::kDeletionVectors;
-  if (row_tracking && moves_rows) {
-    return Status::NotSupported(
-        operation, " on Delta table ", table->path(),
-        ": row tracking (delta.enableRowTracking = true) requires the rows it rewrites to keep "
-        "their row ids, which silt's DML does not do yet (DELETE with deletion vectors is "
-        "supported)");
-  }
   return snapshot;
 }
 
@@ -137,6 +122,7 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   request.read_set = std::move(commit.read);
   request.commit_info_extra = options.commit_info;
   request.txn = options.txn;
+  if (writer->row_tracking()) request.tags[std::string(delta::kRowTrackingPreservedTag)] = "true";
   request.adds = writer->adds();
   request.removes = writer->removes();
   request.cdc_files = writer->cdc_files();

@@ -18,8 +18,7 @@
 namespace silt::dml {
 
 // The snapshot to change (options.snapshot or the latest). Errors:
-// NotSupported for column mapping, and for row tracking unless `operation`
-// is a DELETE with deletion vectors; the log's.
+// NotSupported for column mapping; the log's.
 Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOptions& options,
                                           const char* operation);
 

@@ -7,33 +7,49 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/replace_all.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
 
 namespace silt::dml {
 
-Result<columnar::RecordBatchPtr> ReadTargetFile(const delta::DeltaTable& table,
-                                                const delta::SnapshotPtr& snapshot,
-                                                const delta::AddFile& file) {
-  SILT_ASSIGN_OR_RETURN(auto scan,
-                        delta::TableScan::Make(table.file_system(), table.path(),
-                                               snapshot->WithFiles({file}), delta::ScanOptions{}));
+Result<TargetRows> ReadTargetFile(const delta::DeltaTable& table,
+                                  const delta::SnapshotPtr& snapshot, const delta::AddFile& file) {
+  delta::ScanOptions options;
+  SILT_ASSIGN_OR_RETURN(options.row_tracking,
+                        delta::RowTrackingEnabled(snapshot->protocol(), snapshot->metadata()));
+  SILT_ASSIGN_OR_RETURN(auto scan, delta::TableScan::Make(table.file_system(), table.path(),
+                                                          snapshot->WithFiles({file}), options));
   std::vector<columnar::RecordBatchPtr> batches;
   while (true) {
     SILT_ASSIGN_OR_RETURN(columnar::RecordBatchPtr batch, scan->Next());
     if (batch == nullptr) break;
     if (batch->num_rows > 0) batches.push_back(std::move(batch));
   }
+  columnar::RecordBatchPtr all;
   if (batches.empty()) {
     auto empty = std::make_shared<columnar::RecordBatch>();
     empty->schema = scan->schema();
     for (const columnar::Field& f : scan->schema()->fields()) {
       empty->columns.push_back(columnar::MakeNullColumn(f.type, 0));
     }
-    return columnar::RecordBatchPtr(empty);
+    all = std::move(empty);
+  } else {
+    all = batches.size() == 1 ? batches[0] : columnar::ConcatBatches(batches);
   }
-  if (batches.size() == 1) return batches[0];
-  return columnar::ConcatBatches(batches);
+  TargetRows out;
+  if (!options.row_tracking) {
+    out.rows = std::move(all);
+    return out;
+  }
+  // The scan's last column is `_metadata`: split it off the table's columns.
+  auto rows = std::make_shared<columnar::RecordBatch>();
+  rows->schema = snapshot->schema();
+  rows->num_rows = all->num_rows;
+  rows->columns.assign(all->columns.begin(), all->columns.end() - 1);
+  out.rows = std::move(rows);
+  out.row_metadata = all->columns.back();
+  return out;
 }
 
 Result<std::vector<uint64_t>> PhysicalRows(const delta::DeltaTable& table,
@@ -100,9 +116,19 @@ Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
   delta::TableWriterOptions options;
   SILT_ASSIGN_OR_RETURN(options.num_indexed_cols,
                         delta::DataSkippingNumIndexedCols(snapshot->metadata().configuration));
-  SILT_ASSIGN_OR_RETURN(out->writer_, delta::TableWriter::Make(
-                                          table->file_system(), table->path(), snapshot->schema(),
-                                          snapshot->partition_columns(), options));
+  SILT_ASSIGN_OR_RETURN(out->row_tracking_, delta::RowTrackingWriteFor(*snapshot, table->path()));
+  columnar::SchemaPtr schema = snapshot->schema();
+  if (out->row_tracking_) {
+    schema = out->row_tracking_->schema;
+    // Statistics cover the table's columns only, never the hidden ones.
+    if (options.num_indexed_cols < 0 ||
+        options.num_indexed_cols > out->row_tracking_->stats_columns) {
+      options.num_indexed_cols = out->row_tracking_->stats_columns;
+    }
+  }
+  SILT_ASSIGN_OR_RETURN(out->writer_,
+                        delta::TableWriter::Make(table->file_system(), table->path(), schema,
+                                                 snapshot->partition_columns(), options));
   out->deletion_ms_ = SystemClock().NowMicros() / 1000;
   return out;
 }
@@ -137,6 +163,36 @@ Status DmlWriter::WriteChanges(const columnar::RecordBatch& rows,
   return cdc_writer_->Write(out);
 }
 
+Status DmlWriter::WriteData(const columnar::RecordBatch& rows, const columnar::ColumnPtr& row_id,
+                            const columnar::ColumnPtr& row_commit_version) {
+  if (!row_tracking_) return writer_->Write(rows);
+  const columnar::TypePtr& type = columnar::DataType::Long();
+  columnar::RecordBatch out;
+  out.schema = row_tracking_->schema;
+  out.num_rows = rows.num_rows;
+  out.columns = rows.columns;
+  out.columns.push_back(row_id != nullptr ? row_id : columnar::MakeNullColumn(type, rows.num_rows));
+  out.columns.push_back(row_commit_version != nullptr
+                            ? row_commit_version
+                            : columnar::MakeNullColumn(type, rows.num_rows));
+  return writer_->Write(out);
+}
+
+Status DmlWriter::WriteReplacement(const FileChange& change) {
+  if (!row_tracking_) return writer_->Write(*change.replacement);
+  if (change.row_metadata == nullptr ||
+      static_cast<int64_t>(change.replacement_of.size()) != change.replacement->num_rows) {
+    return Status::Internal("DML on row-tracking Delta table ", table_->path(),
+                            ": the updated rows of ", change.file->path,
+                            " do not say which rows they replace");
+  }
+  // An updated row keeps its stable row id; its version becomes the
+  // commit's (NULL: the new file's defaultRowCommitVersion).
+  return WriteData(*change.replacement,
+                   columnar::TakeColumn(*change.row_metadata->children[0], change.replacement_of),
+                   nullptr);
+}
+
 Status DmlWriter::Apply(const FileChange& change) {
   const bool replaces = change.replacement != nullptr && change.replacement->num_rows > 0;
   if (replaces) {
@@ -164,7 +220,7 @@ Status DmlWriter::Apply(const FileChange& change) {
     SILT_ASSIGN_OR_RETURN(deletion.rows, PhysicalRows(*table_, change));
     deletions_.push_back(std::move(deletion));
     ++touched_files_;
-    if (replaces) SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
+    if (replaces) SILT_RETURN_NOT_OK(WriteReplacement(change));
     return Status::OK();
   }
   if (change.dropped.empty() && !replaces && !change.rewrite) return Status::OK();
@@ -181,12 +237,24 @@ Status DmlWriter::Apply(const FileChange& change) {
   }
   copied_rows_ += static_cast<int64_t>(keep.size());
   if (!keep.empty()) {
-    columnar::RecordBatchPtr kept = static_cast<int64_t>(keep.size()) == n
-                                        ? change.rows
-                                        : columnar::TakeBatch(*change.rows, keep);
-    SILT_RETURN_NOT_OK(writer_->Write(*kept));
+    const bool all = static_cast<int64_t>(keep.size()) == n;
+    columnar::RecordBatchPtr kept = all ? change.rows : columnar::TakeBatch(*change.rows, keep);
+    if (row_tracking_) {
+      if (change.row_metadata == nullptr) {
+        return Status::Internal("DML on row-tracking Delta table ", table_->path(),
+                                ": the rows of ", change.file->path,
+                                " were read without their row ids");
+      }
+      // A copied row keeps its stable row id and row commit version.
+      const columnar::Column& metadata = *change.row_metadata;
+      SILT_RETURN_NOT_OK(WriteData(
+          *kept, all ? metadata.children[0] : columnar::TakeColumn(*metadata.children[0], keep),
+          all ? metadata.children[1] : columnar::TakeColumn(*metadata.children[1], keep)));
+    } else {
+      SILT_RETURN_NOT_OK(writer_->Write(*kept));
+    }
   }
-  if (replaces) SILT_RETURN_NOT_OK(writer_->Write(*change.replacement));
+  if (replaces) SILT_RETURN_NOT_OK(WriteReplacement(change));
   // Spark's remove for a rewritten file: extended metadata, the add's
   // partition values and size, and its deletion vector (which goes too).
   removes_.push_back(delta::RemoveWithNumRecords(*change.file, deletion_ms_));
@@ -213,7 +281,7 @@ Status DmlWriter::Insert(const columnar::RecordBatchPtr& rows) {
   SILT_RETURN_NOT_OK(CheckNotNull(*snapshot_->schema(), *rows, table_->path()));
   SILT_RETURN_NOT_OK(
       WriteChanges(*rows, std::vector<const char*>(static_cast<size_t>(rows->num_rows), "insert")));
-  return writer_->Write(*rows);
+  return WriteData(*rows, nullptr, nullptr);
 }
 
 Status DmlWriter::Finish() {

@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/delta/deletion_vector_writer.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table.h"
 
 namespace silt::dml {
@@ -26,6 +28,9 @@ struct FileChange {
   const delta::AddFile* file = nullptr;
   // The file's live rows as ReadTargetFile returned them (table schema).
   columnar::RecordBatchPtr rows;
+  // Row tracking: the rows' stable ids (TargetRows::row_metadata); null
+  // when the table does not have row tracking enabled.
+  columnar::ColumnPtr row_metadata;
   // Positions in `rows` of the rows that go, ascending, unique.
   std::vector<int64_t> dropped;
   // Per entry of `dropped`: 1 when the row is updated (its new version is in
@@ -35,6 +40,11 @@ struct FileChange {
   bool all_updated = false;
   // Rows that take their place (table schema); null or empty when none.
   columnar::RecordBatchPtr replacement;
+  // Per row of `replacement`: the position in `rows` of the row it updates.
+  // With row tracking the new row keeps that row's stable id and takes the
+  // commit's version (a NULL materialized version), as delta-spark's UPDATE
+  // and MERGE do. REQUIRES: set when row_metadata and replacement are.
+  std::vector<int64_t> replacement_of;
   // Rewrite the file even when nothing changes: delta-spark's copy-on-write
   // MERGE rewrites every file holding a target row that the ON condition
   // matched (and, with WHEN NOT MATCHED BY SOURCE, one it did not), whether
@@ -42,11 +52,22 @@ struct FileChange {
   bool rewrite = false;
 };
 
-// Every live row of `file` (its deletion vector applied), in file order, as
-// one batch of the table schema.
-Result<columnar::RecordBatchPtr> ReadTargetFile(const delta::DeltaTable& table,
-                                                const delta::SnapshotPtr& snapshot,
-                                                const delta::AddFile& file);
+// The live rows of one target file.
+struct TargetRows {
+  // Every live row (the file's deletion vector applied), in file order, as
+  // one batch of the table schema.
+  columnar::RecordBatchPtr rows;
+  // Row tracking: per row of `rows`, its stable row id and row commit
+  // version (delta::RowMetadataType, Spark's `_metadata`); null when the
+  // table does not have row tracking enabled.
+  columnar::ColumnPtr row_metadata;
+};
+
+// Reads `file` of `snapshot`'s table. Errors: the scan's (missing file,
+// corrupt Parquet or deletion vector, a row-tracking file without
+// baseRowId).
+Result<TargetRows> ReadTargetFile(const delta::DeltaTable& table,
+                                  const delta::SnapshotPtr& snapshot, const delta::AddFile& file);
 
 // The physical row indices (as a deletion vector counts them) of the
 // positions change.dropped, skipping the rows the file's existing deletion
@@ -71,6 +92,13 @@ Status CheckNotNull(const columnar::Schema& schema, const columnar::RecordBatch&
 //    kept with tightBounds false); only the replacement rows are written, to
 //    new files. A file left without live rows is removed (numRecords from
 //    its stats), as delta-spark does.
+// With row tracking enabled, either mode writes the table's materialized
+// row-id and row-commit-version columns (delta::RowTrackingWrite) as
+// delta-spark 4 does: a copied row keeps both its stable values, an updated
+// row keeps its row id and gets NULL as version (the new file's
+// defaultRowCommitVersion, i.e. the commit's version), an inserted row gets
+// NULL in both (a fresh id from the new file's baseRowId); the commit is
+// tagged delta.rowTracking.preserved.
 enum class WriteMode { kCopyOnWrite, kDeletionVectors };
 
 // kDeletionVectors when `snapshot`'s table has deletion vectors on.
@@ -112,6 +140,9 @@ class DmlWriter {
   // Deletes the files written (after a failed or conflicting commit).
   void DeleteWritten();
 
+  // True when the table has row tracking enabled (the writer keeps ids).
+  bool row_tracking() const { return row_tracking_.has_value(); }
+
   // Valid after Finish.
   const std::vector<delta::AddFile>& adds() const { return adds_; }
   const std::vector<delta::RemoveFile>& removes() const { return removes_; }
@@ -142,9 +173,17 @@ class DmlWriter {
   DmlWriter() = default;
   // `rows` (table schema) with a _change_type column: `types[i]` per row.
   Status WriteChanges(const columnar::RecordBatch& rows, const std::vector<const char*>& types);
+  // Writes `rows` (table schema) as data; with row tracking, with `row_id`
+  // and `row_commit_version` (null pointers: all NULL) as the materialized
+  // columns.
+  Status WriteData(const columnar::RecordBatch& rows, const columnar::ColumnPtr& row_id,
+                   const columnar::ColumnPtr& row_commit_version);
+  // The replacement rows of `change` with their kept row ids.
+  Status WriteReplacement(const FileChange& change);
   delta::DeltaTable* table_ = nullptr;
   delta::SnapshotPtr snapshot_;
   WriteMode mode_ = WriteMode::kCopyOnWrite;
+  std::optional<delta::RowTrackingWrite> row_tracking_;
   std::unique_ptr<delta::TableWriter> writer_;
   std::unique_ptr<delta::TableWriter> cdc_writer_;
   columnar::SchemaPtr cdc_schema_;
