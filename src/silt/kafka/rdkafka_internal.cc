@@ -64,6 +64,24 @@ Result<rd_kafka_conf_t*> MakeConf(const std::map<std::string, std::string>& conf
   return conf;
 }
 
+Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t>& offsets) {
+  if (offsets.empty()) return Status::OK();
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+  for (const auto& [tp, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset = offset;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk, list.get(), 0);
+  if (err) return KafkaStatus(err, "committing offsets to the Kafka consumer group");
+  for (int idx = 0; idx < list->cnt; ++idx) {
+    if (list->elems[idx].err) {
+      return KafkaStatus(list->elems[idx].err, "committing offset ", list->elems[idx].offset,
+                         " of Kafka partition ", list->elems[idx].topic, "-",
+                         list->elems[idx].partition, " to the consumer group");
+    }
+  }
+  return Status::OK();
+}
+
 namespace {
 
 // librdkafka's timestamp types mapped to Kafka's enum ids, which Spark shows.

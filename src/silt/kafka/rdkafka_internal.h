@@ -46,6 +46,12 @@ struct PartitionListDeleter {
 };
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
 
+// Commits `offsets` (the next offset to read, per partition) to the consumer
+// group of `rk`, synchronously. An empty map commits nothing. Errors: the
+// commit's own error, or the first partition whose commit failed, named with
+// its topic, partition and offset (KafkaStatus).
+Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t>& offsets);
+
 // Appends `message` (of `topic`) to `out` as Spark's Kafka source shows a
 // record: key, value, partition, offset, timestamp and its type, and the
 // headers when `out` takes them.
