@@ -444,18 +444,26 @@ class Exporter {
   Status FileSource() {
     const SourceSpec& source = job_.source;
     SILT_RETURN_NOT_OK(FileSourceOptions::FromSpec(source).status());
-    std::string path = GetOption(source.options, "path").value_or("");
     Line(1, "# source: Spark's file source (" + source.format + " files in a directory)");
+    LoadFromPath(source.format, /*with_schema=*/source.format == "json");
+    return Status::OK();
+  }
+
+  // `df = spark.readStream.format(...)...load(path)` for a source that reads
+  // the `path` option: the job's schema when `with_schema`, every other
+  // option carried over as written.
+  void LoadFromPath(std::string_view format, bool with_schema) {
+    const SourceSpec& source = job_.source;
+    const std::string path = GetOption(source.options, "path").value_or("");
     Line(1, "df = (");
-    Line(2, "spark.readStream.format(" + Py(source.format) + ")");
-    if (source.format == "json") Line(2, ".schema(" + Py(source.schema_ddl) + ")");
+    Line(2, "spark.readStream.format(" + Py(format) + ")");
+    if (with_schema) Line(2, ".schema(" + Py(source.schema_ddl) + ")");
     for (const auto& [key, value] : source.options) {
       if (EqualsIgnoreCase(key, "path")) continue;
       Line(2, ".option(" + Py(key) + ", " + Py(value) + ")");
     }
     Line(2, ".load(" + Py(path) + ")");
     Line(1, ")");
-    return Status::OK();
   }
 
   Status KafkaSource() {
@@ -585,7 +593,6 @@ class Exporter {
   Status DeltaSource() {
     const SourceSpec& source = job_.source;
     SILT_RETURN_NOT_OK(DeltaSourceOptions::FromSpec(source).status());
-    std::string path = GetOption(source.options, "path").value_or("");
     bool cdf = false;
     for (const auto& [key, value] : source.options) {
       if ((EqualsIgnoreCase(key, "readChangeFeed") || EqualsIgnoreCase(key, "readChangeData")) &&
@@ -595,14 +602,7 @@ class Exporter {
     }
     Line(1, cdf ? "# source: delta-spark's streaming source, reading the change data feed"
                 : "# source: delta-spark's streaming source (the table's added rows)");
-    Line(1, "df = (");
-    Line(2, "spark.readStream.format(\"delta\")");
-    for (const auto& [key, value] : source.options) {
-      if (EqualsIgnoreCase(key, "path")) continue;
-      Line(2, ".option(" + Py(key) + ", " + Py(value) + ")");
-    }
-    Line(2, ".load(" + Py(path) + ")");
-    Line(1, ")");
+    LoadFromPath("delta", /*with_schema=*/false);
     return Status::OK();
   }
 
