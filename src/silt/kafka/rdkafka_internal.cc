@@ -82,6 +82,28 @@ Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t
   return Status::OK();
 }
 
+Result<std::vector<std::optional<int64_t>>> LookupOffsetsForTimes(
+    rd_kafka_t* rk, const std::vector<TopicPartition>& partitions, int64_t timestamp_ms,
+    int timeout_ms) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+  for (const TopicPartition& tp : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+        timestamp_ms;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, list.get(), timeout_ms);
+  if (err) return KafkaStatus(err, "looking up Kafka offsets for timestamp ", timestamp_ms);
+  std::vector<std::optional<int64_t>> out;
+  for (int idx = 0; idx < list->cnt; ++idx) {
+    const rd_kafka_topic_partition_t& elem = list->elems[idx];
+    if (elem.err) {
+      return KafkaStatus(elem.err, "looking up the offset for timestamp ", timestamp_ms,
+                         " in Kafka partition ", elem.topic, "-", elem.partition);
+    }
+    out.push_back(elem.offset >= 0 ? std::optional<int64_t>(elem.offset) : std::nullopt);
+  }
+  return out;
+}
+
 namespace {
 
 // librdkafka's timestamp types mapped to Kafka's enum ids, which Spark shows.
