@@ -17,7 +17,9 @@ namespace silt::kafka {
 
 namespace {
 
+using internal::CommitGroupOffsets;
 using internal::KafkaStatus;
+using internal::LookupOffsetsForTimes;
 
 // Records one librdkafka call takes off the consumer queue at most.
 constexpr size_t kPollBatch = 1024;
@@ -234,23 +236,7 @@ class RdKafkaConsumer final : public Consumer {
 
   Result<std::vector<std::optional<int64_t>>> OffsetsForTimesOnce(
       const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) {
-    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
-    for (const TopicPartition& tp : partitions) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
-          timestamp_ms;
-    }
-    rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_, list.get(), request_timeout_ms_);
-    if (err) return KafkaStatus(err, "looking up Kafka offsets for timestamp ", timestamp_ms);
-    std::vector<std::optional<int64_t>> out;
-    for (int idx = 0; idx < list->cnt; ++idx) {
-      const rd_kafka_topic_partition_t& elem = list->elems[idx];
-      if (elem.err) {
-        return KafkaStatus(elem.err, "looking up the offset for timestamp ", timestamp_ms,
-                           " in Kafka partition ", elem.topic, "-", elem.partition);
-      }
-      out.push_back(elem.offset >= 0 ? std::optional<int64_t>(elem.offset) : std::nullopt);
-    }
-    return out;
+    return LookupOffsetsForTimes(rk_, partitions, timestamp_ms, request_timeout_ms_);
   }
 
  public:
@@ -320,22 +306,7 @@ class RdKafkaConsumer final : public Consumer {
     if (!has_group_) {
       return Status::InvalidArgument("committing Kafka offsets needs kafka.group.id");
     }
-    if (offsets.empty()) return Status::OK();
-    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
-    for (const auto& [tp, offset] : offsets) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
-          offset;
-    }
-    rd_kafka_resp_err_t err = rd_kafka_commit(rk_, list.get(), 0);
-    if (err) return KafkaStatus(err, "committing offsets to the Kafka consumer group");
-    for (int idx = 0; idx < list->cnt; ++idx) {
-      if (list->elems[idx].err) {
-        return KafkaStatus(list->elems[idx].err, "committing offset ", list->elems[idx].offset,
-                           " of Kafka partition ", list->elems[idx].topic, "-",
-                           list->elems[idx].partition, " to the consumer group");
-      }
-    }
-    return Status::OK();
+    return CommitGroupOffsets(rk_, offsets);
   }
 
  private:

@@ -13,7 +13,9 @@ namespace silt::kafka {
 
 namespace {
 
+using internal::CommitGroupOffsets;
 using internal::KafkaStatus;
+using internal::LookupOffsetsForTimes;
 
 using internal::PartitionList;
 
@@ -145,22 +147,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
   }
 
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& offsets) override {
-    if (offsets.empty()) return Status::OK();
-    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
-    for (const auto& [tp, offset] : offsets) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
-          offset;
-    }
-    rd_kafka_resp_err_t err = rd_kafka_commit(rk_, list.get(), 0);
-    if (err) return KafkaStatus(err, "committing offsets to the Kafka consumer group");
-    for (int idx = 0; idx < list->cnt; ++idx) {
-      if (list->elems[idx].err) {
-        return KafkaStatus(list->elems[idx].err, "committing offset ", list->elems[idx].offset,
-                           " of Kafka partition ", list->elems[idx].topic, "-",
-                           list->elems[idx].partition, " to the consumer group");
-      }
-    }
-    return Status::OK();
+    return CommitGroupOffsets(rk_, offsets);
   }
 
   Result<Watermarks> QueryWatermarks(const TopicPartition& partition) override {
@@ -176,24 +163,8 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
 
   Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
       const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
-    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
-    for (const TopicPartition& tp : partitions) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
-          timestamp_ms;
-    }
-    rd_kafka_resp_err_t err =
-        rd_kafka_offsets_for_times(rk_, list.get(), static_cast<int>(config_.request_timeout_ms));
-    if (err) return KafkaStatus(err, "looking up Kafka offsets for timestamp ", timestamp_ms);
-    std::vector<std::optional<int64_t>> out;
-    for (int idx = 0; idx < list->cnt; ++idx) {
-      const rd_kafka_topic_partition_t& elem = list->elems[idx];
-      if (elem.err) {
-        return KafkaStatus(elem.err, "looking up the offset for timestamp ", timestamp_ms,
-                           " in Kafka partition ", elem.topic, "-", elem.partition);
-      }
-      out.push_back(elem.offset >= 0 ? std::optional<int64_t>(elem.offset) : std::nullopt);
-    }
-    return out;
+    return LookupOffsetsForTimes(rk_, partitions, timestamp_ms,
+                                 static_cast<int>(config_.request_timeout_ms));
   }
 
   std::string member_id() const override {

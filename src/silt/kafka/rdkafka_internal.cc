@@ -64,6 +64,46 @@ Result<rd_kafka_conf_t*> MakeConf(const std::map<std::string, std::string>& conf
   return conf;
 }
 
+Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t>& offsets) {
+  if (offsets.empty()) return Status::OK();
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+  for (const auto& [tp, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset = offset;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk, list.get(), 0);
+  if (err) return KafkaStatus(err, "committing offsets to the Kafka consumer group");
+  for (int idx = 0; idx < list->cnt; ++idx) {
+    if (list->elems[idx].err) {
+      return KafkaStatus(list->elems[idx].err, "committing offset ", list->elems[idx].offset,
+                         " of Kafka partition ", list->elems[idx].topic, "-",
+                         list->elems[idx].partition, " to the consumer group");
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::vector<std::optional<int64_t>>> LookupOffsetsForTimes(
+    rd_kafka_t* rk, const std::vector<TopicPartition>& partitions, int64_t timestamp_ms,
+    int timeout_ms) {
+  PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+  for (const TopicPartition& tp : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+        timestamp_ms;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, list.get(), timeout_ms);
+  if (err) return KafkaStatus(err, "looking up Kafka offsets for timestamp ", timestamp_ms);
+  std::vector<std::optional<int64_t>> out;
+  for (int idx = 0; idx < list->cnt; ++idx) {
+    const rd_kafka_topic_partition_t& elem = list->elems[idx];
+    if (elem.err) {
+      return KafkaStatus(elem.err, "looking up the offset for timestamp ", timestamp_ms,
+                         " in Kafka partition ", elem.topic, "-", elem.partition);
+    }
+    out.push_back(elem.offset >= 0 ? std::optional<int64_t>(elem.offset) : std::nullopt);
+  }
+  return out;
+}
+
 namespace {
 
 // librdkafka's timestamp types mapped to Kafka's enum ids, which Spark shows.

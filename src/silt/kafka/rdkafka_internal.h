@@ -9,9 +9,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/kafka/consumer.h"
@@ -45,6 +47,20 @@ struct PartitionListDeleter {
   }
 };
 using PartitionList = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+// Commits `offsets` (the next offset to read, per partition) to the consumer
+// group of `rk`, synchronously. An empty map commits nothing. Errors: the
+// commit's own error, or the first partition whose commit failed, named with
+// its topic, partition and offset (KafkaStatus).
+Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t>& offsets);
+
+// Consumer::OffsetsForTimes on `rk`, one lookup of at most `timeout_ms`: for
+// each of `partitions`, the earliest offset whose record timestamp is >=
+// `timestamp_ms`, or nullopt when there is none. Errors: KafkaStatus naming
+// the timestamp (and the partition whose lookup failed).
+Result<std::vector<std::optional<int64_t>>> LookupOffsetsForTimes(
+    rd_kafka_t* rk, const std::vector<TopicPartition>& partitions, int64_t timestamp_ms,
+    int timeout_ms);
 
 // Appends `message` (of `topic`) to `out` as Spark's Kafka source shows a
 // record: key, value, partition, offset, timestamp and its type, and the

@@ -131,35 +131,64 @@ class FromVariant {
     return out.Finish();
   }
 
-  Result<ColumnPtr> ToArray(const std::vector<VariantItem>& items, const TypePtr& to) {
-    std::vector<VariantItem> elements;
-    std::vector<int32_t> offsets{0};
-    std::vector<uint8_t> valid(items.size(), 0);
-    for (size_t i = 0; i < items.size(); ++i) {
-      const VariantItem& item = items[i];
+  // The walk the container casts share. Per item: a missing item or a
+  // variant null is a NULL row; an item that is not a `kKind` container
+  // (kArray or kObject) is an invalid cast (the error, or a NULL row);
+  // otherwise each of its elements goes to `on_child(row, child, key)` (the
+  // key empty for array elements) and the row is valid. `valid` gets one flag
+  // per item; `offsets`, when not null, gets the running count of children
+  // after each item (Arrow's list offsets after the 0 it starts with).
+  // Errors: Corruption for a malformed variant; InvalidArgument as Invalid.
+  template <VariantType kKind, typename OnChild>
+  Status ForEachContainerItem(const std::vector<VariantItem>& items, const DataType& to,
+                              std::vector<uint8_t>* valid, std::vector<int32_t>* offsets,
+                              OnChild&& on_child) {
+    static_assert(kKind == VariantType::kArray || kKind == VariantType::kObject);
+    valid->assign(items.size(), 0);
+    int32_t num_children = 0;
+    for (size_t row = 0; row < items.size(); ++row) {
+      const VariantItem& item = items[row];
       const VariantType type = item.missing ? VariantType::kNull : item.value.type();
       if (type == VariantType::kInvalid) return Malformed();
       if (IsNullItem(item, type)) {
-        offsets.push_back(offsets.back());
-        continue;
+        // A NULL row: no children.
+      } else if (type != kKind) {
+        SILT_RETURN_NOT_OK(Invalid(item, to));
+      } else {
+        VariantValue::Container c;
+        item.value.GetContainer(&c);
+        for (uint32_t child_idx = 0; child_idx < c.num_elements; ++child_idx) {
+          VariantItem child;
+          child.metadata = item.metadata;
+          child.missing = false;
+          std::string_view key;
+          if constexpr (kKind == VariantType::kArray) {
+            if (!item.value.ArrayElement(c, child_idx, &child.value)) return Malformed();
+          } else {
+            uint32_t id = 0;
+            if (!item.value.ObjectField(c, child_idx, &id, &child.value) ||
+                !Meta(item).Key(id, &key)) {
+              return Malformed();
+            }
+          }
+          on_child(row, child, key);
+          ++num_children;
+        }
+        (*valid)[row] = 1;
       }
-      if (type != VariantType::kArray) {
-        SILT_RETURN_NOT_OK(Invalid(item, *to));
-        offsets.push_back(offsets.back());
-        continue;
-      }
-      VariantValue::Container c;
-      item.value.GetContainer(&c);
-      for (uint32_t e = 0; e < c.num_elements; ++e) {
-        VariantItem element;
-        element.metadata = item.metadata;
-        element.missing = false;
-        if (!item.value.ArrayElement(c, e, &element.value)) return Malformed();
-        elements.push_back(element);
-      }
-      valid[i] = 1;
-      offsets.push_back(static_cast<int32_t>(elements.size()));
+      if (offsets != nullptr) offsets->push_back(num_children);
     }
+    return Status::OK();
+  }
+
+  Result<ColumnPtr> ToArray(const std::vector<VariantItem>& items, const TypePtr& to) {
+    std::vector<VariantItem> elements;
+    std::vector<int32_t> offsets{0};
+    std::vector<uint8_t> valid;
+    SILT_RETURN_NOT_OK(ForEachContainerItem<VariantType::kArray>(
+        items, *to, &valid, &offsets, [&](size_t, const VariantItem& element, std::string_view) {
+          elements.push_back(element);
+        }));
     SILT_ASSIGN_OR_RETURN(ColumnPtr child, Convert(elements, to->element_type()));
     auto out = std::make_shared<Column>();
     out->type = to;
@@ -174,37 +203,12 @@ class FromVariant {
     std::vector<VariantItem> values;
     ColumnBuilder keys(DataType::String());
     std::vector<int32_t> offsets{0};
-    std::vector<uint8_t> valid(items.size(), 0);
-    for (size_t i = 0; i < items.size(); ++i) {
-      const VariantItem& item = items[i];
-      const VariantType type = item.missing ? VariantType::kNull : item.value.type();
-      if (type == VariantType::kInvalid) return Malformed();
-      if (IsNullItem(item, type)) {
-        offsets.push_back(offsets.back());
-        continue;
-      }
-      if (type != VariantType::kObject) {
-        SILT_RETURN_NOT_OK(Invalid(item, *to));
-        offsets.push_back(offsets.back());
-        continue;
-      }
-      VariantValue::Container c;
-      item.value.GetContainer(&c);
-      for (uint32_t f = 0; f < c.num_elements; ++f) {
-        VariantItem field;
-        field.metadata = item.metadata;
-        field.missing = false;
-        uint32_t id = 0;
-        std::string_view key;
-        if (!item.value.ObjectField(c, f, &id, &field.value) || !Meta(item).Key(id, &key)) {
-          return Malformed();
-        }
-        keys.AppendString(key);
-        values.push_back(field);
-      }
-      valid[i] = 1;
-      offsets.push_back(static_cast<int32_t>(values.size()));
-    }
+    std::vector<uint8_t> valid;
+    SILT_RETURN_NOT_OK(ForEachContainerItem<VariantType::kObject>(
+        items, *to, &valid, &offsets, [&](size_t, const VariantItem& field, std::string_view key) {
+          keys.AppendString(key);
+          values.push_back(field);
+        }));
     SILT_ASSIGN_OR_RETURN(ColumnPtr value_column, Convert(values, to->value_type()));
     auto entries = std::make_shared<Column>();
     entries->type = to->map_entries_type();
@@ -224,37 +228,18 @@ class FromVariant {
     const size_t num_fields = static_cast<size_t>(to->num_fields());
     std::vector<std::vector<VariantItem>> fields(num_fields,
                                                  std::vector<VariantItem>(items.size()));
-    std::vector<uint8_t> valid(items.size(), 0);
-    for (size_t i = 0; i < items.size(); ++i) {
-      const VariantItem& item = items[i];
-      const VariantType type = item.missing ? VariantType::kNull : item.value.type();
-      if (type == VariantType::kInvalid) return Malformed();
-      if (IsNullItem(item, type)) continue;
-      if (type != VariantType::kObject) {
-        SILT_RETURN_NOT_OK(Invalid(item, *to));
-        continue;
-      }
-      VariantValue::Container c;
-      item.value.GetContainer(&c);
-      for (uint32_t f = 0; f < c.num_elements; ++f) {
-        VariantItem field;
-        field.metadata = item.metadata;
-        field.missing = false;
-        uint32_t id = 0;
-        std::string_view key;
-        if (!item.value.ObjectField(c, f, &id, &field.value) || !Meta(item).Key(id, &key)) {
-          return Malformed();
-        }
-        // StructType.getFieldIndex: the exact name.
-        for (size_t k = 0; k < num_fields; ++k) {
-          if (to->field(static_cast<int>(k)).name == key) {
-            fields[k][i] = field;
-            break;
+    std::vector<uint8_t> valid;
+    SILT_RETURN_NOT_OK(ForEachContainerItem<VariantType::kObject>(
+        items, *to, &valid, /*offsets=*/nullptr,
+        [&](size_t row, const VariantItem& field, std::string_view key) {
+          // StructType.getFieldIndex: the exact name.
+          for (size_t k = 0; k < num_fields; ++k) {
+            if (to->field(static_cast<int>(k)).name == key) {
+              fields[k][row] = field;
+              break;
+            }
           }
-        }
-      }
-      valid[i] = 1;
-    }
+        }));
     auto out = std::make_shared<Column>();
     out->type = to;
     out->length = static_cast<int64_t>(items.size());
