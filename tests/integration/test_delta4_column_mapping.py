@@ -286,3 +286,73 @@ def test_silt_creates_name_mode_table_as_spark_does(spark4, silt, work):
                [[{"id": 5, "w": 5.5, "part": "p1"}]], {})
     rows = assert_all_read_equal(spark4, silt, table, "id", "silt's append after the rename")
     assert {r["id"]: r.get("w") for r in rows}[5] == 5.5
+
+
+# --------------------------------------------------------------------------
+# ALTER TABLE ... RENAME COLUMN / DROP COLUMN[S], statement for statement
+
+
+def last_commit(table):
+    _, actions = max(commits(table).items())
+    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    metadata = next((a["metaData"] for a in actions if "metaData" in a), None)
+    return info, metadata
+
+
+@pytest.mark.parametrize("mode", ["name", "id"])
+def test_alter_columns_as_spark_does(spark4, silt, work, mode):
+    """Spark 4 runs each statement on its table, silt on a byte-identical
+    copy: both succeed with the same metaData and commitInfo operation, or
+    both refuse (with Spark's error class)."""
+    import shutil
+
+    spark_table = work / f"alter-spark-{mode}"
+    spark4.sql(f"CREATE TABLE delta.`{spark_table}` (id BIGINT, s STRUCT<a: INT, b: STRING>, "
+               "v STRING, part STRING) USING delta PARTITIONED BY (part) "
+               f"TBLPROPERTIES ('delta.columnMapping.mode'='{mode}')")
+    spark4.sql(f"INSERT INTO delta.`{spark_table}` VALUES (1, named_struct('a', 1, 'b', 'b1'), "
+               "'v1', 'p1'), (2, NULL, 'v2', 'p2')")
+    silt_table = work / f"alter-silt-{mode}"
+    shutil.copytree(spark_table, silt_table)
+    statements = [
+        "ALTER TABLE {t} RENAME COLUMN v TO w",
+        "ALTER TABLE {t} RENAME COLUMN s.a TO a2",
+        "ALTER TABLE {t} RENAME COLUMN w TO id",
+        "ALTER TABLE {t} RENAME COLUMN nope TO x",
+        "ALTER TABLE {t} DROP COLUMN s.b",
+        "ALTER TABLE {t} DROP COLUMN s.a2",
+        "ALTER TABLE {t} DROP COLUMN part",
+        "ALTER TABLE {t} DROP COLUMNS (id, w)",
+    ]
+    outcomes = []
+    for statement in statements:
+        spark_error = None
+        try:
+            spark4.sql(statement.format(t=f"delta.`{spark_table}`"))
+        except Exception as e:  # Spark4Error
+            spark_error = e
+        proc = silt("sql", statement.format(t=f"delta.`{silt_table}`"))
+        outcomes.append((statement, spark_error is None))
+        if spark_error is not None:
+            assert proc.returncode != 0, f"{statement}: Spark refused ({spark_error}), silt did not"
+            condition = getattr(spark_error, "condition", None)
+            if condition and condition.startswith("DELTA_UNSUPPORTED"):
+                assert condition in proc.stderr, (statement, condition, proc.stderr)
+            continue
+        assert proc.returncode == 0, f"{statement}: Spark ran it, silt: {describe(proc)}"
+        spark_info, spark_meta = last_commit(spark_table)
+        silt_info, silt_meta = last_commit(silt_table)
+        assert silt_info["operation"] == spark_info["operation"], statement
+        assert silt_info["operationParameters"] == spark_info["operationParameters"], statement
+        assert json.loads(silt_meta["schemaString"]) == json.loads(spark_meta["schemaString"])
+        assert silt_meta["partitionColumns"] == spark_meta["partitionColumns"], statement
+        assert silt_meta["configuration"] == spark_meta["configuration"], statement
+    if mode == "name":
+        # The renames and the drops of s.b and of id, w ran in both.
+        assert [ok for _, ok in outcomes] == [True, True, False, False, True, False, False, True]
+    expected = to_json_rows(spark4.read_delta(spark_table))
+    assert_same_rows(to_json_rows(spark4.read_delta(silt_table)), expected, "Spark reads silt's",
+                     "part")
+    assert_same_rows(to_json_rows(read_with_delta_rs(silt_table)), expected, "delta-rs", "part")
+    assert_same_rows(normalize_silt_rows(read_with_silt(silt, str(silt_table))), expected, "silt",
+                     "part")

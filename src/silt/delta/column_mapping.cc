@@ -246,14 +246,17 @@ std::string JoinPath(const std::vector<std::string>& path) {
 }
 
 // The snapshot an ALTER of column `what` works on, checked: name mode,
-// and nothing in the table that names columns by their logical names.
+// (name or id), and nothing in the table that names columns by their
+// logical names.
 Result<SnapshotPtr> SnapshotForAlter(DeltaTable* table, const char* error_class, const char* what) {
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
   SILT_RETURN_NOT_OK(
       CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), {"columnMapping"}));
   SILT_ASSIGN_OR_RETURN(ColumnMappingMode mode,
                         ColumnMappingModeOf(snapshot->metadata().configuration));
-  if (mode != ColumnMappingMode::kName) {
+  // Name and id modes both: readers find the files' columns by physical
+  // name or field id, which the ALTER keeps.
+  if (mode == ColumnMappingMode::kNone) {
     return Status::NotSupported("[", error_class, "] ", what, " is not supported for Delta table ",
                                 table->path(), ": enable column mapping with mode 'name' ",
                                 "(delta.columnMapping.mode)");

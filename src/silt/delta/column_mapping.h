@@ -91,27 +91,26 @@ Result<std::unique_ptr<TableWriter>> MakeTableWriter(fs::FileSystemPtr fs, std::
                                                      TableWriterOptions options,
                                                      bool column_mapping);
 
-// ALTER TABLE ... RENAME COLUMN on a table in name mode, as delta-spark
+// ALTER TABLE ... RENAME COLUMN on a column-mapped table (name or id
+// mode), as delta-spark
 // does it: one commit (operation "RENAME COLUMN", parameters oldColumnPath
 // and newColumnPath) whose metaData renames the field (`path`: the field's
 // names from the top level, case-insensitive), keeping its id and physical
 // name, so no data file changes; a renamed partition column is renamed in
 // partitionColumns too. Returns the version committed. Errors:
-// NotSupported "[DELTA_UNSUPPORTED_RENAME_COLUMN]" unless the mode is
-// name; InvalidArgument for a column that does not exist or a new name
-// its struct already has; NotSupported when the table has generated
-// columns, CHECK constraints, clustering columns or
-// delta.dataSkippingStatsColumns (which name columns and are not
-// rewritten); what Commit returns.
+// NotSupported "[DELTA_UNSUPPORTED_RENAME_COLUMN]" without column mapping; InvalidArgument for a
+// column that does not exist or a new name its struct already has; NotSupported when the table has
+// generated columns, CHECK constraints, clustering columns or delta.dataSkippingStatsColumns (which
+// name columns and are not rewritten); what Commit returns.
 Result<int64_t> RenameColumn(DeltaTable* table, const std::vector<std::string>& path,
                              const std::string& new_name);
 
-// ALTER TABLE ... DROP COLUMN[S] on a table in name mode: one commit
+// ALTER TABLE ... DROP COLUMN[S] on a column-mapped table: one commit
 // (operation "DROP COLUMNS", parameter columns as a JSON array of the
 // paths as written) whose metaData lacks the fields; the files keep their
 // values, which readers no longer see. Returns the version committed.
-// Errors: NotSupported "[DELTA_UNSUPPORTED_DROP_COLUMN]" unless the mode
-// is name; InvalidArgument for a column that does not exist, a partition
+// Errors: NotSupported "[DELTA_UNSUPPORTED_DROP_COLUMN]" without column
+// mapping; InvalidArgument for a column that does not exist, a partition
 // column, or when no column (or no field of a struct) would remain;
 // NotSupported as RenameColumn; what Commit returns.
 Result<int64_t> DropColumns(DeltaTable* table, const std::vector<std::vector<std::string>>& paths);
