@@ -3,7 +3,8 @@
 // formats of `silt read`. MERGE INTO / DELETE FROM / UPDATE on a Delta table
 // (expr/parse/dml_statement.h, dml/dml.h) print the row counts Spark's SQL
 // returns for them, as one row in the same formats. ALTER TABLE delta.`PATH`
-// DROP FEATURE (delta/drop_feature.h) prints nothing, as Spark returns no rows.
+// DROP FEATURE (delta/drop_feature.h), RENAME COLUMN and DROP COLUMN[S]
+// (delta/column_mapping.h) print nothing, as Spark returns no rows.
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "silt/cli/result_output.h"
 #include "silt/cli/table_util.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/drop_feature.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/source.h"
@@ -35,6 +37,15 @@ struct AlterTableDropFeature {
   std::string path;
   std::string feature;
   bool truncate_history = false;
+};
+
+// ALTER TABLE delta.`PATH` RENAME COLUMN a[.b] TO c, or DROP COLUMN[S]
+// a[.b][, ...] (with or without parentheses).
+struct AlterTableColumns {
+  std::string path;
+  bool rename = false;
+  std::vector<std::vector<std::string>> columns;
+  std::string new_name;
 };
 
 // Splits `text` into words: runs of non-space characters, where a
@@ -96,6 +107,81 @@ std::string Unquote(std::string_view word) {
   return out;
 }
 
+// A column path as written: names separated by dots outside backticks.
+Result<std::vector<std::string>> ColumnPath(std::string_view text) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '`') {
+      if (quoted && i + 1 < text.size() && text[i + 1] == '`') {
+        out.back() += '`';
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == '.' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  for (const std::string& part : out) {
+    if (part.empty() || quoted) {
+      return Status::InvalidArgument("not a column name: ", text);
+    }
+  }
+  return out;
+}
+
+bool IsAlterTableColumns(std::string_view text) {
+  std::vector<std::string> words = Words(text);
+  return words.size() >= 5 &&
+         ((EqualsIgnoreCase(words[3], "RENAME") && EqualsIgnoreCase(words[4], "COLUMN")) ||
+          (EqualsIgnoreCase(words[3], "DROP") &&
+           (EqualsIgnoreCase(words[4], "COLUMN") || EqualsIgnoreCase(words[4], "COLUMNS"))));
+}
+
+Result<AlterTableColumns> ParseAlterTableColumns(std::string_view text) {
+  const std::vector<std::string> words = Words(text);
+  const std::string& target = words[2];
+  if (!StartsWithIgnoreCase(target, "delta.`") || target.back() != '`') {
+    return Status::InvalidArgument("ALTER TABLE names a Delta table as delta.`PATH`, not ", target);
+  }
+  AlterTableColumns out;
+  out.path = Unquote(std::string_view(target).substr(6));
+  out.rename = EqualsIgnoreCase(words[3], "RENAME");
+  if (out.rename) {
+    if (words.size() != 8 || !EqualsIgnoreCase(words[6], "TO")) {
+      return Status::InvalidArgument(
+          "silt sql supports ALTER TABLE delta.`PATH` RENAME COLUMN name TO new_name, not: ", text);
+    }
+    SILT_ASSIGN_OR_RETURN(std::vector<std::string> column, ColumnPath(words[5]));
+    out.columns.push_back(std::move(column));
+    SILT_ASSIGN_OR_RETURN(std::vector<std::string> new_name, ColumnPath(words[7]));
+    if (new_name.size() != 1) {
+      return Status::InvalidArgument("RENAME COLUMN ... TO takes a name, not a path: ", words[7]);
+    }
+    out.new_name = new_name[0];
+    return out;
+  }
+  std::string list;
+  for (size_t i = 5; i < words.size(); ++i) list += words[i];
+  if (!list.empty() && list.front() == '(' && list.back() == ')') {
+    list = list.substr(1, list.size() - 2);
+  }
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    SILT_ASSIGN_OR_RETURN(std::vector<std::string> column,
+                          ColumnPath(std::string_view(list).substr(start, comma - start)));
+    out.columns.push_back(std::move(column));
+    start = comma + 1;
+  }
+  return out;
+}
+
 Result<AlterTableDropFeature> ParseAlterTable(std::string_view text) {
   const std::vector<std::string> words = Words(text);
   auto bad = [&]() {
@@ -134,7 +220,7 @@ class SqlCommand final : public Command {
                      "MERGE INTO delta.`PATH` t USING <source> s ON ... WHEN ...; "
                      "DELETE FROM delta.`PATH` [WHERE ...]; UPDATE delta.`PATH` SET ... "
                      "[WHERE ...]; ALTER TABLE delta.`PATH` DROP FEATURE name "
-                     "[TRUNCATE HISTORY]")
+                     "[TRUNCATE HISTORY] | RENAME COLUMN c TO d | DROP COLUMN[S] c[, ...]")
         ->required();
     sub_->add_option("--format", format_, "Output format")
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
@@ -244,6 +330,14 @@ class SqlCommand final : public Command {
   // nothing, as Spark returns no rows.
   Status RunAlterTable() {
     if (explain_) return Status::InvalidArgument("--explain applies to SELECT statements only");
+    if (IsAlterTableColumns(statement_)) {
+      SILT_ASSIGN_OR_RETURN(AlterTableColumns statement, ParseAlterTableColumns(statement_));
+      SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));
+      if (statement.rename) {
+        return delta::RenameColumn(table.get(), statement.columns[0], statement.new_name).status();
+      }
+      return delta::DropColumns(table.get(), statement.columns).status();
+    }
     SILT_ASSIGN_OR_RETURN(AlterTableDropFeature statement, ParseAlterTable(statement_));
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));
     delta::DropFeatureOptions options;

@@ -4,6 +4,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/schema_evolution.h"
 #include "silt/delta/type_widening.h"
 
@@ -141,9 +142,10 @@ Result<std::unique_ptr<AppendWriter>> AppendWriter::Make(
     fs::FileSystemPtr fs, std::string table_path, AppendLayout layout,
     std::vector<std::string> partition_columns, TableWriterOptions options, int64_t batch_id) {
   std::unique_ptr<AppendWriter> writer(new AppendWriter());
-  SILT_ASSIGN_OR_RETURN(writer->writer_,
-                        TableWriter::Make(std::move(fs), table_path, layout.table_schema,
-                                          std::move(partition_columns), std::move(options)));
+  SILT_ASSIGN_OR_RETURN(
+      writer->writer_,
+      MakeTableWriter(std::move(fs), table_path, layout.table_schema, std::move(partition_columns),
+                      std::move(options), layout.column_mapping));
   writer->path_ = std::move(table_path);
   writer->layout_ = std::move(layout);
   writer->batch_id_ = batch_id;

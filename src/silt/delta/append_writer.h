@@ -54,6 +54,10 @@ struct AppendLayout {
   // Table columns that are NOT NULL but nullable in the data: checked per
   // chunk.
   std::vector<int> not_null_columns;
+  // The table uses column mapping (name or id mode): table_schema's fields
+  // carry their ids and physical names, and the files are written with the
+  // physical ones (MakeTableWriter, column_mapping.h).
+  bool column_mapping = false;
 };
 
 // The layout for a table that does not exist yet: its schema is the data's

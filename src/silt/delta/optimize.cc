@@ -14,6 +14,7 @@
 #include "silt/base/strings.h"
 #include "silt/delta/append_writer.h"
 #include "silt/delta/clustering.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/row_tracking.h"
@@ -133,15 +134,23 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   }
   const int64_t start_ms = NowMillis();
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
-  SILT_RETURN_NOT_OK_CTX(
-      CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), RowPreservingFeatures()),
-      "OPTIMIZE of Delta table ", path);
-  if (ColumnMappingActive(snapshot->metadata())) {
-    return Status::NotSupported("OPTIMIZE of Delta table ", path,
-                                ": rewriting files of a table with column mapping is not "
-                                "supported yet");
-  }
+  std::vector<std::string> honoured = RowPreservingFeatures();
+  honoured.push_back("columnMapping");
+  SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), honoured),
+                         "OPTIMIZE of Delta table ", path);
   const std::vector<std::string>& partition_columns = snapshot->partition_columns();
+  // Under column mapping the files are rewritten with physical names
+  // (MakeTableWriter), and partition values are keyed by them.
+  const bool column_mapping = ColumnMappingActive(snapshot->metadata());
+  std::vector<std::string> partition_keys = partition_columns;
+  if (column_mapping) {
+    for (std::string& key : partition_keys) {
+      const int idx = snapshot->schema()->FieldIndex(key);
+      if (idx < 0) continue;
+      SILT_ASSIGN_OR_RETURN_CTX(key, RequiredPhysicalName(snapshot->schema()->field(idx)),
+                                "OPTIMIZE of Delta table ", path);
+    }
+  }
   // A clustered table is optimized by clustering its files on the
   // clustering columns (delta-spark's OPTIMIZE on a CLUSTER BY table); the
   // rows are laid out along the Z-order curve of those columns.
@@ -214,6 +223,11 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     }
     row_tracking = RowTrackingRewrite{std::move(*row_tracking_write)};
   }
+  if (column_mapping && row_tracking) {
+    return Status::NotSupported("OPTIMIZE of Delta table ", path,
+                                ": rewriting files with both column mapping and materialized "
+                                "row tracking columns is not supported yet");
+  }
 
   const fs::FileSystemPtr& fs = table->file_system();
   const int64_t deletion_ms = NowMillis();
@@ -226,15 +240,14 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     return st;
   };
   for (const OptimizeBin& bin : bins) {
-    partitions[PartitionKey(CanonicalPartitionValues(bin.partition_values, partition_columns))] =
-        true;
+    partitions[PartitionKey(CanonicalPartitionValues(bin.partition_values, partition_keys))] = true;
     ScanOptions scan_options;
     scan_options.row_tracking = row_tracking.has_value();
     auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files), scan_options);
     if (!scan.ok()) return fail(scan.status());
     auto writer =
-        TableWriter::Make(fs, path, row_tracking ? row_tracking->write.schema : snapshot->schema(),
-                          partition_columns, writer_options);
+        MakeTableWriter(fs, path, row_tracking ? row_tracking->write.schema : snapshot->schema(),
+                        partition_columns, writer_options, column_mapping);
     if (!writer.ok()) return fail(writer.status());
     Status st;
     std::vector<columnar::RecordBatchPtr> held;  // Z-order sorts the whole bin
@@ -301,7 +314,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   std::sort(sizes.begin(), sizes.end());
 
   CommitRequest request;
-  request.honoured_features = RowPreservingFeatures();
+  request.honoured_features = std::move(honoured);
   request.operation = "OPTIMIZE";
   if (row_tracking) request.tags[std::string(kRowTrackingPreservedTag)] = "true";
   const std::vector<std::string> kNone;

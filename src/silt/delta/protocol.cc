@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "silt/delta/column_mapping.h"
+
 namespace silt::delta {
 
 namespace {
@@ -40,13 +42,13 @@ void AddFeature(std::optional<std::vector<std::string>>* features, const std::st
   (*features)->push_back(name);
 }
 
-std::string ColumnMappingMode(const Metadata& metadata) {
+std::string ColumnMappingModeText(const Metadata& metadata) {
   auto it = metadata.configuration.find("delta.columnMapping.mode");
   return it == metadata.configuration.end() ? std::string("none") : it->second;
 }
 
 bool ColumnMappingInert(const Metadata& metadata) {
-  std::string mode = ColumnMappingMode(metadata);
+  std::string mode = ColumnMappingModeText(metadata);
   return mode == "none" || mode == "NONE" || mode.empty();
 }
 
@@ -145,10 +147,13 @@ std::string WriterFeatureProblem(const std::string& feature, const Metadata& met
     }
     return "";
   }
+  // Honoured by the writers that name it in CommitRequest::honoured_features
+  // (they write physical names and field ids, column_mapping.h); refused to
+  // the others.
   if (feature == "columnMapping") {
     if (ColumnMappingInert(metadata)) return "";
     return Status::Concat("columnMapping (delta.columnMapping.mode = '",
-                          ColumnMappingMode(metadata), "')");
+                          ColumnMappingModeText(metadata), "')");
   }
   return feature;
 }
@@ -169,7 +174,7 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata) {
       continue;
     }
     if (feature == "columnMapping") {
-      std::string mode = ColumnMappingMode(metadata);
+      std::string mode = ColumnMappingModeText(metadata);
       if (ColumnMappingInert(metadata) || mode == "name" || mode == "id") continue;
       unsupported.push_back(Status::Concat(
           "columnMapping (column mapping, delta.columnMapping.mode = '", mode, "')"));
@@ -299,6 +304,7 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   SILT_ASSIGN_OR_RETURN(bool row_tracking, EnableRowTracking(configuration));
   SILT_ASSIGN_OR_RETURN(bool v2_checkpoints, CheckpointPolicyV2(configuration));
   SILT_ASSIGN_OR_RETURN(bool type_widening, EnableTypeWidening(configuration));
+  SILT_ASSIGN_OR_RETURN(ColumnMappingMode mapping, ColumnMappingModeOf(configuration));
   // delta.feature.<name> = supported (ValidateTableProperties admits the
   // features silt honours).
   std::vector<std::string> named;
@@ -344,6 +350,18 @@ Result<Protocol> ProtocolForNewTable(const TableConfiguration& configuration, bo
   for (const std::string& feature : named) {
     if (IsReaderWriterFeature(feature)) add(&reader, feature);
     add(&writer, feature);
+  }
+  if (mapping != ColumnMappingMode::kNone) {
+    // delta-spark 4 (2, 7) with columnMapping beside the legacy (1, 2)
+    // features; reader 3 with it listed when other reader features are.
+    add(&writer, "appendOnly");
+    add(&writer, "invariants");
+    add(&writer, "columnMapping");
+    if (reader.empty()) {
+      protocol.min_reader_version = 2;
+    } else {
+      add(&reader, "columnMapping");
+    }
   }
   if (!reader.empty()) {
     protocol.min_reader_version = 3;

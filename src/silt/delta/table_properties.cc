@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "silt/base/strings.h"
+#include "silt/delta/column_mapping.h"
 
 namespace silt::delta {
 namespace {
@@ -118,7 +119,8 @@ constexpr KnownProperty kKnownProperties[] = {
     {"delta.enableTypeWidening", Support::kHonoured, Kind::kBool, ""},
     {"delta.enableIcebergCompatV1", Support::kOnlyDefault, Kind::kBool, "false"},
     {"delta.enableIcebergCompatV2", Support::kOnlyDefault, Kind::kBool, "false"},
-    {"delta.columnMapping.mode", Support::kOnlyDefault, Kind::kString, "none"},
+    // none, name or id: the Delta writers honour it (column_mapping.h).
+    {"delta.columnMapping.mode", Support::kHonoured, Kind::kString, ""},
     {"delta.compatibility.symlinkFormatManifest.enabled", Support::kOnlyDefault, Kind::kBool,
      "false"},
     {"delta.minReaderVersion", Support::kOnlyDefault, Kind::kLong, "1"},
@@ -416,6 +418,10 @@ Result<TableConfiguration> ValidateTableProperties(const TableConfiguration& con
   SILT_RETURN_NOT_OK(DataSkippingNumIndexedCols(out).status());
   SILT_RETURN_NOT_OK(DataSkippingStatsColumns(out).status());
   SILT_RETURN_NOT_OK(CheckpointPolicyV2(out).status());
+  Result<ColumnMappingMode> mapping = ColumnMappingModeOf(out);
+  if (!mapping.ok()) {
+    return Status::InvalidArgument("table property ", mapping.status().message());
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "silt/base/clock.h"
 #include "silt/base/uuid.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table.h"
@@ -76,18 +77,87 @@ Status CheckPartitionPathValue(const std::string& column, const std::optional<st
   return Status::OK();
 }
 
+// A Parquet column path ("s.b", "m.key_value.value.c") of the logical
+// schema spelled with the physical names of the struct fields on it; the
+// list and map levels keep their names.
+Result<std::string> PhysicalPath(const std::string& path, const columnar::DataType& schema) {
+  std::string out;
+  const columnar::DataType* type = &schema;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    if (dot == std::string::npos) dot = path.size();
+    std::string part = path.substr(start, dot - start);
+    if (type != nullptr && type->id() == columnar::TypeId::kStruct && type->FieldIndex(part) >= 0) {
+      const columnar::Field& field = type->field(type->FieldIndex(part));
+      SILT_ASSIGN_OR_RETURN(part, RequiredPhysicalName(field));
+      type = field.type.get();
+    } else if (type != nullptr && type->id() == columnar::TypeId::kArray && part == "element") {
+      type = type->element_type().get();
+    } else if (type != nullptr && type->id() == columnar::TypeId::kMap && part == "key") {
+      type = type->key_type().get();
+    } else if (type != nullptr && type->id() == columnar::TypeId::kMap && part == "value") {
+      type = type->value_type().get();
+    } else if (part != "list" && part != "key_value") {
+      type = nullptr;  // names no column: the Parquet writer reports it
+    }
+    if (!out.empty()) out += '.';
+    out += part;
+    start = dot + 1;
+  }
+  return out;
+}
+
+// `column` typed as `physical` (the same type with the struct fields under
+// their physical names), sharing its buffers: one shallow copy per nested
+// level, per batch.
+columnar::ColumnPtr Relabel(const columnar::ColumnPtr& column, const columnar::TypePtr& physical) {
+  const columnar::TypeId id = physical->id();
+  if (id != columnar::TypeId::kStruct && id != columnar::TypeId::kArray &&
+      id != columnar::TypeId::kMap) {
+    return column;
+  }
+  auto out = std::make_shared<columnar::Column>(*column);
+  out->type = physical;
+  if (id == columnar::TypeId::kStruct) {
+    for (size_t child_idx = 0; child_idx < out->children.size(); ++child_idx) {
+      out->children[child_idx] =
+          Relabel(column->children[child_idx], physical->field(static_cast<int>(child_idx)).type);
+    }
+  } else if (!out->children.empty()) {
+    out->children[0] =
+        Relabel(column->children[0], id == columnar::TypeId::kArray ? physical->element_type()
+                                                                    : physical->map_entries_type());
+  }
+  return out;
+}
+
+template <typename T>
+Result<std::map<std::string, T>> PhysicalKeys(const std::map<std::string, T>& by_column,
+                                              const columnar::DataType& schema) {
+  std::map<std::string, T> out;
+  for (const auto& [column, value] : by_column) {
+    SILT_ASSIGN_OR_RETURN(std::string physical, PhysicalPath(column, schema));
+    out.emplace(std::move(physical), value);
+  }
+  return out;
+}
+
 class TableWriterImpl final : public TableWriter {
  public:
   TableWriterImpl(fs::FileSystemPtr fs, std::string table_path, columnar::SchemaPtr schema,
                   columnar::SchemaPtr data_schema, std::vector<int> partition_indices,
-                  std::vector<int> data_indices, TableWriterOptions options)
+                  std::vector<std::string> partition_names, std::vector<int> data_indices,
+                  TableWriterOptions options, bool column_mapping)
       : fs_(std::move(fs)),
         table_path_(std::move(table_path)),
         schema_(std::move(schema)),
         data_schema_(std::move(data_schema)),
         partition_indices_(std::move(partition_indices)),
+        partition_names_(std::move(partition_names)),
         data_indices_(std::move(data_indices)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        column_mapping_(column_mapping) {}
 
   ~TableWriterImpl() override {
     for (auto& [dir, file] : open_) {
@@ -112,7 +182,12 @@ class TableWriterImpl final : public TableWriter {
     auto data = std::make_shared<columnar::RecordBatch>();
     data->schema = data_schema_;
     data->num_rows = batch.num_rows;
-    for (int idx : data_indices_) data->columns.push_back(batch.column(idx));
+    for (size_t data_idx = 0; data_idx < data_indices_.size(); ++data_idx) {
+      const columnar::ColumnPtr& column = batch.column(data_indices_[data_idx]);
+      data->columns.push_back(
+          column_mapping_ ? Relabel(column, data_schema_->field(static_cast<int>(data_idx)).type)
+                          : column);
+    }
 
     if (partition_indices_.empty()) return WriteGroup(PartitionValues(), *data);
 
@@ -137,8 +212,9 @@ class TableWriterImpl final : public TableWriter {
 
     for (const auto& group_rows : rows) {
       PartitionValues values;
-      for (int idx : partition_indices_) {
-        values.emplace_back(schema_->field(idx).name,
+      for (size_t p = 0; p < partition_indices_.size(); ++p) {
+        const int idx = partition_indices_[p];
+        values.emplace_back(partition_names_[p],
                             SerializePartitionValue(*batch.column(idx), group_rows.front()));
         SILT_RETURN_NOT_OK(
             CheckPartitionPathValue(values.back().first, values.back().second, group_rows.front()));
@@ -213,6 +289,12 @@ class TableWriterImpl final : public TableWriter {
       OpenFile file;
       std::string name = NextFileName();
       file.relative_path = dir.empty() ? name : dir + "/" + name;
+      if (column_mapping_ && !dir.empty()) {
+        // delta-spark puts the files of a column-mapped partitioned table
+        // under a random two-character directory instead of Hive-style
+        // ones (a rename would leave those naming the old column).
+        file.relative_path = NewUuid().substr(0, 2) + "/" + name;
+      }
       // Partition directories are escaped, so this always holds; it is the
       // same check every command that writes under a table makes.
       SILT_ASSIGN_OR_RETURN_CTX(
@@ -255,8 +337,12 @@ class TableWriterImpl final : public TableWriter {
   columnar::SchemaPtr schema_;
   columnar::SchemaPtr data_schema_;
   std::vector<int> partition_indices_;
+  // The partition columns' names in add.partitionValues and directories
+  // (physical names under column mapping).
+  std::vector<std::string> partition_names_;
   std::vector<int> data_indices_;
   TableWriterOptions options_;
+  bool column_mapping_ = false;
   // Open files by partition directory ("" when unpartitioned).
   std::map<std::string, OpenFile> open_;
   // Closed files not yet returned by Finish, and their physical paths (for
@@ -272,6 +358,15 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Make(fs::FileSystemPtr fs, std
                                                        columnar::SchemaPtr schema,
                                                        std::vector<std::string> partition_columns,
                                                        TableWriterOptions options) {
+  return MakeTableWriter(std::move(fs), std::move(table_path), std::move(schema),
+                         std::move(partition_columns), std::move(options), false);
+}
+
+Result<std::unique_ptr<TableWriter>> MakeTableWriter(fs::FileSystemPtr fs, std::string table_path,
+                                                     columnar::SchemaPtr schema,
+                                                     std::vector<std::string> partition_columns,
+                                                     TableWriterOptions options,
+                                                     bool column_mapping) {
   if (fs == nullptr) return Status::InvalidArgument("no file system given for ", table_path);
   if (schema == nullptr || schema->id() != columnar::TypeId::kStruct) {
     return Status::InvalidArgument("no table schema given for Delta table ", table_path);
@@ -313,10 +408,32 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Make(fs::FileSystemPtr fs, std
                                    " needs at least one column that is not a partition column");
   }
   while (table_path.size() > 1 && table_path.back() == '/') table_path.pop_back();
+  columnar::SchemaPtr data_schema = columnar::DataType::Struct(std::move(data_fields));
+  std::vector<std::string> partition_names;
+  for (int idx : partition_indices) {
+    if (column_mapping) {
+      SILT_ASSIGN_OR_RETURN_CTX(std::string name, RequiredPhysicalName(schema->field(idx)),
+                                "writing to Delta table ", table_path);
+      partition_names.push_back(std::move(name));
+    } else {
+      partition_names.push_back(schema->field(idx).name);
+    }
+  }
+  if (column_mapping) {
+    // Data files hold physical names and field ids; the batches keep the
+    // logical names, matched to the file's columns by position. Per-column
+    // Parquet options name logical columns: renamed alike.
+    SILT_ASSIGN_OR_RETURN(options.parquet.column_encodings,
+                          PhysicalKeys(options.parquet.column_encodings, *data_schema));
+    SILT_ASSIGN_OR_RETURN(options.parquet.bloom_filters,
+                          PhysicalKeys(options.parquet.bloom_filters, *data_schema));
+    SILT_ASSIGN_OR_RETURN_CTX(data_schema, PhysicalSchema(*data_schema), "writing to Delta table ",
+                              table_path);
+  }
   return std::unique_ptr<TableWriter>(new TableWriterImpl(
-      std::move(fs), std::move(table_path), std::move(schema),
-      columnar::DataType::Struct(std::move(data_fields)), std::move(partition_indices),
-      std::move(data_indices), std::move(options)));
+      std::move(fs), std::move(table_path), std::move(schema), std::move(data_schema),
+      std::move(partition_indices), std::move(partition_names), std::move(data_indices),
+      std::move(options), column_mapping));
 }
 
 }  // namespace silt::delta

@@ -3,6 +3,7 @@
 #include "silt/base/clock.h"
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/row_tracking.h"
 #include "silt/delta/table_properties.h"
@@ -36,14 +37,9 @@ Result<delta::SnapshotPtr> SnapshotForDml(delta::DeltaTable* table, const DmlOpt
   if (snapshot == nullptr) {
     SILT_ASSIGN_OR_RETURN(snapshot, table->LatestSnapshot());
   }
-  const delta::Metadata& metadata = snapshot->metadata();
-  std::optional<std::string> mapping =
-      delta::GetTableProperty(metadata.configuration, "delta.columnMapping.mode");
-  if (mapping && !mapping->empty() && !PropertyIs(metadata, "delta.columnMapping.mode", "none")) {
-    return Status::NotSupported(operation, " on Delta table ", table->path(),
-                                ": column mapping (delta.columnMapping.mode = ", *mapping,
-                                ") is not supported by silt's DML yet");
-  }
+  // Column mapping in name and id modes: DmlWriter writes physical names.
+  SILT_RETURN_NOT_OK_CTX(delta::ColumnMappingModeOf(snapshot->metadata().configuration).status(),
+                         operation, " on Delta table ", table->path());
   return snapshot;
 }
 
@@ -114,6 +110,7 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   for (auto& [key, value] : commit.metrics) request.operation_metrics[key] = value;
   request.derive_write_metrics = false;
   request.is_blind_append = false;
+  request.honoured_features = {"columnMapping"};
   std::optional<std::string> level =
       delta::GetTableProperty(snapshot->metadata().configuration, "delta.isolationLevel");
   commit.read.isolation_level =

@@ -5,6 +5,7 @@
 
 #include "silt/base/clock.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/replace_all.h"
 #include "silt/delta/row_tracking.h"
@@ -126,9 +127,17 @@ Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
       options.num_indexed_cols = out->row_tracking_->stats_columns;
     }
   }
-  SILT_ASSIGN_OR_RETURN(out->writer_,
-                        delta::TableWriter::Make(table->file_system(), table->path(), schema,
-                                                 snapshot->partition_columns(), options));
+  SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping,
+                        delta::ColumnMappingModeOf(snapshot->metadata().configuration));
+  const bool column_mapping = mapping != delta::ColumnMappingMode::kNone;
+  if (column_mapping && out->row_tracking_) {
+    return Status::NotSupported("rewriting files of Delta table ", table->path(),
+                                " with both column mapping and materialized row tracking "
+                                "columns is not supported yet");
+  }
+  SILT_ASSIGN_OR_RETURN(
+      out->writer_, delta::MakeTableWriter(table->file_system(), table->path(), schema,
+                                           snapshot->partition_columns(), options, column_mapping));
   out->deletion_ms_ = SystemClock().NowMicros() / 1000;
   return out;
 }
@@ -136,6 +145,13 @@ Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
 DmlWriter::~DmlWriter() = default;
 
 Status DmlWriter::WriteChangeData() {
+  SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping,
+                        delta::ColumnMappingModeOf(snapshot_->metadata().configuration));
+  if (mapping != delta::ColumnMappingMode::kNone) {
+    return Status::NotSupported("change data files of Delta table ", table_->path(),
+                                " (delta.enableChangeDataFeed with column mapping) are not "
+                                "supported yet");
+  }
   std::vector<columnar::Field> fields = snapshot_->schema()->fields();
   fields.push_back({"_change_type", columnar::DataType::String(), true});
   cdc_schema_ = columnar::DataType::Struct(std::move(fields));

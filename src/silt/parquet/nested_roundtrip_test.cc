@@ -275,6 +275,30 @@ TEST(NestedSchemaTest, WriterUsesSparkListAndMapLayout) {
   EXPECT_EQ(els[5].repetition_type, Repetition::kRequired);
 }
 
+TEST(NestedSchemaTest, FieldIdsFromMetadataGoOnEveryFieldAndReadBack) {
+  // Delta column mapping's physical schema: every struct field carries
+  // {"parquet.field.id": N}; list and map groups carry their field's id.
+  TypePtr inner = DataType::Struct({Field{"x", DataType::Long(), true, R"({"parquet.field.id":3})"},
+                                    Field{"y", DataType::Array(DataType::Int(), true), true,
+                                          R"({"parquet.field.id": 4, "other": 1})"}});
+  SchemaPtr schema =
+      DataType::Struct({Field{"a", DataType::Int(), true, R"({"parquet.field.id":1})"},
+                        Field{"s", inner, true, R"({"parquet.field.id":2})"},
+                        Field{"n", DataType::String(), true, "{}"}});
+  auto fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(auto writer, ParquetFileWriter::Open(fs.get(), "/ids.parquet", schema, {}));
+  RecordBatchPtr batch = RandomBatch(schema, 10, 3);
+  ASSERT_OK(writer->WriteBatch(*batch));
+  ASSERT_OK(writer->Close().status());
+  ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/ids.parquet"));
+  const SchemaPtr& back = reader->schema();
+  EXPECT_EQ(back->field(0).metadata_json, R"({"parquet.field.id":1})");
+  EXPECT_EQ(back->field(1).metadata_json, R"({"parquet.field.id":2})");
+  EXPECT_EQ(back->field(1).type->field(0).metadata_json, R"({"parquet.field.id":3})");
+  EXPECT_EQ(back->field(1).type->field(1).metadata_json, R"({"parquet.field.id":4})");
+  EXPECT_EQ(back->field(2).metadata_json, "{}");
+}
+
 TEST(NestedSchemaTest, LevelsFollowTheSchemaTree) {
   // optional group a (LIST) { repeated group list { optional int32 element; } }
   Field f{"a", DataType::Array(DataType::Int(), true), true, "{}"};

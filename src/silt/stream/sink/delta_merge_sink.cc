@@ -7,6 +7,7 @@
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/append_writer.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/table_properties.h"
 #include "silt/exec/value_access.h"
@@ -195,6 +196,12 @@ Result<std::unique_ptr<DeltaMergeSink>> DeltaMergeSink::Make(
   }
   Result<delta::TableConfiguration> validated = delta::ValidateTableProperties(properties);
   if (!validated.ok()) return validated.status().WithContextParts(kp, ".options");
+  // The merge sink does not number the columns of a table it creates.
+  SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping, delta::ColumnMappingModeOf(*validated));
+  if (mapping != delta::ColumnMappingMode::kNone) {
+    return Status::NotSupported(kp, ".options.delta.columnMapping.mode: the merge sink does not ",
+                                "create column-mapped tables yet");
+  }
   sink->table_properties_ = std::move(*validated);
 
   dml::MergeSpec& merge = sink->merge_;

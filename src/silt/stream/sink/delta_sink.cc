@@ -7,6 +7,7 @@
 #include "silt/base/uuid.h"
 #include "silt/columnar/builder.h"
 #include "silt/delta/clustering.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/replace_all.h"
@@ -639,6 +640,33 @@ Result<columnar::SchemaPtr> DeltaSink::NewTableSchema() const {
   return delta::AsNullable(columnar::DataType::Struct(std::move(fields)));
 }
 
+Status DeltaSink::ApplyColumnMapping(const delta::Snapshot* snapshot) {
+  max_column_id_.reset();
+  const delta::TableConfiguration& configuration =
+      snapshot != nullptr ? snapshot->metadata().configuration : table_properties_;
+  SILT_ASSIGN_OR_RETURN_CTX(delta::ColumnMappingMode mode,
+                            delta::ColumnMappingModeOf(configuration), "Delta table ", path_);
+  layout_.column_mapping = mode != delta::ColumnMappingMode::kNone;
+  if (!layout_.column_mapping) return Status::OK();
+  int64_t max_id = 0;
+  if (snapshot != nullptr) {
+    SILT_ASSIGN_OR_RETURN_CTX(max_id, delta::MaxColumnIdInUse(configuration, *snapshot->schema()),
+                              "Delta table ", path_);
+  }
+  const int64_t before = max_id;
+  SILT_ASSIGN_OR_RETURN_CTX(
+      columnar::SchemaPtr mapped,
+      delta::AssignColumnMapping(layout_.table_schema,
+                                 snapshot != nullptr ? snapshot->schema().get() : nullptr, &max_id),
+      "Delta table ", path_);
+  if (mapped != layout_.table_schema) {
+    layout_.table_schema = std::move(mapped);
+    layout_.schema_changed = true;
+  }
+  if (max_id != before) max_column_id_ = max_id;
+  return Status::OK();
+}
+
 Result<std::unique_ptr<DeltaSink::ColumnFiller>> DeltaSink::MakeFiller() {
   if (column_plan_ == nullptr) return std::unique_ptr<ColumnFiller>();
   return ColumnFiller::Make(column_plan_, eval_, identity_counters_.get(), batch_id_);
@@ -826,6 +854,7 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
       SILT_ASSIGN_OR_RETURN(layout_, delta::PlanAppend(table_schema, *write_schema_, false, path_));
     }
   }
+  SILT_RETURN_NOT_OK(ApplyColumnMapping(exists ? snapshot_.get() : nullptr));
   identity_counters_.reset();
   if (column_plan_ != nullptr) {
     identity_counters_ = std::make_unique<IdentityCounters>(*column_plan_);
@@ -901,7 +930,7 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     }
   }
   delta::CommitRequest request;
-  request.honoured_features = {"generatedColumns", "identityColumns"};
+  request.honoured_features = {"generatedColumns", "identityColumns", "columnMapping"};
   if (snapshot_ == nullptr) {
     delta::Metadata metadata;
     metadata.id = NewUuid();
@@ -910,6 +939,10 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.schema_string = columnar::SchemaToJson(*table_schema);
     metadata.partition_columns = partition_by_;
     metadata.configuration = table_properties_;
+    if (max_column_id_) {
+      metadata.configuration[std::string(delta::kColumnMappingMaxIdKey)] =
+          std::to_string(*max_column_id_);
+    }
     metadata.created_time = now_ms;
     request.new_metadata = std::move(metadata);
     SILT_ASSIGN_OR_RETURN(request.new_protocol,
@@ -932,6 +965,10 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     metadata.schema = table_schema;
     metadata.schema_string = columnar::SchemaToJson(*table_schema);
     metadata.partition_columns = partition_columns_;
+    if (max_column_id_) {
+      metadata.configuration[std::string(delta::kColumnMappingMaxIdKey)] =
+          std::to_string(*max_column_id_);
+    }
     request.new_metadata = std::move(metadata);
     // A VARIANT column added by mergeSchema needs the variantType feature,
     // a TIMESTAMP_NTZ one (added, or a DATE widened to it) timestampNtz.

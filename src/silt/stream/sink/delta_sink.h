@@ -149,6 +149,11 @@ class DeltaSink final : public Sink {
   Result<columnar::SchemaPtr> NewTableSchema() const;
   // A filler for one writer of the current batch (null: nothing to fill).
   Result<std::unique_ptr<ColumnFiller>> MakeFiller();
+  // Under column mapping (name or id mode in the properties of `snapshot`,
+  // or of the new table when it is null): gives layout_'s fields the
+  // table does not have a new column id and physical name, and has the
+  // writers write physical names.
+  Status ApplyColumnMapping(const delta::Snapshot* snapshot);
   // Partition-txn commits: brings snapshot_ up to date; Conflict (deleting
   // `adds`) when the table's metadata or protocol changed since Begin, or
   // another writer created it.
@@ -193,6 +198,10 @@ class DeltaSink final : public Sink {
   delta::SnapshotPtr snapshot_;
   std::vector<std::string> partition_columns_;
   delta::AppendLayout layout_;
+  // Column mapping: the table's new delta.columnMapping.maxColumnId when
+  // this batch's schema got fresh column ids (a new table, or fields added
+  // by mergeSchema); unset when no id was assigned.
+  std::optional<int64_t> max_column_id_;
   std::unique_ptr<delta::AppendWriter> writer_;
   int64_t rows_ = 0;
   // SetPartitionTxns of the current batch.
