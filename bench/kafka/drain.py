@@ -54,8 +54,16 @@ def job_text(work: Path, max_offsets: int, extra: dict) -> str:
     return text
 
 
+def callgrind_total(path: Path) -> int:
+    """The instruction count (Ir) over all threads of a callgrind output."""
+    for line in path.read_text().splitlines():
+        if line.startswith(("totals:", "summary:")):
+            return int(line.split()[1])
+    sys.exit(f"no totals in {path}")
+
+
 def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
-          perf: str = "") -> dict:
+          perf: str = "", callgrind: bool = False) -> dict:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -69,6 +77,11 @@ def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
         # shared VMs); `perf report -i PERF` reads it.
         argv = ["perf", "record", "-e", "cpu-clock", "-F", "999", "--call-graph", "dwarf,16384",
                 "-o", perf, "--"] + argv
+    if callgrind:
+        # Instruction counts: repeatable on a shared machine where CPU seconds
+        # are not (all threads; valgrind runs them one at a time).
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work / 'callgrind.out'}",
+                "--dump-instr=no"] + argv
     proc = subprocess.Popen(argv, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode(errors="replace")
@@ -84,8 +97,14 @@ def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
     except ImportError:
         pass
     table_mb = sum(f.stat().st_size for f in (work / "table").rglob("*.parquet")) / 2**20
+    instructions = callgrind_total(work / "callgrind.out") if callgrind else None
+    if callgrind:
+        keep = Path(tempfile.gettempdir()) / f"callgrind.{Path(silt).name}.{os.getpid()}.{work.name}"
+        shutil.copy(work / "callgrind.out", keep)
+        print(f"callgrind output kept in {keep}", file=sys.stderr)
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime,
-            "rss_mb": usage.ru_maxrss / 1024, "rows": rows, "table_mb": table_mb}
+            "rss_mb": usage.ru_maxrss / 1024, "rows": rows, "table_mb": table_mb,
+            "instructions": instructions}
 
 
 def parse_engine(spec: str, common: dict):
@@ -113,6 +132,9 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE job-file key, all runs")
     ap.add_argument("--perf", default="",
                     help="perf record the first binary's last run into this file")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="run under valgrind's callgrind and compare instruction counts "
+                         "(use with --events 200000: about 50x slower)")
     args = ap.parse_args()
     common = dict(s.split("=", 1) for s in args.set)
     engines = [parse_engine(s, common) for s in
@@ -135,16 +157,27 @@ def main():
         for rnd in range(args.rounds):
             for name, path, extra in engines:
                 perf = args.perf if (name == engines[0][0] and rnd == args.rounds - 1) else ""
-                r = drain(path, work / name, broker.bootstrap, args.max_offsets, extra, perf)
+                r = drain(path, work / name, broker.bootstrap, args.max_offsets, extra, perf,
+                          args.callgrind)
                 if r["rows"] is not None and r["rows"] != args.events:
                     sys.exit(f"{name}: table has {r['rows']} rows, want {args.events}")
                 results[name].append(r)
+                ir = f", {r['instructions']:,} instructions" if args.callgrind else ""
                 print(f"round {rnd + 1} {name}: cpu {r['cpu']:.2f} s, wall {r['wall']:.2f} s, "
-                      f"rss {r['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}",
+                      f"rss {r['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}{ir}",
                       file=sys.stderr, flush=True)
         print(f"produce (not timed): {produce_s:.1f} s; {args.events:,} events, "
               f"{args.partitions} partitions; load average now "
               f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr)
+        if args.callgrind:
+            first = None
+            print("| binary | instructions (callgrind, all threads) | vs first |")
+            print("|---|---:|---:|")
+            for name, _, _ in engines:
+                ir = statistics.median(r["instructions"] for r in results[name])
+                first = first or ir
+                print(f"| {name} | {ir / 1e9:.3f} G | {100 * (ir / first - 1):+.1f} % |")
+            return
         print("| binary | runs | wall s | events/s | CPU s (user+sys) | events per CPU s "
               "| CPU vs first | peak RSS MB |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")

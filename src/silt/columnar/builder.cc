@@ -99,7 +99,18 @@ void ColumnBuilder::AppendNull() {
     case TypeId::kVariant:
       for (auto& child : children_) child->AppendNull();
       break;
-    default: values_->Resize(values_->size() + type_->byte_width()); break;
+    // Null rows of fixed-width types hold zero bytes, appended inline (no
+    // call into Resize and memset per null).
+    case TypeId::kByte: AppendZero<uint8_t>(); break;
+    case TypeId::kShort: AppendZero<uint16_t>(); break;
+    case TypeId::kInt:
+    case TypeId::kFloat:
+    case TypeId::kDate: AppendZero<uint32_t>(); break;
+    case TypeId::kLong:
+    case TypeId::kDouble:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampNtz: AppendZero<uint64_t>(); break;
+    case TypeId::kDecimal: AppendZero<unsigned __int128>(); break;
   }
   if (validity_->size() * 8 <= length_) GrowValidity();
   ++length_;

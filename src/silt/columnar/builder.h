@@ -87,6 +87,11 @@ class ColumnBuilder {
     ++length_;
   }
   void GrowValidity();
+  template <typename T>
+  void AppendZero() {
+    const T zero = 0;
+    values_->Append(&zero, static_cast<int64_t>(sizeof(T)));
+  }
   static int64_t Grow(int64_t min) {
     int64_t c = 64;
     while (c < min) c *= 2;

@@ -261,59 +261,115 @@ std::optional<int32_t> ParseDate(std::string_view s) {
   return static_cast<int32_t>(*days);
 }
 
+namespace {
+
+// The digits s[at, at + n) as a number; -1 unless all are ASCII digits.
+int64_t FixedDigits(std::string_view s, size_t at, size_t n) {
+  int64_t v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    const unsigned d = static_cast<unsigned char>(s[i]) - '0';
+    if (d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+// "yyyy-mm-dd[T ]hh:mm:ss" at the start of `s` with exactly these widths,
+// the form nearly every timestamp in data has: false when `s` does not
+// start so (then the general reader decides), else the fields. The general
+// reader gives the same result for such a prefix.
+bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int64_t* minute,
+                           int64_t* second) {
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
+      s[13] != ':' || s[16] != ':' || (s.size() > 19 && IsAsciiDigit(s[19]))) {
+    return false;
+  }
+  const int64_t year = FixedDigits(s, 0, 4);
+  const int64_t month = FixedDigits(s, 5, 2);
+  const int64_t day = FixedDigits(s, 8, 2);
+  *hour = FixedDigits(s, 11, 2);
+  *minute = FixedDigits(s, 14, 2);
+  *second = FixedDigits(s, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || *hour < 0 || *minute < 0 || *second < 0 ||
+      day > DaysInMonth(year, static_cast<int>(month))) {
+    return false;
+  }
+  *days = DaysFromCivil64(year, month, day);
+  return true;
+}
+
+}  // namespace
+
 std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros) {
   s = JavaTrim(s);
   size_t pos = 0;
-  bool has_day = false;
-  std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);
-  if (!days) return std::nullopt;
   int64_t hour = 0;
   int64_t minute = 0;
   int64_t second = 0;
   int64_t fraction_micros = 0;
   std::optional<int64_t> zone_seconds;
-  if (pos < s.size()) {
-    if (!has_day || (s[pos] != ' ' && s[pos] != 'T')) return std::nullopt;
-    ++pos;
+  int64_t day_number = 0;
+  // Reads the optional ".fraction" and zone after the seconds at s[pos].
+  auto read_tail = [&]() {
     int digits = 0;
-    // "yyyy-mm-dd " and "yyyy-mm-ddT" alone mean midnight.
+    if (pos < s.size() && s[pos] == '.') {
+      ++pos;
+      int64_t fraction = 0;
+      if (!ReadNumber(s, &pos, 9, &fraction, &digits)) return false;
+      // Scale to microseconds, truncating digits beyond the sixth.
+      while (digits < 6) {
+        fraction *= 10;
+        ++digits;
+      }
+      while (digits > 6) {
+        fraction /= 10;
+        --digits;
+      }
+      fraction_micros = fraction;
+    }
+    return true;
+  };
+  auto read_zone = [&]() {
     if (pos < s.size()) {
-      if (!ReadNumber(s, &pos, 2, &hour, &digits)) return std::nullopt;
-      if (pos < s.size() && s[pos] == ':') {
-        ++pos;
-        if (!ReadNumber(s, &pos, 2, &minute, &digits)) return std::nullopt;
+      std::string_view zone = s.substr(pos);
+      if (zone.front() == ' ') zone.remove_prefix(1);
+      zone_seconds = ParseZone(zone);
+      if (!zone_seconds) return false;
+    }
+    return true;
+  };
+  if (ReadCanonicalDateTime(s, &day_number, &hour, &minute, &second)) {
+    pos = 19;
+    if (!read_tail() || !read_zone()) return std::nullopt;
+  } else {
+    bool has_day = false;
+    std::optional<int64_t> days = ParseDatePart(s, &pos, &has_day);
+    if (!days) return std::nullopt;
+    day_number = *days;
+    if (pos < s.size()) {
+      if (!has_day || (s[pos] != ' ' && s[pos] != 'T')) return std::nullopt;
+      ++pos;
+      int digits = 0;
+      // "yyyy-mm-dd " and "yyyy-mm-ddT" alone mean midnight.
+      if (pos < s.size()) {
+        if (!ReadNumber(s, &pos, 2, &hour, &digits)) return std::nullopt;
         if (pos < s.size() && s[pos] == ':') {
           ++pos;
-          if (!ReadNumber(s, &pos, 2, &second, &digits)) return std::nullopt;
-          if (pos < s.size() && s[pos] == '.') {
+          if (!ReadNumber(s, &pos, 2, &minute, &digits)) return std::nullopt;
+          if (pos < s.size() && s[pos] == ':') {
             ++pos;
-            int64_t fraction = 0;
-            if (!ReadNumber(s, &pos, 9, &fraction, &digits)) return std::nullopt;
-            // Scale to microseconds, truncating digits beyond the sixth.
-            while (digits < 6) {
-              fraction *= 10;
-              ++digits;
-            }
-            while (digits > 6) {
-              fraction /= 10;
-              --digits;
-            }
-            fraction_micros = fraction;
+            if (!ReadNumber(s, &pos, 2, &second, &digits)) return std::nullopt;
+            if (!read_tail()) return std::nullopt;
           }
         }
-      }
-      if (pos < s.size()) {
-        std::string_view zone = s.substr(pos);
-        if (zone.front() == ' ') zone.remove_prefix(1);
-        zone_seconds = ParseZone(zone);
-        if (!zone_seconds) return std::nullopt;
+        if (!read_zone()) return std::nullopt;
       }
     }
   }
   if (hour > 23 || minute > 59 || second > 59) return std::nullopt;
   int64_t local = 0;
   int64_t time_micros = ((hour * 60 + minute) * 60 + second) * kMicrosPerSecond + fraction_micros;
-  if (__builtin_mul_overflow(*days, kMicrosPerDay, &local) ||
+  if (__builtin_mul_overflow(day_number, kMicrosPerDay, &local) ||
       __builtin_add_overflow(local, time_micros, &local)) {
     return std::nullopt;
   }

@@ -156,6 +156,12 @@ TEST(ParseTimestampTest, RejectsNonTimestamps) {
   EXPECT_EQ(ParseTimestamp("2020-01-02 123:04:05"), std::nullopt);
   EXPECT_EQ(ParseTimestamp("2020-01 03:04:05"), std::nullopt);
   EXPECT_EQ(ParseTimestamp("9999999-12-31 23:59:59"), std::nullopt);  // overflows int64 micros
+  // Near misses of the fixed-width "yyyy-mm-dd hh:mm:ss" fast path.
+  EXPECT_EQ(ParseTimestamp("2020-01-02 03:04:051"), std::nullopt);
+  EXPECT_EQ(ParseTimestamp("2020-01-02T0a:04:05"), std::nullopt);
+  EXPECT_EQ(ParseTimestamp("2020-01-02T03:04:05.5x"), std::nullopt);
+  EXPECT_EQ(ParseTimestamp("2020-13-02T03:04:05"), std::nullopt);
+  EXPECT_EQ(ParseTimestamp("2020-01-02X03:04:05"), std::nullopt);
 }
 
 TEST(ParseTimestampTest, FormatThenParseRoundTrips) {

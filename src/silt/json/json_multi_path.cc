@@ -135,6 +135,14 @@ struct PathProgram {
     return found && Eval(chosen, 0, Style::kRaw, 0);
   }
 
+  // A path `$.name`: its result comes from the first non-null member `name`
+  // of a top-level object (Eval at the end of the program always matches,
+  // except a raw write that fails, which makes the result NULL).
+  bool IsTopLevelKey() const {
+    return !tuple_field && instrs.size() == 2 && instrs[0].op == Op::kKey &&
+           instrs[1].op == Op::kNamed;
+  }
+
   bool IsSubscriptWildcardAt(size_t pc) const {
     return pc + 1 < instrs.size() && instrs[pc].op == Op::kSubscript &&
            instrs[pc + 1].op == Op::kWildcard;
@@ -311,11 +319,25 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   }
   Impl& impl = *impl_;
   std::vector<PathProgram*> active;
+  // `$.name` paths are served by one pass over the top-level members of a
+  // row instead of one pass per path; the others run their programs.
+  std::vector<PathProgram*> keys;
+  std::vector<std::string_view> key_names;
+  std::vector<PathProgram*> general;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
     if (!program->active) continue;
     program->builder->Reserve(json_strings.length);
     active.push_back(program.get());
+    if (program->IsTopLevelKey()) {
+      keys.push_back(program.get());
+      key_names.push_back(program->instrs[1].name);
+    } else {
+      general.push_back(program.get());
+    }
   }
+  // Per key path and row: 0 no member yet, 1 matched, 2 its first non-null
+  // member failed to write (NULL, as the per-path loop gives).
+  std::vector<uint8_t> key_state(keys.size());
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     dom::element root;
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
@@ -326,7 +348,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     }
     const bool markers = impl.reader.has_markers();
     const bool lone = impl.reader.has_lone_surrogates();
-    for (PathProgram* program : active) {
+    auto start_row = [&](PathProgram* program) {
       PathProgram::Level& top = program->levels[0];
       program->markers = markers;
       program->raw_failed = false;
@@ -338,6 +360,32 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       top.buffer.clear();
       top.gen.Reset(&top.buffer);
       program->captured_kind = 0;
+    };
+    if (!keys.empty()) {
+      std::fill(key_state.begin(), key_state.end(), 0);
+      for (PathProgram* program : keys) start_row(program);
+      if (internal::KindOf(root, markers) == ValueKind::kObject) {
+        size_t pending = keys.size();
+        dom::object members = root.get_object().value_unsafe();
+        for (dom::key_value_pair member : members) {
+          if (member.value.is_null()) continue;
+          for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+            if (key_state[key_idx] != 0 || member.key != key_names[key_idx]) continue;
+            const bool written =
+                keys[key_idx]->Eval(member.value, 2, Style::kRaw, 0) && !keys[key_idx]->raw_failed;
+            key_state[key_idx] = written ? 1 : 2;
+            --pending;
+          }
+          if (pending == 0) break;
+        }
+      }
+      for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+        keys[key_idx]->AppendResult(key_state[key_idx] == 1, keys[key_idx]->levels[0].buffer);
+      }
+    }
+    for (PathProgram* program : general) {
+      start_row(program);
+      PathProgram::Level& top = program->levels[0];
       const bool matched = (program->tuple_field ? program->EvalTupleField(root)
                                                  : program->Eval(root, 0, Style::kRaw, 0)) &&
                            !program->raw_failed;

@@ -88,6 +88,31 @@ TEST(JsonMultiPathEvaluatorTest, SeedPayloadFieldsComeOutUnquoted) {
   EXPECT_EQ(ToRows(*results[1]), (Rows{"ON", std::nullopt}));
 }
 
+TEST(JsonMultiPathEvaluatorTest, TopLevelNamesTakeTheFirstNonNullMemberOfEachName) {
+  // `$.name` paths share one pass over the members; each keeps Spark's rule.
+  auto multi = JsonMultiPathEvaluator::Make();
+  for (const char* path : {"$.a", "$.b", "$.c", "$.a.x", "$['b']"}) {
+    ASSERT_OK(multi->AddPath(path).status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> results,
+                       multi->Evaluate(*StringColumn({
+                           R"({"a":null,"b":1,"a":2,"b":3})",
+                           R"({"a":{"x":1},"a":{"x":2,"y":3},"c":"s"})",
+                           R"({"c":null,"c":null})",
+                           R"([{"a":1}])",
+                           R"({"a":"\ud800","a":"x","b":"\ud83d\ude00"})",
+                       })));
+  EXPECT_EQ(ToRows(*results[0]),
+            (Rows{"2", R"({"x":1})", std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_EQ(ToRows(*results[1]),
+            (Rows{"1", std::nullopt, std::nullopt, std::nullopt, "\xF0\x9F\x98\x80"}));
+  EXPECT_EQ(ToRows(*results[2]),
+            (Rows{std::nullopt, "s", std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_EQ(ToRows(*results[3]),
+            (Rows{std::nullopt, "1", std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_EQ(ToRows(*results[4]), ToRows(*results[1]));
+}
+
 TEST(JsonMultiPathEvaluatorTest, AddingAPathTwiceReusesIt) {
   auto multi = JsonMultiPathEvaluator::Make();
   ASSERT_OK_AND_ASSIGN(int first, multi->AddPath("$.a"));

@@ -100,9 +100,11 @@ class DictionaryEncoder {
     hashes_.clear();
     std::fill(slots_.begin(), slots_.end(), 0);
     if constexpr (std::is_same_v<T, std::string_view>) {
-      arena_.clear();
+      // The first block is kept for the next chunk (a column that falls
+      // back to PLAIN clears its dictionary once per file).
+      if (arena_.size() > 1) arena_.resize(1);
       block_used_ = 0;
-      block_size_ = 0;
+      block_size_ = arena_.empty() ? 0 : kBlockSize;
       arena_bytes_ = 0;
     }
   }
@@ -148,7 +150,8 @@ class DictionaryEncoder {
       if (v.empty()) return std::string_view();
       if (block_size_ - block_used_ < v.size()) {
         block_size_ = std::max<size_t>(kBlockSize, v.size());
-        arena_.push_back(std::make_unique<char[]>(block_size_));
+        // Not zero-filled: every byte handed out is copied over first.
+        arena_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
         block_used_ = 0;
       }
       char* dst = arena_.back().get() + block_used_;
