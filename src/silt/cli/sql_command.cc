@@ -4,7 +4,8 @@
 // (expr/parse/dml_statement.h, dml/dml.h) print the row counts Spark's SQL
 // returns for them, as one row in the same formats. ALTER TABLE delta.`PATH`
 // DROP FEATURE (delta/drop_feature.h), RENAME COLUMN and DROP COLUMN[S]
-// (delta/column_mapping.h) print nothing, as Spark returns no rows.
+// (delta/column_mapping.h) and ADD CONSTRAINT / DROP CONSTRAINT
+// (dml/constraint_ddl.h) print nothing, as Spark returns no rows.
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/column_mapping.h"
 #include "silt/delta/drop_feature.h"
+#include "silt/dml/constraint_ddl.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/source.h"
 #include "silt/expr/parse/dml_statement.h"
@@ -46,6 +48,16 @@ struct AlterTableColumns {
   bool rename = false;
   std::vector<std::vector<std::string>> columns;
   std::string new_name;
+};
+
+// ALTER TABLE delta.`PATH` ADD CONSTRAINT name CHECK (expr) / DROP
+// CONSTRAINT [IF EXISTS] name.
+struct AlterTableConstraint {
+  std::string path;
+  bool add = false;
+  std::string name;
+  std::string expression;  // ADD: the text inside CHECK's parentheses
+  bool if_exists = false;
 };
 
 // Splits `text` into words: runs of non-space characters, where a
@@ -207,6 +219,70 @@ Result<AlterTableDropFeature> ParseAlterTable(std::string_view text) {
   return out;
 }
 
+// True for ALTER TABLE ... ADD CONSTRAINT / DROP CONSTRAINT.
+bool IsConstraintStatement(const std::vector<std::string>& words) {
+  return words.size() >= 5 &&
+         (EqualsIgnoreCase(words[3], "ADD") || EqualsIgnoreCase(words[3], "DROP")) &&
+         EqualsIgnoreCase(words[4], "CONSTRAINT");
+}
+
+Result<AlterTableConstraint> ParseAlterConstraint(std::string_view text,
+                                                  const std::vector<std::string>& words) {
+  auto bad = [&]() {
+    return Status::InvalidArgument(
+        "silt sql supports ALTER TABLE delta.`PATH` ADD CONSTRAINT name CHECK (expr) and DROP "
+        "CONSTRAINT [IF EXISTS] name, not: ",
+        text);
+  };
+  const std::string& target = words[2];
+  if (!StartsWithIgnoreCase(target, "delta.`") || target.back() != '`') {
+    return Status::InvalidArgument("ALTER TABLE names a Delta table as delta.`PATH`, not ", target);
+  }
+  AlterTableConstraint out;
+  out.path = Unquote(std::string_view(target).substr(6));
+  out.add = EqualsIgnoreCase(words[3], "ADD");
+  if (!out.add) {
+    if (words.size() == 8 && EqualsIgnoreCase(words[5], "IF") &&
+        EqualsIgnoreCase(words[6], "EXISTS")) {
+      out.if_exists = true;
+      out.name = Unquote(words[7]);
+    } else if (words.size() == 6) {
+      out.name = Unquote(words[5]);
+    } else {
+      return bad();
+    }
+    return out;
+  }
+  if (words.size() < 8 || !StartsWithIgnoreCase(words[6], "CHECK")) return bad();
+  out.name = Unquote(words[5]);
+  // The expression: the text between CHECK's parentheses.
+  size_t open = std::string_view::npos;
+  for (size_t i = 0; i + 5 <= text.size(); ++i) {
+    if (EqualsIgnoreCase(text.substr(i, 5), "CHECK") && i > 0 &&
+        std::isspace(static_cast<unsigned char>(text[i - 1]))) {
+      open = text.find('(', i + 5);
+      break;
+    }
+  }
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close <= open) {
+    return bad();
+  }
+  for (size_t i = close + 1; i < text.size(); ++i) {
+    if (!std::isspace(static_cast<unsigned char>(text[i])) && text[i] != ';') return bad();
+  }
+  std::string_view inner = text.substr(open + 1, close - open - 1);
+  while (!inner.empty() && std::isspace(static_cast<unsigned char>(inner.front()))) {
+    inner.remove_prefix(1);
+  }
+  while (!inner.empty() && std::isspace(static_cast<unsigned char>(inner.back()))) {
+    inner.remove_suffix(1);
+  }
+  out.expression = std::string(inner);
+  if (out.name.empty() || out.expression.empty()) return bad();
+  return out;
+}
+
 class SqlCommand final : public Command {
  public:
   explicit SqlCommand(CLI::App* app) {
@@ -220,7 +296,8 @@ class SqlCommand final : public Command {
                      "MERGE INTO delta.`PATH` t USING <source> s ON ... WHEN ...; "
                      "DELETE FROM delta.`PATH` [WHERE ...]; UPDATE delta.`PATH` SET ... "
                      "[WHERE ...]; ALTER TABLE delta.`PATH` DROP FEATURE name "
-                     "[TRUNCATE HISTORY] | RENAME COLUMN c TO d | DROP COLUMN[S] c[, ...]")
+                     "[TRUNCATE HISTORY] | RENAME COLUMN c TO d | DROP COLUMN[S] c[, ...] | "
+                     "ADD CONSTRAINT name CHECK (expr) | DROP CONSTRAINT [IF EXISTS] name")
         ->required();
     sub_->add_option("--format", format_, "Output format")
         ->check(CLI::IsMember({"jsonl", "csv", "table", "parquet"}))
@@ -326,7 +403,8 @@ class SqlCommand final : public Command {
     return writer->Finish();
   }
 
-  // ALTER TABLE delta.`PATH` DROP FEATURE name [TRUNCATE HISTORY]: prints
+  // ALTER TABLE delta.`PATH` DROP FEATURE / RENAME COLUMN / DROP COLUMN[S] /
+  // ADD CONSTRAINT / DROP CONSTRAINT: prints
   // nothing, as Spark returns no rows.
   Status RunAlterTable() {
     if (explain_) return Status::InvalidArgument("--explain applies to SELECT statements only");
@@ -337,6 +415,16 @@ class SqlCommand final : public Command {
         return delta::RenameColumn(table.get(), statement.columns[0], statement.new_name).status();
       }
       return delta::DropColumns(table.get(), statement.columns).status();
+    }
+    const std::vector<std::string> words = Words(statement_);
+    if (IsConstraintStatement(words)) {
+      SILT_ASSIGN_OR_RETURN(AlterTableConstraint statement,
+                            ParseAlterConstraint(statement_, words));
+      SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));
+      if (statement.add) {
+        return dml::AddCheckConstraint(table.get(), statement.name, statement.expression);
+      }
+      return dml::DropCheckConstraint(table.get(), statement.name, statement.if_exists);
     }
     SILT_ASSIGN_OR_RETURN(AlterTableDropFeature statement, ParseAlterTable(statement_));
     SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));

@@ -37,8 +37,10 @@ Status CheckReadSupported(const Protocol& protocol, const Metadata& metadata);
 // either implemented or inert for appends given the table's metadata (for
 // example checkConstraints without any delta.constraints.* property).
 // `honoured` names writer features the writer implements itself beyond
-// blind appends (the Delta sink: generatedColumns, identityColumns, whose
-// values it computes); other writers pass none and are refused them.
+// blind appends (the Delta sinks and DML: generatedColumns,
+// identityColumns, whose values they compute, checkConstraints and
+// invariants, which they check on every new row); other writers pass none
+// and are refused them.
 // Errors: NotSupported naming the feature and why.
 Status CheckWriteSupported(const Protocol& protocol, const Metadata& metadata,
                            const std::vector<std::string>& honoured = {});
@@ -71,11 +73,14 @@ bool SupportsWriterFeature(const Protocol& protocol, std::string_view feature);
 // changed (the commit must then carry it).
 bool AddSchemaFeatures(const columnar::DataType& schema, Protocol* protocol);
 
-// The writer features whose columns a writer that only moves rows
-// unchanged (OPTIMIZE, VACUUM) keeps intact: generated and identity
-// columns (the values stay, so do their expressions and high-water marks).
+// The writer features a writer that only moves rows unchanged (OPTIMIZE,
+// VACUUM) keeps intact: generated and identity columns (the values stay,
+// so do their expressions and high-water marks), CHECK constraints and
+// column invariants (the rows satisfied them when written, as delta-spark's
+// OPTIMIZE assumes).
 inline const std::vector<std::string>& RowPreservingFeatures() {
-  static const std::vector<std::string> kFeatures = {"generatedColumns", "identityColumns"};
+  static const std::vector<std::string> kFeatures = {"generatedColumns", "identityColumns",
+                                                     "checkConstraints", "invariants"};
   return kFeatures;
 }
 

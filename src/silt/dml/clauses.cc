@@ -120,12 +120,15 @@ Result<expr::NodePtr> AssignedValue(const Scope& scope, const columnar::DataType
 
 }  // namespace
 
-Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
-                                                      const std::vector<expr::Assignment>& set,
-                                                      bool keep_target, bool star_source,
-                                                      const std::string& context) {
+Result<ResolvedAssignments> ResolveAssignments(const Scope& scope,
+                                               const std::vector<expr::Assignment>& set,
+                                               bool keep_target, bool star_source,
+                                               const std::string& context) {
   const columnar::Schema& target = *scope.user_schema(Scope::kTarget);
-  std::vector<expr::NodePtr> values(static_cast<size_t>(target.num_fields()));
+  ResolvedAssignments out;
+  std::vector<expr::NodePtr>& values = out.values;
+  values.resize(static_cast<size_t>(target.num_fields()));
+  out.assigned.assign(static_cast<size_t>(target.num_fields()), false);
   if (star_source) {
     const columnar::Schema& source = *scope.user_schema(Scope::kSource);
     for (int i = 0; i < target.num_fields(); ++i) {
@@ -136,8 +139,9 @@ Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
                                        ": the source has no column of that name");
       }
       values[static_cast<size_t>(i)] = ColumnRef(Scope::kSource, s);
+      out.assigned[static_cast<size_t>(i)] = true;
     }
-    return values;
+    return out;
   }
   std::vector<std::vector<PendingAssignment>> by_column(static_cast<size_t>(target.num_fields()));
   for (const expr::Assignment& a : set) {
@@ -156,6 +160,7 @@ Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
   for (int i = 0; i < target.num_fields(); ++i) {
     const std::vector<PendingAssignment>& ops = by_column[static_cast<size_t>(i)];
     if (!ops.empty()) {
+      out.assigned[static_cast<size_t>(i)] = true;
       SILT_ASSIGN_OR_RETURN(
           values[static_cast<size_t>(i)],
           AssignedValue(scope, *target.field(i).type, ColumnRef(Scope::kTarget, i),
@@ -164,7 +169,7 @@ Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
     }
     values[static_cast<size_t>(i)] = keep_target ? ColumnRef(Scope::kTarget, i) : NullLiteral();
   }
-  return values;
+  return out;
 }
 
 Result<expr::BoundExpressionPtr> BindCondition(const expr::NodePtr& node,
@@ -202,15 +207,24 @@ Result<std::vector<uint8_t>> EvaluateTrue(expr::BoundExpression* condition,
 
 Result<std::unique_ptr<ClauseList>> ClauseList::Make(const Scope& scope,
                                                      const std::vector<ClauseSpec>& clauses,
-                                                     const expr::EvalOptions& options) {
+                                                     const expr::EvalOptions& options,
+                                                     WriteRules* rules) {
   std::unique_ptr<ClauseList> out(new ClauseList());
   out->target_ = scope.user_schema(Scope::kTarget);
   out->options_ = options;
+  out->rules_ = rules;
   const columnar::SchemaPtr& joined = scope.joined_schema();
   for (const ClauseSpec& spec : clauses) {
     Bound b;
     b.kind = spec.kind;
     b.text = spec.text;
+    b.assigned = spec.assigned;
+    b.assigned.resize(spec.values.size(), false);
+    if (rules != nullptr && spec.kind != ActionKind::kDelete) {
+      SILT_RETURN_NOT_OK(rules->CheckAssignments(
+          spec.kind == ActionKind::kUpdate ? WriteRules::Kind::kUpdate : WriteRules::Kind::kInsert,
+          b.assigned, spec.text));
+    }
     if (spec.condition != nullptr) {
       SILT_ASSIGN_OR_RETURN(b.condition, BindCondition(spec.condition, joined, options,
                                                        "the condition of " + spec.text));
@@ -278,6 +292,16 @@ Result<ClauseList::Outcome> ClauseList::Apply(const columnar::RecordBatchPtr& ba
                                   field.name, "` in ", clause.text);
       }
       result->columns.push_back(std::move(value));
+    }
+    if (rules_ != nullptr) {
+      SILT_ASSIGN_OR_RETURN(
+          columnar::RecordBatchPtr ruled,
+          rules_->Apply(result,
+                        clause.kind == ActionKind::kUpdate ? WriteRules::Kind::kUpdate
+                                                           : WriteRules::Kind::kInsert,
+                        clause.assigned));
+      written.push_back(std::move(ruled));
+      continue;
     }
     written.push_back(std::move(result));
   }

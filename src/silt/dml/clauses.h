@@ -19,6 +19,7 @@
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
 #include "silt/dml/scope.h"
+#include "silt/dml/write_rules.h"
 #include "silt/expr/bind/bound_expression.h"
 #include "silt/expr/eval_options.h"
 #include "silt/expr/parse/dml_statement.h"
@@ -33,7 +34,16 @@ struct ClauseSpec {
   expr::NodePtr condition;  // resolved (Scope::Resolve); null = always
   ActionKind kind = ActionKind::kUpdate;
   std::vector<expr::NodePtr> values;  // resolved
-  std::string text;                   // for messages: "WHEN MATCHED ... clause 2"
+  // Per target column: the statement assigns it (a generated column not
+  // assigned is computed, an identity column not assigned by an insert is
+  // generated: write_rules.h).
+  std::vector<bool> assigned;
+  std::string text;  // for messages: "WHEN MATCHED ... clause 2"
+};
+
+struct ResolvedAssignments {
+  std::vector<expr::NodePtr> values;
+  std::vector<bool> assigned;
 };
 
 // The resolved values of one UPDATE SET / INSERT assignment list, one per
@@ -41,17 +51,22 @@ struct ClauseSpec {
 // value (UPDATE), else NULL (INSERT). `star_source` assigns every target
 // column from the source column of the same name (UPDATE SET * / INSERT *).
 // Errors: an unknown or repeated target column; for `*`, a target column
-// the source lacks.
-Result<std::vector<expr::NodePtr>> ResolveAssignments(const Scope& scope,
-                                                      const std::vector<expr::Assignment>& set,
-                                                      bool keep_target, bool star_source,
-                                                      const std::string& context);
+// the source lacks (generated and identity columns too, as delta-spark).
+// `assigned` marks the columns the list (or `*`) assigns.
+Result<ResolvedAssignments> ResolveAssignments(const Scope& scope,
+                                               const std::vector<expr::Assignment>& set,
+                                               bool keep_target, bool star_source,
+                                               const std::string& context);
 
 class ClauseList {
  public:
+  // `rules` (may be null; must outlive the list) are applied to the rows
+  // each update and insert clause writes; Make refuses the assignments they
+  // refuse (WriteRules::CheckAssignments).
   static Result<std::unique_ptr<ClauseList>> Make(const Scope& scope,
                                                   const std::vector<ClauseSpec>& clauses,
-                                                  const expr::EvalOptions& options);
+                                                  const expr::EvalOptions& options,
+                                                  WriteRules* rules = nullptr);
 
   struct Outcome {
     // Per row of the batch: the clause that acted, or -1.
@@ -77,12 +92,14 @@ class ClauseList {
     expr::BoundExpressionPtr condition;
     ActionKind kind;
     std::vector<expr::BoundExpressionPtr> values;
+    std::vector<bool> assigned;
     std::string text;
   };
   ClauseList() = default;
   columnar::SchemaPtr target_;
   std::string table_path_;
   expr::EvalOptions options_;
+  WriteRules* rules_ = nullptr;
   std::vector<Bound> clauses_;
 };
 

@@ -80,12 +80,17 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
         bound, BindCondition(resolved, side, options.eval, "the condition of " + context));
   }
   std::unique_ptr<ClauseList> clauses;
+  std::unique_ptr<WriteRules> rules;
   if (is_update) {
+    SILT_ASSIGN_OR_RETURN(rules, WriteRules::Make(*snapshot, table->path(), options.eval));
     ClauseSpec spec;
     spec.kind = ActionKind::kUpdate;
     spec.text = context;
-    SILT_ASSIGN_OR_RETURN(spec.values, ResolveAssignments(scope, *set, true, false, context));
-    SILT_ASSIGN_OR_RETURN(clauses, ClauseList::Make(scope, {spec}, options.eval));
+    SILT_ASSIGN_OR_RETURN(ResolvedAssignments resolved,
+                          ResolveAssignments(scope, *set, true, false, context));
+    spec.values = std::move(resolved.values);
+    spec.assigned = std::move(resolved.assigned);
+    SILT_ASSIGN_OR_RETURN(clauses, ClauseList::Make(scope, {spec}, options.eval, rules.get()));
   }
   SILT_ASSIGN_OR_RETURN(columnar::Conjunction pruning,
                         TargetConjunction(conjuncts, snapshot->schema(), options.eval));
@@ -191,6 +196,7 @@ Result<DmlResult> RunTargetOnly(delta::DeltaTable* table, bool is_update,
 
   DmlCommit commit;
   commit.operation = operation;
+  commit.rules = rules.get();
   commit.parameters["predicate"] =
       JsonStrings(condition != nullptr ? std::vector<std::string>{condition->ToString()}
                                        : std::vector<std::string>{});

@@ -10,8 +10,10 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/delta/change_feed.h"
+#include "silt/delta/generated_columns.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/row_tracking.h"
+#include "silt/dml/constraint_ddl.h"
 #include "silt/dml/rewrite.h"
 #include "silt/expr/parse/dml_statement.h"
 #include "silt/expr/parse/parser.h"
@@ -523,6 +525,95 @@ TEST_F(DmlTest, ChangeDataFeedTablesGetChangeFiles) {
   ASSERT_FALSE(c.cdc_files.empty());
   EXPECT_EQ(c.cdc_files[0].path.rfind("_change_data/", 0), 0u) << c.cdc_files[0].path;
   EXPECT_EQ(r.operation_metrics["numAddedChangeFiles"], std::to_string(c.cdc_files.size()));
+}
+
+}  // namespace
+}  // namespace silt::dml
+
+namespace silt::dml {
+namespace {
+
+TEST_F(DmlTest, UpdateAndMergeRefuseRowsViolatingCheckConstraints) {
+  configuration_["delta.constraints.pos"] = "v > 0";
+  Seed();
+  const int64_t before = LastCommit().version;
+  Result<DmlResult> bad = Update(table_.get(), {{{"v"}, Parse("-v")}}, Parse("id = 2"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("[DELTA_VIOLATE_CONSTRAINT_WITH_VALUES] CHECK constraint "
+                                        "pos (v > 0) violated by row with values:\n - v : -20"),
+            std::string::npos)
+      << bad.status().ToString();
+  // A NULL result violates too, as delta-spark checks.
+  EXPECT_FALSE(Update(table_.get(), {{{"v"}, Parse("NULL")}}, Parse("id = 2")).ok());
+  auto source = MakeBatchSource(schema_, {Rows({{9, -1, "a"}})});
+  MergeSpec spec;
+  spec.on = Parse("t.id = s.id");
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.clauses.push_back(
+      {expr::MergeMatch::kNotMatched, nullptr, expr::MergeActionKind::kInsertAll, {}});
+  EXPECT_FALSE(Merge(table_.get(), source.get(), spec).ok());
+  EXPECT_EQ(LastCommit().version, before);
+  ASSERT_OK(Update(table_.get(), {{{"v"}, Parse("v + 1")}}, nullptr).status());
+  EXPECT_EQ(Table(), (std::vector<std::string>{"1:11:a", "2:21:a", "3:31:b", "4:41:b", "5:51:c"}));
+}
+
+TEST_F(DmlTest, AddConstraintChecksExistingRowsAndUpgradesTheProtocol) {
+  Seed();
+  Status violated = AddCheckConstraint(table_.get(), "Big", "v > 15");
+  ASSERT_FALSE(violated.ok());
+  EXPECT_NE(violated.message().find("[DELTA_NEW_CHECK_CONSTRAINT_VIOLATION] 1 rows in delta.`/t` "
+                                    "violate the new CHECK constraint (v > 15)"),
+            std::string::npos)
+      << violated.ToString();
+  ASSERT_OK(AddCheckConstraint(table_.get(), "Big", "v > 5"));
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table_->LatestSnapshot());
+  EXPECT_EQ(snapshot->metadata().configuration.at("delta.constraints.big"), "v > 5");
+  EXPECT_EQ(snapshot->protocol().min_writer_version, 3);
+  Status twice = AddCheckConstraint(table_.get(), "BIG", "v > 1");
+  EXPECT_NE(twice.message().find("[DELTA_CONSTRAINT_ALREADY_EXISTS]"), std::string::npos);
+  // The commit gate accepts the constraint for writers that check it.
+  Result<DmlResult> bad = Update(table_.get(), {{{"v"}, Parse("1")}}, Parse("id = 1"));
+  EXPECT_NE(bad.status().message().find("CHECK constraint big (v > 5)"), std::string::npos)
+      << bad.status().ToString();
+  ASSERT_OK(DropCheckConstraint(table_.get(), "BIG", false));
+  Status missing = DropCheckConstraint(table_.get(), "big", false);
+  EXPECT_NE(missing.message().find("[DELTA_CONSTRAINT_DOES_NOT_EXIST]"), std::string::npos);
+  ASSERT_OK(DropCheckConstraint(table_.get(), "big", true));
+  ASSERT_OK(Update(table_.get(), {{{"v"}, Parse("1")}}, Parse("id = 1")).status());
+}
+
+TEST_F(DmlTest, MergeInsertsGetIdentityValuesAndRaiseTheHighWaterMark) {
+  ASSERT_OK_AND_ASSIGN(Field id, delta::WithIdentity(schema_->field(0), 100, 10, false));
+  schema_ = DataType::Struct({id, schema_->field(1), schema_->field(2)});
+  Seed();
+  auto source = MakeBatchSource(schema_, {Rows({{1, 0, "a"}, {7, 70, "a"}, {8, 80, "b"}})});
+  MergeSpec spec;
+  spec.on = Parse("t.v = s.v");
+  spec.target_alias = "t";
+  spec.source_alias = "s";
+  spec.clauses.push_back({expr::MergeMatch::kNotMatched,
+                          nullptr,
+                          expr::MergeActionKind::kInsert,
+                          {{{"v"}, Parse("s.v")}, {{"p"}, Parse("s.p")}}});
+  ASSERT_OK(Merge(table_.get(), source.get(), spec).status());
+  EXPECT_EQ(Table(), (std::vector<std::string>{"100:0:a", "110:70:a", "120:80:b", "1:10:a",
+                                               "2:20:a", "3:30:b", "4:40:b", "5:50:c"}));
+  ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table_->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(std::vector<delta::IdentityColumn> identity,
+                       delta::IdentityColumns(*snapshot->schema()));
+  ASSERT_EQ(identity.size(), 1u);
+  EXPECT_EQ(identity[0].high_water_mark, 120);
+  // GENERATED ALWAYS: no explicit values, no updates.
+  spec.clauses[0].assignments.push_back({{"id"}, Parse("s.id")});
+  Result<DmlResult> explicit_id = Merge(table_.get(), source.get(), spec);
+  EXPECT_NE(
+      explicit_id.status().message().find("[DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED]"),
+      std::string::npos)
+      << explicit_id.status().ToString();
+  Result<DmlResult> update = Update(table_.get(), {{{"id"}, Parse("1")}}, nullptr);
+  EXPECT_NE(update.status().message().find("[DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED]"),
+            std::string::npos);
 }
 
 }  // namespace

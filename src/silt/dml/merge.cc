@@ -249,6 +249,8 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
   SILT_ASSIGN_OR_RETURN(exec::KeyCodec codec, exec::KeyCodec::Make(key_types));
 
   // The clauses.
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<WriteRules> rules,
+                        WriteRules::Make(*snapshot, table->path(), options.eval));
   std::vector<ClauseSpec> specs[3];
   std::vector<int> clause_number[3];
   bool has_matched = false, has_not_matched_by_source = false;
@@ -268,16 +270,22 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
       case expr::MergeActionKind::kUpdateAll: {
         s.kind = ActionKind::kUpdate;
         SILT_ASSIGN_OR_RETURN(
-            s.values, ResolveAssignments(scope, c.assignments, true,
-                                         c.action == expr::MergeActionKind::kUpdateAll, s.text));
+            ResolvedAssignments resolved,
+            ResolveAssignments(scope, c.assignments, true,
+                               c.action == expr::MergeActionKind::kUpdateAll, s.text));
+        s.values = std::move(resolved.values);
+        s.assigned = std::move(resolved.assigned);
         break;
       }
       case expr::MergeActionKind::kInsert:
       case expr::MergeActionKind::kInsertAll: {
         s.kind = ActionKind::kInsert;
         SILT_ASSIGN_OR_RETURN(
-            s.values, ResolveAssignments(scope, c.assignments, false,
-                                         c.action == expr::MergeActionKind::kInsertAll, s.text));
+            ResolvedAssignments resolved,
+            ResolveAssignments(scope, c.assignments, false,
+                               c.action == expr::MergeActionKind::kInsertAll, s.text));
+        s.values = std::move(resolved.values);
+        s.assigned = std::move(resolved.assigned);
         break;
       }
     }
@@ -290,9 +298,11 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
     clause_number[kind].push_back(static_cast<int>(n));
     specs[kind].push_back(std::move(s));
   }
-  SILT_ASSIGN_OR_RETURN(auto matched, ClauseList::Make(scope, specs[0], options.eval));
-  SILT_ASSIGN_OR_RETURN(auto not_matched, ClauseList::Make(scope, specs[1], options.eval));
-  SILT_ASSIGN_OR_RETURN(auto by_source, ClauseList::Make(scope, specs[2], options.eval));
+  SILT_ASSIGN_OR_RETURN(auto matched, ClauseList::Make(scope, specs[0], options.eval, rules.get()));
+  SILT_ASSIGN_OR_RETURN(auto not_matched,
+                        ClauseList::Make(scope, specs[1], options.eval, rules.get()));
+  SILT_ASSIGN_OR_RETURN(auto by_source,
+                        ClauseList::Make(scope, specs[2], options.eval, rules.get()));
   const bool insert_only = !has_matched && !has_not_matched_by_source;
   const bool multiple_matches_ok = only_unconditional_delete == 1;
 
@@ -546,6 +556,7 @@ Result<DmlResult> Merge(delta::DeltaTable* table, RowSource* source, const Merge
 
   DmlCommit commit;
   commit.operation = "MERGE";
+  commit.rules = rules.get();
   commit.parameters["predicate"] = JsonStrings({spec.on->ToString()});
   commit.parameters["matchedPredicates"] =
       ClauseParameters(spec.clauses, expr::MergeMatch::kMatched);

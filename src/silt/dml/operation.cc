@@ -123,6 +123,21 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   request.adds = writer->adds();
   request.removes = writer->removes();
   request.cdc_files = writer->cdc_files();
+  // A DELETE writes no new rows and an UPDATE or MERGE applied the table's
+  // rules to each (write_rules.h); rows copied unchanged keep satisfying
+  // them.
+  request.honoured_features = WriteRules::HonouredFeatures();
+  if (commit.rules != nullptr) {
+    SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr marked, commit.rules->SchemaWithHighWaterMarks());
+    if (marked != nullptr) {
+      delta::Metadata metadata = snapshot->metadata();
+      metadata.schema = marked;
+      metadata.schema_string = columnar::SchemaToJson(*marked);
+      request.new_metadata = std::move(metadata);
+      // delta-spark tags a commit that raises a high-water mark.
+      request.tags["delta.identity.schemaUpdate"] = "true";
+    }
+  }
   Result<delta::CommitResult> committed = delta::Commit(table, snapshot, request);
   if (!committed.ok()) {
     // A Conflict commits nothing: the new files are garbage. After another

@@ -14,6 +14,7 @@
 #include "silt/delta/table.h"
 #include "silt/dml/dml.h"
 #include "silt/dml/rewrite.h"
+#include "silt/dml/write_rules.h"
 
 namespace silt::dml {
 
@@ -43,6 +44,10 @@ struct DmlCommit {
   std::map<std::string, std::string> parameters;
   std::vector<std::pair<std::string, std::string>> metrics;  // in Spark's order
   delta::CommitRequest::ReadSet read;
+  // The table's write rules the operation applied (null: none, DELETE):
+  // the commit honours their features and carries raised identity
+  // high-water marks.
+  const WriteRules* rules = nullptr;
 };
 
 // Finishes `writer`, commits its actions with `commit` (and options.txn,

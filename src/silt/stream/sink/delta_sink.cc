@@ -8,6 +8,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/clustering.h"
 #include "silt/delta/column_mapping.h"
+#include "silt/delta/constraints.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/replace_all.h"
@@ -15,6 +16,7 @@
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
 #include "silt/delta/type_widening.h"
+#include "silt/dml/write_rules.h"
 #include "silt/expr/expression.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/maintenance.h"
@@ -672,6 +674,33 @@ Result<std::unique_ptr<DeltaSink::ColumnFiller>> DeltaSink::MakeFiller() {
   return ColumnFiller::Make(column_plan_, eval_, identity_counters_.get(), batch_id_);
 }
 
+// Checked on the rows as handed to the AppendWriter (after the filler), as
+// delta-spark checks the rows it writes.
+struct DeltaSink::Constraints {
+  std::vector<dml::RowCheck> checks;
+  std::string where;
+  Status Check(const columnar::RecordBatch& batch) {
+    for (dml::RowCheck& check : checks) SILT_RETURN_NOT_OK(dml::CheckRows(&check, batch, where));
+    return Status::OK();
+  }
+};
+
+Result<std::unique_ptr<DeltaSink::Constraints>> DeltaSink::MakeConstraints() const {
+  if (snapshot_ == nullptr) return std::unique_ptr<Constraints>();
+  SILT_ASSIGN_OR_RETURN(std::vector<delta::Constraint> constraints,
+                        delta::TableConstraints(snapshot_->metadata()));
+  if (constraints.empty()) return std::unique_ptr<Constraints>();
+  auto out = std::make_unique<Constraints>();
+  out->where = Status::Concat("Delta table ", path_, ", batch ", batch_id_);
+  for (const delta::Constraint& c : constraints) {
+    SILT_ASSIGN_OR_RETURN_CTX(dml::RowCheck check,
+                              dml::MakeRowCheck(c.name, c.expression, write_schema_, eval_, ""),
+                              "Delta table ", path_);
+    out->checks.push_back(std::move(check));
+  }
+  return out;
+}
+
 Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& query_id,
                                 int64_t last_committed) {
   SILT_ASSIGN_OR_RETURN(bool exists, table->Exists());
@@ -761,8 +790,13 @@ namespace {
 class DeltaPartWriter final : public SinkPartWriter {
  public:
   DeltaPartWriter(std::unique_ptr<delta::AppendWriter> writer,
-                  std::unique_ptr<DeltaSink::ColumnFiller> filler, DeltaSink::PartResult* result)
-      : writer_(std::move(writer)), filler_(std::move(filler)), result_(result) {}
+                  std::unique_ptr<DeltaSink::ColumnFiller> filler,
+                  std::unique_ptr<DeltaSink::Constraints> constraints,
+                  DeltaSink::PartResult* result)
+      : writer_(std::move(writer)),
+        filler_(std::move(filler)),
+        constraints_(std::move(constraints)),
+        result_(result) {}
   ~DeltaPartWriter() override {
     if (writer_ != nullptr) {
       writer_->Abort().IgnoreError("data files of an unfinished part are never committed");
@@ -773,8 +807,10 @@ class DeltaPartWriter final : public SinkPartWriter {
     if (writer_ == nullptr) return Status::Internal("DeltaSink part written after Close");
     if (filler_ != nullptr) {
       SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
+      if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(filled));
       SILT_RETURN_NOT_OK(writer_->Write(filled));
     } else {
+      if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(batch));
       SILT_RETURN_NOT_OK(writer_->Write(batch));
     }
     rows_ += batch.num_rows;
@@ -792,6 +828,7 @@ class DeltaPartWriter final : public SinkPartWriter {
  private:
   std::unique_ptr<delta::AppendWriter> writer_;
   std::unique_ptr<DeltaSink::ColumnFiller> filler_;
+  std::unique_ptr<DeltaSink::Constraints> constraints_;
   DeltaSink::PartResult* result_;
   int64_t rows_ = 0;
 };
@@ -804,9 +841,10 @@ Result<std::unique_ptr<SinkPartWriter>> DeltaSink::OpenPartWriter() {
                         delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
                                                   writer_options_, batch_id_));
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<ColumnFiller> filler, MakeFiller());
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<Constraints> constraints, MakeConstraints());
   parts_.push_back(std::make_unique<PartResult>());
-  return std::unique_ptr<SinkPartWriter>(
-      std::make_unique<DeltaPartWriter>(std::move(writer), std::move(filler), parts_.back().get()));
+  return std::unique_ptr<SinkPartWriter>(std::make_unique<DeltaPartWriter>(
+      std::move(writer), std::move(filler), std::move(constraints), parts_.back().get()));
 }
 
 Result<bool> DeltaSink::Begin(int64_t batch_id) {
@@ -860,6 +898,7 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
     identity_counters_ = std::make_unique<IdentityCounters>(*column_plan_);
   }
   SILT_ASSIGN_OR_RETURN(filler_, MakeFiller());
+  SILT_ASSIGN_OR_RETURN(constraints_, MakeConstraints());
   SILT_ASSIGN_OR_RETURN(writer_, delta::AppendWriter::Make(fs_, path_, layout_, partition_columns_,
                                                            writer_options_, batch_id));
   return true;
@@ -886,8 +925,10 @@ Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");
   if (filler_ != nullptr) {
     SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
+    if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(filled));
     SILT_RETURN_NOT_OK(writer_->Write(filled));
   } else {
+    if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(batch));
     SILT_RETURN_NOT_OK(writer_->Write(batch));
   }
   rows_ += batch.num_rows;
@@ -930,7 +971,10 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     }
   }
   delta::CommitRequest request;
-  request.honoured_features = {"generatedColumns", "identityColumns", "columnMapping"};
+  // Constraints and invariants are checked on every row written
+  // (Constraints).
+  request.honoured_features = {"generatedColumns", "identityColumns", "columnMapping",
+                               "checkConstraints", "invariants"};
   if (snapshot_ == nullptr) {
     delta::Metadata metadata;
     metadata.id = NewUuid();

@@ -154,6 +154,14 @@ class DeltaSink final : public Sink {
   // table does not have a new column id and physical name, and has the
   // writers write physical names.
   Status ApplyColumnMapping(const delta::Snapshot* snapshot);
+
+ public:
+  // The table's CHECK constraints and column invariants bound for one
+  // writer of the current batch (dml/write_rules.h); null when none.
+  struct Constraints;
+
+ private:
+  Result<std::unique_ptr<Constraints>> MakeConstraints() const;
   // Partition-txn commits: brings snapshot_ up to date; Conflict (deleting
   // `adds`) when the table's metadata or protocol changed since Begin, or
   // another writer created it.
@@ -188,6 +196,7 @@ class DeltaSink final : public Sink {
   columnar::SchemaPtr write_schema_;
   std::unique_ptr<IdentityCounters> identity_counters_;
   std::unique_ptr<ColumnFiller> filler_;
+  std::unique_ptr<Constraints> constraints_;
   std::unique_ptr<delta::DeltaTable> table_;
   // sink.options.autoCompact (maintenance.h); null when off.
   std::unique_ptr<delta::AutoCompactor> auto_compactor_;
