@@ -68,6 +68,7 @@ Status AddCheckConstraint(delta::DeltaTable* table, const std::string& name,
   request.derive_write_metrics = false;
   request.new_metadata = std::move(metadata);
   request.honoured_features = WriteRules::HonouredFeatures();
+  request.honoured_features.emplace_back("columnMapping");  // metadata only, logical names
   // delta-spark upgrades a legacy protocol to writer version 3 (the lowest
   // with CHECK constraints) and lists the feature on a table-features one.
   delta::Protocol protocol = snapshot->protocol();
@@ -107,6 +108,7 @@ Status DropCheckConstraint(delta::DeltaTable* table, const std::string& name, bo
   request.derive_write_metrics = false;
   request.new_metadata = std::move(metadata);
   request.honoured_features = WriteRules::HonouredFeatures();
+  request.honoured_features.emplace_back("columnMapping");  // metadata only, logical names
   return delta::Commit(table, snapshot, request).status().WithContextParts(context);
 }
 

@@ -110,7 +110,6 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   for (auto& [key, value] : commit.metrics) request.operation_metrics[key] = value;
   request.derive_write_metrics = false;
   request.is_blind_append = false;
-  request.honoured_features = {"columnMapping"};
   std::optional<std::string> level =
       delta::GetTableProperty(snapshot->metadata().configuration, "delta.isolationLevel");
   commit.read.isolation_level =
@@ -125,8 +124,10 @@ Status CommitDml(delta::DeltaTable* table, const delta::SnapshotPtr& snapshot, D
   request.cdc_files = writer->cdc_files();
   // A DELETE writes no new rows and an UPDATE or MERGE applied the table's
   // rules to each (write_rules.h); rows copied unchanged keep satisfying
-  // them.
+  // them. The rewrite writes physical names under column mapping
+  // (rewrite.h).
   request.honoured_features = WriteRules::HonouredFeatures();
+  request.honoured_features.emplace_back("columnMapping");
   if (commit.rules != nullptr) {
     SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr marked, commit.rules->SchemaWithHighWaterMarks());
     if (marked != nullptr) {
