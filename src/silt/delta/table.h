@@ -131,7 +131,10 @@ class DeltaTable {
   // with the table (it reads the newest checkpoint). When the caller hands
   // over the only reference to `base`, its file lists are reused without a
   // copy. Falls back to LatestSnapshot when a commit after `base` is gone
-  // (log cleanup) or the log no longer reaches `base`'s version.
+  // (log cleanup) or the log no longer reaches `base`'s version, and when
+  // `base` does not hold its checkpointed files (Snapshot::files_elided) and
+  // there are new commits (which then also turns eliding off for this
+  // handle: another writer commits to the table).
   Result<SnapshotPtr> Update(SnapshotPtr base);
   // The snapshot at `actions.version`, built from `base` (this table's
   // snapshot at actions.version - 1; null when actions.version is 0) plus
@@ -397,6 +400,10 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
 // written from it. Otherwise (another writer got in first, or a duplicate)
 // `*snapshot` is left as the read state; the caller catches up with
 // DeltaTable::Update. On an error `*snapshot` is null: re-read the table.
+// With DeltaTable::set_elide_checkpointed_files, `*snapshot` drops the files
+// of the V2 checkpoint written at the new version (Snapshot::files_elided);
+// it is null when it could not move on in memory (a remove applied to such
+// a state) or a due checkpoint of such a state failed: re-read the table.
 Result<CommitResult> CommitAndAdvance(DeltaTable* table, SnapshotPtr* snapshot,
                                       const CommitRequest& request);
 
