@@ -121,6 +121,15 @@ def log_state(log_dir: Path):
     return latest, size, count
 
 
+def load_average() -> float:
+    """The machine's 1-minute load average (CPU seconds are what the soak
+    compares, but a starved process runs fewer, larger batches)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 class Engine:
     def __init__(self, label: str, binary: str, work: Path, args):
         self.label = label
@@ -142,7 +151,7 @@ class Engine:
         self.popen = subprocess.Popen([binary, "run", str(job)], stdout=self.log,
                                       stderr=subprocess.STDOUT, env=env)
         self.t0 = time.monotonic()
-        self.rows = []  # t, rss_mb, cpu_s, version, log_mb, log_files
+        self.rows = []  # t, rss_mb, cpu_s, version, log_mb, log_files, load1
         self.rusage = None
 
     def sample(self, now: float):
@@ -151,7 +160,8 @@ class Engine:
             return False
         rss, cpu = got
         version, size, count = log_state(self.table / "_delta_log")
-        self.rows.append((now - self.t0, rss / 2**20, cpu, version, size / 2**20, count))
+        self.rows.append((now - self.t0, rss / 2**20, cpu, version, size / 2**20, count,
+                          load_average()))
         return True
 
     def stop(self):
@@ -166,7 +176,7 @@ class Engine:
 
 
 def per_interval(rows, window: float):
-    """Rows of (t, rss, cpu, version, log_mb, log_files, cpu_ms_per_batch,
+    """Rows of (t, rss, cpu, version, log_mb, log_files, load1, cpu_ms_per_batch,
     batches_per_s) where the last two are over the trailing `window` s."""
     out = []
     j = 0
@@ -204,6 +214,7 @@ def quarters(rows):
             "cpu_percent": 100.0 * d_cpu / (part[-1][0] - part[0][0]),
             "log_mb_end": part[-1][4],
             "log_files_end": part[-1][5],
+            "load1_mean": sum(r[6] for r in part) / len(part),
         })
     return out
 
@@ -256,16 +267,21 @@ def markdown(summaries, args) -> str:
                      f"{fmt(s['log_mb_end'])} | {s['log_files_end']} | {rss} | "
                      f"{'yes' if r and r['flat'] else 'no'} | {cpu} | "
                      f"{'yes' if c and c['flat'] else 'no'} |")
-    lines += ["", "Per quarter (RSS mean / max MB, batches, CPU ms per batch, CPU %, log MB at "
-              "the quarter's end):", ""]
-    lines.append("| engine | quarter | RSS mean | RSS max | batches | CPU ms/batch | CPU % | log MB |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    lines += ["", "Per quarter (RSS mean / max MB, batches, rows per batch at the input rate, "
+              "CPU ms per batch, CPU %, log MB at the quarter's end, the machine's mean 1-minute "
+              "load average):", ""]
+    lines.append("| engine | quarter | RSS mean | RSS max | batches | rows/batch | CPU ms/batch | "
+                 "CPU % | log MB | load |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in summaries:
         for i, q in enumerate(s["quarters"]):
+            span = q["to_s"] - q["from_s"]
+            per_batch = args.rate * span / q["batches"] if q["batches"] else None
             lines.append(f"| {s['label']} | Q{i + 1} ({q['from_s']:.0f}–{q['to_s']:.0f} s) | "
                          f"{fmt(q['rss_mean_mb'])} | {fmt(q['rss_max_mb'])} | {q['batches']} | "
+                         f"{fmt(per_batch, 0)} | "
                          f"{fmt(q['cpu_ms_per_batch'], 2)} | {fmt(q['cpu_percent'])} | "
-                         f"{fmt(q['log_mb_end'])} |")
+                         f"{fmt(q['log_mb_end'])} | {fmt(q.get('load1_mean'))} |")
     return "\n".join(lines) + "\n"
 
 
@@ -281,7 +297,7 @@ def plot(engines, out: Path, window: float) -> bool:
         rows = per_interval(e.rows, window)
         t = [r[0] for r in rows]
         axes[0].plot(t, [r[1] for r in rows], label=e.label)
-        axes[1].plot(t, [r[6] for r in rows], label=e.label)
+        axes[1].plot(t, [r[7] for r in rows], label=e.label)
         axes[2].plot(t, [r[4] for r in rows], label=e.label)
     axes[0].set_ylabel("RSS MB")
     axes[1].set_ylabel(f"CPU ms per batch ({window:g} s window)")
@@ -346,11 +362,11 @@ def main():
     for e in engines:
         with open(args.out / f"{e.label}.csv", "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["t_s", "rss_mb", "cpu_s", "version", "log_mb", "log_files",
+            w.writerow(["t_s", "rss_mb", "cpu_s", "version", "log_mb", "log_files", "load1",
                         "cpu_ms_per_batch", "batches_per_s"])
             for r in per_interval(e.rows, args.window):
                 w.writerow([f"{r[0]:.2f}", f"{r[1]:.2f}", f"{r[2]:.2f}", r[3], f"{r[4]:.3f}",
-                            r[5], f"{r[6]:.3f}", f"{r[7]:.2f}"])
+                            r[5], f"{r[6]:.2f}", f"{r[7]:.3f}", f"{r[8]:.2f}"])
         summaries.append(summarize(e))
     (args.out / "summary.json").write_text(json.dumps(
         {"rate": args.rate, "devices": args.devices, "duration_s": args.duration,

@@ -11,6 +11,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/uuid.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/checkpoint_reader.h"
 #include "silt/delta/table_properties.h"
 #include "silt/parquet/file_writer.h"
 
@@ -477,6 +478,11 @@ struct SidecarPlan {
   };
   std::string table_id;  // metaData.id of the table the sidecars belong to
   bool write_stats = true;
+  int64_t version = -1;  // of the checkpoint this plan describes
+  // False when `entries` were not kept (a checkpoint of a state without its
+  // checkpointed files): the next checkpoint of a whole state cannot match
+  // its actions against this plan and writes them all.
+  bool hashed = true;
   std::vector<Sidecar> sidecars;  // oldest first
   std::vector<Entry> entries;     // one per action in a sidecar, sorted
 };
@@ -597,11 +603,10 @@ struct ActionRef {
   uint32_t index = 0;
 };
 
-// Writes `actions` as one sidecar file; returns its plan entry (size and
-// modification time as stored).
-Result<SidecarPlan::Sidecar> WriteSidecar(DeltaTable* table, const Snapshot& snapshot,
-                                          int64_t version, const std::vector<ActionRef>& actions,
-                                          size_t begin, size_t end, bool write_stats) {
+// Writes one sidecar file with the rows `emit(CheckpointRows*)` appends;
+// returns its plan entry (size and modification time as stored).
+template <typename Emit>
+Result<SidecarPlan::Sidecar> WriteSidecarRows(DeltaTable* table, int64_t version, Emit&& emit) {
   fs::FileSystem* fs = table->file_system().get();
   SidecarPlan::Sidecar sidecar;
   sidecar.name = SidecarFileName(version);
@@ -611,16 +616,7 @@ Result<SidecarPlan::Sidecar> WriteSidecar(DeltaTable* table, const Snapshot& sna
       parquet::ParquetFileWriter::Open(fs, path, SidecarSchema(), CheckpointWriterOptions()),
       "writing checkpoint sidecar ", path);
   CheckpointRows rows(writer.get(), SidecarSchema());
-  Status st;
-  for (size_t i = begin; i < end && st.ok(); ++i) {
-    const ActionRef& ref = actions[i];
-    if (ref.is_add) {
-      AppendAdd(rows.Begin(kSidecarAdd), snapshot.files()[ref.index], write_stats);
-    } else {
-      AppendRemove(rows.Begin(kSidecarRemove), snapshot.tombstones()[ref.index]);
-    }
-    st = rows.EndRow();
-  }
+  Status st = emit(&rows);
   if (st.ok()) st = rows.Flush();
   if (!st.ok()) {
     (void)writer->Abort();
@@ -631,8 +627,26 @@ Result<SidecarPlan::Sidecar> WriteSidecar(DeltaTable* table, const Snapshot& sna
                             "writing checkpoint sidecar ", path);
   sidecar.size_in_bytes = stored.size;
   sidecar.modification_time_ms = stored.modification_time_ms;
-  sidecar.num_actions = static_cast<int64_t>(end - begin);
+  sidecar.num_actions = rows.rows();
   return sidecar;
+}
+
+// Writes `actions` [begin, end) as one sidecar file.
+Result<SidecarPlan::Sidecar> WriteSidecar(DeltaTable* table, const Snapshot& snapshot,
+                                          int64_t version, const std::vector<ActionRef>& actions,
+                                          size_t begin, size_t end, bool write_stats) {
+  return WriteSidecarRows(table, version, [&](CheckpointRows* rows) {
+    for (size_t i = begin; i < end; ++i) {
+      const ActionRef& ref = actions[i];
+      if (ref.is_add) {
+        AppendAdd(rows->Begin(kSidecarAdd), snapshot.files()[ref.index], write_stats);
+      } else {
+        AppendRemove(rows->Begin(kSidecarRemove), snapshot.tombstones()[ref.index]);
+      }
+      SILT_RETURN_NOT_OK(rows->EndRow());
+    }
+    return Status::OK();
+  });
 }
 
 void WriteSidecarAction(JsonWriter* w, const SidecarPlan::Sidecar& sidecar) {
@@ -646,13 +660,96 @@ void WriteSidecarAction(JsonWriter* w, const SidecarPlan::Sidecar& sidecar) {
   w->EndObject();
 }
 
+Result<CheckpointInfo> PublishV2Checkpoint(DeltaTable* table, const Snapshot& snapshot,
+                                           const CheckpointSettings& settings,
+                                           std::shared_ptr<SidecarPlan> plan, CheckpointInfo info);
+
+// The V2 checkpoint of a state that holds only the files added since the
+// handle's last V2 checkpoint (Snapshot::files_elided): that state changed
+// by blind appends alone, so every sidecar of that checkpoint still holds
+// live files only and is named again; the new files go into one new
+// sidecar, with the newest old sidecars merged into it by the rule of
+// WriteV2Checkpoint, read back from storage (their files are not in
+// memory). Merging stops at sidecars of kElidedMergeLimit actions, which
+// bounds what a checkpoint reads back (and holds) at once.
+constexpr int64_t kElidedMergeLimit = 8'192;
+
+Result<CheckpointInfo> WriteElidedV2Checkpoint(DeltaTable* table, const Snapshot& snapshot,
+                                               const CheckpointSettings& settings) {
+  const int64_t version = snapshot.version();
+  const std::shared_ptr<SidecarPlan>& previous = table->sidecar_plan();
+  if (previous == nullptr || previous->version != snapshot.elided_since() ||
+      previous->table_id != snapshot.metadata().id ||
+      previous->write_stats != settings.write_stats || !snapshot.tombstones().empty()) {
+    return Status::Internal("checkpoint of ", table->path(), " at version ", version,
+                            ": the state holds only the files added since version ",
+                            snapshot.elided_since(),
+                            ", whose checkpoint is not the last one written through this handle");
+  }
+  const size_t num_old = previous->sidecars.size();
+  int64_t pending = static_cast<int64_t>(snapshot.files().size());
+  size_t merge_from = num_old;
+  while (merge_from > 0) {
+    const int64_t size = previous->sidecars[merge_from - 1].num_actions;
+    if (size >= kElidedMergeLimit || size > pending) break;
+    --merge_from;
+    pending += size;
+  }
+  auto plan = std::make_shared<SidecarPlan>();
+  plan->table_id = snapshot.metadata().id;
+  plan->write_stats = settings.write_stats;
+  plan->version = version;
+  plan->hashed = false;
+  plan->sidecars.assign(previous->sidecars.begin(),
+                        previous->sidecars.begin() + static_cast<std::ptrdiff_t>(merge_from));
+  CheckpointInfo info;
+  info.version = version;
+  info.sidecars_reused = static_cast<int64_t>(merge_from);
+  if (pending > 0) {
+    const std::string sidecar_dir = fs::JoinPath(table->log_path(), "_sidecars");
+    SILT_ASSIGN_OR_RETURN(
+        SidecarPlan::Sidecar sidecar, WriteSidecarRows(table, version, [&](CheckpointRows* rows) {
+          for (size_t s = merge_from; s < num_old; ++s) {
+            const std::string path = fs::JoinPath(sidecar_dir, previous->sidecars[s].name);
+            SILT_ASSIGN_OR_RETURN_CTX(
+                CommitActions merged, ReadParquetCheckpoint(table->file_system().get(), path),
+                "merging sidecar ", path, " into the checkpoint at version ", version);
+            for (const AddFile& add : merged.adds) {
+              AppendAdd(rows->Begin(kSidecarAdd), add, settings.write_stats);
+              SILT_RETURN_NOT_OK(rows->EndRow());
+            }
+            for (const RemoveFile& remove : merged.removes) {
+              AppendRemove(rows->Begin(kSidecarRemove), remove);
+              SILT_RETURN_NOT_OK(rows->EndRow());
+            }
+          }
+          for (const AddFile& add : snapshot.files()) {
+            AppendAdd(rows->Begin(kSidecarAdd), add, settings.write_stats);
+            SILT_RETURN_NOT_OK(rows->EndRow());
+          }
+          return Status::OK();
+        }));
+    info.file_actions_encoded = sidecar.num_actions;
+    if (sidecar.num_actions != pending) {
+      return Status::Corruption("checkpoint of ", table->path(), " at version ", version,
+                                ": the merged sidecars hold ",
+                                sidecar.num_actions - static_cast<int64_t>(snapshot.files().size()),
+                                " actions, their checkpoint said ",
+                                pending - static_cast<int64_t>(snapshot.files().size()));
+    }
+    plan->sidecars.push_back(std::move(sidecar));
+    info.sidecars_written = 1;
+  }
+  return PublishV2Checkpoint(table, snapshot, settings, std::move(plan), std::move(info));
+}
+
 Result<CheckpointInfo> WriteV2Checkpoint(DeltaTable* table, const Snapshot& snapshot,
                                          const CheckpointSettings& settings) {
-  fs::FileSystem* fs = table->file_system().get();
+  if (snapshot.files_elided()) return WriteElidedV2Checkpoint(table, snapshot, settings);
   const int64_t version = snapshot.version();
   std::shared_ptr<SidecarPlan> previous = table->sidecar_plan();
   if (previous != nullptr && (previous->table_id != snapshot.metadata().id ||
-                              previous->write_stats != settings.write_stats)) {
+                              previous->write_stats != settings.write_stats || !previous->hashed)) {
     previous = nullptr;
   }
   const size_t num_old = previous != nullptr ? previous->sidecars.size() : 0;
@@ -709,6 +806,7 @@ Result<CheckpointInfo> WriteV2Checkpoint(DeltaTable* table, const Snapshot& snap
   auto plan = std::make_shared<SidecarPlan>();
   plan->table_id = snapshot.metadata().id;
   plan->write_stats = settings.write_stats;
+  plan->version = version;
   std::vector<uint32_t> renumber(num_old, kNew);
   for (size_t s = 0; s < num_old; ++s) {
     if (!keep[s]) continue;
@@ -752,12 +850,25 @@ Result<CheckpointInfo> WriteV2Checkpoint(DeltaTable* table, const Snapshot& snap
   info.sidecars_reused = static_cast<int64_t>(num_kept);
   info.sidecars_written = static_cast<int64_t>(plan->sidecars.size() - num_kept);
   info.file_actions_encoded = static_cast<int64_t>(fresh.size());
+  return PublishV2Checkpoint(table, snapshot, settings, std::move(plan), std::move(info));
+}
 
+// Writes the top-level file of the V2 checkpoint of `snapshot` whose
+// sidecars are `plan`'s, then `_last_checkpoint`; makes `plan` the handle's.
+Result<CheckpointInfo> PublishV2Checkpoint(DeltaTable* table, const Snapshot& snapshot,
+                                           const CheckpointSettings& settings,
+                                           std::shared_ptr<SidecarPlan> plan, CheckpointInfo info) {
+  fs::FileSystem* fs = table->file_system().get();
+  const int64_t version = snapshot.version();
   // The top-level file: checkpointMetadata, the sidecars, then the non-file
   // actions (delta-spark's order).
   int64_t sidecar_bytes = 0;
-  for (const SidecarPlan::Sidecar& sidecar : plan->sidecars) sidecar_bytes += sidecar.size_in_bytes;
-  const int64_t file_actions = static_cast<int64_t>(keys.size());
+  int64_t file_actions = 0;
+  for (const SidecarPlan::Sidecar& sidecar : plan->sidecars) {
+    sidecar_bytes += sidecar.size_in_bytes;
+    file_actions += sidecar.num_actions;
+  }
+  const int64_t num_add_files = snapshot.num_files();
   JsonWriter w;
   auto checkpoint_metadata = [&](JsonWriter* out) {
     out->BeginObject();
@@ -768,7 +879,7 @@ Result<CheckpointInfo> WriteV2Checkpoint(DeltaTable* table, const Snapshot& snap
     out->BeginObject();
     out->Member("sidecarNumActions", std::to_string(file_actions));
     out->Member("sidecarSizeInBytes", std::to_string(sidecar_bytes));
-    out->Member("numOfAddFiles", std::to_string(files.size()));
+    out->Member("numOfAddFiles", std::to_string(num_add_files));
     out->Member("sidecarFileSchema", columnar::SchemaToJson(*SidecarSchema()));
     out->EndObject();
     out->EndObject();
@@ -811,7 +922,7 @@ Result<CheckpointInfo> WriteV2Checkpoint(DeltaTable* table, const Snapshot& snap
   const int64_t num_non_file = 2 + static_cast<int64_t>(non_file.txns.size()) +
                                static_cast<int64_t>(non_file.domain_metadata.size());
   info.num_actions = 1 + static_cast<int64_t>(plan->sidecars.size()) + num_non_file + file_actions;
-  info.num_add_files = static_cast<int64_t>(files.size());
+  info.num_add_files = num_add_files;
   info.size_in_bytes = stored.size + sidecar_bytes;
 
   std::string last = fs::JoinPath(table->log_path(), "_last_checkpoint");
@@ -880,7 +991,42 @@ Result<CheckpointInfo> WriteCheckpoint(DeltaTable* table, const Snapshot& snapsh
       p.min_reader_version >= 3 && HasFeature(p.reader_features, "v2Checkpoint")) {
     return WriteV2Checkpoint(table, snapshot, settings);
   }
+  if (snapshot.files_elided()) {
+    return Status::Internal("a classic checkpoint of ", table->path(), " at version ",
+                            snapshot.version(), " needs every live file; the state holds only ",
+                            "those added since version ", snapshot.elided_since());
+  }
   return WriteClassicCheckpoint(table, snapshot, settings);
+}
+
+SnapshotPtr DeltaTable::ElideCheckpointedFiles(SnapshotPtr snapshot) const {
+  if (!elide_checkpointed_files_ || snapshot == nullptr || sidecar_plan_ == nullptr ||
+      sidecar_plan_->version != snapshot->version() ||
+      sidecar_plan_->table_id != snapshot->metadata().id || !snapshot->tombstones().empty()) {
+    return snapshot;
+  }
+  std::shared_ptr<Snapshot> elided;
+  if (snapshot.use_count() == 1) {
+    // The only reference, created non-const by replay: nobody observes it
+    // being emptied.
+    elided = std::const_pointer_cast<Snapshot>(std::move(snapshot));
+  } else {
+    elided = std::make_shared<Snapshot>();
+    elided->version_ = snapshot->version_;
+    elided->timestamp_ms_ = snapshot->timestamp_ms_;
+    elided->protocol_ = snapshot->protocol_;
+    elided->metadata_ = snapshot->metadata_;
+    elided->txns_ = snapshot->txns_;
+    elided->domains_ = snapshot->domains_;
+    elided->plain_paths_ = snapshot->plain_paths_;
+    elided->elided_files_ = snapshot->num_files();
+    elided->elided_since_ = elided->version_;
+    return elided;
+  }
+  elided->elided_files_ = elided->num_files();
+  elided->elided_since_ = elided->version_;
+  std::vector<AddFile>().swap(elided->files_);
+  return elided;
 }
 
 }  // namespace silt::delta

@@ -50,6 +50,10 @@ struct CheckpointInfo {
 // the previous V2 checkpoint written through the same `table` handle whose
 // actions are all unchanged, so a writer that checkpoints often encodes
 // little more than what changed since (checkpoint_writer.cc says how).
+// A state without its checkpointed files (Snapshot::files_elided) is
+// written as the sidecars of the handle's last V2 checkpoint plus one new
+// sidecar (decision 135); Internal when that checkpoint is not the handle's
+// last or the table takes classic checkpoints.
 // Remove tombstones whose deletionTimestamp is older than
 // now_ms - delta.deletedFileRetentionDuration are left out; so are txns older
 // than delta.setTransactionRetentionDuration when that is set.

@@ -369,16 +369,17 @@ Result<Outcome> CheckWinner(const std::string& table_path, const CommitActions& 
 // logged and never fails the commit, which is already durable.
 // `snapshot` (may be null) is the state at `version` when the committer
 // knows it (CommitAndAdvance), else the state the commit was made on: either
-// spares re-reading the previous checkpoint.
-void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
+// spares re-reading the previous checkpoint. Returns false when a checkpoint
+// was due and not written.
+bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
                 int64_t version) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (!due.ok()) {
     SILT_LOG_WARN("delta", "not checkpointing ", table->path(), " at version ", version, ": ",
                   due.status().ToString());
-    return;
+    return true;
   }
-  if (!*due) return;
+  if (!*due) return true;
   Result<SnapshotPtr> snapshot = Status::NotFound("no snapshot yet");
   if (snapshot_hint != nullptr && snapshot_hint->version() == version) {
     snapshot = snapshot_hint;
@@ -391,14 +392,14 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   if (!snapshot.ok()) {
     SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
                   " skipped: ", snapshot.status().ToString());
-    return;
+    return false;
   }
   const int64_t now_ms = NowMillis();
   Result<CheckpointInfo> checkpoint = WriteCheckpoint(table, **snapshot, now_ms);
   if (!checkpoint.ok()) {
     SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
                   " failed (the commit stands): ", checkpoint.status().ToString());
-    return;
+    return false;
   }
   SILT_LOG_DEBUG("delta", "wrote checkpoint ", checkpoint->path, " (", checkpoint->num_actions,
                  " actions)");
@@ -419,7 +420,7 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   std::optional<int64_t> cutoff_ms;
   if (enabled.ok() && *enabled && retention_ms.ok()) {
     cutoff_ms = TruncateToDayUtc(now_ms - *retention_ms);
-    if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return;
+    if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return true;
   }
   LogCleanupOptions cleanup_options;
   Result<int64_t> protected_before =
@@ -427,7 +428,7 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   if (!protected_before.ok()) {
     SILT_LOG_WARN("delta", "expired log cleanup of ", table->path(),
                   " skipped: ", protected_before.status().ToString());
-    return;
+    return true;
   }
   cleanup_options.protected_before_version = *protected_before;
   Result<LogCleanupResult> cleanup = CleanUpExpiredLogs(
@@ -438,6 +439,7 @@ void PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   } else if (cutoff_ms) {
     table->set_last_log_cleanup_cutoff_ms(*cutoff_ms);
   }
+  return true;
 }
 
 Status CheckUtf8(std::string_view text) {
@@ -668,8 +670,15 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
                 "delta", "could not apply commit ", version, " of ", table_path,
                 " in memory (the next batch re-reads the log): ", next.status().ToString());
           }
-          PostCommit(table, committed, kept_metadata, version);
-          *advance = std::move(committed);
+          const bool checkpointed = PostCommit(table, committed, kept_metadata, version);
+          if (committed != nullptr && committed->files_elided() && !checkpointed) {
+            // The next checkpoint builds on the last one written: without
+            // this one, the state must be read whole again.
+            committed = nullptr;
+          }
+          // After a V2 checkpoint at this version, the writer's state drops
+          // the files it holds (set_elide_checkpointed_files).
+          *advance = table->ElideCheckpointedFiles(std::move(committed));
           return CommitResult{version, false};
         }
       }

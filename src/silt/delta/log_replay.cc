@@ -523,6 +523,14 @@ Result<SnapshotPtr> DeltaTable::Update(SnapshotPtr base) {
   // while base's own commit is still there means nothing is newer: log
   // cleanup deletes oldest first and never the latest commit.
   SILT_ASSIGN_OR_RETURN(bool has_next, commit_exists(start + 1));
+  // A state without its checkpointed files cannot take another writer's
+  // commits (they may remove files it does not hold): read it whole.
+  if (has_next && base->files_elided()) {
+    // Another writer commits to this table: keep whole states from now on,
+    // which take its commits without re-reading the table.
+    elide_checkpointed_files_ = false;
+    return LatestSnapshot();
+  }
   LogListing listing;
   int64_t latest = start + 1;
   if (has_next) {
@@ -539,6 +547,10 @@ Result<SnapshotPtr> DeltaTable::Update(SnapshotPtr base) {
     SILT_ASSIGN_OR_RETURN(listing, ListLog());
     latest = listing.LatestVersion();
     if (latest == start) return base;
+    if (base->files_elided()) {
+      elide_checkpointed_files_ = false;
+      return LatestSnapshot();
+    }
     // The commits after `base` must still be there (a listing that misses
     // one of them is caught by ReplayCommits, which reads each by name).
     if (latest < start || listing.versions.empty() || listing.versions.front() > start + 1) {
@@ -577,10 +589,38 @@ Result<SnapshotPtr> DeltaTable::ApplyCommit(SnapshotPtr base, CommitActions acti
                                    base == nullptr ? std::string("an empty table")
                                                    : Status::Concat("version ", base->version()));
   }
+  int64_t elided_since = -1;
+  int64_t elided_files = 0;
+  if (base != nullptr && base->files_elided()) {
+    // Only new files can be added to a state that does not hold the
+    // checkpointed ones: a remove (or a deletion vector, which replaces a
+    // file) could name a file it does not have.
+    bool plain_adds = actions.removes.empty();
+    for (const AddFile& add : actions.adds) {
+      plain_adds = plain_adds && !add.deletion_vector;
+    }
+    if (!plain_adds) {
+      return Status::NotSupported("commit ", version, " of ", path_,
+                                  " removes or replaces files; the writer's state without its "
+                                  "checkpointed files (since version ",
+                                  base->elided_since(), ") cannot apply it");
+    }
+    elided_since = base->elided_since();
+    elided_files = base->elided_files_;
+  }
   LogReplay replay(path_);
   if (base != nullptr) StartFromSnapshot(&replay, std::move(base));
   SILT_RETURN_NOT_OK(replay.Apply(std::move(actions)));
-  return BuildSnapshot(&replay, version, replay.commit_timestamp_ms().value_or(timestamp_ms));
+  SILT_ASSIGN_OR_RETURN(
+      SnapshotPtr next,
+      BuildSnapshot(&replay, version, replay.commit_timestamp_ms().value_or(timestamp_ms)));
+  if (elided_since >= 0) {
+    // Created just above: nobody else holds it yet.
+    auto* owned = const_cast<Snapshot*>(next.get());
+    owned->elided_since_ = elided_since;
+    owned->elided_files_ = elided_files;
+  }
+  return next;
 }
 
 }  // namespace silt::delta

@@ -68,6 +68,8 @@ std::optional<int64_t> Snapshot::TxnVersion(const std::string& app_id) const {
 std::shared_ptr<const Snapshot> Snapshot::WithFiles(std::vector<AddFile> files) const {
   auto copy = std::make_shared<Snapshot>(*this);
   copy->files_ = std::move(files);
+  copy->elided_since_ = -1;
+  copy->elided_files_ = 0;
   return copy;
 }
 
@@ -75,6 +77,8 @@ std::shared_ptr<const Snapshot> Snapshot::WithFilesAndSchema(std::vector<AddFile
                                                              columnar::SchemaPtr schema) const {
   auto copy = std::make_shared<Snapshot>(*this);
   copy->files_ = std::move(files);
+  copy->elided_since_ = -1;
+  copy->elided_files_ = 0;
   copy->metadata_.schema = std::move(schema);
   return copy;
 }

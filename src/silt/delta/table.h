@@ -37,8 +37,18 @@ class Snapshot {
   const Metadata& metadata() const { return metadata_; }
   const columnar::SchemaPtr& schema() const { return metadata_.schema; }
   const std::vector<std::string>& partition_columns() const { return metadata_.partition_columns; }
-  // Live files, sorted by path.
+  // Live files, sorted by path. When files_elided(), only those added since
+  // the checkpoint at elided_since(); the others are in that checkpoint.
   const std::vector<AddFile>& files() const { return files_; }
+  // A writer's state that does not hold the files its last V2 checkpoint
+  // holds (DeltaTable::set_elide_checkpointed_files): files() lists only the
+  // files added since version elided_since(), whose checkpoint has the rest.
+  // Such a state only moves on by the writer's own blind appends; reading
+  // the table's files needs a snapshot from LatestSnapshot or SnapshotAt.
+  bool files_elided() const { return elided_since_ >= 0; }
+  int64_t elided_since() const { return elided_since_; }
+  // The number of live files, elided ones included.
+  int64_t num_files() const { return elided_files_ + static_cast<int64_t>(files_.size()); }
   // This snapshot with only `files` live (a subset of files(), any order):
   // lets a TableScan read chosen files, e.g. one compaction bin.
   std::shared_ptr<const Snapshot> WithFiles(std::vector<AddFile> files) const;
@@ -79,6 +89,10 @@ class Snapshot {
   // (what silt and delta-spark write): its logical file is then found by
   // path alone, so applying one commit costs the commit, not the table.
   bool plain_paths_ = false;
+  // files_elided(): the checkpoint version, and how many live files it holds
+  // that files_ does not.
+  int64_t elided_since_ = -1;
+  int64_t elided_files_ = 0;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 
@@ -117,7 +131,10 @@ class DeltaTable {
   // with the table (it reads the newest checkpoint). When the caller hands
   // over the only reference to `base`, its file lists are reused without a
   // copy. Falls back to LatestSnapshot when a commit after `base` is gone
-  // (log cleanup) or the log no longer reaches `base`'s version.
+  // (log cleanup) or the log no longer reaches `base`'s version, and when
+  // `base` does not hold its checkpointed files (Snapshot::files_elided) and
+  // there are new commits (which then also turns eliding off for this
+  // handle: another writer commits to the table).
   Result<SnapshotPtr> Update(SnapshotPtr base);
   // The snapshot at `actions.version`, built from `base` (this table's
   // snapshot at actions.version - 1; null when actions.version is 0) plus
@@ -150,6 +167,21 @@ class DeltaTable {
   // the unchanged sidecars again; null before the first.
   const std::shared_ptr<SidecarPlan>& sidecar_plan() const { return sidecar_plan_; }
   void set_sidecar_plan(std::shared_ptr<SidecarPlan> plan) { sidecar_plan_ = std::move(plan); }
+  // Opt-in for a writer that commits only blind appends of new files and
+  // advances its own snapshot (CommitAndAdvance): after each V2 checkpoint
+  // written through this handle, the writer's state drops the files that
+  // checkpoint holds (Snapshot::files_elided), so its memory and the next
+  // checkpoint's work grow with the files added since, not with the table.
+  // A commit by anyone else, or one of its own that removes a file, makes
+  // the state re-read from the log (Update, CommitAndAdvance).
+  void set_elide_checkpointed_files(bool on) { elide_checkpointed_files_ = on; }
+  bool elide_checkpointed_files() const { return elide_checkpointed_files_; }
+  // `snapshot` without the files of the V2 checkpoint at its version that
+  // this handle has just written (checkpoint_writer.cc), when eliding is on,
+  // the state has no tombstones and that checkpoint is the handle's last;
+  // else `snapshot` itself. Moves the files out when `snapshot` is the only
+  // reference.
+  SnapshotPtr ElideCheckpointedFiles(SnapshotPtr snapshot) const;
 
  private:
   // One complete checkpoint: a classic single file, all parts of a
@@ -198,6 +230,7 @@ class DeltaTable {
   std::optional<LogListing> opening_listing_;
   std::optional<int64_t> last_log_cleanup_cutoff_ms_;
   std::shared_ptr<SidecarPlan> sidecar_plan_;
+  bool elide_checkpointed_files_ = false;
 };
 
 struct TableWriterOptions {
@@ -367,6 +400,10 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
 // written from it. Otherwise (another writer got in first, or a duplicate)
 // `*snapshot` is left as the read state; the caller catches up with
 // DeltaTable::Update. On an error `*snapshot` is null: re-read the table.
+// With DeltaTable::set_elide_checkpointed_files, `*snapshot` drops the files
+// of the V2 checkpoint written at the new version (Snapshot::files_elided);
+// it is null when it could not move on in memory (a remove applied to such
+// a state) or a due checkpoint of such a state failed: re-read the table.
 Result<CommitResult> CommitAndAdvance(DeltaTable* table, SnapshotPtr* snapshot,
                                       const CommitRequest& request);
 

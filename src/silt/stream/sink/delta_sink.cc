@@ -450,6 +450,10 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   // bad job: say so now, before the query creates its checkpoint (each
   // batch checks again, for another writer's changes).
   SILT_ASSIGN_OR_RETURN(sink->table_, delta::DeltaTable::Open(sink->fs_, sink->path_));
+  // Appends only: between V2 checkpoints the sink's state holds the files
+  // added since the last one, not the whole table (decision 135). Not with
+  // autoCompact, whose commits would make it re-read the table.
+  sink->table_->set_elide_checkpointed_files(!sink->complete_ && sink->auto_compactor_ == nullptr);
   SILT_ASSIGN_OR_RETURN(bool exists, sink->table_->Exists());
   if (exists) {
     SILT_ASSIGN_OR_RETURN(sink->snapshot_, sink->table_->LatestSnapshot());
@@ -751,6 +755,9 @@ void DeltaSink::SetPartitionTxns(std::vector<delta::CommitRequest::ExpectedTxn> 
 
 Status DeltaSink::RefreshForPartitionTxns(const std::vector<delta::AddFile>& adds) {
   Status st = Status::OK();
+  // Scale-out workers share the table: the others' commits would make a
+  // state without its checkpointed files re-read the table every batch.
+  table_->set_elide_checkpointed_files(false);
   if (snapshot_ != nullptr) {
     const delta::Metadata before = snapshot_->metadata();
     const delta::Protocol protocol = snapshot_->protocol();
