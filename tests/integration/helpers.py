@@ -240,6 +240,43 @@ def read_commit(table, version):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+
+def commits(table):
+    """Each commit file's actions: {version: [action dicts]}."""
+    out = {}
+    for path in sorted(log_dir(table).glob("*.json")):
+        if path.stem.isdigit():
+            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
+                                   if line.strip()]
+    return out
+
+
+def latest_action(table, action):
+    """The last `action` (metaData, protocol, ...) of the table's commits."""
+    found = None
+    for _, actions in sorted(commits(table).items()):
+        for a in actions:
+            if action in a:
+                found = a[action]
+    return found
+
+
+def last_commit_info(table):
+    """The commitInfo of the table's newest commit."""
+    _, actions = max(commits(table).items())
+    return next(a["commitInfo"] for a in actions if "commitInfo" in a)
+
+
+def row_id_high_water_mark(table):
+    """The delta.rowTracking domain's rowIdHighWaterMark (-1: none)."""
+    mark = -1
+    for _, actions in sorted(commits(table).items()):
+        for a in actions:
+            d = a.get("domainMetadata")
+            if d and d["domain"] == "delta.rowTracking" and not d.get("removed"):
+                mark = json.loads(d["configuration"])["rowIdHighWaterMark"]
+    return mark
+
 def _checkpoint_actions(table, version):
     """Actions of the newest Parquet checkpoint at or below `version`, and
     its version; ([], -1) when there is none."""

@@ -20,27 +20,19 @@ import pytest
 
 from helpers import (
     assert_same_rows,
+    commits,
     describe,
     json_file_job,
     log_dir,
     normalize_silt_rows,
     read_with_silt,
+    row_id_high_water_mark,
     to_json_rows,
     write_input_file,
     write_job,
 )
 
 SCHEMA = "id BIGINT, name STRING, v DOUBLE"
-
-
-def commits(table):
-    """Each commit file's actions: {version: [action dicts]}."""
-    out = {}
-    for path in sorted(log_dir(table).glob("*.json")):
-        if path.stem.isdigit():
-            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
-                                   if line.strip()]
-    return out
 
 
 def commit_info(actions):
@@ -62,16 +54,6 @@ def assert_ict_invariants(table):
             assert info["inCommitTimestamp"] > previous, f"version {version}: ICT not increasing"
         previous = info["inCommitTimestamp"]
     assert previous is not None, "no commit has an inCommitTimestamp"
-
-
-def high_water_mark(table):
-    mark = -1
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            d = a.get("domainMetadata")
-            if d and d["domain"] == "delta.rowTracking" and not d.get("removed"):
-                mark = json.loads(d["configuration"])["rowIdHighWaterMark"]
-    return mark
 
 
 def silt_row_tracking(silt, table, *extra):
@@ -100,7 +82,7 @@ def assert_row_tracking_invariants(spark4, silt, table):
     assert ours == theirs
     row_ids = [r[1] for r in ours]
     assert len(set(row_ids)) == len(row_ids), "duplicate row ids"
-    assert max(row_ids) <= high_water_mark(table)
+    assert max(row_ids) <= row_id_high_water_mark(table)
 
 
 def assert_same_at_every_version(spark4, silt, table):
@@ -234,7 +216,7 @@ def test_silt_table_reads_equal_in_spark4(spark4, silt, silt_table):
     _, table = silt_table
     assert_same_at_every_version(spark4, silt, table)
     assert_row_tracking_invariants(spark4, silt, table)
-    assert high_water_mark(table) == 24
+    assert row_id_high_water_mark(table) == 24
     # Each batch's rows carry the version that added them.
     for row_id, rcv in [(r[1], r[2]) for r in spark_row_tracking(spark4, table)]:
         assert rcv == row_id // 5

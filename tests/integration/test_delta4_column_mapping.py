@@ -27,9 +27,10 @@ import pytest
 
 from helpers import (
     assert_same_rows,
+    commits,
     describe,
     json_file_job,
-    log_dir,
+    latest_action,
     normalize_silt_rows,
     read_with_silt,
     to_json_rows,
@@ -38,31 +39,12 @@ from helpers import (
 )
 
 
-def commits(table):
-    """Each commit file's actions: {version: [action dicts]}."""
-    out = {}
-    for path in sorted(log_dir(table).glob("*.json")):
-        if path.stem.isdigit():
-            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
-                                   if line.strip()]
-    return out
-
-
-def latest(table, action):
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if action in a:
-                found = a[action]
-    return found
-
-
 def adds_of(table, version):
     return [a["add"] for a in commits(table)[version] if "add" in a]
 
 
 def schema_of(table):
-    return json.loads(latest(table, "metaData")["schemaString"])
+    return json.loads(latest_action(table, "metaData")["schemaString"])
 
 
 def mapping_of(schema):
@@ -173,7 +155,7 @@ def test_silt_writes_spark_created_column_mapped_tables(spark4, silt, work, mode
         schema = ("ident BIGINT, s STRUCT<a: INT, b: ARRAY<STRUCT<c: STRING>>, e: STRING>, "
                   "y STRING, part STRING, extra INT")
     before = mapping_of(schema_of(table))
-    max_before = int(latest(table, "metaData")["configuration"]
+    max_before = int(latest_action(table, "metaData")["configuration"]
                      ["delta.columnMapping.maxColumnId"])
 
     # silt's sink appends two batches, the first growing the schema (a
@@ -199,7 +181,7 @@ def test_silt_writes_spark_created_column_mapped_tables(spark4, silt, work, mode
     assert sorted(new) == ["extra", "s.e"], new
     assert sorted(fid for fid, _ in new.values()) == [max_before + 1, max_before + 2]
     assert all(name.startswith("col-") for _, name in new.values())
-    assert latest(table, "metaData")["configuration"]["delta.columnMapping.maxColumnId"] == \
+    assert latest_action(table, "metaData")["configuration"]["delta.columnMapping.maxColumnId"] == \
         str(max_before + 2)
     assert_physical_files(table, first_silt, after, "part")
     assert_physical_files(table, last_silt, after, "part")
@@ -252,13 +234,13 @@ def test_silt_creates_name_mode_table_as_spark_does(spark4, silt, work):
     spark4.sql(f"CREATE TABLE delta.`{reference}` ({schema.replace(': ', ' ')}) USING delta "
                "PARTITIONED BY (part) TBLPROPERTIES ('delta.columnMapping.mode'='name')")
 
-    ours, theirs = latest(table, "protocol"), latest(reference, "protocol")
+    ours, theirs = latest_action(table, "protocol"), latest_action(reference, "protocol")
     assert ours["minReaderVersion"] == theirs["minReaderVersion"]
     assert ours["minWriterVersion"] == theirs["minWriterVersion"]
     assert sorted(ours.get("writerFeatures", [])) == sorted(theirs.get("writerFeatures", []))
     assert sorted(ours.get("readerFeatures", [])) == sorted(theirs.get("readerFeatures", []))
-    assert latest(table, "metaData")["configuration"] == \
-        latest(reference, "metaData")["configuration"]
+    assert latest_action(table, "metaData")["configuration"] == \
+        latest_action(reference, "metaData")["configuration"]
     ids = {path: fid for path, (fid, _) in mapping_of(schema_of(table)).items()}
     assert ids == {path: fid for path, (fid, _) in mapping_of(schema_of(reference)).items()}
     mapping = mapping_of(schema_of(table))

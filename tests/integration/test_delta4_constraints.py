@@ -19,40 +19,26 @@ import shutil
 
 import pytest
 
-from helpers import (assert_same_rows, describe, json_file_job, log_dir, to_json_rows,
-                     write_input_file, write_job)
-
-
-def commits(table):
-    out = {}
-    for path in sorted(log_dir(table).glob("*.json")):
-        if path.stem.isdigit():
-            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
-                                   if line.strip()]
-    return out
-
-
-def latest(table, kind):
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if kind in a:
-                found = a[kind]
-    return found
+from helpers import (
+    assert_same_rows,
+    commits,
+    describe,
+    json_file_job,
+    last_commit_info,
+    latest_action,
+    to_json_rows,
+    write_input_file,
+    write_job,
+)
 
 
 def schema_fields(table):
-    return {f["name"]: f for f in json.loads(latest(table, "metaData")["schemaString"])["fields"]}
+    return {f["name"]: f for f in json.loads(latest_action(table, "metaData")["schemaString"])["fields"]}
 
 
 def high_water_marks(table):
     return {name: f["metadata"].get("delta.identity.highWaterMark")
             for name, f in schema_fields(table).items() if "delta.identity.start" in f["metadata"]}
-
-
-def last_commit_info(table):
-    _, actions = max(commits(table).items())
-    return next(a["commitInfo"] for a in actions if "commitInfo" in a)
 
 
 def spark_refusal(spark4, statement):
@@ -266,10 +252,10 @@ def test_add_and_drop_constraint_as_spark(spark4, silt, tmp_path, features):
         ours, theirs = last_commit_info(silt_table), last_commit_info(spark_table)
         for key in ("operation", "operationParameters", "isBlindAppend"):
             assert ours[key] == theirs[key], (statement, key, ours[key], theirs[key])
-        assert latest(silt_table, "metaData")["configuration"] == \
-            latest(spark_table, "metaData")["configuration"], statement
-        assert normalized_protocol(latest(silt_table, "protocol")) == \
-            normalized_protocol(latest(spark_table, "protocol")), statement
+        assert latest_action(silt_table, "metaData")["configuration"] == \
+            latest_action(spark_table, "metaData")["configuration"], statement
+        assert normalized_protocol(latest_action(silt_table, "protocol")) == \
+            normalized_protocol(latest_action(spark_table, "protocol")), statement
     # Spark 4 enforces silt's constraint: a violating insert is refused.
     shutil.rmtree(silt_table)
     shutil.copytree(spark_table, silt_table)

@@ -28,32 +28,15 @@ import shutil
 
 import pytest
 
-from helpers import assert_same_rows, describe, log_dir, to_json_rows
-
-
-def commits(table):
-    """Each commit file's actions: {version: [action dicts]}."""
-    out = {}
-    for path in sorted(log_dir(table).glob("*.json")):
-        if path.stem.isdigit():
-            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
-                                   if line.strip()]
-    return out
-
-
-def last_commit_info(table):
-    _, actions = max(commits(table).items())
-    return next(a["commitInfo"] for a in actions if "commitInfo" in a)
-
-
-def high_water_mark(table):
-    mark = -1
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            d = a.get("domainMetadata")
-            if d and d["domain"] == "delta.rowTracking" and not d.get("removed"):
-                mark = json.loads(d["configuration"])["rowIdHighWaterMark"]
-    return mark
+from helpers import (
+    assert_same_rows,
+    commits,
+    describe,
+    last_commit_info,
+    log_dir,
+    row_id_high_water_mark,
+    to_json_rows,
+)
 
 
 def spark_row_ids(spark4, table):
@@ -126,7 +109,7 @@ def test_dml_keeps_row_ids_as_spark_does(spark4, silt, tmp_path, merge_source,
             shutil.rmtree(silt_table)
         shutil.copytree(spark_table, silt_table)
         before = spark_row_ids(spark4, spark_table)
-        mark_before = high_water_mark(spark_table)
+        mark_before = row_id_high_water_mark(spark_table)
         spark4.sql(statement.format(t=f"delta.`{spark_table}`"))
         silt_sql(silt, statement.format(t=f"delta.`{silt_table}`"))
         what = f"{statement.split()[0]} ({'dv' if deletion_vectors else 'copy-on-write'})"
@@ -145,8 +128,8 @@ def test_dml_keeps_row_ids_as_spark_does(spark4, silt, tmp_path, merge_source,
                 assert ids_ours[1] == ids_theirs[1], f"{what}: id {row_id}"
                 assert ids_ours[0] > mark_before, f"{what}: id {row_id}"
         assert len({ids[0] for ids in ours.values()}) == len(ours), f"{what}: duplicate row ids"
-        assert high_water_mark(silt_table) == high_water_mark(spark_table), what
-        assert max(ids[0] for ids in ours.values()) <= high_water_mark(silt_table)
+        assert row_id_high_water_mark(silt_table) == row_id_high_water_mark(spark_table), what
+        assert max(ids[0] for ids in ours.values()) <= row_id_high_water_mark(silt_table)
         assert last_commit_info(silt_table).get("tags") == last_commit_info(spark_table).get(
             "tags") == {"delta.rowTracking.preserved": "true"}, what
 

@@ -15,9 +15,10 @@ import pytest
 
 from helpers import (
     assert_same_rows,
+    commits,
     describe,
     json_file_job,
-    log_dir,
+    latest_action,
     normalize_silt_rows,
     read_with_silt,
     to_json_rows,
@@ -26,28 +27,8 @@ from helpers import (
 )
 
 
-def commits(table):
-    """Each commit file's actions: {version: [action dicts]}."""
-    out = {}
-    for path in sorted(log_dir(table).glob("*.json")):
-        if path.stem.isdigit():
-            out[int(path.stem)] = [json.loads(line) for line in path.read_text().splitlines()
-                                   if line.strip()]
-    return out
-
-
-def latest(table, action):
-    """The last `action` (metaData, protocol) of the table's commits."""
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if action in a:
-                found = a[action]
-    return found
-
-
 def schema_of(table):
-    return json.loads(latest(table, "metaData")["schemaString"])
+    return json.loads(latest_action(table, "metaData")["schemaString"])
 
 
 def assert_same_at_every_version(spark4, silt, table, key):
@@ -146,7 +127,7 @@ def test_silt_records_the_type_changes_spark4_records(widened):
     changes = field_metadata(schema_of(ours))
     assert changes["id"]["delta.typeChanges"] == [{"toType": "long", "fromType": "integer"}]
     assert changes["s.b"]["delta.typeChanges"] == [{"toType": "integer", "fromType": "short"}]
-    protocol = latest(ours, "protocol")
+    protocol = latest_action(ours, "protocol")
     assert {"typeWidening", "timestampNtz"} <= set(protocol["readerFeatures"])
     assert {"typeWidening", "timestampNtz"} <= set(protocol["writerFeatures"])
     # The widening is one metaData in the commit of the first wide batch.

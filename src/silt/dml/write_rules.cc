@@ -6,21 +6,13 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/constraints.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/expr/parse/ast_walk.h"
 #include "silt/expr/parse/parser.h"
 
 namespace silt::dml {
 
 namespace {
-
-std::string Quoted(const std::string& name) {
-  std::string out = "`";
-  for (char c : name) {
-    out += c;
-    if (c == '`') out += '`';
-  }
-  return out + "`";
-}
 
 Result<expr::BoundExpressionPtr> BindText(const std::string& text,
                                           const columnar::SchemaPtr& schema,
@@ -63,7 +55,7 @@ Result<RowCheck> MakeRowCheck(std::string name, const std::string& expression,
     std::string shown, text;
     for (const std::string& p : parts) {
       shown += (shown.empty() ? "" : ".") + p;
-      text += (text.empty() ? "" : ".") + Quoted(p);
+      text += (text.empty() ? "" : ".") + expr::BackquoteIdentifier(p);
     }
     Result<expr::BoundExpressionPtr> value = BindText("CAST(" + text + " AS STRING)", schema, eval);
     if (!value.ok()) return context(value.status());
@@ -126,7 +118,8 @@ Result<std::unique_ptr<WriteRules>> WriteRules::Make(const delta::Snapshot& snap
     rule.compute = std::move(*compute);
     // Spark shows the constraint as Generated Column (c <=> (expr)).
     SILT_ASSIGN_OR_RETURN(
-        rule.check, MakeRowCheck("Generated Column", Quoted(g.name) + " <=> (" + g.expression + ")",
+        rule.check, MakeRowCheck("Generated Column",
+                                 expr::BackquoteIdentifier(g.name) + " <=> (" + g.expression + ")",
                                  schema, eval, ""));
     out->generated_.push_back(std::move(rule));
   }

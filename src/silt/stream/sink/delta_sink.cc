@@ -18,6 +18,7 @@
 #include "silt/delta/type_widening.h"
 #include "silt/dml/write_rules.h"
 #include "silt/expr/expression.h"
+#include "silt/expr/parse/ast.h"
 #include "silt/fs/file_system.h"
 #include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
@@ -99,16 +100,6 @@ bool HasTimestampNtz(const columnar::DataType& type) {
   }
 }
 
-// A column name as an expression can name it.
-std::string Quoted(const std::string& name) {
-  std::string out = "`";
-  for (char c : name) {
-    out += c;
-    if (c == '`') out += '`';
-  }
-  return out + "`";
-}
-
 Result<expr::BoundExpressionPtr> BindText(const std::string& text,
                                           const columnar::SchemaPtr& schema,
                                           const expr::EvalOptions& eval) {
@@ -175,7 +166,7 @@ class DeltaSink::ColumnFiller {
       }
       Check check;
       check.generated = i;
-      const std::string column = Quoted(schema->field(g.output_index).name);
+      const std::string column = expr::BackquoteIdentifier(schema->field(g.output_index).name);
       Result<expr::BoundExpressionPtr> equal =
           BindText("(" + column + ") <=> (" + g.expression + ")", schema, eval);
       if (!equal.ok()) return context(equal.status());
