@@ -1,7 +1,9 @@
 #include "silt/json/flat_object_internal.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
+#include <cstring>
 #include <system_error>
 
 namespace silt::json::internal {
@@ -12,10 +14,44 @@ namespace {
 // ASCII but '"' and '\\'.
 constexpr std::array<bool, 256> MakePlainTable() {
   std::array<bool, 256> table{};
-  for (int c = 0x20; c < 0x7F; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  for (int c = 0x20; c < 0x80; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
   return table;
 }
 constexpr std::array<bool, 256> kPlain = MakePlainTable();
+
+constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+
+// Eight bytes as one little-endian word (the byte at p is the lowest).
+uint64_t Load64(const char* p) {
+  uint64_t word = 0;
+  std::memcpy(&word, p, sizeof(word));
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  return word;
+}
+
+void Store64(char* p, uint64_t word) {
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  std::memcpy(p, &word, sizeof(word));
+}
+
+// The high bit of each byte equal to `byte` (exact up to the first such
+// byte; bits above it may be spurious, so only the lowest set bit counts).
+uint64_t BytesEqual(uint64_t word, uint8_t byte) {
+  const uint64_t diff = word ^ (kOnes * byte);
+  return (diff - kOnes) & ~diff & kHighBits;
+}
+
+// The high bit of each byte of `word` that ends a plain run: a control
+// character, '"', '\\' or a non-ASCII byte (lowest set bit exact).
+uint64_t SpecialBytes(uint64_t word) {
+  const uint64_t control = (word - kOnes * 0x20) & ~word & kHighBits;
+  return control | BytesEqual(word, '"') | BytesEqual(word, '\\') | (word & kHighBits);
+}
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -55,6 +91,16 @@ class Cursor {
     const char* start = pos_;
     *escaped = false;
     while (true) {
+      // Eight bytes at a time up to the first byte that is not plain.
+      while (end_ - pos_ >= 8) {
+        const uint64_t special = SpecialBytes(Load64(pos_));
+        if (special == 0) {
+          pos_ += 8;
+          continue;
+        }
+        pos_ += std::countr_zero(special) >> 3;
+        break;
+      }
       while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) ++pos_;
       if (pos_ == end_) return false;
       if (*pos_ == '"') break;
@@ -96,44 +142,69 @@ class Cursor {
     if (pos_ != end_ && *pos_ == '-') ++pos_;
     const char* digits = pos_;
     if (pos_ == end_ || !IsDigit(*pos_)) return false;
+    // The digits as an integer while they fit (at most 19 of them).
+    uint64_t mantissa = 0;
     if (*pos_ == '0') {
       ++pos_;
     } else {
-      while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      while (pos_ != end_ && IsDigit(*pos_)) mantissa = mantissa * 10 + (*pos_++ - '0');
     }
     const size_t int_digits = static_cast<size_t>(pos_ - digits);
+    if (int_digits > 19) return false;
     bool is_float = false;
+    int64_t fraction_digits = 0;
     if (pos_ != end_ && *pos_ == '.') {
       is_float = true;
       ++pos_;
       if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      const char* fraction = pos_;
       while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      fraction_digits = pos_ - fraction;
+      if (int_digits + static_cast<size_t>(fraction_digits) <= 19) {
+        for (const char* p = fraction; p != pos_; ++p) mantissa = mantissa * 10 + (*p - '0');
+      }
     }
+    int64_t exponent = 0;
+    bool small_exponent = true;
     if (pos_ != end_ && (*pos_ == 'e' || *pos_ == 'E')) {
       is_float = true;
       ++pos_;
-      if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) ++pos_;
+      bool negative = false;
+      if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) negative = *pos_++ == '-';
       if (pos_ == end_ || !IsDigit(*pos_)) return false;
-      while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      const char* exponent_digits = pos_;
+      while (pos_ != end_ && IsDigit(*pos_)) exponent = exponent * 10 + (*pos_++ - '0');
+      small_exponent = pos_ - exponent_digits <= 3;
+      if (negative) exponent = -exponent;
     }
     const size_t length = static_cast<size_t>(pos_ - start);
     if (length > FlatObjectScanner::kMaxNumberLength) return false;
     member->text = std::string_view(start, length);
+    const bool negative = start != digits;
     if (!is_float) {
       // 18 digits always fit int64; "-0" is left to the DOM path.
-      if (int_digits > 18 || (start != digits && *digits == '0')) return false;
-      int64_t value = 0;
-      for (const char* p = digits; p != pos_; ++p) value = value * 10 + (*p - '0');
+      if (int_digits > 18 || (negative && *digits == '0')) return false;
       member->kind = FlatKind::kInt64;
-      member->int_value = start != digits ? -value : value;
+      const auto value = static_cast<int64_t>(mantissa);
+      member->int_value = negative ? -value : value;
       return true;
     }
-    // libstdc++'s from_chars rounds correctly, as simdjson does; out of
+    member->kind = FlatKind::kDouble;
+    // Clinger's fast path: a mantissa below 2^53 and a power of ten up to
+    // 1e22 are both exact doubles, so one IEEE multiplication or division
+    // rounds correctly, as simdjson's parser does.
+    const int64_t scale = exponent - fraction_digits;
+    if (small_exponent && int_digits + static_cast<size_t>(fraction_digits) <= 15 && scale >= -22 &&
+        scale <= 22) {
+      double value = static_cast<double>(mantissa);
+      value = scale >= 0 ? value * kPowersOfTen[scale] : value / kPowersOfTen[-scale];
+      member->double_value = negative ? -value : value;
+      return true;
+    }
+    // Otherwise libstdc++'s from_chars, which also rounds correctly; out of
     // range values are left to the DOM path.
     const std::from_chars_result result = std::from_chars(start, pos_, member->double_value);
-    if (result.ec != std::errc() || result.ptr != pos_) return false;
-    member->kind = FlatKind::kDouble;
-    return true;
+    return result.ec == std::errc() && result.ptr == pos_;
   }
 
  private:
@@ -190,42 +261,62 @@ bool FlatObjectScanner::Scan(std::string_view text) {
   return cursor.at_end();
 }
 
-void AppendUnescaped(std::string_view raw, std::string* out) {
-  size_t pos = 0;
-  while (pos < raw.size()) {
-    const size_t slash = raw.find('\\', pos);
-    if (slash == std::string_view::npos) {
-      out->append(raw.substr(pos));
-      return;
+size_t Unescape(std::string_view raw, char* out) {
+  const char* pos = raw.data();
+  const char* end = pos + raw.size();
+  char* write = out;
+  // The output never runs ahead of the input, so a whole word may be
+  // stored wherever one can be loaded.
+  while (pos != end) {
+    if (end - pos >= 8) {
+      const uint64_t word = Load64(pos);
+      const uint64_t slashes = BytesEqual(word, '\\');
+      Store64(write, word);
+      if (slashes == 0) {
+        pos += 8;
+        write += 8;
+        continue;
+      }
+      const int plain = std::countr_zero(slashes) >> 3;
+      pos += plain;
+      write += plain;
+    } else if (*pos != '\\') {
+      *write++ = *pos++;
+      continue;
     }
-    out->append(raw.substr(pos, slash - pos));
-    const char c = raw[slash + 1];
-    pos = slash + 2;
+    const char c = pos[1];
+    pos += 2;
     switch (c) {
-      case 'b': out->push_back('\b'); break;
-      case 'f': out->push_back('\f'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case 't': out->push_back('\t'); break;
+      case 'b': *write++ = '\b'; break;
+      case 'f': *write++ = '\f'; break;
+      case 'n': *write++ = '\n'; break;
+      case 'r': *write++ = '\r'; break;
+      case 't': *write++ = '\t'; break;
       case 'u': {
         int unit = 0;
-        for (size_t digit = 0; digit < 4; ++digit) unit = unit * 16 + HexValue(raw[pos + digit]);
+        for (int digit = 0; digit < 4; ++digit) unit = unit * 16 + HexValue(pos[digit]);
         pos += 4;
         if (unit < 0x80) {
-          out->push_back(static_cast<char>(unit));
+          *write++ = static_cast<char>(unit);
         } else if (unit < 0x800) {
-          out->push_back(static_cast<char>(0xC0 | (unit >> 6)));
-          out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
+          *write++ = static_cast<char>(0xC0 | (unit >> 6));
+          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
         } else {
-          out->push_back(static_cast<char>(0xE0 | (unit >> 12)));
-          out->push_back(static_cast<char>(0x80 | ((unit >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (unit & 0x3F)));
+          *write++ = static_cast<char>(0xE0 | (unit >> 12));
+          *write++ = static_cast<char>(0x80 | ((unit >> 6) & 0x3F));
+          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
         }
         break;
       }
-      default: out->push_back(c); break;  // '"', '\\', '/'
+      default: *write++ = c; break;  // '"', '\\', '/'
     }
   }
+  return static_cast<size_t>(write - out);
+}
+
+std::string_view Unescaper::Decode(std::string_view raw) {
+  if (buffer_.size() < raw.size()) buffer_.resize(raw.size() * 2);
+  return std::string_view(buffer_.data(), Unescape(raw, buffer_.data()));
 }
 
 }  // namespace silt::json::internal

@@ -52,9 +52,20 @@ class FlatObjectScanner {
   std::vector<FlatMember> members_;
 };
 
-// The decoded value of a kString member (its escapes resolved) appended to
-// *out. REQUIRES: the member came from a successful Scan(); surrogate
-// escapes never reach here (Scan() refuses them).
-void AppendUnescaped(std::string_view raw, std::string* out);
+// Writes the decoded value of a kString member's raw text (its escapes
+// resolved) to `out` and returns its length, never more than raw.size().
+// REQUIRES: `raw` came from a successful Scan() (surrogate escapes never
+// reach here: Scan() refuses them); `out` has room for raw.size() bytes.
+size_t Unescape(std::string_view raw, char* out);
+
+// Unescape() into a buffer kept across calls.
+class Unescaper {
+ public:
+  // The decoded text, valid until the next Decode().
+  std::string_view Decode(std::string_view raw);
+
+ private:
+  std::string buffer_;
+};
 
 }  // namespace silt::json::internal

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,9 +34,8 @@ TEST(FlatObjectScannerTest, ReadsTheSeedPayloadMemberByMember) {
   EXPECT_EQ(members[0].double_value, 84.3);
   EXPECT_EQ(members[1].kind, FlatKind::kString);
   EXPECT_TRUE(members[1].escaped);
-  std::string unescaped;
-  internal::AppendUnescaped(members[1].text, &unescaped);
-  EXPECT_EQ(unescaped, "O\"N");
+  internal::Unescaper unescaper;
+  EXPECT_EQ(unescaper.Decode(members[1].text), "O\"N");
   EXPECT_EQ(members[2].kind, FlatKind::kInt64);
   EXPECT_EQ(members[2].int_value, -12);
   EXPECT_EQ(members[3].kind, FlatKind::kTrue);
@@ -87,10 +88,32 @@ TEST(FlatObjectScannerTest, LeavesEverythingOutsideItsSubsetToTheDomPath) {
   }
 }
 
+TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
+  // Texts for the exact fast path and for from_chars (long mantissas,
+  // large exponents, subnormals).
+  FlatObjectScanner scanner;
+  for (const char* number : {"0.1", "84.3", "230.1", "-0.0", "1e22", "1e23", "1.5e-10", "0.000001",
+                             "123456789.012345", "1234567890.1234567", "9007199254740993.0",
+                             "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308",
+                             "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23"}) {
+    const std::string text = std::string(R"({"x":)") + number + "}";
+    ASSERT_TRUE(scanner.Scan(text)) << number;
+    ASSERT_EQ(scanner.members()[0].kind, FlatKind::kDouble) << number;
+    const double expected = std::strtod(number, nullptr);
+    EXPECT_EQ(std::bit_cast<uint64_t>(scanner.members()[0].double_value),
+              std::bit_cast<uint64_t>(expected))
+        << number;
+  }
+}
+
 TEST(FlatObjectScannerTest, UnescapesToUtf8) {
-  std::string out;
-  internal::AppendUnescaped(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)", &out);
-  EXPECT_EQ(out, std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
+  internal::Unescaper unescaper;
+  // Short and long texts: the word-at-a-time and the byte-at-a-time loops.
+  EXPECT_EQ(unescaper.Decode(R"(a\"b)"), "a\"b");
+  EXPECT_EQ(unescaper.Decode(R"(plain text, no escapes at all)"), "plain text, no escapes at all");
+  EXPECT_EQ(unescaper.Decode(R"({\"power\":84.3,\"state\":\"ON\"})"),
+            R"({"power":84.3,"state":"ON"})");
+  EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"), std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
 }
 
 ColumnPtr StringColumn(const Rows& rows) {

@@ -295,6 +295,7 @@ struct JsonDecoder::Impl {
   // not files: flat objects of string and null members take DecodeFlat.
   bool flat_strings = false;
   internal::FlatObjectScanner scanner;
+  internal::Unescaper unescaper;
   std::vector<int> flat_member;  // per field: its member in scanner, or -1
 
   template <typename RowText>
@@ -493,13 +494,7 @@ bool JsonDecoder::Impl::DecodeFlat() {
       continue;
     }
     const internal::FlatMember& member = members[static_cast<size_t>(slot)];
-    if (member.escaped) {
-      scratch.clear();
-      internal::AppendUnescaped(member.text, &scratch);
-      builder->AppendString(scratch);
-    } else {
-      builder->AppendString(member.text);
-    }
+    builder->AppendString(member.escaped ? unescaper.Decode(member.text) : member.text);
   }
   root_builder->AppendValid();
   return true;

@@ -242,6 +242,7 @@ struct JsonMultiPathEvaluator::Impl {
   // Hive's parser features: single quotes and raw control characters.
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
   internal::FlatObjectScanner scanner;
+  internal::Unescaper unescaper;
 };
 
 namespace {
@@ -251,12 +252,16 @@ namespace {
 // and booleans captured or re-printed.
 void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
                     const std::vector<PathProgram*>& keys,
-                    const std::vector<std::string_view>& key_names) {
+                    const std::vector<std::string_view>& key_names,
+                    internal::Unescaper* unescaper) {
   for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
     PathProgram* program = keys[key_idx];
     const internal::FlatMember* found = nullptr;
     for (const internal::FlatMember& member : members) {
-      if (member.kind != internal::FlatKind::kNull && member.key == key_names[key_idx]) {
+      // Sizes and first bytes first: most names differ there.
+      const std::string_view name = key_names[key_idx];
+      if (member.kind != internal::FlatKind::kNull && member.key.size() == name.size() &&
+          !name.empty() && member.key[0] == name[0] && member.key == name) {
         found = &member;
         break;
       }
@@ -270,11 +275,7 @@ void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
     }
     switch (found->kind) {
       case internal::FlatKind::kString:
-        if (found->escaped) {
-          internal::AppendUnescaped(found->text, &top.buffer);
-        } else {
-          top.buffer.append(found->text);
-        }
+        top.buffer.append(found->escaped ? unescaper->Decode(found->text) : found->text);
         break;
       case internal::FlatKind::kInt64:
         if (program->capture) {
@@ -419,7 +420,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     }
     const std::string_view text = json_strings.StringValue(row_idx);
     if (scan_flat && impl.scanner.Scan(text)) {
-      AppendFlatKeys(impl.scanner.members(), keys, key_names);
+      AppendFlatKeys(impl.scanner.members(), keys, key_names, &impl.unescaper);
       continue;
     }
     dom::element root;
