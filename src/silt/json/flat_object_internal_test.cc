@@ -92,10 +92,10 @@ TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
   // Texts for the exact fast path and for from_chars (long mantissas,
   // large exponents, subnormals).
   FlatObjectScanner scanner;
-  for (const char* number : {"0.1", "84.3", "230.1", "-0.0", "1e22", "1e23", "1.5e-10", "0.000001",
-                             "123456789.012345", "1234567890.1234567", "9007199254740993.0",
-                             "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308",
-                             "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23"}) {
+  for (const char* number :
+       {"0.1", "84.3", "230.1", "-0.0", "1e22", "1e23", "1.5e-10", "0.000001", "123456789.012345",
+        "1234567890.1234567", "9007199254740993.0", "4.9e-324", "2.2250738585072014e-308",
+        "1.7976931348623157e308", "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23"}) {
     const std::string text = std::string(R"({"x":)") + number + "}";
     ASSERT_TRUE(scanner.Scan(text)) << number;
     ASSERT_EQ(scanner.members()[0].kind, FlatKind::kDouble) << number;
@@ -113,7 +113,8 @@ TEST(FlatObjectScannerTest, UnescapesToUtf8) {
   EXPECT_EQ(unescaper.Decode(R"(plain text, no escapes at all)"), "plain text, no escapes at all");
   EXPECT_EQ(unescaper.Decode(R"({\"power\":84.3,\"state\":\"ON\"})"),
             R"({"power":84.3,"state":"ON"})");
-  EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"), std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
+  EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"),
+            std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
 }
 
 ColumnPtr StringColumn(const Rows& rows) {
@@ -227,7 +228,8 @@ TEST(FlatObjectScannerTest, FromJsonOfStringFieldsAgreesWithTheDomPath) {
     ColumnPtr dom_corrupt;
     DecodeStats fast_stats;
     DecodeStats dom_stats;
-    ASSERT_OK_AND_ASSIGN(ColumnPtr fast_out, fast->DecodeColumn(*input, &fast_corrupt, &fast_stats));
+    ASSERT_OK_AND_ASSIGN(ColumnPtr fast_out,
+                         fast->DecodeColumn(*input, &fast_corrupt, &fast_stats));
     ASSERT_OK_AND_ASSIGN(ColumnPtr dom_out, dom->DecodeColumn(*input, &dom_corrupt, &dom_stats));
     ASSERT_OK(columnar::ValidateColumn(*fast_out));
     for (int64_t row_idx = 0; row_idx < input->length; ++row_idx) {

@@ -1232,11 +1232,10 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
     impl.side_reader.set_features(impl.features);
   }
   SILT_RETURN_NOT_OK(impl.SetDateTime(options.datetime));
-  impl.flat_strings = !impl.value_root && !impl.file_reader &&
-                      std::all_of(impl.root->children.begin(), impl.root->children.end(),
-                                  [](const std::unique_ptr<Node>& child) {
-                                    return child->id == TypeId::kString;
-                                  });
+  impl.flat_strings =
+      !impl.value_root && !impl.file_reader &&
+      std::all_of(impl.root->children.begin(), impl.root->children.end(),
+                  [](const std::unique_ptr<Node>& child) { return child->id == TypeId::kString; });
   impl.flat_member.resize(impl.root->children.size());
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",
