@@ -19,6 +19,15 @@ constexpr std::array<bool, 256> MakePlainTable() {
 }
 constexpr std::array<bool, 256> kPlain = MakePlainTable();
 
+// The escapes of one character after the backslash.
+constexpr std::array<bool, 256> MakeShortEscapeTable() {
+  std::array<bool, 256> table{};
+  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'})
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kShortEscape = MakeShortEscapeTable();
+
 constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -91,45 +100,36 @@ class Cursor {
     const char* start = pos_;
     *escaped = false;
     while (true) {
-      // Eight bytes at a time up to the first byte that is not plain.
-      while (end_ - pos_ >= 8) {
+      // Eight bytes at a time up to the first byte that is not plain (byte
+      // by byte near the end of the text).
+      if (end_ - pos_ >= 8) {
         const uint64_t special = SpecialBytes(Load64(pos_));
         if (special == 0) {
           pos_ += 8;
           continue;
         }
         pos_ += std::countr_zero(special) >> 3;
-        break;
+      } else {
+        while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) ++pos_;
+        if (pos_ == end_) return false;
       }
-      while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) ++pos_;
-      if (pos_ == end_) return false;
       if (*pos_ == '"') break;
       if (*pos_ != '\\' || end_ - pos_ < 2) return false;
       *escaped = true;
-      switch (pos_[1]) {
-        case '"':
-        case '\\':
-        case '/':
-        case 'b':
-        case 'f':
-        case 'n':
-        case 'r':
-        case 't': pos_ += 2; break;
-        case 'u': {
-          if (end_ - pos_ < 6) return false;
-          int unit = 0;
-          for (int digit = 2; digit < 6; ++digit) {
-            const int value = HexValue(pos_[digit]);
-            if (value < 0) return false;
-            unit = unit * 16 + value;
-          }
-          // Surrogates (paired or not) are left to the DOM path.
-          if (unit >= 0xD800 && unit <= 0xDFFF) return false;
-          pos_ += 6;
-          break;
-        }
-        default: return false;
+      if (kShortEscape[static_cast<unsigned char>(pos_[1])]) {
+        pos_ += 2;
+        continue;
       }
+      if (pos_[1] != 'u' || end_ - pos_ < 6) return false;
+      int unit = 0;
+      for (int digit = 2; digit < 6; ++digit) {
+        const int value = HexValue(pos_[digit]);
+        if (value < 0) return false;
+        unit = unit * 16 + value;
+      }
+      // Surrogates (paired or not) are left to the DOM path.
+      if (unit >= 0xD800 && unit <= 0xDFFF) return false;
+      pos_ += 6;
     }
     *raw = std::string_view(start, static_cast<size_t>(pos_ - start));
     ++pos_;
