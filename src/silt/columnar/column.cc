@@ -401,18 +401,21 @@ ColumnPtr TakeColumn(const Column& column, const std::vector<int64_t>& indices) 
       int64_t total = 0;
       for (int64_t index : indices) total += offsets[index + 1] - offsets[index];
       out->values = ZeroBuffer((length + 1) * static_cast<int64_t>(sizeof(int32_t)));
-      out->data = ZeroBuffer(total);
+      // Appended rather than zero-filled and overwritten: every byte is
+      // written once (the bytes are the largest share of a split batch).
+      auto data = std::make_shared<Buffer>();
+      data->Reserve(total);
       int32_t* dst_offsets = out->values->mutable_data_as<int32_t>();
-      uint8_t* dst = out->data->mutable_data();
       const uint8_t* src = total > 0 ? column.data->data() : nullptr;
       int32_t pos = 0;
       for (int64_t row_idx = 0; row_idx < length; ++row_idx) {
         int64_t index = indices[static_cast<size_t>(row_idx)];
         int32_t n = offsets[index + 1] - offsets[index];
-        if (n > 0) std::memcpy(dst + pos, src + offsets[index], static_cast<size_t>(n));
+        data->Append(src + offsets[index], n);
         pos += n;
         dst_offsets[row_idx + 1] = pos;
       }
+      out->data = std::move(data);
       break;
     }
     case TypeId::kArray:

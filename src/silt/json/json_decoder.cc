@@ -18,6 +18,7 @@
 #include "silt/base/strings.h"
 #include "silt/columnar/temporal.h"
 #include "silt/json/dom_internal.h"
+#include "silt/json/flat_object_internal.h"
 #include "silt/json/jackson_internal.h"
 #include "silt/json/legacy_date_parser_internal.h"
 #include "silt/json/text_parse_internal.h"
@@ -290,6 +291,12 @@ struct JsonDecoder::Impl {
   bool row_lone_surrogates = false;
   // Fields (at any depth) appended as NULL because their value did not fit.
   int64_t field_misfits = 0;
+  // A schema of STRING fields only (the seed's envelope), read from rows,
+  // not files: flat objects of string and null members take DecodeFlat.
+  bool flat_strings = false;
+  internal::FlatObjectScanner scanner;
+  internal::Unescaper unescaper;
+  std::vector<int> flat_member;  // per field: its member in scanner, or -1
 
   template <typename RowText>
   Result<ColumnPtr> Decode(int64_t num_rows, const RowText& row_text, ColumnPtr* corrupt_record,
@@ -300,6 +307,10 @@ struct JsonDecoder::Impl {
   RowResult DecodeValue(dom::element doc, bool bad, DecodeStats* stats);
   RowResult AllNullRow(DecodeStats* stats);
   RowResult DecodeMalformed(DecodeStats* stats);
+  // The row scanner.members() describe, when every member of a schema field
+  // is a string or null and no field occurs twice: appended as the DOM path
+  // appends it (true). False, with nothing appended, otherwise.
+  bool DecodeFlat();
   // Spark's converter for `node` over the lexer's tokens, from its current
   // token: appends the value it produces to *out as strict JSON (a struct's
   // fields that failed left out) and returns kPartial when some struct
@@ -436,6 +447,7 @@ RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats
   if (file_reader && text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
     text.remove_prefix(3);
   }
+  if (flat_strings && scanner.Scan(text) && DecodeFlat()) return RowResult::kClean;
   dom::element doc;
   internal::ParseOutcome outcome = reader.Parse(text, &doc);
   if (file_reader && reader.replaced_invalid_utf8()) {
@@ -454,6 +466,38 @@ RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats
   if (value_root) return DecodeValue(doc, false, stats);
   if (file_reader && doc.type() == dom::element_type::ARRAY) return DecodeArrayRows(doc, stats);
   return DecodeObject(doc, false, stats);
+}
+
+bool JsonDecoder::Impl::DecodeFlat() {
+  const std::vector<internal::FlatMember>& members = scanner.members();
+  std::fill(flat_member.begin(), flat_member.end(), -1);
+  for (size_t member_idx = 0; member_idx < members.size(); ++member_idx) {
+    const internal::FlatMember& member = members[member_idx];
+    const int field_idx = root->lookup->Find(member.key);
+    if (field_idx < 0) continue;
+    // Other values are re-printed as text, and a repeated field has Spark's
+    // occurrence rules: both left to the DOM path.
+    int& slot = flat_member[static_cast<size_t>(field_idx)];
+    if ((member.kind != internal::FlatKind::kString && member.kind != internal::FlatKind::kNull) ||
+        slot >= 0) {
+      return false;
+    }
+    slot = static_cast<int>(member_idx);
+  }
+  row_lone_surrogates = false;
+  markers = false;
+  for (size_t field_idx = 0; field_idx < root->children.size(); ++field_idx) {
+    ColumnBuilder* builder = root->children[field_idx]->builder;
+    const int slot = flat_member[field_idx];
+    if (slot < 0 || members[static_cast<size_t>(slot)].kind == internal::FlatKind::kNull) {
+      builder->AppendNull();
+      continue;
+    }
+    const internal::FlatMember& member = members[static_cast<size_t>(slot)];
+    builder->AppendString(member.escaped ? unescaper.Decode(member.text) : member.text);
+  }
+  root_builder->AppendValid();
+  return true;
 }
 
 RowResult JsonDecoder::Impl::DecodeArrayRows(dom::element doc, DecodeStats* stats) {
@@ -1188,6 +1232,11 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
     impl.side_reader.set_features(impl.features);
   }
   SILT_RETURN_NOT_OK(impl.SetDateTime(options.datetime));
+  impl.flat_strings =
+      !impl.value_root && !impl.file_reader &&
+      std::all_of(impl.root->children.begin(), impl.root->children.end(),
+                  [](const std::unique_ptr<Node>& child) { return child->id == TypeId::kString; });
+  impl.flat_member.resize(impl.root->children.size());
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",
                                    schema->ToDdl());

@@ -15,6 +15,7 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/json/dom_internal.h"
+#include "silt/json/flat_object_internal.h"
 #include "silt/json/json_path_internal.h"
 
 namespace silt::json {
@@ -240,7 +241,77 @@ struct JsonMultiPathEvaluator::Impl {
   std::vector<std::unique_ptr<PathProgram>> paths;
   // Hive's parser features: single quotes and raw control characters.
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
+  internal::FlatObjectScanner scanner;
+  internal::Unescaper unescaper;
 };
+
+namespace {
+
+// The `$.name` results of one row the scanner read: as the DOM loop gives
+// them, the first non-null member of each name, strings unquoted, numbers
+// and booleans captured or re-printed.
+void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
+                    const std::vector<PathProgram*>& keys,
+                    const std::vector<std::string_view>& key_names,
+                    internal::Unescaper* unescaper) {
+  for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+    PathProgram* program = keys[key_idx];
+    const internal::FlatMember* found = nullptr;
+    for (const internal::FlatMember& member : members) {
+      // Sizes and first bytes first: most names differ there.
+      const std::string_view name = key_names[key_idx];
+      if (member.kind != internal::FlatKind::kNull && member.key.size() == name.size() &&
+          !name.empty() && member.key[0] == name[0] && member.key == name) {
+        found = &member;
+        break;
+      }
+    }
+    PathProgram::Level& top = program->levels[0];
+    top.buffer.clear();
+    program->captured_kind = 0;
+    if (found == nullptr) {
+      program->AppendResult(false, top.buffer);
+      continue;
+    }
+    switch (found->kind) {
+      case internal::FlatKind::kString:
+        top.buffer.append(found->escaped ? unescaper->Decode(found->text) : found->text);
+        break;
+      case internal::FlatKind::kInt64:
+        if (program->capture) {
+          program->captured_kind = static_cast<int8_t>(CapturedKind::kInt64);
+          program->captured_bits = found->int_value;
+        } else {
+          AppendCapturedText(CapturedKind::kInt64, found->int_value, &top.buffer);
+        }
+        break;
+      case internal::FlatKind::kDouble:
+        if (program->capture) {
+          program->captured_kind = static_cast<int8_t>(CapturedKind::kDouble);
+          program->captured_bits = std::bit_cast<int64_t>(found->double_value);
+        } else {
+          AppendCapturedText(CapturedKind::kDouble, std::bit_cast<int64_t>(found->double_value),
+                             &top.buffer);
+        }
+        break;
+      case internal::FlatKind::kTrue:
+      case internal::FlatKind::kFalse: {
+        const int64_t bit = found->kind == internal::FlatKind::kTrue ? 1 : 0;
+        if (program->capture) {
+          program->captured_kind = static_cast<int8_t>(CapturedKind::kBool);
+          program->captured_bits = bit;
+        } else {
+          AppendCapturedText(CapturedKind::kBool, bit, &top.buffer);
+        }
+        break;
+      }
+      case internal::FlatKind::kNull: break;
+    }
+    program->AppendResult(true, top.buffer);
+  }
+}
+
+}  // namespace
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
 JsonMultiPathEvaluator::~JsonMultiPathEvaluator() = default;
@@ -338,11 +409,22 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   // Per key path and row: 0 no member yet, 1 matched, 2 its first non-null
   // member failed to write (NULL, as the per-path loop gives).
   std::vector<uint8_t> key_state(keys.size());
+  // Only `$.name` paths: a flat object (the usual event payload) is read by
+  // the single-pass scanner without building a DOM tape; any other text
+  // takes the DOM path below.
+  const bool scan_flat = general.empty() && !keys.empty();
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
+    if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx)) {
+      for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
+      continue;
+    }
+    const std::string_view text = json_strings.StringValue(row_idx);
+    if (scan_flat && impl.scanner.Scan(text)) {
+      AppendFlatKeys(impl.scanner.members(), keys, key_names, &impl.unescaper);
+      continue;
+    }
     dom::element root;
-    if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx) ||
-        impl.reader.Parse(json_strings.StringValue(row_idx), &root) !=
-            internal::ParseOutcome::kValue) {
+    if (impl.reader.Parse(text, &root) != internal::ParseOutcome::kValue) {
       for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
       continue;
     }

@@ -58,6 +58,10 @@ struct Compressor::State {
   ZSTD_CCtx* zstd = nullptr;
   z_stream zlib;
   bool zlib_ready = false;
+  // Snappy's output bound, kept across pages: sizing the output string to
+  // the bound zero-filled it on every page only for most of it to be cut.
+  std::unique_ptr<char[]> scratch;
+  size_t scratch_size = 0;
   ~State() {
     if (zstd != nullptr) ZSTD_freeCCtx(zstd);
     if (zlib_ready) deflateEnd(&zlib);
@@ -110,10 +114,14 @@ Status Compressor::Compress(std::string_view input, std::string* output) {
       output->assign(input.data(), input.size());
       return Status::OK();
     case CompressionCodec::kSnappy: {
-      output->resize(snappy::MaxCompressedLength(input.size()));
+      const size_t bound = snappy::MaxCompressedLength(input.size());
+      if (state_->scratch_size < bound) {
+        state_->scratch = std::make_unique_for_overwrite<char[]>(bound);
+        state_->scratch_size = bound;
+      }
       size_t n = 0;
-      snappy::RawCompress(input.data(), input.size(), output->data(), &n);
-      output->resize(n);
+      snappy::RawCompress(input.data(), input.size(), state_->scratch.get(), &n);
+      output->assign(state_->scratch.get(), n);
       return Status::OK();
     }
     case CompressionCodec::kZstd: {

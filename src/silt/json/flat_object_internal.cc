@@ -1,0 +1,322 @@
+#include "silt/json/flat_object_internal.h"
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
+namespace silt::json::internal {
+
+namespace {
+
+// Bytes that may appear unescaped inside a string of the subset: printable
+// ASCII but '"' and '\\'.
+constexpr std::array<bool, 256> MakePlainTable() {
+  std::array<bool, 256> table{};
+  for (int c = 0x20; c < 0x80; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return table;
+}
+constexpr std::array<bool, 256> kPlain = MakePlainTable();
+
+// The escapes of one character after the backslash.
+constexpr std::array<bool, 256> MakeShortEscapeTable() {
+  std::array<bool, 256> table{};
+  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'})
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}
+constexpr std::array<bool, 256> kShortEscape = MakeShortEscapeTable();
+
+constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+
+// Eight bytes as one little-endian word (the byte at p is the lowest).
+uint64_t Load64(const char* p) {
+  uint64_t word = 0;
+  std::memcpy(&word, p, sizeof(word));
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  return word;
+}
+
+void Store64(char* p, uint64_t word) {
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+  std::memcpy(p, &word, sizeof(word));
+}
+
+// The high bit of each byte equal to `byte` (exact up to the first such
+// byte; bits above it may be spurious, so only the lowest set bit counts).
+uint64_t BytesEqual(uint64_t word, uint8_t byte) {
+  const uint64_t diff = word ^ (kOnes * byte);
+  return (diff - kOnes) & ~diff & kHighBits;
+}
+
+// The high bit of each byte of `word` that ends a plain run: a control
+// character, '"', '\\' or a non-ASCII byte (lowest set bit exact).
+uint64_t SpecialBytes(uint64_t word) {
+  const uint64_t control = (word - kOnes * 0x20) & ~word & kHighBits;
+  return control | BytesEqual(word, '"') | BytesEqual(word, '\\') | (word & kHighBits);
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : pos_(text.data()), end_(text.data() + text.size()) {}
+
+  bool at_end() const { return pos_ == end_; }
+  char peek() const { return *pos_; }
+  void SkipSpace() {
+    while (pos_ != end_ && IsSpace(*pos_)) ++pos_;
+  }
+  bool Consume(char c) {
+    if (pos_ == end_ || *pos_ != c) return false;
+    ++pos_;
+    return true;
+  }
+  bool ConsumeWord(std::string_view word) {
+    if (static_cast<size_t>(end_ - pos_) < word.size() ||
+        std::string_view(pos_, word.size()) != word) {
+      return false;
+    }
+    pos_ += word.size();
+    return true;
+  }
+
+  // After the opening quote: the string's raw bytes up to the closing quote.
+  bool String(std::string_view* raw, bool* escaped) {
+    const char* start = pos_;
+    *escaped = false;
+    while (true) {
+      // Eight bytes at a time up to the first byte that is not plain (byte
+      // by byte near the end of the text).
+      if (end_ - pos_ >= 8) {
+        const uint64_t special = SpecialBytes(Load64(pos_));
+        if (special == 0) {
+          pos_ += 8;
+          continue;
+        }
+        pos_ += std::countr_zero(special) >> 3;
+      } else {
+        while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) ++pos_;
+        if (pos_ == end_) return false;
+      }
+      if (*pos_ == '"') break;
+      if (*pos_ != '\\' || end_ - pos_ < 2) return false;
+      *escaped = true;
+      if (kShortEscape[static_cast<unsigned char>(pos_[1])]) {
+        pos_ += 2;
+        continue;
+      }
+      if (pos_[1] != 'u' || end_ - pos_ < 6) return false;
+      int unit = 0;
+      for (int digit = 2; digit < 6; ++digit) {
+        const int value = HexValue(pos_[digit]);
+        if (value < 0) return false;
+        unit = unit * 16 + value;
+      }
+      // Surrogates (paired or not) are left to the DOM path.
+      if (unit >= 0xD800 && unit <= 0xDFFF) return false;
+      pos_ += 6;
+    }
+    *raw = std::string_view(start, static_cast<size_t>(pos_ - start));
+    ++pos_;
+    return true;
+  }
+
+  // RFC 8259's number grammar, classified as simdjson's DOM does.
+  bool Number(FlatMember* member) {
+    const char* start = pos_;
+    if (pos_ != end_ && *pos_ == '-') ++pos_;
+    const char* digits = pos_;
+    if (pos_ == end_ || !IsDigit(*pos_)) return false;
+    // The digits as an integer while they fit (at most 19 of them).
+    uint64_t mantissa = 0;
+    if (*pos_ == '0') {
+      ++pos_;
+    } else {
+      while (pos_ != end_ && IsDigit(*pos_)) mantissa = mantissa * 10 + (*pos_++ - '0');
+    }
+    const size_t int_digits = static_cast<size_t>(pos_ - digits);
+    if (int_digits > 19) return false;
+    bool is_float = false;
+    int64_t fraction_digits = 0;
+    if (pos_ != end_ && *pos_ == '.') {
+      is_float = true;
+      ++pos_;
+      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      const char* fraction = pos_;
+      while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      fraction_digits = pos_ - fraction;
+      if (int_digits + static_cast<size_t>(fraction_digits) <= 19) {
+        for (const char* p = fraction; p != pos_; ++p) mantissa = mantissa * 10 + (*p - '0');
+      }
+    }
+    int64_t exponent = 0;
+    bool small_exponent = true;
+    if (pos_ != end_ && (*pos_ == 'e' || *pos_ == 'E')) {
+      is_float = true;
+      ++pos_;
+      bool negative = false;
+      if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) negative = *pos_++ == '-';
+      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      const char* exponent_digits = pos_;
+      while (pos_ != end_ && IsDigit(*pos_)) exponent = exponent * 10 + (*pos_++ - '0');
+      small_exponent = pos_ - exponent_digits <= 3;
+      if (negative) exponent = -exponent;
+    }
+    const size_t length = static_cast<size_t>(pos_ - start);
+    if (length > FlatObjectScanner::kMaxNumberLength) return false;
+    member->text = std::string_view(start, length);
+    const bool negative = start != digits;
+    if (!is_float) {
+      // 18 digits always fit int64; "-0" is left to the DOM path.
+      if (int_digits > 18 || (negative && *digits == '0')) return false;
+      member->kind = FlatKind::kInt64;
+      const auto value = static_cast<int64_t>(mantissa);
+      member->int_value = negative ? -value : value;
+      return true;
+    }
+    member->kind = FlatKind::kDouble;
+    // Clinger's fast path: a mantissa below 2^53 and a power of ten up to
+    // 1e22 are both exact doubles, so one IEEE multiplication or division
+    // rounds correctly, as simdjson's parser does.
+    const int64_t scale = exponent - fraction_digits;
+    if (small_exponent && int_digits + static_cast<size_t>(fraction_digits) <= 15 && scale >= -22 &&
+        scale <= 22) {
+      double value = static_cast<double>(mantissa);
+      value = scale >= 0 ? value * kPowersOfTen[scale] : value / kPowersOfTen[-scale];
+      member->double_value = negative ? -value : value;
+      return true;
+    }
+    // Otherwise libstdc++'s from_chars, which also rounds correctly; out of
+    // range values are left to the DOM path.
+    const std::from_chars_result result = std::from_chars(start, pos_, member->double_value);
+    return result.ec == std::errc() && result.ptr == pos_;
+  }
+
+ private:
+  const char* pos_;
+  const char* end_;
+};
+
+}  // namespace
+
+bool FlatObjectScanner::Scan(std::string_view text) {
+  members_.clear();
+  Cursor cursor(text);
+  cursor.SkipSpace();
+  if (!cursor.Consume('{')) return false;
+  cursor.SkipSpace();
+  if (!cursor.Consume('}')) {
+    while (true) {
+      FlatMember& member = members_.emplace_back();
+      bool escaped = false;
+      if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped) || escaped) return false;
+      cursor.SkipSpace();
+      if (!cursor.Consume(':')) return false;
+      cursor.SkipSpace();
+      if (cursor.at_end()) return false;
+      switch (cursor.peek()) {
+        case '"':
+          cursor.Consume('"');
+          if (!cursor.String(&member.text, &member.escaped)) return false;
+          member.kind = FlatKind::kString;
+          break;
+        case 't':
+          if (!cursor.ConsumeWord("true")) return false;
+          member.kind = FlatKind::kTrue;
+          break;
+        case 'f':
+          if (!cursor.ConsumeWord("false")) return false;
+          member.kind = FlatKind::kFalse;
+          break;
+        case 'n':
+          if (!cursor.ConsumeWord("null")) return false;
+          member.kind = FlatKind::kNull;
+          break;
+        default:
+          if (!cursor.Number(&member)) return false;
+          break;
+      }
+      cursor.SkipSpace();
+      if (cursor.Consume('}')) break;
+      if (!cursor.Consume(',')) return false;
+      cursor.SkipSpace();
+    }
+  }
+  cursor.SkipSpace();
+  return cursor.at_end();
+}
+
+size_t Unescape(std::string_view raw, char* out) {
+  const char* pos = raw.data();
+  const char* end = pos + raw.size();
+  char* write = out;
+  // The output never runs ahead of the input, so a whole word may be
+  // stored wherever one can be loaded.
+  while (pos != end) {
+    if (end - pos >= 8) {
+      const uint64_t word = Load64(pos);
+      const uint64_t slashes = BytesEqual(word, '\\');
+      Store64(write, word);
+      if (slashes == 0) {
+        pos += 8;
+        write += 8;
+        continue;
+      }
+      const int plain = std::countr_zero(slashes) >> 3;
+      pos += plain;
+      write += plain;
+    } else if (*pos != '\\') {
+      *write++ = *pos++;
+      continue;
+    }
+    const char c = pos[1];
+    pos += 2;
+    switch (c) {
+      case 'b': *write++ = '\b'; break;
+      case 'f': *write++ = '\f'; break;
+      case 'n': *write++ = '\n'; break;
+      case 'r': *write++ = '\r'; break;
+      case 't': *write++ = '\t'; break;
+      case 'u': {
+        int unit = 0;
+        for (int digit = 0; digit < 4; ++digit) unit = unit * 16 + HexValue(pos[digit]);
+        pos += 4;
+        if (unit < 0x80) {
+          *write++ = static_cast<char>(unit);
+        } else if (unit < 0x800) {
+          *write++ = static_cast<char>(0xC0 | (unit >> 6));
+          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
+        } else {
+          *write++ = static_cast<char>(0xE0 | (unit >> 12));
+          *write++ = static_cast<char>(0x80 | ((unit >> 6) & 0x3F));
+          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
+        }
+        break;
+      }
+      default: *write++ = c; break;  // '"', '\\', '/'
+    }
+  }
+  return static_cast<size_t>(write - out);
+}
+
+std::string_view Unescaper::Decode(std::string_view raw) {
+  if (buffer_.size() < raw.size()) buffer_.resize(raw.size() * 2);
+  return std::string_view(buffer_.data(), Unescape(raw, buffer_.data()));
+}
+
+}  // namespace silt::json::internal

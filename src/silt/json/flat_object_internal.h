@@ -1,0 +1,71 @@
+// FlatObjectScanner: a single-pass reader for the everyday shape of an event
+// document, a JSON object whose members are all scalars (the seed's
+// envelope and its payload), that hands back each member's key and value
+// text without building a simdjson DOM tape or copying the text.
+//
+// It reads only a strict subset of JSON on which simdjson's DOM (DomReader)
+// and Jackson agree: printable ASCII outside escapes, keys without escapes,
+// values that are strings, numbers (at most kMaxNumberLength characters;
+// integers of at most 18 digits, so they fit int64; not "-0"), true, false
+// or null, and nothing but JSON white space after the object. Anything else
+// (nesting, non-ASCII bytes, surrogate escapes, long numbers, trailing
+// text, malformed input) makes Scan() return false, and the caller reads
+// the text with DomReader, which gives Spark's result in every case. So a
+// fast path built on it must give, for every text Scan() accepts, exactly
+// what the DOM path gives.
+//
+// Thread safety: one scanner per thread. Views returned point into the
+// scanned text (or, for Unescape, into the caller's buffer).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace silt::json::internal {
+
+enum class FlatKind : uint8_t { kNull, kTrue, kFalse, kString, kInt64, kDouble };
+
+struct FlatMember {
+  std::string_view key;
+  FlatKind kind = FlatKind::kNull;
+  // kString: the bytes between the quotes, escapes not decoded (see
+  // escaped); kInt64 / kDouble: the number's text.
+  std::string_view text;
+  bool escaped = false;
+  int64_t int_value = 0;
+  double double_value = 0;
+};
+
+class FlatObjectScanner {
+ public:
+  static constexpr size_t kMaxNumberLength = 24;
+
+  // Reads `text`; true when it is a flat object of the subset above, with
+  // members() in document order (duplicates kept). False otherwise (the
+  // members are then unspecified).
+  bool Scan(std::string_view text);
+  const std::vector<FlatMember>& members() const { return members_; }
+
+ private:
+  std::vector<FlatMember> members_;
+};
+
+// Writes the decoded value of a kString member's raw text (its escapes
+// resolved) to `out` and returns its length, never more than raw.size().
+// REQUIRES: `raw` came from a successful Scan() (surrogate escapes never
+// reach here: Scan() refuses them); `out` has room for raw.size() bytes.
+size_t Unescape(std::string_view raw, char* out);
+
+// Unescape() into a buffer kept across calls.
+class Unescaper {
+ public:
+  // The decoded text, valid until the next Decode().
+  std::string_view Decode(std::string_view raw);
+
+ private:
+  std::string buffer_;
+};
+
+}  // namespace silt::json::internal

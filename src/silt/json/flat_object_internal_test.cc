@@ -1,0 +1,249 @@
+#include "silt/json/flat_object_internal.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "silt/columnar/builder.h"
+#include "silt/json/json_decoder.h"
+#include "silt/json/json_multi_path.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::json {
+namespace {
+
+using columnar::ColumnBuilder;
+using columnar::ColumnPtr;
+using columnar::DataType;
+using internal::FlatKind;
+using internal::FlatObjectScanner;
+using Rows = std::vector<std::optional<std::string>>;
+
+TEST(FlatObjectScannerTest, ReadsTheSeedPayloadMemberByMember) {
+  FlatObjectScanner scanner;
+  ASSERT_TRUE(scanner.Scan(
+      R"( {"power":84.3, "state" : "O\"N","n":-12,"ok":true,"no":false,"x":null,"e":1E2} )"));
+  const std::vector<internal::FlatMember>& members = scanner.members();
+  ASSERT_EQ(members.size(), 7u);
+  EXPECT_EQ(members[0].key, "power");
+  EXPECT_EQ(members[0].kind, FlatKind::kDouble);
+  EXPECT_EQ(members[0].double_value, 84.3);
+  EXPECT_EQ(members[1].kind, FlatKind::kString);
+  EXPECT_TRUE(members[1].escaped);
+  internal::Unescaper unescaper;
+  EXPECT_EQ(unescaper.Decode(members[1].text), "O\"N");
+  EXPECT_EQ(members[2].kind, FlatKind::kInt64);
+  EXPECT_EQ(members[2].int_value, -12);
+  EXPECT_EQ(members[3].kind, FlatKind::kTrue);
+  EXPECT_EQ(members[4].kind, FlatKind::kFalse);
+  EXPECT_EQ(members[5].kind, FlatKind::kNull);
+  EXPECT_EQ(members[6].kind, FlatKind::kDouble);
+  EXPECT_EQ(members[6].double_value, 100.0);
+  ASSERT_TRUE(scanner.Scan("{}"));
+  EXPECT_TRUE(scanner.members().empty());
+}
+
+TEST(FlatObjectScannerTest, LeavesEverythingOutsideItsSubsetToTheDomPath) {
+  FlatObjectScanner scanner;
+  for (const char* text : {
+           "",
+           "[1]",
+           "\"s\"",
+           R"({"a":{"b":1}})",
+           R"({"a":[1]})",
+           R"({"a":1} x)",
+           R"({"a":1}{})",
+           R"({"a":1,})",
+           R"({"a" 1})",
+           R"({'a':1})",
+           R"({"a":'x'})",
+           R"({a:1})",
+           R"({"a":01})",
+           R"({"a":-0})",
+           R"({"a":1.})",
+           R"({"a":.5})",
+           R"({"a":+1})",
+           R"({"a":1e})",
+           R"({"a":1e400})",
+           R"({"a":1234567890123456789})",
+           R"({"a":0.1234567890123456789012345})",
+           R"({"a":NaN})",
+           R"({"a":tru})",
+           R"({"a":nul})",
+           R"({"\u0061":1})",
+           R"({"a":"\ud83d\ude00"})",
+           R"({"a":"\x"})",
+           R"({"a":"\u00g1"})",
+           "{\"a\":\"\xc3\xa9\"}",
+           "{\"a\":\"tab\there\"}",
+           R"({"a":"unterminated)",
+           R"({"a":1)",
+           "{\"a\":1}\x0b",
+       }) {
+    EXPECT_FALSE(scanner.Scan(text)) << text;
+  }
+}
+
+TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
+  // Texts for the exact fast path and for from_chars (long mantissas,
+  // large exponents, subnormals).
+  FlatObjectScanner scanner;
+  for (const char* number :
+       {"0.1", "84.3", "230.1", "-0.0", "1e22", "1e23", "1.5e-10", "0.000001", "123456789.012345",
+        "1234567890.1234567", "9007199254740993.0", "4.9e-324", "2.2250738585072014e-308",
+        "1.7976931348623157e308", "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23"}) {
+    const std::string text = std::string(R"({"x":)") + number + "}";
+    ASSERT_TRUE(scanner.Scan(text)) << number;
+    ASSERT_EQ(scanner.members()[0].kind, FlatKind::kDouble) << number;
+    const double expected = std::strtod(number, nullptr);
+    EXPECT_EQ(std::bit_cast<uint64_t>(scanner.members()[0].double_value),
+              std::bit_cast<uint64_t>(expected))
+        << number;
+  }
+}
+
+TEST(FlatObjectScannerTest, UnescapesToUtf8) {
+  internal::Unescaper unescaper;
+  // Short and long texts: the word-at-a-time and the byte-at-a-time loops.
+  EXPECT_EQ(unescaper.Decode(R"(a\"b)"), "a\"b");
+  EXPECT_EQ(unescaper.Decode(R"(plain text, no escapes at all)"), "plain text, no escapes at all");
+  EXPECT_EQ(unescaper.Decode(R"({\"power\":84.3,\"state\":\"ON\"})"),
+            R"({"power":84.3,"state":"ON"})");
+  EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"),
+            std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
+}
+
+ColumnPtr StringColumn(const Rows& rows) {
+  ColumnBuilder builder(DataType::String());
+  for (const auto& row : rows) {
+    if (row.has_value()) {
+      builder.AppendString(*row);
+    } else {
+      builder.AppendNull();
+    }
+  }
+  return builder.Finish();
+}
+
+// A row of a string or captured result column as text ("null", "s:<text>",
+// "k<kind>:<bits>").
+std::vector<std::string> Render(const columnar::Column& column) {
+  std::vector<std::string> out;
+  const bool captured = column.type->id() == columnar::TypeId::kStruct;
+  for (int64_t row_idx = 0; row_idx < column.length; ++row_idx) {
+    if (column.IsNull(row_idx)) {
+      out.push_back("null");
+      continue;
+    }
+    if (!captured) {
+      out.push_back("s:" + std::string(column.StringValue(row_idx)));
+      continue;
+    }
+    const columnar::Column& text = *column.children[0];
+    const columnar::Column& kind = *column.children[1];
+    const columnar::Column& bits = *column.children[2];
+    if (!kind.IsNull(row_idx)) {
+      out.push_back("k" + std::to_string(kind.Value<int8_t>(row_idx)) + ":" +
+                    std::to_string(bits.Value<int64_t>(row_idx)));
+    } else {
+      out.push_back(text.IsNull(row_idx) ? "text-null"
+                                         : "s:" + std::string(text.StringValue(row_idx)));
+    }
+  }
+  return out;
+}
+
+// Rows the scanner reads (flat objects of every member kind) and rows it
+// leaves to the DOM path, mixed in one batch.
+const Rows kCorpus = {
+    R"({"power":84.3,"voltage":230.1,"state":"ON","linkquality":248})",
+    R"({"contact":false,"battery":97,"linkquality":"159"})",
+    R"({"state":null,"state":"OFF","power":null,"power":1.5e3,"power":2})",
+    R"({"state":"a\"b\\c\/d\n\u00e9\u20ac","battery":-7,"contact":true})",
+    R"( { "power" : -0.0 , "voltage":1E-3,"linkquality":9007199254740993 } )",
+    R"({"power":0.1,"voltage":1e22,"current":123456789012345678})",
+    R"({"state":"","battery":"97","contact":"true","power":"1.5"})",
+    R"({"power":-0,"state":"x"})",
+    R"({"state":{"on":true},"battery":[1,2]})",
+    R"({"state":"\ud83d\ude00","linkquality":12345678901234567890})",
+    R"({"state":"ON"} trailing)",
+    "{\"state\":\"caf\xc3\xa9\",\"battery\":1}",
+    R"({'state':'single'})",
+    R"({"state":"ON",})",
+    R"([{"state":"ON"}])",
+    R"("just a string")",
+    "not json",
+    "",
+    "   ",
+    std::nullopt,
+    R"({})",
+    R"({"power":1.7976931348623157e308,"voltage":4.9e-324,"current":2.2250738585072014e-308})",
+};
+
+const std::vector<std::string> kKeyPaths = {"$.power",   "$.voltage", "$.current",
+                                            "$.battery", "$.contact", "$.linkquality",
+                                            "$.state",   "$.missing", "$['state']"};
+
+TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
+  for (bool capture : {false, true}) {
+    // `fast` has only `$.name` paths (the scanner runs); `dom` also has a
+    // nested path, which sends every row through the DOM.
+    auto fast = JsonMultiPathEvaluator::Make();
+    auto dom = JsonMultiPathEvaluator::Make();
+    for (const std::string& path : kKeyPaths) {
+      ASSERT_OK(fast->AddPath(path, capture).status());
+      ASSERT_OK(dom->AddPath(path, capture).status());
+    }
+    ASSERT_OK(dom->AddPath("$.a.b", capture).status());
+    ColumnPtr input = StringColumn(kCorpus);
+    for (int round = 0; round < 2; ++round) {
+      ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> fast_out, fast->Evaluate(*input));
+      ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> dom_out, dom->Evaluate(*input));
+      for (size_t path_idx = 0; path_idx < kKeyPaths.size(); ++path_idx) {
+        ASSERT_OK(columnar::ValidateColumn(*fast_out[path_idx]));
+        EXPECT_EQ(Render(*fast_out[path_idx]), Render(*dom_out[path_idx]))
+            << kKeyPaths[path_idx] << " capture " << capture;
+      }
+    }
+  }
+}
+
+TEST(FlatObjectScannerTest, FromJsonOfStringFieldsAgreesWithTheDomPath) {
+  // The same STRING fields with and without an INT field: only the first
+  // schema takes the flat path.
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr strings,
+                       columnar::ParseDdlSchema("state STRING, power STRING, battery STRING"));
+  ASSERT_OK_AND_ASSIGN(
+      columnar::SchemaPtr mixed,
+      columnar::ParseDdlSchema("state STRING, power STRING, battery STRING, zz INT"));
+  ASSERT_OK_AND_ASSIGN(auto fast, JsonDecoder::Make(strings));
+  ASSERT_OK_AND_ASSIGN(auto dom, JsonDecoder::Make(mixed));
+  ColumnPtr input = StringColumn(kCorpus);
+  for (int round = 0; round < 2; ++round) {
+    ColumnPtr fast_corrupt;
+    ColumnPtr dom_corrupt;
+    DecodeStats fast_stats;
+    DecodeStats dom_stats;
+    ASSERT_OK_AND_ASSIGN(ColumnPtr fast_out,
+                         fast->DecodeColumn(*input, &fast_corrupt, &fast_stats));
+    ASSERT_OK_AND_ASSIGN(ColumnPtr dom_out, dom->DecodeColumn(*input, &dom_corrupt, &dom_stats));
+    ASSERT_OK(columnar::ValidateColumn(*fast_out));
+    for (int64_t row_idx = 0; row_idx < input->length; ++row_idx) {
+      EXPECT_EQ(fast_out->IsNull(row_idx), dom_out->IsNull(row_idx)) << row_idx;
+    }
+    for (size_t field_idx = 0; field_idx < 3; ++field_idx) {
+      EXPECT_EQ(Render(*fast_out->children[field_idx]), Render(*dom_out->children[field_idx]))
+          << "field " << field_idx;
+    }
+    EXPECT_EQ(Render(*fast_corrupt), Render(*dom_corrupt));
+    EXPECT_EQ(fast_stats.malformed_rows, dom_stats.malformed_rows);
+    EXPECT_EQ(fast_stats.partial_rows, dom_stats.partial_rows);
+  }
+}
+
+}  // namespace
+}  // namespace silt::json
