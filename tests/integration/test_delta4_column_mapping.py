@@ -16,7 +16,16 @@ equal again.
 
 silt's sink creates a name-mode table: its protocol, properties and column
 numbering are what Spark 4 gives the same table; Spark 4 and delta-rs read
-it, Spark appends to it and DESCRIBE DETAIL agrees.
+it, Spark appends to it and DESCRIBE DETAIL agrees. The merge sink creates
+one the same way.
+
+On byte copies of Spark 4's tables, statement for statement against Spark:
+DML with the change data feed on (cdc actions and physical-name change
+files; Spark's and silt's change feeds equal, and equally refused across a
+RENAME or DROP COLUMN), RENAME/DROP COLUMN where CHECK constraints,
+generated columns, clustering columns and delta.dataSkippingStatsColumns
+name columns, and UPDATE/DELETE/OPTIMIZE of a row-tracking table keeping
+its row ids and row commit versions.
 """
 
 import json
