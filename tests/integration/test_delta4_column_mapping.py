@@ -556,8 +556,11 @@ NAMING_TABLES = {
         ["INSERT INTO {t} VALUES (1, 2, 3, named_struct('a', 1, 'b', 2))",
          "ALTER TABLE {t} SET TBLPROPERTIES "
          "('delta.dataSkippingStatsColumns' = 'v, s.a,id')"],
-        ["RENAME COLUMN v TO v2", "DROP COLUMN v2", "RENAME COLUMN s TO `my s`",
-         "DROP COLUMN id", "DROP COLUMN `my s`.a", "RENAME COLUMN w TO `w.x`"]),
+        # The quoted name comes last: delta-spark 4.4 writes
+        # "`my s`.a" into the property and then fails every later ALTER
+        # parsing it back (DELTA_COLUMN_NOT_FOUND_IN_SCHEMA "my").
+        ["RENAME COLUMN v TO v2", "DROP COLUMN v2", "DROP COLUMN id", "DROP COLUMN s.b",
+         "RENAME COLUMN w TO w2", "RENAME COLUMN s TO `my s`"]),
 }
 
 
