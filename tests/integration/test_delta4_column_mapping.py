@@ -504,7 +504,9 @@ def test_change_data_on_column_mapped_tables_as_spark(spark4, silt, work, mode):
 
     # Across schema changes (a rename, an added column, a dropped one):
     # each range reads the same in both, or both refuse with Spark's error
-    # class.
+    # class. The check does not depend on the mode; name mode covers it.
+    if mode != "name":
+        return
     for target in (spark_table, silt_table):
         spark4.sql(f"ALTER TABLE delta.`{target}` RENAME COLUMN v TO w")
     renamed = max(commits(spark_table))
