@@ -23,6 +23,7 @@
 #include "silt/dml/dml.h"
 #include "silt/dml/source.h"
 #include "silt/expr/parse/dml_statement.h"
+#include "silt/expr/parse/lexer.h"
 #include "silt/expr/parse/select_statement.h"
 #include "silt/query/query.h"
 
@@ -142,6 +143,30 @@ Result<std::vector<std::string>> ColumnPath(std::string_view text) {
     if (part.empty() || quoted) {
       return Status::InvalidArgument("not a column name: ", text);
     }
+  }
+  return out;
+}
+
+// The column paths a CHECK constraint or generation expression may read,
+// for ALTER TABLE RENAME/DROP COLUMN (delta::ExpressionColumns): every
+// chain of identifiers `a.b.c` that is not a function name. Keywords come
+// along too; they only matter to a column that has a keyword's name, and
+// then the ALTER is refused rather than leaving an expression behind.
+Result<std::vector<std::vector<std::string>>> ExpressionColumnPaths(const std::string& text) {
+  SILT_ASSIGN_OR_RETURN(std::vector<expr::Token> tokens, expr::Tokenize(text));
+  std::vector<std::vector<std::string>> out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i].kind != expr::TokenKind::kIdentifier) continue;
+    if (i > 0 && tokens[i - 1].kind == expr::TokenKind::kDot) continue;  // a chain's tail
+    std::vector<std::string> path{tokens[i].text};
+    size_t j = i + 1;
+    while (j + 1 < tokens.size() && tokens[j].kind == expr::TokenKind::kDot &&
+           tokens[j + 1].kind == expr::TokenKind::kIdentifier) {
+      path.push_back(tokens[j + 1].text);
+      j += 2;
+    }
+    if (j < tokens.size() && tokens[j].kind == expr::TokenKind::kLParen) continue;  // a call
+    out.push_back(std::move(path));
   }
   return out;
 }
@@ -412,9 +437,11 @@ class SqlCommand final : public Command {
       SILT_ASSIGN_OR_RETURN(AlterTableColumns statement, ParseAlterTableColumns(statement_));
       SILT_ASSIGN_OR_RETURN(auto table, OpenExistingTable(statement.path));
       if (statement.rename) {
-        return delta::RenameColumn(table.get(), statement.columns[0], statement.new_name).status();
+        return delta::RenameColumn(table.get(), statement.columns[0], statement.new_name,
+                                   ExpressionColumnPaths)
+            .status();
       }
-      return delta::DropColumns(table.get(), statement.columns).status();
+      return delta::DropColumns(table.get(), statement.columns, ExpressionColumnPaths).status();
     }
     const std::vector<std::string> words = Words(statement_);
     if (IsConstraintStatement(words)) {

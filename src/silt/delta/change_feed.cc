@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/deletion_vector.h"
 #include "silt/delta/history.h"
+#include "silt/delta/partition_utils.h"
 #include "silt/delta/table_properties.h"
 
 namespace silt::delta {
@@ -83,6 +85,135 @@ AddFile FileOf(const std::string& path, const PartitionValues& partition_values,
 
 }  // namespace
 
+namespace {
+
+using columnar::DataType;
+using columnar::TypeId;
+
+// {physical path: logical name} of every struct field at any depth, the
+// path going through array elements and map keys and values as
+// "element", "key", "value". Without column mapping the physical name is
+// the logical one (what enabling column mapping assigns).
+void CollectPhysicalPaths(const DataType& type, bool mapped, std::vector<std::string>* prefix,
+                          std::map<std::vector<std::string>, std::string>* out) {
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const columnar::Field& field : type.fields()) {
+        std::string physical = mapped ? PhysicalName(field) : field.name;
+        if (physical.empty()) physical = field.name;
+        prefix->push_back(std::move(physical));
+        (*out)[*prefix] = field.name;
+        CollectPhysicalPaths(*field.type, mapped, prefix, out);
+        prefix->pop_back();
+      }
+      return;
+    case TypeId::kArray:
+      prefix->push_back("element");
+      CollectPhysicalPaths(*type.element_type(), mapped, prefix, out);
+      prefix->pop_back();
+      return;
+    case TypeId::kMap:
+      prefix->push_back("key");
+      CollectPhysicalPaths(*type.key_type(), mapped, prefix, out);
+      prefix->back() = "value";
+      CollectPhysicalPaths(*type.value_type(), mapped, prefix, out);
+      prefix->pop_back();
+      return;
+    default: return;
+  }
+}
+
+bool MappingOn(const Metadata& metadata) {
+  Result<ColumnMappingMode> mode = ColumnMappingModeOf(metadata.configuration);
+  return !mode.ok() || *mode != ColumnMappingMode::kNone;
+}
+
+// delta-spark's DeltaColumnMapping.hasNoColumnMappingSchemaChanges: data
+// written under `old_md` reads by physical names under `new_md`.
+bool NoColumnMappingSchemaChange(const Metadata& new_md, const Metadata& old_md) {
+  const bool new_on = MappingOn(new_md), old_on = MappingOn(old_md);
+  if (!new_on) return !old_on;  // reading across a downgrade is refused
+  if (new_md.partition_columns != old_md.partition_columns) return false;
+  std::map<std::vector<std::string>, std::string> now, before;
+  std::vector<std::string> prefix;
+  if (new_md.schema != nullptr) CollectPhysicalPaths(*new_md.schema, true, &prefix, &now);
+  if (old_md.schema != nullptr) CollectPhysicalPaths(*old_md.schema, old_on, &prefix, &before);
+  for (const auto& [path, name] : before) {
+    auto it = now.find(path);
+    if (it == now.end() || it->second != name) return false;  // dropped or renamed
+  }
+  return true;
+}
+
+bool TypeReadCompatible(const DataType& existing, const DataType& read);
+
+// delta-spark's SchemaUtils.isReadCompatible with forbidTightenNullability
+// and exact names: every existing field is in `read` (case-insensitively,
+// with the same spelling), no nullable field became non-nullable, types
+// unchanged; new fields are fine.
+bool StructReadCompatible(const DataType& existing, const DataType& read) {
+  for (const columnar::Field& field : existing.fields()) {
+    const int index = read.FieldIndex(field.name);
+    if (index < 0) return false;
+    const columnar::Field& now = read.field(index);
+    if (now.name != field.name) return false;
+    if (field.nullable && !now.nullable) return false;
+    if (!TypeReadCompatible(*field.type, *now.type)) return false;
+  }
+  return true;
+}
+
+bool TypeReadCompatible(const DataType& existing, const DataType& read) {
+  if (existing.id() == TypeId::kNull) return true;
+  if (existing.id() != read.id()) return false;
+  switch (existing.id()) {
+    case TypeId::kStruct: return StructReadCompatible(existing, read);
+    case TypeId::kArray:
+      return (read.contains_null() || !existing.contains_null()) &&
+             TypeReadCompatible(*existing.element_type(), *read.element_type());
+    case TypeId::kMap:
+      return (read.value_contains_null() || !existing.value_contains_null()) &&
+             TypeReadCompatible(*existing.key_type(), *read.key_type()) &&
+             TypeReadCompatible(*existing.value_type(), *read.value_type());
+    default: return existing.Equals(read);
+  }
+}
+
+}  // namespace
+
+Status CheckChangeFeedReadSchema(const Metadata& read, int64_t read_version,
+                                 const Metadata& metadata, int64_t metadata_version,
+                                 bool is_schema_change, int64_t start, int64_t end,
+                                 const std::string& table_path) {
+  // The read schema is never older than the metadata here (the ending
+  // version's schema), so the metadata's data must read with it.
+  const bool compatible = NoColumnMappingSchemaChange(read, metadata) &&
+                          (metadata.schema == nullptr || read.schema == nullptr ||
+                           StructReadCompatible(*metadata.schema, *read.schema));
+  if (compatible) return Status::OK();
+  const std::string schema_json = read.schema != nullptr ? read.schema_string : "";
+  if (is_schema_change) {
+    return Status::NotSupported(
+        "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE] Retrieving table changes between "
+        "version ",
+        start, " and ", end,
+        " failed because of an incompatible schema change. Your read schema is ", schema_json,
+        " at version ", read_version, ", but we found an incompatible schema change at version ",
+        metadata_version, ". If possible, please query table changes separately from version ",
+        start, " to ", metadata_version, " - 1, and from version ", metadata_version, " to ", end,
+        ". (Delta table ", table_path, ")");
+  }
+  return Status::NotSupported(
+      "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_DATA_SCHEMA] Retrieving table changes between "
+      "version ",
+      start, " and ", end, " failed because of an incompatible data schema. Your read schema is ",
+      schema_json, " at version ", read_version,
+      ", but we found an incompatible data schema at version ", metadata_version,
+      " (a column renamed or dropped since; the changes are read with the ending version's "
+      "schema). (Delta table ",
+      table_path, ")");
+}
+
 bool IsNoChangeMerge(const std::optional<std::string>& commit_info_json) {
   if (!commit_info_json) return false;
   simdjson::dom::parser parser;
@@ -142,7 +273,8 @@ struct ChangeFeedReader::State {
 
   void SetSchemas() {
     std::vector<columnar::Field> fields = end_snapshot->schema()->fields();
-    fields.push_back({kChangeType, columnar::DataType::String(), true});
+    // Column-mapped change data files hold _change_type under its own name.
+    fields.push_back(HiddenColumn(kChangeType, columnar::DataType::String()));
     cdc_schema = columnar::DataType::Struct(std::move(fields));
     schema = ChangeFeedSchema(end_snapshot->schema());
   }
@@ -253,6 +385,12 @@ Result<std::unique_ptr<ChangeFeedReader>> ChangeFeedReader::Make(DeltaTable* tab
     SILT_ASSIGN_OR_RETURN(SnapshotPtr before, table->SnapshotAt(start - 1));
     metadata = before->metadata();
   }
+  // delta-spark checks the schemas of a column-mapped table's range
+  // against the read (ending version's) schema; a table that never had
+  // column mapping keeps silt's reading.
+  const Metadata& read = state->end_snapshot->metadata();
+  bool check_schemas = MappingOn(read) || MappingOn(latest->metadata());
+  std::optional<Metadata> start_metadata;
   std::vector<CommitActions> commits;
   for (int64_t v = start; v <= end; ++v) {
     SILT_ASSIGN_OR_RETURN(CommitActions c, table->ReadCommit(v));
@@ -260,7 +398,18 @@ Result<std::unique_ptr<ChangeFeedReader>> ChangeFeedReader::Make(DeltaTable* tab
     if (!metadata || !ChangeDataFeedEnabled(*metadata)) {
       return MissingChangeDataError(start, end, v, table->path());
     }
+    if (v == start) {
+      start_metadata = metadata;
+      check_schemas = check_schemas || MappingOn(*metadata);
+    } else if (c.metadata && check_schemas) {
+      SILT_RETURN_NOT_OK(
+          CheckChangeFeedReadSchema(read, end, *c.metadata, v, true, start, end, table->path()));
+    }
     commits.push_back(std::move(c));
+  }
+  if (check_schemas && start_metadata) {
+    SILT_RETURN_NOT_OK(CheckChangeFeedReadSchema(read, end, *start_metadata, start, false, start,
+                                                 end, table->path()));
   }
   SILT_ASSIGN_OR_RETURN(std::vector<HistoryEntry> history, ReadHistory(table));
   std::map<int64_t, int64_t> timestamps_ms;

@@ -74,12 +74,32 @@ bool ChangeDataFeedEnabled(const Metadata& metadata);
 Status MissingChangeDataError(int64_t start, int64_t end, int64_t version,
                               const std::string& table_path);
 
+// delta-spark's batch read check of the change data feed of a table with
+// column mapping (at the start, the ending or the latest version): the
+// changes are read with the ending version's schema (`read`, at
+// `read_version`), and data written under `metadata` (the metaData of
+// version `metadata_version`, or the start version's when
+// `is_schema_change` is false) must be readable with it: no column that
+// `metadata` has is dropped or renamed in `read` (by physical name, at any
+// depth), the partition columns are the same, column mapping was not turned
+// off, and every field of `metadata` is in `read` with the same type and a
+// nullability no tighter (added columns are fine). Errors: NotSupported
+// "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE]" (a metaData inside
+// the range) or "[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_DATA_SCHEMA]" (the
+// start version's), naming the versions and `table_path`.
+Status CheckChangeFeedReadSchema(const Metadata& read, int64_t read_version,
+                                 const Metadata& metadata, int64_t metadata_version,
+                                 bool is_schema_change, int64_t start, int64_t end,
+                                 const std::string& table_path);
+
 class ChangeFeedReader {
  public:
   // Errors: InvalidArgument when starting_version is negative, after the
   // latest version, or after ending_version (delta-spark's wording);
   // InvalidArgument "[DELTA_MISSING_CHANGE_DATA] ..." when a version in the
-  // range has delta.enableChangeDataFeed off; NotFound when a commit of the
+  // range has delta.enableChangeDataFeed off; on a column-mapped table, the
+  // errors of CheckChangeFeedReadSchema (a column renamed or dropped inside
+  // the range, or between the start and the ending version); NotFound when a commit of the
   // range is gone (log cleanup); the log's errors.
   static Result<std::unique_ptr<ChangeFeedReader>> Make(DeltaTable* table,
                                                         const ChangeFeedOptions& options);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "silt/base/json_writer.h"
@@ -10,6 +11,7 @@
 #include "silt/base/uuid.h"
 #include "silt/delta/clustering.h"
 #include "silt/delta/field_metadata.h"
+#include "silt/delta/generated_columns.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/table.h"
 
@@ -32,7 +34,10 @@ Result<Field> PhysicalField(const Field& field, const std::string& path) {
   SILT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FieldMetadataLong(field, kColumnMappingIdKey));
   SILT_ASSIGN_OR_RETURN(std::optional<std::string> name,
                         FieldMetadataString(field, kPhysicalNameKey));
-  if (!id || !name || name->empty()) {
+  // A hidden column a writer adds (HiddenColumn) has its own name as
+  // physical name and no id.
+  const bool hidden = !id && name && *name == field.name;
+  if ((!id && !hidden) || !name || name->empty()) {
     return Status::Corruption("column '", path, "' of a column-mapped table has no ",
                               !id ? kColumnMappingIdKey : kPhysicalNameKey,
                               " in its metadata: ", field.metadata_json);
@@ -40,7 +45,7 @@ Result<Field> PhysicalField(const Field& field, const std::string& path) {
   Field out;
   out.name = *name;
   out.nullable = field.nullable;
-  out.metadata_json = "{\"parquet.field.id\":" + std::to_string(*id) + "}";
+  if (id) out.metadata_json = "{\"parquet.field.id\":" + std::to_string(*id) + "}";
   SILT_ASSIGN_OR_RETURN(out.type, PhysicalType(field.type, path));
   return out;
 }
@@ -191,6 +196,12 @@ Result<std::string> RequiredPhysicalName(const columnar::Field& field) {
   return *name;
 }
 
+columnar::Field HiddenColumn(std::string name, columnar::TypePtr type) {
+  columnar::Field field{name, std::move(type), true};
+  field.metadata_json = "{\"" + std::string(kPhysicalNameKey) + "\":" + JsonQuote(name) + "}";
+  return field;
+}
+
 Result<columnar::SchemaPtr> PhysicalSchema(const columnar::Schema& logical) {
   std::vector<Field> fields;
   fields.reserve(logical.fields().size());
@@ -234,6 +245,16 @@ Result<columnar::SchemaPtr> AssignColumnMapping(const columnar::SchemaPtr& schem
   return assigned;
 }
 
+Result<columnar::SchemaPtr> MapNewTableSchema(const columnar::SchemaPtr& schema,
+                                              TableConfiguration* configuration) {
+  SILT_ASSIGN_OR_RETURN(ColumnMappingMode mode, ColumnMappingModeOf(*configuration));
+  if (mode == ColumnMappingMode::kNone) return schema;
+  int64_t max_id = 0;
+  SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr mapped, AssignColumnMapping(schema, nullptr, &max_id));
+  (*configuration)[std::string(kColumnMappingMaxIdKey)] = std::to_string(max_id);
+  return mapped;
+}
+
 namespace {
 
 std::string JoinPath(const std::vector<std::string>& path) {
@@ -245,13 +266,14 @@ std::string JoinPath(const std::vector<std::string>& path) {
   return out;
 }
 
-// The snapshot an ALTER of column `what` works on, checked: name mode,
-// (name or id), and nothing in the table that names columns by their
-// logical names.
+// The snapshot an ALTER of column `what` works on, checked: column
+// mapping on (name or id mode).
 Result<SnapshotPtr> SnapshotForAlter(DeltaTable* table, const char* error_class, const char* what) {
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
-  SILT_RETURN_NOT_OK(
-      CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), {"columnMapping"}));
+  // A metadata-only commit: the features about rows hold (CommitSchema).
+  std::vector<std::string> honoured = RowPreservingFeatures();
+  honoured.push_back("columnMapping");
+  SILT_RETURN_NOT_OK(CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), honoured));
   SILT_ASSIGN_OR_RETURN(ColumnMappingMode mode,
                         ColumnMappingModeOf(snapshot->metadata().configuration));
   // Name and id modes both: readers find the files' columns by physical
@@ -261,21 +283,218 @@ Result<SnapshotPtr> SnapshotForAlter(DeltaTable* table, const char* error_class,
                                 table->path(), ": enable column mapping with mode 'name' ",
                                 "(delta.columnMapping.mode)");
   }
-  std::string naming;
-  for (const auto& [key, value] : snapshot->metadata().configuration) {
-    if (StartsWithIgnoreCase(key, "delta.constraints.")) naming = key;
-    if (EqualsIgnoreCase(key, "delta.dataSkippingStatsColumns")) naming = key;
-  }
-  if (snapshot->metadata().schema_string.find("delta.generationExpression") != std::string::npos) {
-    naming = "generated columns";
-  }
-  SILT_ASSIGN_OR_RETURN(std::vector<std::string> clustering, ClusteringColumns(*snapshot));
-  if (!clustering.empty()) naming = "clustering columns";
-  if (!naming.empty()) {
-    return Status::NotSupported(what, " on Delta table ", table->path(), " with ", naming,
-                                " (which name columns) is not supported yet");
-  }
   return snapshot;
+}
+
+// Spark's UnresolvedAttribute(parts).name: a part with a dot back-quoted.
+std::string AttributeName(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += '.';
+    out += part.find('.') == std::string::npos ? part : "`" + part + "`";
+  }
+  return out;
+}
+
+// Spark's UnresolvedAttribute(parts).sql: a part that is not all letters,
+// digits and underscores (or is all digits) back-quoted, quotes doubled.
+std::string AttributeSql(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += '.';
+    bool plain = !part.empty(), all_digits = true;
+    for (char c : part) {
+      const bool digit = c >= '0' && c <= '9';
+      all_digits = all_digits && digit;
+      plain = plain && (digit || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+    }
+    if (plain && !all_digits) {
+      out += part;
+      continue;
+    }
+    out += '`';
+    for (char c : part) {
+      if (c == '`') out += '`';
+      out += c;
+    }
+    out += '`';
+  }
+  return out;
+}
+
+// A column list property (delta.dataSkippingStatsColumns): comma-separated
+// multi-part names, back quotes quoting a part, blanks around names
+// ignored.
+std::vector<std::vector<std::string>> ParseColumnList(std::string_view text) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> parts;
+  std::string part;
+  bool quoted = false, had_part = false;
+  auto end_part = [&]() {
+    if (!had_part) {
+      std::string_view trimmed = TrimAscii(part);
+      if (!trimmed.empty()) parts.emplace_back(trimmed);
+    } else {
+      parts.push_back(part);
+    }
+    part.clear();
+    had_part = false;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '`' && i + 1 < text.size() && text[i + 1] == '`') {
+        part += '`';
+        ++i;
+      } else if (c == '`') {
+        quoted = false;
+      } else {
+        part += c;
+      }
+    } else if (c == '`') {
+      quoted = true;
+      had_part = true;
+      part.clear();
+    } else if (c == '.') {
+      end_part();
+    } else if (c == ',') {
+      end_part();
+      if (!parts.empty()) out.push_back(std::move(parts));
+      parts.clear();
+    } else if (!had_part) {
+      part += c;
+    }
+  }
+  end_part();
+  if (!parts.empty()) out.push_back(std::move(parts));
+  return out;
+}
+
+constexpr std::string_view kStatsColumnsKey = "delta.dataSkippingStatsColumns";
+
+// `configuration` with delta.dataSkippingStatsColumns rewritten by `edit`
+// (a column's parts to its new parts, or nullopt to drop it), as Spark
+// rewrites it: every entry, comma-joined without blanks.
+template <typename Edit>
+void RewriteStatsColumns(TableConfiguration* configuration, bool sql_quoting, const Edit& edit) {
+  for (auto& [key, value] : *configuration) {
+    if (!EqualsIgnoreCase(key, kStatsColumnsKey)) continue;
+    std::string out;
+    for (const std::vector<std::string>& column : ParseColumnList(value)) {
+      std::optional<std::vector<std::string>> edited = edit(column);
+      if (!edited) continue;
+      if (!out.empty()) out += ',';
+      out += sql_quoting ? AttributeSql(*edited) : AttributeName(*edited);
+    }
+    value = std::move(out);
+  }
+}
+
+// True when `prefix` is a prefix of `parts` (exact names, as Spark
+// compares them here).
+bool HasPrefix(const std::vector<std::string>& parts, const std::vector<std::string>& prefix) {
+  return parts.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), parts.begin());
+}
+
+void CollectGenerated(const columnar::DataType& type,
+                      std::vector<std::pair<std::string, std::string>>* out) {
+  switch (type.id()) {
+    case TypeId::kStruct:
+      for (const Field& field : type.fields()) {
+        Result<std::optional<std::string>> expression =
+            FieldMetadataString(field, kGenerationExpressionKey);
+        if (expression.ok() && *expression) out->emplace_back(field.name, **expression);
+        CollectGenerated(*field.type, out);
+      }
+      return;
+    case TypeId::kArray: CollectGenerated(*type.element_type(), out); return;
+    case TypeId::kMap:
+      CollectGenerated(*type.key_type(), out);
+      CollectGenerated(*type.value_type(), out);
+      return;
+    default: return;
+  }
+}
+
+// delta-spark's checkDependentExpressions: refuses to change column `path`
+// (its names as the schema spells them) when a CHECK constraint or a
+// generated column reads it, a field below it or a struct above it.
+Status CheckDependentExpressions(const Snapshot& snapshot, const std::vector<std::string>& path,
+                                 const ExpressionColumns& expression_columns,
+                                 const std::string& table_path) {
+  std::vector<std::pair<std::string, std::string>> constraints;
+  for (const auto& [key, value] : snapshot.metadata().configuration) {
+    if (StartsWithIgnoreCase(key, "delta.constraints.")) constraints.emplace_back(key, value);
+  }
+  std::vector<std::pair<std::string, std::string>> generated;
+  CollectGenerated(*snapshot.schema(), &generated);
+  if (constraints.empty() && generated.empty()) return Status::OK();
+  if (!expression_columns) {
+    return Status::NotSupported("changing column ", AttributeName(path), " of Delta table ",
+                                table_path, " with CHECK constraints or generated columns");
+  }
+  auto reads = [&](const std::string& expression) -> Result<bool> {
+    SILT_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> columns,
+                          expression_columns(expression));
+    for (const std::vector<std::string>& column : columns) {
+      const size_t n = std::min(column.size(), path.size());
+      bool same = n > 0;
+      for (size_t i = 0; i < n && same; ++i) same = EqualsIgnoreCase(column[i], path[i]);
+      if (same) return true;
+    }
+    return false;
+  };
+  for (auto [list, error_class, what] :
+       {std::tuple{&constraints, "DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE", "check constraint"},
+        std::tuple{&generated, "DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE",
+                   "generated column"}}) {
+    std::string dependents;
+    for (const auto& [name, expression] : *list) {
+      SILT_ASSIGN_OR_RETURN(bool dependent, reads(expression));
+      if (!dependent) continue;
+      if (!dependents.empty()) dependents += '\n';
+      dependents += name + " -> " + expression;
+    }
+    if (!dependents.empty()) {
+      return Status::InvalidArgument("[", error_class, "] Cannot alter column ",
+                                     AttributeName(path), " of Delta table ", table_path,
+                                     " because this column is referenced by the following ", what,
+                                     "(s):\n", dependents);
+    }
+  }
+  return Status::OK();
+}
+
+// The physical names along `path` (the schema's own names) in `schema`.
+Result<std::vector<std::string>> PhysicalPath(const columnar::DataType& schema,
+                                              const std::vector<std::string>& path) {
+  std::vector<std::string> out;
+  const columnar::DataType* type = &schema;
+  for (const std::string& name : path) {
+    const int index = type->FieldIndex(name);
+    if (type->id() != TypeId::kStruct || index < 0) break;
+    SILT_ASSIGN_OR_RETURN(std::string physical, RequiredPhysicalName(type->field(index)));
+    out.push_back(std::move(physical));
+    type = type->field(index).type.get();
+  }
+  return out;
+}
+
+// `path` as the schema spells its names.
+std::vector<std::string> SchemaSpelling(const columnar::DataType& schema,
+                                        const std::vector<std::string>& path) {
+  std::vector<std::string> out;
+  const columnar::DataType* type = &schema;
+  for (const std::string& name : path) {
+    const int index = type->id() == TypeId::kStruct ? type->FieldIndex(name) : -1;
+    if (index < 0) {
+      out.push_back(name);
+      continue;
+    }
+    out.push_back(type->field(index).name);
+    type = type->field(index).type.get();
+  }
+  return out;
 }
 
 // The struct type along `path` (all but its last name) in `schema`, and the
@@ -319,9 +538,11 @@ TypePtr Rebuild(const TypePtr& type, const std::vector<std::string>& path, size_
 }
 
 Result<int64_t> CommitSchema(DeltaTable* table, const SnapshotPtr& snapshot, TypePtr schema,
-                             std::vector<std::string> partition_columns, std::string operation,
+                             std::vector<std::string> partition_columns,
+                             TableConfiguration configuration, std::string operation,
                              std::map<std::string, std::string> parameters) {
   Metadata metadata = snapshot->metadata();
+  metadata.configuration = std::move(configuration);
   metadata.schema = schema;
   metadata.schema_string = columnar::SchemaToJson(*schema);
   metadata.partition_columns = std::move(partition_columns);
@@ -340,7 +561,8 @@ Result<int64_t> CommitSchema(DeltaTable* table, const SnapshotPtr& snapshot, Typ
 }  // namespace
 
 Result<int64_t> RenameColumn(DeltaTable* table, const std::vector<std::string>& path,
-                             const std::string& new_name) {
+                             const std::string& new_name,
+                             const ExpressionColumns& expression_columns) {
   SILT_ASSIGN_OR_RETURN(
       SnapshotPtr snapshot,
       SnapshotForAlter(table, "DELTA_UNSUPPORTED_RENAME_COLUMN", "RENAME COLUMN"));
@@ -348,6 +570,8 @@ Result<int64_t> RenameColumn(DeltaTable* table, const std::vector<std::string>& 
   const columnar::DataType* parent = nullptr;
   int index = -1;
   SILT_RETURN_NOT_OK(Locate(*schema, path, table->path(), &parent, &index));
+  SILT_RETURN_NOT_OK(CheckDependentExpressions(*snapshot, SchemaSpelling(*schema, path),
+                                               expression_columns, table->path()));
   if (new_name.empty()) return Status::InvalidArgument("RENAME COLUMN needs a new name");
   const int clash = parent->FieldIndex(new_name);
   if (clash >= 0 && clash != index) {
@@ -371,14 +595,29 @@ Result<int64_t> RenameColumn(DeltaTable* table, const std::vector<std::string>& 
   new_path.back() = new_name;
   std::vector<std::string> old_path = path;
   old_path.back() = old_name;
+  // Spark matches the list's names exactly against the path as resolved.
+  const std::vector<std::string> resolved = SchemaSpelling(*schema, path);
+  std::vector<std::string> resolved_new = resolved;
+  resolved_new.back() = new_name;
+  TableConfiguration configuration = snapshot->metadata().configuration;
+  RewriteStatsColumns(&configuration, true, [&](const std::vector<std::string>& column) {
+    if (!HasPrefix(column, resolved)) return std::optional<std::vector<std::string>>(column);
+    std::vector<std::string> out = resolved_new;
+    out.insert(out.end(), column.begin() + static_cast<std::ptrdiff_t>(resolved.size()),
+               column.end());
+    return std::optional<std::vector<std::string>>(std::move(out));
+  });
   return CommitSchema(
-      table, snapshot, std::move(renamed), std::move(partition_columns), "RENAME COLUMN",
+      table, snapshot, std::move(renamed), std::move(partition_columns), std::move(configuration),
+      "RENAME COLUMN",
       {{"oldColumnPath", JoinPath(old_path)}, {"newColumnPath", JoinPath(new_path)}});
 }
 
-Result<int64_t> DropColumns(DeltaTable* table, const std::vector<std::vector<std::string>>& paths) {
+Result<int64_t> DropColumns(DeltaTable* table, const std::vector<std::vector<std::string>>& paths,
+                            const ExpressionColumns& expression_columns) {
   SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot,
                         SnapshotForAlter(table, "DELTA_UNSUPPORTED_DROP_COLUMN", "DROP COLUMN"));
+  SILT_ASSIGN_OR_RETURN(std::vector<std::string> clustering, ClusteringColumns(*snapshot));
   TypePtr schema = snapshot->schema();
   JsonWriter columns;
   columns.BeginArray();
@@ -395,6 +634,17 @@ Result<int64_t> DropColumns(DeltaTable* table, const std::vector<std::vector<std
         }
       }
     }
+    // The clustering domain names physical columns.
+    SILT_ASSIGN_OR_RETURN(std::vector<std::string> physical, PhysicalPath(*schema, path));
+    std::string physical_path;
+    for (const std::string& part : physical) {
+      physical_path += (physical_path.empty() ? "" : ".") + part;
+    }
+    if (std::find(clustering.begin(), clustering.end(), physical_path) != clustering.end()) {
+      return Status::InvalidArgument("[DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN] Dropping ",
+                                     "clustering columns (", AttributeName(path),
+                                     ") of Delta table ", table->path(), " is not allowed");
+    }
     if (parent->num_fields() == 1) {
       return Status::InvalidArgument(
           "[DELTA_DROP_COLUMN_ON_SINGLE_FIELD_SCHEMA] cannot drop ", JoinPath(path),
@@ -405,8 +655,19 @@ Result<int64_t> DropColumns(DeltaTable* table, const std::vector<std::vector<std
     columns.String(JoinPath(path));
   }
   columns.EndArray();
+  TableConfiguration configuration = snapshot->metadata().configuration;
+  RewriteStatsColumns(&configuration, false, [&](const std::vector<std::string>& column) {
+    for (const std::vector<std::string>& path : paths) {
+      if (HasPrefix(column, path)) return std::optional<std::vector<std::string>>();
+    }
+    return std::optional<std::vector<std::string>>(column);
+  });
+  for (const std::vector<std::string>& path : paths) {
+    SILT_RETURN_NOT_OK(CheckDependentExpressions(
+        *snapshot, SchemaSpelling(*snapshot->schema(), path), expression_columns, table->path()));
+  }
   return CommitSchema(table, snapshot, std::move(schema), snapshot->partition_columns(),
-                      "DROP COLUMNS", {{"columns", columns.Take()}});
+                      std::move(configuration), "DROP COLUMNS", {{"columns", columns.Take()}});
 }
 
 }  // namespace silt::delta

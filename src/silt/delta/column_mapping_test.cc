@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/change_feed.h"
 #include "silt/delta/field_metadata.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/table.h"
@@ -203,6 +204,180 @@ TEST(ColumnMappingTest, TableWriterWritesPhysicalNamesFieldIdsStatsAndPartitionV
   EXPECT_EQ(file_schema->field(1).name, s_name);
   EXPECT_EQ(file_schema->field(1).type->field(0).name, a_name);
   EXPECT_EQ(file_schema->field(1).type->field(0).metadata_json, R"({"parquet.field.id":3})");
+}
+
+TEST(ColumnMappingTest, NewTableSchemaIsNumberedAndRecordsMaxColumnId) {
+  TableConfiguration configuration{{"delta.columnMapping.mode", "name"}};
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr mapped,
+                       MapNewTableSchema(NestedSchema(), &configuration));
+  EXPECT_EQ(IdOf(mapped->field(2).type->value_type()->field(0)), 7);
+  EXPECT_EQ(configuration.at("delta.columnMapping.maxColumnId"), "7");
+  TableConfiguration plain;
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr same, MapNewTableSchema(NestedSchema(), &plain));
+  EXPECT_EQ(same->field(0).metadata_json, "{}");
+  EXPECT_TRUE(plain.empty());
+}
+
+TEST(ColumnMappingTest, HiddenColumnIsWrittenUnderItsOwnNameWithoutFieldId) {
+  int64_t max_id = 0;
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr mapped,
+                       AssignColumnMapping(NestedSchema(), nullptr, &max_id));
+  std::vector<Field> fields = mapped->fields();
+  fields.push_back(HiddenColumn("_change_type", DataType::String()));
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr physical, PhysicalSchema(*DataType::Struct(fields)));
+  EXPECT_EQ(physical->field(3).name, "_change_type");
+  EXPECT_EQ(physical->field(3).metadata_json, "{}");
+  // A table field whose physical name is not its own still needs its id.
+  Field odd{"x", DataType::Int()};
+  odd.metadata_json = R"({"delta.columnMapping.physicalName":"col-1"})";
+  ASSERT_RAISES(Corruption, PhysicalSchema(*DataType::Struct({odd})).status());
+}
+
+Metadata MappedMetadata(columnar::SchemaPtr schema, std::vector<std::string> partitions = {}) {
+  Metadata metadata;
+  metadata.configuration = {{"delta.columnMapping.mode", "name"}};
+  metadata.schema = std::move(schema);
+  metadata.schema_string = columnar::SchemaToJson(*metadata.schema);
+  metadata.partition_columns = std::move(partitions);
+  return metadata;
+}
+
+TEST(ColumnMappingTest, ChangeFeedReadSchemaRefusesRenamesAndDropsNotAdds) {
+  int64_t max_id = 0;
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr mapped,
+                       AssignColumnMapping(NestedSchema(), nullptr, &max_id));
+  const Metadata start = MappedMetadata(mapped);
+  auto check = [&](const Metadata& read, bool change) {
+    return CheckChangeFeedReadSchema(read, 5, start, 2, change, 2, 5, "/t");
+  };
+  EXPECT_OK(check(start, true));
+  // An added column reads as NULL for older data.
+  std::vector<Field> added = mapped->fields();
+  added.push_back(HiddenColumn("z", DataType::Int()));
+  EXPECT_OK(check(MappedMetadata(DataType::Struct(added)), true));
+  // A nested field renamed (same physical name, new logical one).
+  std::vector<Field> renamed = mapped->fields();
+  std::vector<Field> inner = renamed[1].type->fields();
+  inner[0].name = "a2";
+  renamed[1].type = DataType::Struct(inner);
+  Status rename = check(MappedMetadata(DataType::Struct(renamed)), true);
+  ASSERT_RAISES(NotSupported, rename);
+  EXPECT_NE(rename.message().find("[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_SCHEMA_CHANGE]"),
+            std::string::npos);
+  // A dropped column, seen from the start version's data.
+  std::vector<Field> dropped = mapped->fields();
+  dropped.pop_back();
+  Status drop = check(MappedMetadata(DataType::Struct(dropped)), false);
+  ASSERT_RAISES(NotSupported, drop);
+  EXPECT_NE(drop.message().find("[DELTA_CHANGE_DATA_FEED_INCOMPATIBLE_DATA_SCHEMA]"),
+            std::string::npos);
+  // A type change and a nullable field made non-nullable.
+  std::vector<Field> retyped = mapped->fields();
+  retyped[0].type = DataType::Int();
+  ASSERT_RAISES(NotSupported, check(MappedMetadata(DataType::Struct(retyped)), true));
+  std::vector<Field> tightened = mapped->fields();
+  tightened[0].nullable = false;
+  ASSERT_RAISES(NotSupported, check(MappedMetadata(DataType::Struct(tightened)), true));
+  // Other partition columns, and turning column mapping off.
+  ASSERT_RAISES(NotSupported, check(MappedMetadata(mapped, {"id"}), true));
+  Metadata off = start;
+  off.configuration.clear();
+  ASSERT_RAISES(NotSupported, check(off, true));
+}
+
+class AlterColumnsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = fs::MakeMemoryFileSystem();
+    ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  }
+
+  // id BIGINT, s STRUCT<a, b>, v INT, g INT GENERATED AS (v * 2) when
+  // `generated`, column-mapped.
+  void Create(TableConfiguration configuration, bool generated = false) {
+    configuration["delta.columnMapping.mode"] = "name";
+    std::vector<Field> fields{
+        Field{"id", DataType::Long()},
+        Field{"s", DataType::Struct({Field{"a", DataType::Int()}, Field{"b", DataType::Int()}})},
+        Field{"v", DataType::Int()}};
+    if (generated) {
+      Field g{"g", DataType::Int()};
+      g.metadata_json = R"({"delta.generationExpression":"v * 2"})";
+      fields.push_back(g);
+    }
+    CommitRequest create;
+    ASSERT_OK_AND_ASSIGN(create.new_protocol, ProtocolForNewTable(configuration));
+    if (generated) AddTableFeature(&*create.new_protocol, "generatedColumns");
+    Metadata metadata;
+    ASSERT_OK_AND_ASSIGN(metadata.schema,
+                         MapNewTableSchema(DataType::Struct(fields), &configuration));
+    metadata.schema_string = columnar::SchemaToJson(*metadata.schema);
+    metadata.configuration = std::move(configuration);
+    create.new_metadata = metadata;
+    create.operation = "CREATE TABLE";
+    create.honoured_features = {"columnMapping", "generatedColumns"};
+    ASSERT_OK(Commit(table_.get(), nullptr, create).status());
+  }
+
+  std::string Property(const std::string& key) {
+    Result<SnapshotPtr> snapshot = table_->LatestSnapshot();
+    EXPECT_TRUE(snapshot.ok());
+    auto it = (*snapshot)->metadata().configuration.find(key);
+    return it == (*snapshot)->metadata().configuration.end() ? "<unset>" : it->second;
+  }
+
+  // Every identifier chain of an expression (the CLI parses them).
+  static Result<std::vector<std::vector<std::string>>> Columns(const std::string& expression) {
+    if (expression == "v * 2" || expression == "v > 0") {
+      return std::vector<std::vector<std::string>>{{"v"}};
+    }
+    if (expression == "s.a > 0") return std::vector<std::vector<std::string>>{{"s", "a"}};
+    return Status::InvalidArgument("unexpected expression ", expression);
+  }
+
+  fs::FileSystemPtr fs_;
+  std::unique_ptr<DeltaTable> table_;
+};
+
+TEST_F(AlterColumnsTest, StatsColumnsFollowRenamesAndLoseDroppedColumns) {
+  Create({{"delta.dataSkippingStatsColumns", "v, s.a ,id"}});
+  ASSERT_OK(RenameColumn(table_.get(), {"s"}, "t").status());
+  EXPECT_EQ(Property("delta.dataSkippingStatsColumns"), "v,t.a,id");
+  ASSERT_OK(RenameColumn(table_.get(), {"v"}, "my col").status());
+  EXPECT_EQ(Property("delta.dataSkippingStatsColumns"), "`my col`,t.a,id");
+  // DROP re-prints names as Spark's UnresolvedAttribute.name does (only a
+  // name with a dot is quoted).
+  ASSERT_OK(DropColumns(table_.get(), {{"t"}}).status());
+  EXPECT_EQ(Property("delta.dataSkippingStatsColumns"), "my col,id");
+}
+
+TEST_F(AlterColumnsTest, ColumnsReadByConstraintsOrGeneratedColumnsAreRefused) {
+  Create({{"delta.constraints.positive", "v > 0"}, {"delta.constraints.nested", "s.a > 0"}}, true);
+  // Without a parser for the expressions: refused as before.
+  ASSERT_RAISES(NotSupported, RenameColumn(table_.get(), {"id"}, "x").status());
+  Status v = RenameColumn(table_.get(), {"V"}, "w", Columns).status();
+  ASSERT_RAISES(InvalidArgument, v);
+  EXPECT_NE(v.message().find("[DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE]"), std::string::npos)
+      << v.message();
+  EXPECT_NE(v.message().find("delta.constraints.positive -> v > 0"), std::string::npos);
+  // The struct above a field a constraint reads, and that field.
+  ASSERT_RAISES(InvalidArgument, DropColumns(table_.get(), {{"s"}}, Columns).status());
+  ASSERT_RAISES(InvalidArgument, RenameColumn(table_.get(), {"s", "a"}, "x", Columns).status());
+  // Another field of the struct, the generated column itself, and a
+  // column nothing reads.
+  ASSERT_OK(RenameColumn(table_.get(), {"s", "b"}, "b2", Columns).status());
+  ASSERT_OK(RenameColumn(table_.get(), {"g"}, "g2", Columns).status());
+  ASSERT_OK(DropColumns(table_.get(), {{"id"}}, Columns).status());
+}
+
+TEST_F(AlterColumnsTest, GeneratedColumnSourcesAreRefusedAfterConstraints) {
+  Create({}, true);
+  Status v = DropColumns(table_.get(), {{"v"}}, Columns).status();
+  ASSERT_RAISES(InvalidArgument, v);
+  EXPECT_NE(v.message().find("[DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE]"),
+            std::string::npos)
+      << v.message();
+  EXPECT_NE(v.message().find("g -> v * 2"), std::string::npos);
 }
 
 }  // namespace

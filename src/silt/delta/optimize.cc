@@ -223,11 +223,6 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     }
     row_tracking = RowTrackingRewrite{std::move(*row_tracking_write)};
   }
-  if (column_mapping && row_tracking) {
-    return Status::NotSupported("OPTIMIZE of Delta table ", path,
-                                ": rewriting files with both column mapping and materialized "
-                                "row tracking columns is not supported yet");
-  }
 
   const fs::FileSystemPtr& fs = table->file_system();
   const int64_t deletion_ms = NowMillis();

@@ -5,6 +5,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/append_writer.h"
+#include "silt/delta/column_mapping.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/stats.h"
 #include "silt/delta/table.h"
@@ -103,8 +104,17 @@ Result<std::optional<RowTrackingWrite>> RowTrackingWriteFor(const Snapshot& snap
   RowTrackingWrite out;
   out.names = *names;
   std::vector<columnar::Field> fields = snapshot.schema()->fields();
-  fields.push_back({names->row_id, columnar::DataType::Long(), true, "{}"});
-  fields.push_back({names->row_commit_version, columnar::DataType::Long(), true, "{}"});
+  SILT_ASSIGN_OR_RETURN(ColumnMappingMode mapping,
+                        ColumnMappingModeOf(snapshot.metadata().configuration));
+  if (mapping != ColumnMappingMode::kNone) {
+    // Under column mapping too the files hold them under their own names,
+    // without field ids, as delta-spark writes them.
+    fields.push_back(HiddenColumn(names->row_id, columnar::DataType::Long()));
+    fields.push_back(HiddenColumn(names->row_commit_version, columnar::DataType::Long()));
+  } else {
+    fields.push_back({names->row_id, columnar::DataType::Long(), true, "{}"});
+    fields.push_back({names->row_commit_version, columnar::DataType::Long(), true, "{}"});
+  }
   out.schema = columnar::DataType::Struct(std::move(fields));
   out.stats_columns =
       CountLeaves(*DataFileSchema(*snapshot.schema(), snapshot.partition_columns()));

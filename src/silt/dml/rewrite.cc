@@ -130,11 +130,6 @@ Result<std::unique_ptr<DmlWriter>> DmlWriter::Make(delta::DeltaTable* table,
   SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping,
                         delta::ColumnMappingModeOf(snapshot->metadata().configuration));
   const bool column_mapping = mapping != delta::ColumnMappingMode::kNone;
-  if (column_mapping && out->row_tracking_) {
-    return Status::NotSupported("rewriting files of Delta table ", table->path(),
-                                " with both column mapping and materialized row tracking "
-                                "columns is not supported yet");
-  }
   SILT_ASSIGN_OR_RETURN(
       out->writer_, delta::MakeTableWriter(table->file_system(), table->path(), schema,
                                            snapshot->partition_columns(), options, column_mapping));
@@ -147,21 +142,21 @@ DmlWriter::~DmlWriter() = default;
 Status DmlWriter::WriteChangeData() {
   SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping,
                         delta::ColumnMappingModeOf(snapshot_->metadata().configuration));
-  if (mapping != delta::ColumnMappingMode::kNone) {
-    return Status::NotSupported("change data files of Delta table ", table_->path(),
-                                " (delta.enableChangeDataFeed with column mapping) are not "
-                                "supported yet");
-  }
+  const bool column_mapping = mapping != delta::ColumnMappingMode::kNone;
   std::vector<columnar::Field> fields = snapshot_->schema()->fields();
-  fields.push_back({"_change_type", columnar::DataType::String(), true});
+  // Under column mapping the change data files hold physical names and
+  // field ids like the data files, _change_type under its own name.
+  fields.push_back(column_mapping
+                       ? delta::HiddenColumn("_change_type", columnar::DataType::String())
+                       : columnar::Field{"_change_type", columnar::DataType::String(), true});
   cdc_schema_ = columnar::DataType::Struct(std::move(fields));
   delta::TableWriterOptions options;
   SILT_ASSIGN_OR_RETURN(options.num_indexed_cols,
                         delta::DataSkippingNumIndexedCols(snapshot_->metadata().configuration));
   SILT_ASSIGN_OR_RETURN(
       cdc_writer_,
-      delta::TableWriter::Make(table_->file_system(), fs::JoinPath(table_->path(), "_change_data"),
-                               cdc_schema_, snapshot_->partition_columns(), options));
+      delta::MakeTableWriter(table_->file_system(), fs::JoinPath(table_->path(), "_change_data"),
+                             cdc_schema_, snapshot_->partition_columns(), options, column_mapping));
   return Status::OK();
 }
 

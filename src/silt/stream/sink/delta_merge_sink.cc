@@ -196,12 +196,9 @@ Result<std::unique_ptr<DeltaMergeSink>> DeltaMergeSink::Make(
   }
   Result<delta::TableConfiguration> validated = delta::ValidateTableProperties(properties);
   if (!validated.ok()) return validated.status().WithContextParts(kp, ".options");
-  // The merge sink does not number the columns of a table it creates.
-  SILT_ASSIGN_OR_RETURN(delta::ColumnMappingMode mapping, delta::ColumnMappingModeOf(*validated));
-  if (mapping != delta::ColumnMappingMode::kNone) {
-    return Status::NotSupported(kp, ".options.delta.columnMapping.mode: the merge sink does not ",
-                                "create column-mapped tables yet");
-  }
+  // An unknown column mapping mode is refused here, before any batch.
+  Result<delta::ColumnMappingMode> mapping = delta::ColumnMappingModeOf(*validated);
+  if (!mapping.ok()) return mapping.status().WithContextParts(kp, ".options");
   sink->table_properties_ = std::move(*validated);
 
   dml::MergeSpec& merge = sink->merge_;
@@ -308,14 +305,18 @@ Status DeltaMergeSink::CreateTable() {
   delta::CommitRequest request;
   delta::Metadata metadata;
   metadata.id = NewUuid();
-  metadata.schema = layout.table_schema;
-  metadata.schema_string = columnar::SchemaToJson(*layout.table_schema);
-  metadata.partition_columns = partition_by_;
   metadata.configuration = table_properties_;
+  // Column mapping numbers the fields as the append sink does (decision 126).
+  SILT_ASSIGN_OR_RETURN_CTX(metadata.schema,
+                            delta::MapNewTableSchema(layout.table_schema, &metadata.configuration),
+                            "creating table ", path_);
+  metadata.schema_string = columnar::SchemaToJson(*metadata.schema);
+  metadata.partition_columns = partition_by_;
   metadata.created_time = now_ms;
-  request.new_metadata = std::move(metadata);
   SILT_ASSIGN_OR_RETURN(request.new_protocol, delta::ProtocolForNewTable(table_properties_));
-  delta::AddSchemaFeatures(*layout.table_schema, &*request.new_protocol);
+  delta::AddSchemaFeatures(*metadata.schema, &*request.new_protocol);
+  request.new_metadata = std::move(metadata);
+  request.honoured_features = {"columnMapping"};
   request.operation = "CREATE TABLE";
   request.is_blind_append = true;
   Result<delta::CommitResult> created = delta::Commit(table_.get(), nullptr, request);
