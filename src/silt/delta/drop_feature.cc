@@ -1,5 +1,7 @@
 #include "silt/delta/drop_feature.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -9,12 +11,18 @@
 #include "silt/base/logging.h"
 #include "silt/base/strings.h"
 #include "silt/delta/checkpoint_writer.h"
+#include "silt/delta/column_mapping.h"
+#include "silt/delta/constraints.h"
 #include "silt/delta/deletion_vector.h"
+#include "silt/delta/field_metadata.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/optimize.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
+#include "silt/delta/row_tracking.h"
 #include "silt/delta/table_properties.h"
+#include "silt/delta/type_widening.h"
+#include "silt/parquet/file_reader.h"
 
 namespace silt::delta {
 
@@ -66,8 +74,19 @@ constexpr std::string_view kRemovableFeatures[] = {
 
 // The ones silt drops.
 constexpr std::string_view kSiltDrops[] = {
-    "deletionVectors", "v2Checkpoint",         "inCommitTimestamp",   "vacuumProtocolCheck",
-    "typeWidening",    "typeWidening-preview", "checkpointProtection"};
+    "deletionVectors", "v2Checkpoint",         "inCommitTimestamp",    "vacuumProtocolCheck",
+    "typeWidening",    "typeWidening-preview", "checkpointProtection", "checkConstraints",
+    "domainMetadata",  "rowTracking",          "columnMapping"};
+
+// The field metadata of column mapping (delta-spark's
+// COLUMN_MAPPING_METADATA_KEYS).
+constexpr std::string_view kColumnMappingFieldKeys[] = {
+    "delta.columnMapping.id", "delta.columnMapping.physicalName", "delta.columnMapping.nested.ids",
+    "parquet.field.id", "parquet.field.nested.ids"};
+
+// delta-spark's backfill.maxNumFiles: the files one ROW TRACKING UNBACKFILL
+// commit re-adds at most.
+constexpr size_t kUnbackfillFilesPerCommit = 22000;
 
 template <size_t N>
 bool Contains(const std::string_view (&list)[N], std::string_view name) {
@@ -88,6 +107,18 @@ std::vector<std::string_view> DependentsOf(std::string_view feature) {
   return it == kDependents.end() ? std::vector<std::string_view>() : it->second;
 }
 
+// The writer features DROP FEATURE's commits keep intact: they move no rows
+// but through OPTIMIZE's rewrites, which write column-mapped files as
+// such.
+const std::vector<std::string>& Honoured() {
+  static const std::vector<std::string> kFeatures = [] {
+    std::vector<std::string> features = RowPreservingFeatures();
+    features.push_back("columnMapping");
+    return features;
+  }();
+  return kFeatures;
+}
+
 int64_t NowMs() { return SystemClock().NowMicros() / 1000; }
 
 bool HasTypeChanges(const columnar::DataType& type) {
@@ -102,6 +133,195 @@ bool HasTypeChanges(const columnar::DataType& type) {
     case columnar::TypeId::kMap:
       return HasTypeChanges(*type.key_type()) || HasTypeChanges(*type.value_type());
     default: return false;
+  }
+}
+
+// The names of the table's CHECK constraints (delta.constraints.*).
+std::vector<std::string> CheckConstraintNames(const Metadata& metadata) {
+  std::vector<std::string> names;
+  for (const Constraint& c : CheckConstraints(metadata)) names.push_back(c.name);
+  return names;
+}
+
+// Whether a file's column type differs from the table's, nullability
+// aside (delta-spark's fileHasDifferentTypes); struct fields are matched by
+// name and fields missing on either side do not count.
+bool TypesDiffer(const columnar::DataType& file, const columnar::DataType& table) {
+  if (file.id() != table.id()) return true;
+  switch (table.id()) {
+    case columnar::TypeId::kDecimal:
+      return file.precision() != table.precision() || file.scale() != table.scale();
+    case columnar::TypeId::kStruct:
+      for (const columnar::Field& field : table.fields()) {
+        const int idx = file.FieldIndex(field.name);
+        if (idx >= 0 && TypesDiffer(*file.field(idx).type, *field.type)) return true;
+      }
+      return false;
+    case columnar::TypeId::kArray: return TypesDiffer(*file.element_type(), *table.element_type());
+    case columnar::TypeId::kMap:
+      return TypesDiffer(*file.key_type(), *table.key_type()) ||
+             TypesDiffer(*file.value_type(), *table.value_type());
+    default: return false;
+  }
+}
+
+// A struct field's name in the file: its physical name under column
+// mapping.
+std::string FileColumnName(const columnar::Field& field) {
+  Result<std::optional<std::string>> physical =
+      FieldMetadataString(field, "delta.columnMapping.physicalName");
+  return physical.ok() && physical->has_value() ? **physical : field.name;
+}
+
+// `metadata_json` without the members `drop` names (the others kept in
+// order).
+template <typename Drop>
+Result<std::string> WithoutMetadataKeys(const columnar::Field& field, Drop drop) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  if (parser.parse(field.metadata_json).get(object) != simdjson::SUCCESS) {
+    return Status::Corruption("the metadata of column '", field.name,
+                              "' is not a JSON object: ", field.metadata_json);
+  }
+  JsonWriter w;
+  w.BeginObject();
+  for (auto [key, value] : object) {
+    if (drop(key)) continue;
+    w.Key(key);
+    w.Raw(simdjson::minify(value));
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+// A column path as Spark's UnresolvedAttribute prints it: parts joined by
+// dots, a part holding a dot or a backquote quoted.
+std::string ColumnPathName(const std::vector<std::string>& path) {
+  std::string out;
+  for (const std::string& part : path) {
+    if (!out.empty()) out += '.';
+    if (part.find('.') != std::string::npos || part.find('`') != std::string::npos) {
+      out += '`';
+      for (char c : part) out += c == '`' ? std::string("``") : std::string(1, c);
+      out += '`';
+    } else {
+      out += part;
+    }
+  }
+  return out;
+}
+
+// `type` without delta.typeChanges field metadata; each field that had it is
+// appended to `changes` as delta-spark's UpdateColumnMetadata records it
+// ({"name", "type", "nullable", "metadata"} with the metadata before the
+// removal).
+Result<columnar::TypePtr> StripTypeChanges(const columnar::TypePtr& type,
+                                           std::vector<std::string>* path, JsonWriter* changes) {
+  switch (type->id()) {
+    case columnar::TypeId::kStruct: {
+      std::vector<columnar::Field> fields;
+      for (const columnar::Field& field : type->fields()) {
+        columnar::Field out = field;
+        path->push_back(field.name);
+        SILT_ASSIGN_OR_RETURN(out.type, StripTypeChanges(field.type, path, changes));
+        if (field.metadata_json.find(kTypeChangesKey) != std::string::npos) {
+          SILT_ASSIGN_OR_RETURN(std::optional<std::string> recorded,
+                                FieldMetadataJson(field, kTypeChangesKey));
+          if (recorded) {
+            changes->BeginObject();
+            changes->Member("name", ColumnPathName(*path));
+            changes->Member("type", field.type->JsonTypeName());
+            changes->Key("nullable");
+            changes->Bool(field.nullable);
+            changes->Key("metadata");
+            changes->Raw(field.metadata_json);
+            changes->EndObject();
+            SILT_ASSIGN_OR_RETURN(out.metadata_json,
+                                  WithoutMetadataKeys(field, [](std::string_view key) {
+                                    return key == kTypeChangesKey;
+                                  }));
+          }
+        }
+        path->pop_back();
+        fields.push_back(std::move(out));
+      }
+      return columnar::DataType::Struct(std::move(fields));
+    }
+    case columnar::TypeId::kArray: {
+      path->push_back("element");
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr element,
+                            StripTypeChanges(type->element_type(), path, changes));
+      path->pop_back();
+      return columnar::DataType::Array(element, type->contains_null());
+    }
+    case columnar::TypeId::kMap: {
+      path->push_back("key");
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr key,
+                            StripTypeChanges(type->key_type(), path, changes));
+      path->back() = "value";
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr value,
+                            StripTypeChanges(type->value_type(), path, changes));
+      path->pop_back();
+      return columnar::DataType::Map(key, value, type->value_contains_null());
+    }
+    default: return type;
+  }
+}
+
+bool IsColumnMappingKey(std::string_view key) { return Contains(kColumnMappingFieldKeys, key); }
+
+bool HasColumnMappingMetadata(const columnar::DataType& type) {
+  switch (type.id()) {
+    case columnar::TypeId::kStruct:
+      for (const columnar::Field& field : type.fields()) {
+        for (std::string_view key : kColumnMappingFieldKeys) {
+          if (field.metadata_json.find(key) != std::string::npos) return true;
+        }
+        if (HasColumnMappingMetadata(*field.type)) return true;
+      }
+      return false;
+    case columnar::TypeId::kArray: return HasColumnMappingMetadata(*type.element_type());
+    case columnar::TypeId::kMap:
+      return HasColumnMappingMetadata(*type.key_type()) ||
+             HasColumnMappingMetadata(*type.value_type());
+    default: return false;
+  }
+}
+
+// `type` without column mapping field metadata; the (dotted) names holding
+// a character delta-spark does not allow without column mapping
+// (' ,;{}()\n\t=') are appended to `invalid`.
+Result<columnar::TypePtr> StripColumnMapping(const columnar::TypePtr& type,
+                                             const std::string& prefix,
+                                             std::vector<std::string>* invalid) {
+  switch (type->id()) {
+    case columnar::TypeId::kStruct: {
+      std::vector<columnar::Field> fields;
+      for (const columnar::Field& field : type->fields()) {
+        columnar::Field out = field;
+        const std::string name = prefix.empty() ? field.name : prefix + "." + field.name;
+        if (field.name.find_first_of(" ,;{}()\n\t=") != std::string::npos) {
+          invalid->push_back(name);
+        }
+        SILT_ASSIGN_OR_RETURN(out.type, StripColumnMapping(field.type, name, invalid));
+        SILT_ASSIGN_OR_RETURN(out.metadata_json, WithoutMetadataKeys(field, IsColumnMappingKey));
+        fields.push_back(std::move(out));
+      }
+      return columnar::DataType::Struct(std::move(fields));
+    }
+    case columnar::TypeId::kArray: {
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr element,
+                            StripColumnMapping(type->element_type(), prefix + ".element", invalid));
+      return columnar::DataType::Array(element, type->contains_null());
+    }
+    case columnar::TypeId::kMap: {
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr key,
+                            StripColumnMapping(type->key_type(), prefix + ".key", invalid));
+      SILT_ASSIGN_OR_RETURN(columnar::TypePtr value,
+                            StripColumnMapping(type->value_type(), prefix + ".value", invalid));
+      return columnar::DataType::Map(key, value, type->value_contains_null());
+    }
+    default: return type;
   }
 }
 
@@ -170,6 +390,15 @@ class FeatureDropper {
   Status EmptyCommitAndCheckpoint();
   Status CheckpointLatest();
   Status DeletionVectorTombstones();
+  // REORG ... REWRITE_TYPE_WIDENING: rewrites the files stored in a
+  // narrower type than the table's.
+  Status RewriteWidenedFiles();
+  // Commits the schema without delta.typeChanges ("DROP FEATURE", as
+  // delta-spark's UpdateColumnMetadata records it).
+  Result<bool> RemoveTypeChanges();
+  // ROW TRACKING UNBACKFILL commits re-adding the files that carry row ids
+  // without them.
+  Status UnbackfillRowIds();
 
   DeltaTable* table_;
   std::string feature_;
@@ -238,15 +467,7 @@ Status FeatureDropper::CheckDroppable(const Snapshot& snapshot) {
     return Status::NotSupported(Context(), ": dropping table feature ", feature_,
                                 " is not supported by silt yet (delta-spark can drop it)");
   }
-  if ((feature_ == "typeWidening" || feature_ == "typeWidening-preview") &&
-      HasTypeChanges(*snapshot.schema())) {
-    return Status::NotSupported(
-        Context(),
-        ": the schema records type changes (delta.typeChanges), whose data files would have to "
-        "be rewritten in the wider types; silt does not do that yet");
-  }
-  return CheckWriteSupported(protocol, snapshot.metadata(), RowPreservingFeatures())
-      .WithContextParts(Context());
+  return CheckWriteSupported(protocol, snapshot.metadata(), Honoured()).WithContextParts(Context());
 }
 
 bool FeatureDropper::MetadataUsesFeature(const Metadata& metadata) const {
@@ -260,6 +481,10 @@ bool FeatureDropper::MetadataUsesFeature(const Metadata& metadata) const {
   }
   if (feature_ == "typeWidening" || feature_ == "typeWidening-preview") {
     return metadata.schema != nullptr && HasTypeChanges(*metadata.schema);
+  }
+  if (feature_ == "columnMapping") {
+    Result<ColumnMappingMode> mode = ColumnMappingModeOf(metadata.configuration);
+    return !mode.ok() || *mode != ColumnMappingMode::kNone;
   }
   return false;
 }
@@ -290,6 +515,23 @@ Result<bool> FeatureDropper::Clean(const Snapshot& snapshot) {
   if (feature_ == "checkpointProtection") {
     return !GetTableProperty(conf, kRequireCheckpointProtectionBeforeVersion);
   }
+  if (feature_ == "checkConstraints") return CheckConstraintNames(snapshot.metadata()).empty();
+  if (feature_ == "columnMapping") {
+    SILT_ASSIGN_OR_RETURN(ColumnMappingMode mode, ColumnMappingModeOf(conf));
+    return mode == ColumnMappingMode::kNone && !HasColumnMappingMetadata(*snapshot.schema());
+  }
+  if (feature_ == "domainMetadata") return snapshot.domain_metadata().empty();
+  if (feature_ == "rowTracking") {
+    // The properties and the delta.rowTracking domain that are removed by
+    // the downgrade commit itself do not count.
+    SILT_ASSIGN_OR_RETURN(bool on, EnableRowTracking(conf));
+    SILT_ASSIGN_OR_RETURN(bool suspended, RowTrackingSuspended(conf));
+    if (on || !suspended) return false;
+    for (const AddFile& add : snapshot.files()) {
+      if (add.base_row_id || add.default_row_commit_version) return false;
+    }
+    return true;
+  }
   return true;  // vacuumProtocolCheck leaves no trace but the protocol
 }
 
@@ -304,7 +546,7 @@ Status FeatureDropper::CommitMetadata(const SnapshotPtr& snapshot, Metadata meta
   request.is_blind_append = false;
   request.derive_write_metrics = false;
   request.new_metadata = std::move(metadata);
-  request.honoured_features = RowPreservingFeatures();
+  request.honoured_features = Honoured();
   return Commit(table_, snapshot, request).status().WithContextParts(Context());
 }
 
@@ -324,7 +566,7 @@ Status FeatureDropper::EmptyCommitAndCheckpoint() {
   CommitRequest request;
   request.operation = "Empty Commit";
   request.derive_write_metrics = false;
-  request.honoured_features = RowPreservingFeatures();
+  request.honoured_features = Honoured();
   SILT_RETURN_NOT_OK(Commit(table_, snapshot, request).status().WithContextParts(Context()));
   return CheckpointLatest();
 }
@@ -357,7 +599,7 @@ Status FeatureDropper::DeletionVectorTombstones() {
   request.operation = "Deletion Vector Tombstones";
   request.derive_write_metrics = false;
   request.is_blind_append = false;
-  request.honoured_features = RowPreservingFeatures();
+  request.honoured_features = Honoured();
   for (const std::string& path : dv_files) {
     RemoveFile remove;
     remove.path = path;
@@ -366,6 +608,88 @@ Status FeatureDropper::DeletionVectorTombstones() {
     request.removes.push_back(std::move(remove));
   }
   return Commit(table_, snapshot, request).status().WithContextParts(Context());
+}
+
+Status FeatureDropper::RewriteWidenedFiles() {
+  OptimizeOptions reorg;
+  reorg.rewrite_type_widening = true;
+  const fs::FileSystemPtr fs = table_->file_system();
+  const std::string path = table_->path();
+  reorg.file_filter = [fs, path](const Snapshot& snapshot) -> Result<std::vector<AddFile>> {
+    // The columns whose type changed, as the files name them.
+    std::vector<std::pair<std::string, columnar::TypePtr>> changed;
+    for (const columnar::Field& field : snapshot.schema()->fields()) {
+      if (field.metadata_json.find(kTypeChangesKey) != std::string::npos ||
+          HasTypeChanges(*columnar::DataType::Struct({field}))) {
+        changed.emplace_back(FileColumnName(field), field.type);
+      }
+    }
+    std::vector<AddFile> out;
+    for (const AddFile& add : snapshot.files()) {
+      SILT_ASSIGN_OR_RETURN(std::string file, ResolveDataFilePath(path, add.path));
+      SILT_ASSIGN_OR_RETURN_CTX(auto reader, parquet::ParquetFileReader::Open(fs.get(), file),
+                                "data file ", file);
+      const columnar::SchemaPtr& file_schema = reader->schema();
+      for (const auto& [name, type] : changed) {
+        const int idx = file_schema->FieldIndex(name);
+        if (idx >= 0 && TypesDiffer(*file_schema->field(idx).type, *type)) {
+          out.push_back(add);
+          break;
+        }
+      }
+    }
+    return out;
+  };
+  return Optimize(table_, reorg).status().WithContextParts(Context());
+}
+
+Result<bool> FeatureDropper::RemoveTypeChanges() {
+  SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  if (!HasTypeChanges(*snapshot->schema())) return false;
+  JsonWriter changes;
+  changes.BeginArray();
+  std::vector<std::string> column_path;
+  SILT_ASSIGN_OR_RETURN(columnar::TypePtr schema,
+                        StripTypeChanges(snapshot->schema(), &column_path, &changes));
+  changes.EndArray();
+  Metadata metadata = snapshot->metadata();
+  metadata.schema = schema;
+  metadata.schema_string = columnar::SchemaToJson(*schema);
+  SILT_RETURN_NOT_OK(CommitMetadata(snapshot, std::move(metadata), "DROP FEATURE",
+                                    {{"columns", changes.Take()}}, {}));
+  return true;
+}
+
+Status FeatureDropper::UnbackfillRowIds() {
+  SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  std::vector<AddFile> files;
+  for (const AddFile& add : snapshot->files()) {
+    if (add.base_row_id || add.default_row_commit_version) files.push_back(add);
+  }
+  // delta-spark commits one batch per backfill.maxNumFiles files, none when
+  // no file has row ids.
+  for (size_t start = 0, batch = 0; start < files.size();
+       start += kUnbackfillFilesPerCommit, ++batch) {
+    if (batch > 0) {
+      SILT_ASSIGN_OR_RETURN(snapshot, table_->LatestSnapshot());
+    }
+    CommitRequest request;
+    request.operation = "ROW TRACKING UNBACKFILL";
+    request.operation_parameters = {{"batchId", std::to_string(batch)}};
+    request.is_blind_append = false;
+    request.derive_write_metrics = false;
+    request.honoured_features = Honoured();
+    const size_t end = std::min(files.size(), start + kUnbackfillFilesPerCommit);
+    for (size_t i = start; i < end; ++i) {
+      AddFile add = files[i];
+      add.base_row_id.reset();
+      add.default_row_commit_version.reset();
+      add.data_change = false;
+      request.adds.push_back(std::move(add));
+    }
+    SILT_RETURN_NOT_OK(Commit(table_, snapshot, request).status().WithContextParts(Context()));
+  }
+  return Status::OK();
 }
 
 Result<bool> FeatureDropper::PreDowngrade() {
@@ -434,6 +758,88 @@ Result<bool> FeatureDropper::PreDowngrade() {
   }
   if (feature_ == "typeWidening" || feature_ == "typeWidening-preview") {
     SILT_RETURN_NOT_OK(unset({std::string(kEnableTypeWidening)}, {}));
+    if (!HasTypeChanges(*snapshot->schema())) return true;
+    SILT_RETURN_NOT_OK(RewriteWidenedFiles());
+    return RemoveTypeChanges();
+  }
+  if (feature_ == "columnMapping") {
+    // Every file rewritten with the logical names, in one commit with the
+    // metadata without column mapping (delta-spark's
+    // RemoveColumnMappingCommand, the mode property removed).
+    std::vector<std::string> invalid;
+    SILT_ASSIGN_OR_RETURN(columnar::TypePtr schema,
+                          StripColumnMapping(snapshot->schema(), "", &invalid));
+    if (!invalid.empty()) {
+      std::string names;
+      for (const std::string& name : invalid) names += (names.empty() ? "" : ", ") + name;
+      return Status::InvalidArgument(
+          "[DELTA_INVALID_COLUMN_NAMES_WHEN_REMOVING_COLUMN_MAPPING] Found invalid character(s) "
+          "among ' ,;{}()\\n\\t=' in the column names of your schema. Invalid column names: ",
+          names,
+          ". Column mapping cannot be removed when there are invalid characters in the column "
+          "names. Please rename the columns to remove the invalid characters and execute this "
+          "command again (",
+          Context(), ")");
+    }
+    Metadata metadata = snapshot->metadata();
+    metadata.schema = schema;
+    metadata.schema_string = columnar::SchemaToJson(*schema);
+    metadata.configuration.erase(std::string(kColumnMappingModeKey));
+    metadata.configuration.erase(std::string(kColumnMappingMaxIdKey));
+    OptimizeOptions remove;
+    remove.remove_column_mapping = std::move(metadata);
+    SILT_RETURN_NOT_OK(Optimize(table_, remove).status().WithContextParts(Context()));
+    return true;
+  }
+  if (feature_ == "checkConstraints") {
+    // delta-spark does not drop the constraints for the user: dropping a
+    // feature never changes the table's logical content.
+    std::string names;
+    for (const std::string& name : CheckConstraintNames(snapshot->metadata())) {
+      names += (names.empty() ? "`" : ", `") + name + "`";
+    }
+    return Status::InvalidArgument(
+        "[DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE] Cannot drop the CHECK constraints table "
+        "feature. The following constraints must be dropped first: ",
+        names, " (", Context(), ")");
+  }
+  if (feature_ == "domainMetadata") {
+    // No feature that needs domains is left (DELTA_FEATURE_DROP_DEPENDENT_FEATURE
+    // otherwise), so the remaining ones are leaked: remove them all.
+    CommitRequest request;
+    request.operation = "DOMAIN METADATA CLEANUP";
+    request.operation_parameters_json = {
+        {"domainMetadataRemovedCount", std::to_string(snapshot->domain_metadata().size())}};
+    request.is_blind_append = false;
+    request.derive_write_metrics = false;
+    request.honoured_features = Honoured();
+    for (const auto& [name, domain] : snapshot->domain_metadata()) {
+      DomainMetadata removed = domain;
+      removed.removed = true;
+      request.domain_metadata.push_back(std::move(removed));
+    }
+    SILT_RETURN_NOT_OK(Commit(table_, snapshot, request).status().WithContextParts(Context()));
+    return true;
+  }
+  if (feature_ == "rowTracking") {
+    // Stop clients from expecting row ids and from assigning them, then
+    // re-add every file without its row ids ("unbackfill"); the remaining
+    // properties and the high-water mark go with the downgrade commit.
+    SILT_ASSIGN_OR_RETURN(bool on, EnableRowTracking(conf));
+    SILT_ASSIGN_OR_RETURN(bool suspended, RowTrackingSuspended(conf));
+    if (on || !suspended) {
+      Metadata metadata = snapshot->metadata();
+      metadata.configuration[std::string(kEnableRowTracking)] = "false";
+      metadata.configuration[std::string(kRowTrackingSuspended)] = "true";
+      JsonWriter properties;
+      properties.BeginObject();
+      properties.Member(kEnableRowTracking, "false");
+      properties.Member(kRowTrackingSuspended, "true");
+      properties.EndObject();
+      SILT_RETURN_NOT_OK(CommitMetadata(snapshot, std::move(metadata), "SET TBLPROPERTIES",
+                                        {{"properties", properties.Take()}}, {}));
+    }
+    SILT_RETURN_NOT_OK(UnbackfillRowIds());
     return true;
   }
   if (feature_ == "checkpointProtection") {
@@ -580,6 +986,22 @@ Result<DropFeatureResult> FeatureDropper::Run() {
   }
   protocol = RemoveTableFeature(protocol, feature_);
   CommitRequest request;
+  if (feature_ == "rowTracking") {
+    // delta-spark removes these only with the protocol, as concurrent
+    // writers may still use them while the feature is there.
+    for (std::string_view key :
+         {kEnableRowTracking, kRowTrackingSuspended, kMaterializedRowIdColumnName,
+          kMaterializedRowCommitVersionColumnName}) {
+      for (auto it = metadata.configuration.begin(); it != metadata.configuration.end();) {
+        it = EqualsIgnoreCase(it->first, key) ? metadata.configuration.erase(it) : std::next(it);
+      }
+    }
+    if (const DomainMetadata* domain = snapshot->FindDomain(std::string(kRowTrackingDomain))) {
+      DomainMetadata removed = *domain;
+      removed.removed = true;
+      request.domain_metadata.push_back(std::move(removed));
+    }
+  }
   request.operation = "DROP FEATURE";
   request.operation_parameters = {{"featureName", feature_}};
   request.operation_parameters_json = {
@@ -588,7 +1010,7 @@ Result<DropFeatureResult> FeatureDropper::Run() {
   request.derive_write_metrics = false;
   request.new_protocol = protocol;
   request.new_metadata = std::move(metadata);
-  request.honoured_features = RowPreservingFeatures();
+  request.honoured_features = Honoured();
   // A concurrent commit that is not a blind append may have brought the
   // feature back (a deletion vector): such a commit is a conflict.
   CommitRequest::ReadSet read;

@@ -10,8 +10,14 @@
 // ("Deletion Vector Tombstones"); v2Checkpoint sets delta.checkpointPolicy
 // to classic; inCommitTimestamp disables in-commit timestamps and removes
 // their enablement properties; vacuumProtocolCheck needs nothing;
-// typeWidening (and -preview) unsets delta.enableTypeWidening when the
-// schema records no type change (silt does not rewrite widened files yet).
+// typeWidening (and -preview) unsets delta.enableTypeWidening, rewrites
+// the files stored in a narrower type (REORG) and removes the
+// delta.typeChanges field metadata; columnMapping rewrites every file with
+// logical names in one REMOVE COLUMN MAPPING commit that also drops the
+// mapping metadata; rowTracking suspends row ids and re-adds the files
+// without them (ROW TRACKING UNBACKFILL), its properties and domain going
+// with the downgrade; domainMetadata removes leaked domains;
+// checkConstraints is refused while constraints exist.
 //
 // Then, by default, reader-writer features (whose traces in the history an
 // old reader would misread) are dropped with checkpoint protection, as
@@ -65,7 +71,9 @@ struct DropFeatureResult {
 // [DELTA_FEATURE_DROP_DEPENDENT_FEATURE],
 // [DELTA_FEATURE_DROP_WAIT_FOR_RETENTION_PERIOD],
 // [DELTA_FEATURE_DROP_HISTORICAL_VERSIONS_EXIST],
-// [DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD];
+// [DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD],
+// [DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE],
+// [DELTA_INVALID_COLUMN_NAMES_WHEN_REMOVING_COLUMN_MAPPING];
 // Conflict for [DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL] (a concurrent
 // commit brought the feature back) and the commits' conflicts; NotSupported
 // for a removable feature silt does not drop yet (naming it) and for tables

@@ -73,6 +73,7 @@ class DropFeatureTest : public ::testing::Test {
     metadata.configuration = std::move(configuration);
     create.new_metadata = metadata;
     create.operation = "CREATE TABLE";
+    create.honoured_features = RowPreservingFeatures();
     ASSERT_OK(Commit(table_.get(), nullptr, create).status());
     AddFile add;
     add.path = "f.parquet";
@@ -81,6 +82,7 @@ class DropFeatureTest : public ::testing::Test {
     add.stats = R"({"numRecords":1})";
     CommitRequest write;
     write.adds = {add};
+    write.honoured_features = RowPreservingFeatures();
     ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
     ASSERT_OK(Commit(table_.get(), snapshot, write).status());
   }
@@ -172,6 +174,86 @@ TEST_F(DropFeatureTest, ReaderWriterFeatureDropsBehindProtectedCheckpoints) {
   EXPECT_EQ(latest->metadata().configuration.count(
                 std::string(kRequireCheckpointProtectionBeforeVersion)),
             0u);
+}
+
+TEST_F(DropFeatureTest, CheckConstraintsGoOnlyOnceNoConstraintIsLeft) {
+  Create({{"delta.feature.checkConstraints", "supported"},
+          {"delta.constraints.positive", "id > 0"},
+          {"delta.constraints.small", "id < 9"}});
+  const std::string refused = DropError("checkConstraints");
+  EXPECT_NE(refused.find("[DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE]"), std::string::npos);
+  EXPECT_NE(refused.find("`positive`, `small`"), std::string::npos) << refused;
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  EXPECT_EQ(versions.back(), 1) << "a refused drop commits nothing";
+
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  CommitRequest drop_constraints;
+  drop_constraints.operation = "DROP CONSTRAINT";
+  drop_constraints.honoured_features = RowPreservingFeatures();
+  drop_constraints.new_metadata = snapshot->metadata();
+  drop_constraints.new_metadata->configuration.clear();
+  ASSERT_OK(Commit(table_.get(), snapshot, drop_constraints).status());
+  // A writer feature without traces: the downgrade commit alone.
+  ASSERT_OK_AND_ASSIGN(DropFeatureResult dropped, DropFeature(table_.get(), "checkConstraints"));
+  EXPECT_EQ(dropped.version, 3);
+  EXPECT_EQ(OperationOf(3), "DROP FEATURE");
+  const std::vector<std::string> features = SupportedFeatures(dropped.protocol);
+  EXPECT_EQ(std::count(features.begin(), features.end(), "checkConstraints"), 0);
+}
+
+TEST_F(DropFeatureTest, RowTrackingIsUnbackfilledThenDomainMetadataGoes) {
+  Create({{"delta.enableRowTracking", "true"}});
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr before, table_->LatestSnapshot());
+  ASSERT_TRUE(before->files()[0].base_row_id.has_value());
+  ASSERT_NE(before->FindDomain("delta.rowTracking"), nullptr);
+  EXPECT_NE(DropError("domainMetadata").find("[DELTA_FEATURE_DROP_DEPENDENT_FEATURE]"),
+            std::string::npos);
+
+  ASSERT_OK_AND_ASSIGN(DropFeatureResult dropped, DropFeature(table_.get(), "rowTracking"));
+  EXPECT_EQ(OperationOf(2), "SET TBLPROPERTIES");
+  EXPECT_EQ(OperationOf(3), "ROW TRACKING UNBACKFILL");
+  EXPECT_EQ(OperationOf(4), "DROP FEATURE");
+  EXPECT_EQ(dropped.version, 4);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr after, table_->LatestSnapshot());
+  ASSERT_EQ(after->files().size(), 1u);
+  EXPECT_FALSE(after->files()[0].base_row_id.has_value());
+  EXPECT_FALSE(after->files()[0].default_row_commit_version.has_value());
+  EXPECT_EQ(after->FindDomain("delta.rowTracking"), nullptr);
+  for (const auto& [key, value] : after->metadata().configuration) {
+    EXPECT_EQ(key.find("delta.rowTracking"), std::string::npos) << key;
+    EXPECT_NE(key, "delta.enableRowTracking");
+  }
+  std::vector<std::string> features = SupportedFeatures(dropped.protocol);
+  EXPECT_EQ(std::count(features.begin(), features.end(), "rowTracking"), 0);
+  EXPECT_EQ(std::count(features.begin(), features.end(), "domainMetadata"), 1);
+
+  // No domain is left: domainMetadata goes with the downgrade commit alone.
+  ASSERT_OK_AND_ASSIGN(dropped, DropFeature(table_.get(), "domainMetadata"));
+  EXPECT_EQ(dropped.version, 5);
+  features = SupportedFeatures(dropped.protocol);
+  EXPECT_EQ(std::count(features.begin(), features.end(), "domainMetadata"), 0);
+}
+
+TEST_F(DropFeatureTest, LeakedDomainsAreRemovedBeforeDomainMetadataGoes) {
+  Create({{"delta.feature.domainMetadata", "supported"}});
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  CommitRequest leak;
+  leak.operation = "WRITE";
+  leak.domain_metadata = {DomainMetadata{"app.leaked", R"({"a":1})", false}};
+  ASSERT_OK(Commit(table_.get(), snapshot, leak).status());
+
+  ASSERT_OK_AND_ASSIGN(DropFeatureResult dropped, DropFeature(table_.get(), "domainMetadata"));
+  EXPECT_EQ(OperationOf(3), "DOMAIN METADATA CLEANUP");
+  EXPECT_EQ(OperationOf(4), "DROP FEATURE");
+  ASSERT_OK_AND_ASSIGN(CommitActions cleanup, table_->ReadCommit(3));
+  ASSERT_EQ(cleanup.domain_metadata.size(), 1u);
+  EXPECT_TRUE(cleanup.domain_metadata[0].removed);
+  EXPECT_NE(cleanup.commit_info_json->find(R"("domainMetadataRemovedCount":1)"), std::string::npos)
+      << *cleanup.commit_info_json;
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr after, table_->LatestSnapshot());
+  EXPECT_TRUE(after->domain_metadata().empty());
+  const std::vector<std::string> features = SupportedFeatures(dropped.protocol);
+  EXPECT_EQ(std::count(features.begin(), features.end(), "domainMetadata"), 0);
 }
 
 }  // namespace

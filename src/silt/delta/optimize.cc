@@ -162,7 +162,10 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
                                    "clustered by ",
                                    JsonStringArray(clustering_columns), ")");
   }
-  if (options.purge_deletion_vectors) clustering_columns.clear();
+  const bool remove_mapping = options.remove_column_mapping.has_value();
+  const bool reorg =
+      options.purge_deletion_vectors || options.rewrite_type_widening || remove_mapping;
+  if (reorg) clustering_columns.clear();
   const std::vector<std::string>& zorder_names =
       clustering_columns.empty() ? options.zorder_by : clustering_columns;
   std::vector<std::string> zorder_by;
@@ -192,13 +195,23 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     SILT_ASSIGN_OR_RETURN_CTX(files, options.file_filter(*snapshot), "OPTIMIZE of Delta table ",
                               path);
   }
+  if (reorg) zorder_by.clear();
   if (options.purge_deletion_vectors) {
-    zorder_by.clear();
     std::erase_if(files, [](const AddFile& f) { return !f.deletion_vector.has_value(); });
   }
-  std::vector<OptimizeBin> bins = PlanOptimizeBins(
-      files, options.target_file_bytes,
-      options.purge_deletion_vectors ? 1 : options.min_input_files, !zorder_by.empty());
+  std::vector<OptimizeBin> bins;
+  if (remove_mapping) {
+    for (const AddFile& file : files) {
+      OptimizeBin bin;
+      bin.partition_values = file.partition_values;
+      bin.files = {file};
+      bin.bytes = file.size;
+      bins.push_back(std::move(bin));
+    }
+  } else {
+    bins = PlanOptimizeBins(files, options.target_file_bytes, reorg ? 1 : options.min_input_files,
+                            !zorder_by.empty());
+  }
 
   OptimizeResult result;
   result.read_version = snapshot->version();
@@ -206,7 +219,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
   int64_t files_in_bins = 0;
   for (const OptimizeBin& bin : bins) files_in_bins += static_cast<int64_t>(bin.files.size());
   result.total_files_skipped = result.total_considered_files - files_in_bins;
-  if (bins.empty()) return result;
+  if (bins.empty() && !remove_mapping) return result;
 
   TableWriterOptions writer_options;
   writer_options.target_file_bytes = options.target_file_bytes;
@@ -241,8 +254,11 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     auto scan = TableScan::Make(fs, path, snapshot->WithFiles(bin.files), scan_options);
     if (!scan.ok()) return fail(scan.status());
     auto writer =
-        MakeTableWriter(fs, path, row_tracking ? row_tracking->write.schema : snapshot->schema(),
-                        partition_columns, writer_options, column_mapping);
+        MakeTableWriter(fs, path,
+                        row_tracking     ? row_tracking->write.schema
+                        : remove_mapping ? options.remove_column_mapping->schema
+                                         : snapshot->schema(),
+                        partition_columns, writer_options, column_mapping && !remove_mapping);
     if (!writer.ok()) return fail(writer.status());
     Status st;
     std::vector<columnar::RecordBatchPtr> held;  // Z-order sorts the whole bin
@@ -322,7 +338,13 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       {"zOrderBy", JsonStringArray(clustering_columns.empty() ? zorder_by : kNone)},
       {"clusterBy", JsonStringArray(clustering_columns)}};
   request.operation_parameters_json = {{"auto", options.auto_compact ? "true" : "false"}};
-  if (options.purge_deletion_vectors) {
+  if (remove_mapping) {
+    request.operation = "REMOVE COLUMN MAPPING";
+    request.operation_parameters.clear();
+    request.operation_parameters_json.clear();
+    request.operation_metrics.clear();
+    request.new_metadata = *options.remove_column_mapping;
+  } else if (reorg) {
     request.operation = "REORG";
     request.operation_parameters = {{"predicate", JsonStringArray(predicates)}};
     request.operation_parameters_json = {{"applyPurge", "true"}};

@@ -57,6 +57,17 @@ struct OptimizeOptions {
   // deletion vector are rewritten (each, also alone in its partition), without
   // Z-order or clustering; the commit is operation REORG.
   bool purge_deletion_vectors = false;
+  // delta-spark's REORG ... REWRITE_TYPE_WIDENING (DROP FEATURE
+  // typeWidening): as purge_deletion_vectors, but the files to rewrite are
+  // those `file_filter` picks (the ones stored in a narrower type), and
+  // they are written in the table's current types.
+  bool rewrite_type_widening = false;
+  // delta-spark's RemoveColumnMappingCommand (DROP FEATURE columnMapping):
+  // every live file rewritten alone with the logical column names and no
+  // field ids, committed with this metadata (the schema without column
+  // mapping metadata, the properties without the mode) as operation REMOVE
+  // COLUMN MAPPING, also when the table has no file.
+  std::optional<Metadata> remove_column_mapping;
 };
 
 // One group of files rewritten together; all in one partition.
