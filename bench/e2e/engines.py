@@ -100,7 +100,10 @@ class SiltEngine(Engine):
         text += "".join(f"\n{k}: {v}\n" for k, v in self.job_options)
         job = work / f"silt-{spec.topic}-{spec.table.name}.yaml"
         job.write_text(text)
-        return [self.binary, "run", str(job)], {"KAFKA_BOOTSTRAP": spec.bootstrap}
+        # BENCH_SILT_ARGS: extra `silt run` arguments for a diagnosis run
+        # (e.g. --progress-json: per-phase durations of every batch in the log).
+        extra = os.environ.get("BENCH_SILT_ARGS", "").split()
+        return [self.binary, "run", *extra, str(job)], {"KAFKA_BOOTSTRAP": spec.bootstrap}
 
 
 class SparkEngine(Engine):

@@ -182,7 +182,8 @@ def _vm_hwm(pid: int):
 
 
 def commits(table: Path) -> list:
-    """[{version, time, adds: [paths], rows}] of the table's JSON commits."""
+    """[{version, time, adds: [paths], rows}] of the table's JSON commits (the
+    adds that change data: compaction rewrites are left out)."""
     log = Path(table) / "_delta_log"
     out = []
     if not log.is_dir():
@@ -201,7 +202,9 @@ def commits(table: Path) -> list:
                 continue
             action = json.loads(line)
             add = action.get("add")
-            if add:
+            # A rewrite (OPTIMIZE, autoCompact: dataChange false) adds no new
+            # rows: its files hold rows an earlier commit added.
+            if add and add.get("dataChange", True):
                 path = Path(table) / unquote(add["path"])
                 adds.append(path)
                 stats = add.get("stats")

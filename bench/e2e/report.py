@@ -238,6 +238,24 @@ def render(results: dict, out_dir: Path, stem: str) -> Path:
         plot_latency(b, out_dir / f"{stem}-latency-cdf.png")
         w(f"![latency CDF]({stem}-latency-cdf.png)")
         w("")
+        if plot_timeline(b, out_dir / f"{stem}-timeline.png"):
+            w("Over time (first run of each engine): p50 and p99 per 10 s of produce time, "
+              "CPU per 10 s, RSS (largest sample of each second). The table compares the "
+              "second quarter of the window with the last quarter (flat after warm-up: "
+              "the last within 10 % of the second).")
+            w("")
+            w("| trigger | engine | p50 ms Q2 → Q4 | p99 ms Q2 → Q4 | CPU % Q2 → Q4 | "
+              "RSS MB Q2 → Q4 (max) |")
+            w("|---|---|---|---|---|---|")
+            for trigger, runs_by in b["triggers"].items():
+                for name, runs in runs_by.items():
+                    q = quarters(runs[0]) if runs else None
+                    if q:
+                        w(f"| {trigger} | {name} | " + " | ".join(
+                            f"{fmt(a, 1)} → {fmt(z, 1)}" for a, z in q) + " |")
+            w("")
+            w(f"![latency, CPU and RSS over time]({stem}-timeline.png)")
+            w("")
 
     c = results.get("C")
     if c:
@@ -388,6 +406,64 @@ def plot_latency(b, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def quarters(r):
+    """((Q2, Q4) means of p50, p99, CPU %; (Q2, Q4) max RSS) of one run's timeline."""
+    tl = r.get("timeline") or []
+    lat = [x for x in tl if "p50_ms" in x]
+    cpu = [x for x in tl if "cpu_pct" in x]
+    rss = r.get("rss_series") or []
+    if len(lat) < 4 or not rss:
+        return None
+    end = max(x["t"] for x in lat) + 10
+
+    def part(xs, key, k, agg=lambda v: sum(v) / len(v)):
+        v = [x[key] if isinstance(x, dict) else x[1] for x in xs
+             if k * end / 4 <= (x["t"] if isinstance(x, dict) else x[0]) < (k + 1) * end / 4]
+        return agg(v) if v else None
+
+    return [(part(lat, "p50_ms", 1), part(lat, "p50_ms", 3)),
+            (part(lat, "p99_ms", 1), part(lat, "p99_ms", 3)),
+            (part(cpu, "cpu_pct", 1), part(cpu, "cpu_pct", 3)),
+            (part(rss, None, 1, max), part(rss, None, 3, max))]
+
+
+def plot_timeline(b, path) -> bool:
+    series = [(trigger, name, runs[0]) for trigger, runs_by in b["triggers"].items()
+              for name, runs in runs_by.items() if runs and runs[0].get("timeline")]
+    if not series:
+        return False
+    fig, axes = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
+    for trigger, name, r in series:
+        label = name if len(b["triggers"]) == 1 else f"{name} ({trigger})"
+        color = COLORS.get(name)
+        lat = [x for x in r["timeline"] if "p50_ms" in x]
+        cpu = [x for x in r["timeline"] if "cpu_pct" in x]
+        line, = axes[0].plot([x["t"] + 5 for x in lat], [x["p99_ms"] for x in lat],
+                             label=f"{label} p99", color=color)
+        axes[0].plot([x["t"] + 5 for x in lat], [x["p50_ms"] for x in lat], "--",
+                     label=f"{label} p50", color=line.get_color())
+        axes[1].plot([x["t"] + 5 for x in cpu], [x["cpu_pct"] for x in cpu], label=label,
+                     color=line.get_color())
+        axes[2].plot([p[0] for p in r["rss_series"]], [p[1] for p in r["rss_series"]],
+                     label=label, color=line.get_color())
+    for y, ax in ((50, axes[0]), (64, axes[2])):
+        ax.axhline(y, color="grey", lw=0.8, ls=":")
+    axes[0].axhline(20, color="grey", lw=0.8, ls=":")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("latency per 10 s (ms)")
+    axes[1].set_ylabel("CPU % of a core")
+    axes[2].set_ylabel("RSS (MB)")
+    axes[2].set_xlabel("seconds since the load started")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"B: {b['rate']:,.0f} events/s for {b['seconds']:.0f} s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return True
 
 
 def plot_rss(results, path):

@@ -57,6 +57,52 @@ def log(msg: str):
     print(f"[bench {datetime.now(timezone.utc):%H:%M:%S}] {msg}", flush=True)
 
 
+
+# Workload B's series over time: latency percentiles per BUCKET_S seconds of
+# produce time, CPU per bucket, RSS at most one point (the max) per second.
+BUCKET_S = 10
+
+
+def latency_timeline(lat: list, produced_at: list, lo_us: int, bucket_s: float) -> list:
+    """[{"t": bucket start s, "n", "p50_ms", "p99_ms", "max_ms"}, ...] by produce time."""
+    if not lat:
+        return []
+    lat_all, ts_all = np.concatenate(lat), np.concatenate(produced_at)
+    bucket = ((ts_all - lo_us) // int(bucket_s * 1e6)).astype(np.int64)
+    out = []
+    for b in np.unique(bucket):
+        x = np.sort(lat_all[bucket == b])
+        out.append({"t": float(b * bucket_s), "n": int(x.size),
+                    "p50_ms": round(float(x[max(0, int(np.ceil(0.5 * x.size)) - 1)]), 1),
+                    "p99_ms": round(float(x[max(0, int(np.ceil(0.99 * x.size)) - 1)]), 1),
+                    "max_ms": round(float(x[-1]), 1)})
+    return out
+
+
+def cpu_timeline(samples: list, t0: float, t1: float, bucket_s: float) -> list:
+    """[{"t", "cpu_pct"}] per bucket of the load window from the tree's CPU samples."""
+    out, t = [], t0
+    while t + bucket_s <= t1 + 1e-9:
+        inside = [s for s in samples if t <= s[0] <= t + bucket_s]
+        if len(inside) >= 2:
+            dt = inside[-1][0] - inside[0][0]
+            if dt > 0:
+                out.append({"t": round(t - t0, 1),
+                            "cpu_pct": round(100 * (inside[-1][2] - inside[0][2]) / dt, 1)})
+        t += bucket_s
+    return out
+
+
+def rss_series(samples: list, lo: float, hi: float, origin: float) -> list:
+    """(seconds since origin, MB): the largest sample of each second in [lo, hi]."""
+    best = {}
+    for s in samples:
+        if lo <= s[0] <= hi:
+            k = int(np.floor(s[0] - origin))
+            best[k] = max(best.get(k, 0), s[1])
+    return [(k, round(v / 2**20, 1)) for k, v in sorted(best.items())]
+
+
 class Bench:
     def __init__(self, args, broker, work: Path):
         self.args = args
@@ -192,7 +238,7 @@ class Bench:
         rate, seconds = self.args.b_rate, self.args.b_seconds
         out = {"rate": rate, "seconds": seconds, "max_offsets": self.args.b_max_offsets,
                "triggers": {}}
-        for trigger in ("fastest", "1 second"):
+        for trigger in self.args.b_triggers.split(","):
             runs = {}
             for engine in self.engines:
                 tag = f"b/{trigger.replace(' ', '')}"
@@ -246,7 +292,7 @@ class Bench:
         overall = m.result()
         cs = measure.commits(spec.table)
         for w in windows:
-            lat = []
+            lat, produced_at = [], []
             lo, hi = int(w["t_start"] * 1e6), int(w["t_prod_end"] * 1e6) + 1_000_000
             for c in cs:
                 if c["time"] < w["t_start"]:
@@ -256,6 +302,8 @@ class Bench:
                     ts = ts[(ts >= lo) & (ts < hi)]
                     if ts.size:
                         lat.append((c["time"] * 1e6 - ts) / 1000.0)
+                        produced_at.append(ts)
+            timeline = latency_timeline(lat, produced_at, lo, BUCKET_S)
             lat = np.sort(np.concatenate(lat)) if lat else np.array([])
             total = sum(c["rows"] for c in cs if c["time"] <= w["t_end"])
             win = [s for s in m.samples if w["t_start"] - m.t0 <= s[0] <= w["t_prod_end"] - m.t0]
@@ -270,9 +318,10 @@ class Bench:
                 steady_mean_rss_mb=(sum(s[1] for s in win) / len(win) / 2**20) if win else 0,
                 drain_s=w["t_end"] - w["t_prod_end"],
                 process=overall,
-                rss_series=[(round(s[0] - (w["t_start"] - m.t0), 2), round(s[1] / 2**20, 1))
-                            for s in m.samples
-                            if w["t_start"] - m.t0 - 5 <= s[0] <= w["t_end"] - m.t0],
+                rss_series=rss_series(m.samples, w["t_start"] - m.t0 - 5, w["t_end"] - m.t0,
+                                      w["t_start"] - m.t0),
+                timeline=timeline + cpu_timeline(m.samples, w["t_start"] - m.t0,
+                                                 w["t_prod_end"] - m.t0, BUCKET_S),
             )
             # Events not committed by the end of the drain wait count as
             # infinitely late: a percentile they reach is reported as None.
@@ -493,6 +542,8 @@ def main():
     ap.add_argument("--a-timeout", type=float, default=1800)
     ap.add_argument("--b-rate", type=float, default=10_000)
     ap.add_argument("--b-seconds", type=float)
+    ap.add_argument("--b-triggers", default="fastest,1 second",
+                    help="workload B's triggers, comma-separated (default: fastest,1 second)")
     ap.add_argument("--b-max-offsets", type=int, default=100_000)
     ap.add_argument("--ready-timeout", type=float, default=300)
     ap.add_argument("--drain-timeout", type=float, default=90)

@@ -1000,9 +1000,10 @@ Result<CheckpointInfo> WriteCheckpoint(DeltaTable* table, const Snapshot& snapsh
 }
 
 SnapshotPtr DeltaTable::ElideCheckpointedFiles(SnapshotPtr snapshot) const {
-  if (!elide_checkpointed_files_ || snapshot == nullptr || sidecar_plan_ == nullptr ||
-      sidecar_plan_->version != snapshot->version() ||
-      sidecar_plan_->table_id != snapshot->metadata().id || !snapshot->tombstones().empty()) {
+  if (!elide_checkpointed_files_ || snapshot == nullptr) return snapshot;
+  const std::shared_ptr<SidecarPlan> plan = sidecar_plan();
+  if (plan == nullptr || plan->version != snapshot->version() ||
+      plan->table_id != snapshot->metadata().id || !snapshot->tombstones().empty()) {
     return snapshot;
   }
   std::shared_ptr<Snapshot> elided;

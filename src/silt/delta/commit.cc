@@ -17,6 +17,7 @@
 #include "silt/base/utf8.h"
 #include "silt/base/uuid.h"
 #include "silt/base/version.h"
+#include "silt/delta/checkpoint_worker.h"
 #include "silt/delta/checkpoint_writer.h"
 #include "silt/delta/data_skipping.h"
 #include "silt/delta/log_cleanup.h"
@@ -442,6 +443,45 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   return true;
 }
 
+// PostCommit on the commit path: after any background checkpoint of the
+// handle, which writes the same handle state (sidecar plan, cleanup cutoff).
+bool PostCommitInline(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
+                      int64_t version) {
+  Result<bool> due = ShouldCheckpoint(metadata, version);
+  if (due.ok() && !*due) return true;  // nothing to write: no wait either
+  table->WaitForBackgroundCheckpoint();
+  return PostCommit(table, snapshot_hint, metadata, version);
+}
+
+// After CommitAndAdvance moved the writer's state to `committed` (at
+// `version`): the due checkpoint in the handle's background thread when the
+// handle asks for it (DeltaTable::set_background_checkpoints) and the state
+// does not drop the checkpoint's files afterwards; else PostCommitInline.
+// The worker shares `committed`, so the writer's next ApplyCommit copies the
+// state once instead of moving it (StartFromSnapshot); nothing else is
+// copied. Returns as PostCommit (true when no checkpoint is missing that the
+// writer's state needs).
+bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const Metadata& metadata,
+                        int64_t version) {
+  Result<bool> due = ShouldCheckpoint(metadata, version);
+  if (due.ok() && !*due) return true;  // most commits: nothing to write, no wait
+  if (!due.ok() || !table->background_checkpoints() || committed == nullptr ||
+      committed->files_elided()) {
+    return PostCommitInline(table, committed, metadata, version);
+  }
+  if (table->elide_checkpointed_files()) {
+    Result<bool> v2 = CheckpointPolicyV2(metadata.configuration);
+    if (!v2.ok() || *v2) return PostCommitInline(table, committed, metadata, version);
+  }
+  const bool submitted = table->checkpoint_worker()->TrySubmit(
+      [table, committed, metadata, version] { PostCommit(table, committed, metadata, version); });
+  if (!submitted) {
+    SILT_LOG_DEBUG("delta", "checkpoint of ", table->path(), " at version ", version,
+                   " skipped: the previous one is still being written");
+  }
+  return true;
+}
+
 Status CheckUtf8(std::string_view text) {
   if (IsValidUtf8(text)) return Status::OK();
   size_t start = 0;
@@ -670,7 +710,7 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
                 "delta", "could not apply commit ", version, " of ", table_path,
                 " in memory (the next batch re-reads the log): ", next.status().ToString());
           }
-          const bool checkpointed = PostCommit(table, committed, kept_metadata, version);
+          const bool checkpointed = PostCommitAdvanced(table, committed, kept_metadata, version);
           if (committed != nullptr && committed->files_elided() && !checkpointed) {
             // The next checkpoint builds on the last one written: without
             // this one, the state must be read whole again.
@@ -682,7 +722,7 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
           return CommitResult{version, false};
         }
       }
-      PostCommit(table, read_snapshot, *committed_metadata, version);
+      PostCommitInline(table, read_snapshot, *committed_metadata, version);
       if (advance != nullptr) *advance = std::move(read_snapshot);
       return CommitResult{version, false};
     }
@@ -699,7 +739,7 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
       SILT_ASSIGN_OR_RETURN(Outcome outcome, CheckWinner(table_path, winner, actions, txn_id,
                                                          request, new_table, committed_metadata));
       if (outcome == Outcome::kAlreadyCommitted) {
-        PostCommit(table, read_snapshot, *committed_metadata, v);
+        PostCommitInline(table, read_snapshot, *committed_metadata, v);
         if (advance != nullptr) *advance = std::move(read_snapshot);
         return CommitResult{v, false};
       }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "silt/base/uuid.h"
 #include "silt/columnar/types.h"
 #include "silt/delta/clustering.h"
@@ -66,6 +69,108 @@ class CommitTest : public ::testing::Test {
   std::shared_ptr<FaultInjectionFileSystem> fs_;
   std::unique_ptr<DeltaTable> table_;
 };
+
+// Holds every checkpoint file write (classic checkpoint or its temp) until
+// Release(): a checkpoint that takes as long as the test wants.
+class HeldCheckpointFileSystem : public fs::ForwardingFileSystem {
+ public:
+  using fs::ForwardingFileSystem::ForwardingFileSystem;
+  Result<std::unique_ptr<fs::WritableFile>> OpenForWrite(const std::string& path) override {
+    if (path.find(".checkpoint.") != std::string::npos) {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++waiting_;
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return released_; });
+    }
+    return fs::ForwardingFileSystem::OpenForWrite(path);
+  }
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return waiting_ > 0; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  bool released_ = false;
+};
+
+// Decision 152: with background checkpoints, the commit at a checkpoint
+// version returns while its checkpoint is still being written; the writer
+// keeps committing; a checkpoint due while that one runs is skipped; the
+// checkpoints written hold the state at their version, as one written
+// inline would.
+TEST(BackgroundCheckpointTest, CommitsDoNotWaitForTheCheckpointAndItHoldsItsVersion) {
+  auto held = std::make_shared<HeldCheckpointFileSystem>(fs::MakeMemoryFileSystem());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(held, "/t"));
+  table->set_background_checkpoints(true);
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->configuration = {{"delta.checkpointInterval", "2"}};
+  create.operation = "CREATE TABLE";
+  SnapshotPtr state;
+  ASSERT_OK(CommitAndAdvance(table.get(), &state, create).status());
+  auto append = [&](int64_t batch) {
+    return CommitAndAdvance(
+        table.get(), &state,
+        Append("p=x/f" + std::to_string(batch) + ".parquet", Txn{"query", batch, 1}));
+  };
+  // Versions 1 and 2: the checkpoint of 2 starts and is held.
+  ASSERT_OK(append(0).status());
+  ASSERT_OK_AND_ASSIGN(CommitResult at2, append(1));
+  EXPECT_EQ(at2.version, 2);
+  held->WaitUntilHeld();
+  // The writer goes on while it is held: versions 3 and 4 (the checkpoint
+  // due at 4 is skipped, the one of 2 still running).
+  ASSERT_OK(append(2).status());
+  ASSERT_OK_AND_ASSIGN(CommitResult at4, append(3));
+  EXPECT_EQ(at4.version, 4);
+  ASSERT_EQ(state->version(), 4);
+  EXPECT_EQ(state->files().size(), 4u);
+  held->Release();
+  table->WaitForBackgroundCheckpoint();
+  ASSERT_OK_AND_ASSIGN(bool at2_written,
+                       held->Exists("/t/_delta_log/00000000000000000002.checkpoint.parquet"));
+  ASSERT_OK_AND_ASSIGN(bool at4_written,
+                       held->Exists("/t/_delta_log/00000000000000000004.checkpoint.parquet"));
+  EXPECT_TRUE(at2_written);
+  EXPECT_FALSE(at4_written);
+  // Versions 5 and 6: the checkpoint of 6 is written (the worker is idle);
+  // the handle's destructor waits for it.
+  ASSERT_OK(append(4).status());
+  ASSERT_OK(append(5).status());
+  table.reset();
+  ASSERT_OK_AND_ASSIGN(bool at6_written,
+                       held->Exists("/t/_delta_log/00000000000000000006.checkpoint.parquet"));
+  EXPECT_TRUE(at6_written);
+  // Each checkpoint alone gives the files of its version: read through a
+  // log that has lost every commit before the checkpoint's.
+  for (int64_t version : {2, 6}) {
+    auto copy = fs::MakeMemoryFileSystem();
+    ASSERT_OK_AND_ASSIGN(std::vector<fs::FileInfo> log, held->ListDir("/t/_delta_log"));
+    for (const fs::FileInfo& f : log) {
+      const std::string name = f.path.substr(f.path.rfind('/') + 1);
+      if (name == "_last_checkpoint") continue;
+      if (std::stoll(name.substr(0, 20)) < version) continue;
+      if (name.find(".checkpoint.") != std::string::npos &&
+          std::stoll(name.substr(0, 20)) != version) {
+        continue;
+      }
+      ASSERT_OK_AND_ASSIGN(std::string data, held->ReadFile(f.path));
+      ASSERT_OK(copy->WriteFile(f.path, data));
+    }
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> reread, DeltaTable::Open(copy, "/t"));
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr at, reread->SnapshotAt(version));
+    EXPECT_EQ(at->files().size(), static_cast<size_t>(version)) << "version " << version;
+    EXPECT_EQ(at->TxnVersion("query"), version - 1) << "version " << version;
+  }
+}
 
 // Regression (issue #23, point 1): a commit that is not UTF-8 would make the
 // table unreadable for good, so none is ever written.

@@ -8,6 +8,7 @@
 
 #include "silt/base/clock.h"
 #include "silt/base/strings.h"
+#include "silt/delta/checkpoint_worker.h"
 #include "silt/delta/log_cleanup.h"
 #include "silt/delta/table_properties.h"
 
@@ -313,6 +314,33 @@ Result<CommitActions> DeltaTable::ReadCommit(int64_t version) {
   SILT_ASSIGN_OR_RETURN(CommitActions actions, ParseCommit(*text, file));
   actions.version = version;
   return actions;
+}
+
+DeltaTable::DeltaTable(fs::FileSystemPtr fs, std::string path)
+    : fs_(std::move(fs)), path_(std::move(path)) {}
+
+DeltaTable::~DeltaTable() {
+  // Before any other member goes: the checkpoint in flight uses them.
+  checkpoint_worker_.reset();
+}
+
+std::shared_ptr<SidecarPlan> DeltaTable::sidecar_plan() const {
+  std::lock_guard<std::mutex> lock(sidecar_plan_mu_);
+  return sidecar_plan_;
+}
+
+void DeltaTable::set_sidecar_plan(std::shared_ptr<SidecarPlan> plan) {
+  std::lock_guard<std::mutex> lock(sidecar_plan_mu_);
+  sidecar_plan_ = std::move(plan);
+}
+
+CheckpointWorker* DeltaTable::checkpoint_worker() {
+  if (checkpoint_worker_ == nullptr) checkpoint_worker_ = std::make_unique<CheckpointWorker>();
+  return checkpoint_worker_.get();
+}
+
+void DeltaTable::WaitForBackgroundCheckpoint() {
+  if (checkpoint_worker_ != nullptr) checkpoint_worker_->WaitIdle();
 }
 
 }  // namespace silt::delta

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,8 +27,9 @@
 
 namespace silt::delta {
 
-class LogReplay;     // log_replay.cc
-struct SidecarPlan;  // checkpoint_writer.cc
+class LogReplay;         // log_replay.cc
+struct SidecarPlan;      // checkpoint_writer.cc
+class CheckpointWorker;  // checkpoint_worker.h
 
 // The state of a table at one version.
 class Snapshot {
@@ -165,8 +167,10 @@ class DeltaTable {
   // Which file actions the last V2 checkpoint written through this handle
   // put in which sidecar (checkpoint_writer.cc), so the next one references
   // the unchanged sidecars again; null before the first.
-  const std::shared_ptr<SidecarPlan>& sidecar_plan() const { return sidecar_plan_; }
-  void set_sidecar_plan(std::shared_ptr<SidecarPlan> plan) { sidecar_plan_ = std::move(plan); }
+  // Guarded: a background checkpoint (set_background_checkpoints) sets it
+  // while the writer's thread reads it.
+  std::shared_ptr<SidecarPlan> sidecar_plan() const;
+  void set_sidecar_plan(std::shared_ptr<SidecarPlan> plan);
   // Opt-in for a writer that commits only blind appends of new files and
   // advances its own snapshot (CommitAndAdvance): after each V2 checkpoint
   // written through this handle, the writer's state drops the files that
@@ -182,6 +186,25 @@ class DeltaTable {
   // else `snapshot` itself. Moves the files out when `snapshot` is the only
   // reference.
   SnapshotPtr ElideCheckpointedFiles(SnapshotPtr snapshot) const;
+  // Opt-in for a streaming writer (decision 152): the checkpoint due after a
+  // commit that advanced the writer's own state (CommitAndAdvance) is
+  // written by a background thread of this handle from that state, and the
+  // commit returns without waiting for it. A checkpoint that comes due while
+  // the previous one is still being written is skipped (logged), as is
+  // any checkpoint a reader may do without; the next due one is written.
+  // Checkpoints whose files the writer's state then drops
+  // (set_elide_checkpointed_files with V2 checkpoints) stay on the commit
+  // path, and so do those of Commit. The handle's destructor waits for the
+  // checkpoint in flight. Off by default.
+  void set_background_checkpoints(bool on) { background_checkpoints_ = on; }
+  bool background_checkpoints() const { return background_checkpoints_; }
+  // The background thread, created on first use (commit.cc).
+  CheckpointWorker* checkpoint_worker();
+  // Returns once no background checkpoint is being written through this
+  // handle (commit.cc calls it before any checkpoint or log cleanup it makes
+  // on the commit path, tests before they look at the log).
+  void WaitForBackgroundCheckpoint();
+  ~DeltaTable();
 
  private:
   // One complete checkpoint: a classic single file, all parts of a
@@ -204,7 +227,7 @@ class DeltaTable {
     int64_t LatestVersion() const;
   };
 
-  DeltaTable(fs::FileSystemPtr fs, std::string path) : fs_(std::move(fs)), path_(std::move(path)) {}
+  DeltaTable(fs::FileSystemPtr fs, std::string path);
   Result<LogListing> ListLog();
   // Reconstructs the snapshot at `version` from the newest readable
   // checkpoint at or before it (else commit 0) plus the JSON commits after
@@ -229,8 +252,13 @@ class DeltaTable {
   // once (a LIST per 1,000 entries on S3).
   std::optional<LogListing> opening_listing_;
   std::optional<int64_t> last_log_cleanup_cutoff_ms_;
+  mutable std::mutex sidecar_plan_mu_;
   std::shared_ptr<SidecarPlan> sidecar_plan_;
   bool elide_checkpointed_files_ = false;
+  bool background_checkpoints_ = false;
+  // Last: destroyed first, so a checkpoint in flight finishes while the
+  // handle it writes through is still whole.
+  std::unique_ptr<CheckpointWorker> checkpoint_worker_;
 };
 
 struct TableWriterOptions {

@@ -445,6 +445,9 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
   // added since the last one, not the whole table (decision 135). Not with
   // autoCompact, whose commits would make it re-read the table.
   sink->table_->set_elide_checkpointed_files(!sink->complete_ && sink->auto_compactor_ == nullptr);
+  // The checkpoint every delta.checkpointInterval batches is written off the
+  // commit path, so the batch after it does not wait (decision 152).
+  sink->table_->set_background_checkpoints(true);
   SILT_ASSIGN_OR_RETURN(bool exists, sink->table_->Exists());
   if (exists) {
     SILT_ASSIGN_OR_RETURN(sink->snapshot_, sink->table_->LatestSnapshot());
@@ -734,6 +737,7 @@ void DeltaSink::DeleteDataFiles(const std::vector<delta::AddFile>& adds, const c
 Status DeltaSink::CheckHoldsCommitted(int64_t last_committed) {
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
+    table_->set_background_checkpoints(true);
   }
   return CheckTableHoldsCommitted(table_.get(), query_id_, last_committed);
 }
@@ -855,6 +859,7 @@ Result<bool> DeltaSink::Begin(int64_t batch_id) {
   parts_.clear();
   if (table_ == nullptr) {
     SILT_ASSIGN_OR_RETURN(table_, delta::DeltaTable::Open(fs_, path_));
+    table_->set_background_checkpoints(true);
   }
   bool exists = snapshot_ != nullptr;
   if (exists) {
