@@ -277,6 +277,16 @@ def row_id_high_water_mark(table):
                 mark = json.loads(d["configuration"])["rowIdHighWaterMark"]
     return mark
 
+
+def normalized_protocol(protocol):
+    """A protocol action as two engines' tables are compared: the versions
+    and the feature lists, sorted."""
+    return {"minReaderVersion": protocol["minReaderVersion"],
+            "minWriterVersion": protocol["minWriterVersion"],
+            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
+            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
+
+
 def _checkpoint_actions(table, version):
     """Actions of the newest Parquet checkpoint at or below `version`, and
     its version; ([], -1) when there is none."""
@@ -697,3 +707,37 @@ def wait_for(predicate, timeout=30.0, interval=0.005):
             return True
         time.sleep(interval)
     return False
+
+
+# --------------------------------------------------------------------------
+# One statement in Spark 4 and in silt (the test_delta4*.py modules)
+
+
+def silt_sql_ok(silt, statement):
+    """Runs `silt sql statement` (the `silt` fixture); asserts it succeeds."""
+    proc = silt("sql", statement)
+    assert proc.returncode == 0, describe(proc)
+    return proc
+
+
+def spark_refusal(spark4, statement):
+    """(error class, message) of Spark 4's refusal of `statement` (the
+    `spark4` fixture), or None when Spark runs it."""
+    try:
+        spark4.sql(statement)
+    except Exception as e:  # Spark4Error
+        text = str(e)
+        found = re.search(r"\[([A-Z_]+)\]", text)
+        condition = getattr(e, "condition", None) or (found.group(1) if found else None)
+        assert condition, text[:800]
+        return condition, text
+    return None
+
+
+def assert_silt_refuses_as_spark(silt, statement, condition):
+    """Runs `silt sql statement`; asserts it fails naming Spark's error
+    class `condition` ("[DELTA_...]" on stderr). Returns the process."""
+    proc = silt("sql", statement)
+    assert proc.returncode != 0, (statement, condition)
+    assert f"[{condition}]" in proc.stderr, (statement, condition, proc.stderr)
+    return proc

@@ -14,18 +14,21 @@ tables without error and its own checks still hold.
 """
 
 import json
-import re
 import shutil
 
 import pytest
 
 from helpers import (
     assert_same_rows,
+    assert_silt_refuses_as_spark,
     commits,
     describe,
     json_file_job,
     last_commit_info,
     latest_action,
+    normalized_protocol,
+    silt_sql_ok,
+    spark_refusal,
     to_json_rows,
     write_input_file,
     write_job,
@@ -39,20 +42,6 @@ def schema_fields(table):
 def high_water_marks(table):
     return {name: f["metadata"].get("delta.identity.highWaterMark")
             for name, f in schema_fields(table).items() if "delta.identity.start" in f["metadata"]}
-
-
-def spark_refusal(spark4, statement):
-    """(error class, message) of Spark 4's refusal of `statement`, or None
-    when Spark runs it."""
-    try:
-        spark4.sql(statement)
-    except Exception as e:  # Spark4Error
-        text = str(e)
-        found = re.search(r"\[([A-Z_]+)\]", text)
-        condition = getattr(e, "condition", None) or (found.group(1) if found else None)
-        assert condition, text[:800]
-        return condition, text
-    return None
 
 
 def violation_lines(text):
@@ -79,13 +68,12 @@ def run_both(spark4, silt, spark_table, silt_table, statement):
     shutil.copytree(spark_table, silt_table)
     versions = sorted(commits(silt_table))
     refusal = spark_refusal(spark4, statement.format(t=f"delta.`{spark_table}`"))
-    proc = silt("sql", statement.format(t=f"delta.`{silt_table}`"))
+    silt_statement = statement.format(t=f"delta.`{silt_table}`")
     if refusal is None:
-        assert proc.returncode == 0, describe(proc)
+        silt_sql_ok(silt, silt_statement)
         return None
     condition, text = refusal
-    assert proc.returncode != 0, (statement, condition)
-    assert f"[{condition}]" in proc.stderr, (statement, condition, proc.stderr)
+    proc = assert_silt_refuses_as_spark(silt, silt_statement, condition)
     if condition == "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES":
         assert violation_lines(proc.stderr) == violation_lines(text), (statement, proc.stderr)
     assert sorted(commits(silt_table)) == versions, statement
@@ -221,13 +209,6 @@ def test_merge_by_default_identity_keeps_explicit_values_as_spark(spark4, silt, 
 # CHECK constraints: ALTER TABLE ADD / DROP CONSTRAINT, and every writer
 
 
-def normalized_protocol(protocol):
-    return {"minReaderVersion": protocol["minReaderVersion"],
-            "minWriterVersion": protocol["minWriterVersion"],
-            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
-            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
-
-
 @pytest.mark.parametrize("features", [False, True], ids=["legacy_protocol", "table_features"])
 def test_add_and_drop_constraint_as_spark(spark4, silt, tmp_path, features):
     spark_table, silt_table = tmp_path / "spark", tmp_path / "silt"
@@ -265,12 +246,6 @@ def test_add_and_drop_constraint_as_spark(spark4, silt, tmp_path, features):
     spark4.sql(f"INSERT INTO delta.`{silt_table}` VALUES (50, 1)")
     detail = spark4.sql(f"DESCRIBE DETAIL delta.`{silt_table}`")[0]
     assert "checkConstraints" in detail["tableFeatures"]
-
-
-def silt_sql_ok(silt, statement):
-    proc = silt("sql", statement)
-    assert proc.returncode == 0, describe(proc)
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -23,18 +23,22 @@ carry the error class Spark 4 gives for the same statement.
 """
 
 import json
-import re
 import shutil
 
 import pytest
 
 from helpers import (
     assert_same_rows,
+    assert_silt_refuses_as_spark,
     commits,
     describe,
     last_commit_info,
+    latest_action,
     log_dir,
+    normalized_protocol,
     row_id_high_water_mark,
+    silt_sql_ok,
+    spark_refusal,
     to_json_rows,
 )
 
@@ -54,12 +58,6 @@ def silt_row_ids(silt, table):
     assert proc.returncode == 0, describe(proc)
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line]
     return {r["id"]: (r["row_id"], r["rcv"]) for r in rows}
-
-
-def silt_sql(silt, statement):
-    proc = silt("sql", statement)
-    assert proc.returncode == 0, describe(proc)
-    return proc
 
 
 # --------------------------------------------------------------------------
@@ -111,7 +109,7 @@ def test_dml_keeps_row_ids_as_spark_does(spark4, silt, tmp_path, merge_source,
         before = spark_row_ids(spark4, spark_table)
         mark_before = row_id_high_water_mark(spark_table)
         spark4.sql(statement.format(t=f"delta.`{spark_table}`"))
-        silt_sql(silt, statement.format(t=f"delta.`{silt_table}`"))
+        silt_sql_ok(silt, statement.format(t=f"delta.`{silt_table}`"))
         what = f"{statement.split()[0]} ({'dv' if deletion_vectors else 'copy-on-write'})"
 
         expected_rows = to_json_rows(spark4.read_delta(spark_table))
@@ -136,31 +134,6 @@ def test_dml_keeps_row_ids_as_spark_does(spark4, silt, tmp_path, merge_source,
 
 # --------------------------------------------------------------------------
 # ALTER TABLE ... DROP FEATURE
-
-
-def protocol_of(table):
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if "protocol" in a:
-                found = a["protocol"]
-    return found
-
-
-def normalized_protocol(protocol):
-    return {"minReaderVersion": protocol["minReaderVersion"],
-            "minWriterVersion": protocol["minWriterVersion"],
-            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
-            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
-
-
-def configuration_of(table):
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if "metaData" in a:
-                found = a["metaData"]["configuration"]
-    return found
 
 
 def commits_after(table, version):
@@ -210,7 +183,7 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, feature):
     shutil.copytree(spark_table, silt_table)
     start = max(commits(spark_table))
     spark4.sql(f"ALTER TABLE delta.`{spark_table}` DROP FEATURE {feature}")
-    silt_sql(silt, f"ALTER TABLE delta.`{silt_table}` DROP FEATURE {feature}")
+    silt_sql_ok(silt, f"ALTER TABLE delta.`{silt_table}` DROP FEATURE {feature}")
 
     def comparable(table):
         # Row-count metrics and paths differ; operations, parameters and
@@ -219,9 +192,10 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, feature):
     assert comparable(silt_table) == comparable(spark_table)
     assert comparable(silt_table)[-1][:2] == (
         "DROP FEATURE", {"featureName": feature, "truncateHistory": False})
-    assert normalized_protocol(protocol_of(silt_table)) == normalized_protocol(
-        protocol_of(spark_table))
-    assert configuration_of(silt_table) == configuration_of(spark_table)
+    assert normalized_protocol(latest_action(silt_table, "protocol")) == normalized_protocol(
+        latest_action(spark_table, "protocol"))
+    assert latest_action(silt_table, "metaData")["configuration"] == \
+        latest_action(spark_table, "metaData")["configuration"]
     assert checkpoint_versions(silt_table) == checkpoint_versions(spark_table)
     ours = spark4.sql(f"DESCRIBE DETAIL delta.`{silt_table}`")[0]
     theirs = spark4.sql(f"DESCRIBE DETAIL delta.`{spark_table}`")[0]
@@ -236,7 +210,7 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, feature):
     # Each engine writes the other's downgraded table (checkpointProtection
     # included) and reads it back.
     spark4.sql(f"INSERT INTO delta.`{silt_table}` VALUES (100, 'spark')")
-    silt_sql(silt, f"UPDATE delta.`{spark_table}` SET v = 'silt' WHERE id = 3")
+    silt_sql_ok(silt, f"UPDATE delta.`{spark_table}` SET v = 'silt' WHERE id = 3")
     rows = {r["id"]: r["v"] for r in to_json_rows(spark4.read_delta(silt_table))}
     assert rows[100] == "spark"
     proc = silt("read", str(spark_table), "--format", "jsonl", "--where", "id = 3")
@@ -252,14 +226,7 @@ def test_drop_feature_refusals_name_sparks_error_classes(spark4, silt, tmp_path)
     for statement in ["DROP FEATURE deletionVectors", "DROP FEATURE noSuchFeature",
                       "DROP FEATURE appendOnly", "DROP FEATURE inCommitTimestamp TRUNCATE HISTORY",
                       "DROP FEATURE `delta.appendOnly`"]:
-        with pytest.raises(Exception) as refused:
-            spark4.sql(f"ALTER TABLE delta.`{table}` {statement}")
-        condition = getattr(refused.value, "condition", None)
-        if not condition:
-            found = re.search(r"\[(DELTA_[A-Z_]+)\]", str(refused.value))
-            assert found, str(refused.value)[:500]
-            condition = found.group(1)
-        proc = silt("sql", f"ALTER TABLE delta.`{table}` {statement}")
-        assert proc.returncode != 0, statement
-        assert f"[{condition}]" in proc.stderr, (statement, condition, proc.stderr)
+        refusal = spark_refusal(spark4, f"ALTER TABLE delta.`{table}` {statement}")
+        assert refusal is not None, statement
+        assert_silt_refuses_as_spark(silt, f"ALTER TABLE delta.`{table}` {statement}", refusal[0])
     assert sorted(commits(table)) == before

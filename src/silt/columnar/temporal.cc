@@ -40,6 +40,12 @@ void AppendDigits(std::string* out, int64_t value, int width) {
   out->append(buf, static_cast<size_t>(n));
 }
 
+// Two digits of 0..99 without snprintf: the CAST-to-string path calls this per row.
+void AppendTwoDigits(std::string* out, int64_t value) {
+  out->push_back(static_cast<char>('0' + value / 10));
+  out->push_back(static_cast<char>('0' + value % 10));
+}
+
 void AppendDate(std::string* out, int32_t days) {
   CivilDate date = CivilFromDays(days);
   // ISO-8601 years: four digits, a sign when negative or beyond 9999.
@@ -243,6 +249,31 @@ std::string FormatTimestampPlain(int64_t micros, int fraction_digits) {
   out.reserve(26);
   AppendDateTime(&out, micros, ' ', fraction_digits);
   return out;
+}
+
+void AppendTimestampText(int64_t micros, std::string* out) {
+  const int32_t days = DaysFromMicros(micros);
+  const int64_t of_day = micros - int64_t{days} * kMicrosPerDay;
+  AppendDate(out, days);
+  out->push_back(' ');
+  const int64_t seconds = of_day / kMicrosPerSecond;
+  int64_t fraction = of_day % kMicrosPerSecond;
+  AppendTwoDigits(out, seconds / 3600);
+  out->push_back(':');
+  AppendTwoDigits(out, seconds / 60 % 60);
+  out->push_back(':');
+  AppendTwoDigits(out, seconds % 60);
+  if (fraction != 0) {
+    char digits[6];
+    for (int digit_idx = 5; digit_idx >= 0; --digit_idx) {
+      digits[digit_idx] = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    size_t len = 6;
+    while (digits[len - 1] == '0') --len;  // stops: the fraction is non-zero
+    out->push_back('.');
+    out->append(digits, len);
+  }
 }
 
 std::optional<int32_t> ParseDate(std::string_view s) {

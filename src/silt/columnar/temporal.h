@@ -43,6 +43,12 @@ std::string FormatDate(int32_t days);
 std::string FormatTimestampUtc(int64_t micros, int fraction_digits = 6, bool zulu = true);
 // "2026-06-22 08:16:00.123456" (no zone), for timestamp_ntz and display.
 std::string FormatTimestampPlain(int64_t micros, int fraction_digits = -1);
+// Appends Spark's timestamp text of (local) micros to `out`: "yyyy-MM-dd
+// HH:mm:ss", then the microsecond fraction only when it is non-zero, with its
+// trailing zeros dropped ("2026-06-22 08:16:00.12"), as CAST(ts AS STRING)
+// and Variant.toJson write it (Spark's TimestampFormatter fraction formatter).
+// Years as FormatDate writes them.
+void AppendTimestampText(int64_t micros, std::string* out);
 
 // Parses "yyyy-[m]m-[d]d" with optional trailing time part ignored the way
 // Spark's CAST(string AS DATE) does. nullopt when not a date.

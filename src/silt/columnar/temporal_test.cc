@@ -71,6 +71,21 @@ TEST(FormatTest, PlainFormIsShortestExactByDefault) {
   EXPECT_EQ(FormatTimestampPlain(kNewYearMicros, 6), "2020-01-02 03:04:05.000000");
 }
 
+TEST(FormatTest, TimestampTextDropsTrailingFractionZeros) {
+  auto text = [](int64_t micros) {
+    std::string out = "<";
+    AppendTimestampText(micros, &out);
+    return out;
+  };
+  EXPECT_EQ(text(kNewYearMicros), "<2020-01-02 03:04:05");
+  EXPECT_EQ(text(kNewYearMicros + 120000), "<2020-01-02 03:04:05.12");
+  EXPECT_EQ(text(kNewYearMicros + 1), "<2020-01-02 03:04:05.000001");
+  EXPECT_EQ(text(kSummerMicros), "<2026-06-22 08:16:00.123456");
+  EXPECT_EQ(text(-1), "<1969-12-31 23:59:59.999999");
+  EXPECT_EQ(text(-1500000), "<1969-12-31 23:59:58.5");
+  EXPECT_EQ(text(int64_t{DaysFromCivil(10000, 1, 1)} * kMicrosPerDay), "<+10000-01-01 00:00:00");
+}
+
 TEST(ParseDateTest, AcceptsSparkDateForms) {
   EXPECT_EQ(ParseDate("2026-06-22"), 20626);
   EXPECT_EQ(ParseDate("2026-6-22"), 20626);

@@ -27,33 +27,6 @@ void AppendTwo(int v, std::string* out) {
   out->push_back(static_cast<char>('0' + v % 10));
 }
 
-// ISO_LOCAL_DATE ' ' ISO_LOCAL_TIME of local micros: the fraction only when
-// non-zero, without trailing zeros.
-void AppendLocalDateTime(int64_t local, std::string* out) {
-  const int32_t days = DaysFromMicros(local);
-  const int64_t of_day = local - int64_t{days} * kMicrosPerDay;
-  out->append(FormatDate(days));
-  out->push_back(' ');
-  const int64_t seconds = of_day / kMicrosPerSecond;
-  int64_t fraction = of_day % kMicrosPerSecond;
-  AppendTwo(static_cast<int>(seconds / 3600), out);
-  out->push_back(':');
-  AppendTwo(static_cast<int>(seconds / 60 % 60), out);
-  out->push_back(':');
-  AppendTwo(static_cast<int>(seconds % 60), out);
-  if (fraction != 0) {
-    char digits[6];
-    for (int i = 5; i >= 0; --i) {
-      digits[i] = static_cast<char>('0' + fraction % 10);
-      fraction /= 10;
-    }
-    int len = 6;
-    while (len > 0 && digits[len - 1] == '0') --len;
-    out->push_back('.');
-    out->append(digits, static_cast<size_t>(len));
-  }
-}
-
 void AppendBase64(std::string_view bytes, std::string* out) {
   static const char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -143,7 +116,7 @@ bool AppendJsonRec(const VariantMetadata& metadata, const VariantValue& value,
         local = micros;
       }
       out->push_back('"');
-      AppendLocalDateTime(local, out);
+      AppendTimestampText(local, out);
       const int32_t a = offset < 0 ? -offset : offset;
       out->push_back(offset < 0 ? '-' : '+');
       AppendTwo(a / 3600, out);
@@ -154,7 +127,7 @@ bool AppendJsonRec(const VariantMetadata& metadata, const VariantValue& value,
     }
     case VariantType::kTimestampNtz:
       out->push_back('"');
-      AppendLocalDateTime(value.GetLong(), out);
+      AppendTimestampText(value.GetLong(), out);
       out->push_back('"');
       return true;
     case VariantType::kBinary:

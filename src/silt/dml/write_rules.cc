@@ -12,17 +12,6 @@
 
 namespace silt::dml {
 
-namespace {
-
-Result<expr::BoundExpressionPtr> BindText(const std::string& text,
-                                          const columnar::SchemaPtr& schema,
-                                          const expr::EvalOptions& eval) {
-  SILT_ASSIGN_OR_RETURN(expr::NodePtr node, expr::ParseNode(text));
-  return expr::Bind(*node, schema, eval);
-}
-
-}  // namespace
-
 Result<RowCheck> MakeRowCheck(std::string name, const std::string& expression,
                               const columnar::SchemaPtr& schema, const expr::EvalOptions& eval,
                               const std::string& shown_expression) {
@@ -57,7 +46,8 @@ Result<RowCheck> MakeRowCheck(std::string name, const std::string& expression,
       shown += (shown.empty() ? "" : ".") + p;
       text += (text.empty() ? "" : ".") + expr::BackquoteIdentifier(p);
     }
-    Result<expr::BoundExpressionPtr> value = BindText("CAST(" + text + " AS STRING)", schema, eval);
+    Result<expr::BoundExpressionPtr> value =
+        expr::BindText("CAST(" + text + " AS STRING)", schema, eval);
     if (!value.ok()) return context(value.status());
     check.columns.push_back(std::move(shown));
     check.values.push_back(std::move(*value));
@@ -109,10 +99,10 @@ Result<std::unique_ptr<WriteRules>> WriteRules::Make(const delta::Snapshot& snap
       return Status::InvalidArgument("generated column '", g.name, "' of ", out->table_path_, " (",
                                      g.expression, "): ", st.message());
     };
-    Result<expr::BoundExpressionPtr> compute = BindText(g.expression, schema, eval);
+    Result<expr::BoundExpressionPtr> compute = expr::BindText(g.expression, schema, eval);
     if (compute.ok() && !(*compute)->type()->Equals(*field.type)) {
-      compute =
-          BindText("CAST((" + g.expression + ") AS " + field.type->ToDdl() + ")", schema, eval);
+      compute = expr::BindText("CAST((" + g.expression + ") AS " + field.type->ToDdl() + ")",
+                               schema, eval);
     }
     if (!compute.ok()) return context(compute.status());
     rule.compute = std::move(*compute);

@@ -151,6 +151,12 @@ Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPt
       std::make_unique<BoundExpressionImpl>(std::move(bound), std::move(name)));
 }
 
+Result<BoundExpressionPtr> BindText(std::string_view text, const columnar::SchemaPtr& input_schema,
+                                    const EvalOptions& options, BindSession* session) {
+  SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
+  return Bind(*parsed, input_schema, options, session);
+}
+
 Result<std::vector<BoundExpressionPtr>> BindSelectItem(const Expression& expr,
                                                        const columnar::SchemaPtr& input_schema,
                                                        const EvalOptions& options,

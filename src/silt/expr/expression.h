@@ -43,6 +43,13 @@ Result<ExpressionPtr> ParseExpression(std::string_view text);
 Result<BoundExpressionPtr> Bind(const Expression& expr, const columnar::SchemaPtr& input_schema,
                                 const EvalOptions& options = {}, BindSession* session = nullptr);
 
+// ParseExpression then Bind, for callers that hold the expression as text (a
+// table's CHECK constraint or generation expression). Errors: those of
+// ParseExpression and Bind.
+Result<BoundExpressionPtr> BindText(std::string_view text, const columnar::SchemaPtr& input_schema,
+                                    const EvalOptions& options = {},
+                                    BindSession* session = nullptr);
+
 // A select-list generator at the top of a parsed item: explode,
 // explode_outer, posexplode or posexplode_outer of one argument, possibly
 // aliased (`explode(items) AS item`). The select step turns each input row

@@ -271,7 +271,7 @@ class RdKafkaConsumer final : public Consumer {
           return appended;
         }
         rd_kafka_message_t* message = taken_[taken_pos_++];
-        Status st = Handle(message, out, &appended);
+        Status st = internal::HandleMessage(message, *this, out, &appended);
         rd_kafka_message_destroy(message);
         SILT_RETURN_NOT_OK(st);
       }
@@ -321,7 +321,7 @@ class RdKafkaConsumer final : public Consumer {
     taken_pos_ = taken_len_ = 0;
   }
 
-  RangeState* Find(const char* topic, int32_t partition) {
+  RangeState* FindPosition(const char* topic, int32_t partition) {
     for (RangeState& state : ranges_) {
       if (state.range.partition.partition == partition && state.range.partition.topic == topic) {
         return &state;
@@ -331,7 +331,7 @@ class RdKafkaConsumer final : public Consumer {
   }
 
   // Records past the end of a range may still arrive from fetches already
-  // under way; Handle drops them. (Pausing the partition here made a later
+  // under way; TakeRecord drops them. (Pausing the partition here made a later
   // assignment of the same partition stall with librdkafka 2.0.2.)
   void MarkDone(RangeState* state) {
     if (state->done) return;
@@ -344,37 +344,30 @@ class RdKafkaConsumer final : public Consumer {
     if (remaining_ == 0) rd_kafka_assign(rk_, nullptr);
   }
 
-  Status Handle(rd_kafka_message_t* message, RecordColumns* out, int64_t* appended) {
-    const char* topic = message->rkt ? rd_kafka_topic_name(message->rkt) : "";
-    if (message->err) {
-      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        RangeState* state = Find(topic, message->partition);
-        if (state != nullptr && message->offset >= state->range.until) MarkDone(state);
-        return Status::OK();
-      }
-      if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-          message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
-        return Status::NotFound(
-            "Kafka partition ", topic, "-", message->partition, ": offset ", message->offset,
-            " is no longer available (deleted by retention?): ", rd_kafka_message_errstr(message));
-      }
-      return KafkaStatus(message->err, "reading Kafka partition ", topic, "-", message->partition,
-                         " at offset ", message->offset, " (", rd_kafka_message_errstr(message),
-                         ")");
+  // internal::HandleMessage's hooks: ranges_ is the bookkeeping. A range
+  // takes the records in [from, until); an end or a record at or past
+  // `until` completes it.
+  friend Status internal::HandleMessage<RdKafkaConsumer>(const rd_kafka_message_t*,
+                                                         RdKafkaConsumer&, RecordColumns*,
+                                                         int64_t*);
+  void AtPartitionEnd(RangeState& state, int64_t end_offset) {
+    if (end_offset >= state.range.until) MarkDone(&state);
+  }
+  Status OnConsumerError(const rd_kafka_message_t& message, const char* topic) {
+    return KafkaStatus(message.err, "reading Kafka partition ", topic, "-", message.partition,
+                       " at offset ", message.offset, " (", rd_kafka_message_errstr(&message), ")");
+  }
+  bool TakeRecord(RangeState& state, int64_t offset) {
+    if (state.done || offset < state.range.from) return false;
+    if (offset >= state.range.until) {
+      MarkDone(&state);
+      return false;
     }
-    RangeState* state = Find(topic, message->partition);
-    if (state == nullptr || state->done || message->offset < state->range.from) {
-      return Status::OK();
-    }
-    if (message->offset >= state->range.until) {
-      MarkDone(state);
-      return Status::OK();
-    }
-    internal::AppendMessage(message, state->range.partition.topic, out);
-    ++*appended;
-    state->next = message->offset + 1;
-    if (message->offset + 1 >= state->range.until) MarkDone(state);
-    return Status::OK();
+    return true;
+  }
+  void RecordTaken(RangeState& state, int64_t offset) {
+    state.next = offset + 1;
+    if (offset + 1 >= state.range.until) MarkDone(&state);
   }
 
   rd_kafka_t* rk_;

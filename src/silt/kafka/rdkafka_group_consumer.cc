@@ -98,7 +98,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
       if (message == nullptr) break;
       // Only the first poll waits: afterwards take what is already fetched.
       timeout = 0;
-      Status st = Handle(message, out, &appended);
+      Status st = internal::HandleMessage(message, *this, out, &appended);
       rd_kafka_message_destroy(message);
       SILT_RETURN_NOT_OK(st);
     }
@@ -308,7 +308,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
     return out;
   }
 
-  PartitionPosition* Find(const char* topic, int32_t partition) {
+  PartitionPosition* FindPosition(const char* topic, int32_t partition) {
     if (last_ != nullptr && last_partition_ == partition && last_topic_ == topic) return last_;
     auto it = positions_.find(TopicPartition{topic, partition});
     if (it == positions_.end()) return nullptr;
@@ -318,36 +318,27 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
     return last_;
   }
 
-  Status Handle(rd_kafka_message_t* message, RecordColumns* out, int64_t* appended) {
-    const char* topic = message->rkt ? rd_kafka_topic_name(message->rkt) : "";
-    if (message->err) {
-      if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        PartitionPosition* position = Find(topic, message->partition);
-        // Past the last record there may be transaction markers (the end
-        // is then beyond `next`); `next` stays after the last record, so an
-        // end reported before a seek back can never skip records.
-        if (position != nullptr && message->offset >= position->next) position->at_end = true;
-        return Status::OK();
-      }
-      if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-          message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
-        return Status::NotFound(
-            "Kafka partition ", topic, "-", message->partition, ": offset ", message->offset,
-            " is no longer available (deleted by retention?): ", rd_kafka_message_errstr(message));
-      }
-      // Consumer errors that are not about one partition's data (a broker
-      // restarting, a topic not there yet) pass; librdkafka recovers.
-      SILT_LOG_WARN("kafka", "consumer group: ", rd_kafka_message_errstr(message), " [",
-                    rd_kafka_err2name(message->err), "]");
-      return Status::OK();
-    }
-    PartitionPosition* position = Find(topic, message->partition);
-    if (position == nullptr || message->offset < position->next) return Status::OK();
-    internal::AppendMessage(message, topic, out);
-    ++*appended;
-    position->next = message->offset + 1;
-    position->at_end = false;
+  // internal::HandleMessage's hooks: positions_ is the bookkeeping.
+  friend Status internal::HandleMessage<RdKafkaGroupConsumer>(const rd_kafka_message_t*,
+                                                              RdKafkaGroupConsumer&, RecordColumns*,
+                                                              int64_t*);
+  void AtPartitionEnd(PartitionPosition& position, int64_t end_offset) {
+    // Past the last record there may be transaction markers (the end is
+    // then beyond `next`); `next` stays after the last record, so an end
+    // reported before a seek back can never skip records.
+    if (end_offset >= position.next) position.at_end = true;
+  }
+  Status OnConsumerError(const rd_kafka_message_t& message, const char* /*topic*/) {
+    // Consumer errors that are not about one partition's data (a broker
+    // restarting, a topic not there yet) pass; librdkafka recovers.
+    SILT_LOG_WARN("kafka", "consumer group: ", rd_kafka_message_errstr(&message), " [",
+                  rd_kafka_err2name(message.err), "]");
     return Status::OK();
+  }
+  bool TakeRecord(PartitionPosition& position, int64_t offset) { return offset >= position.next; }
+  void RecordTaken(PartitionPosition& position, int64_t offset) {
+    position.next = offset + 1;
+    position.at_end = false;
   }
 
   GroupConsumerConfig config_;

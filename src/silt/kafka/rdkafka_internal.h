@@ -67,4 +67,44 @@ Result<std::vector<std::optional<int64_t>>> LookupOffsetsForTimes(
 // headers when `out` takes them.
 void AppendMessage(const rd_kafka_message_t* message, std::string_view topic, RecordColumns* out);
 
+// Handles one message taken off a consumer queue, the steps both consumers
+// share: a partition end, an offset gone, another consumer error, or a
+// record appended to `out` (AppendMessage) and counted in `*appended`.
+// `tracker` is the consumer's per-partition bookkeeping, called directly
+// (no virtual call, no allocation here: this runs per record):
+//   Position* FindPosition(const char* topic, int32_t partition): nullptr
+//       for a partition not tracked (its messages are dropped);
+//   void AtPartitionEnd(Position&, int64_t end_offset);
+//   Status OnConsumerError(const rd_kafka_message_t&, const char* topic):
+//       any other error; its Status is returned;
+//   bool TakeRecord(Position&, int64_t offset): false drops the record;
+//   void RecordTaken(Position&, int64_t offset): after the append.
+// Errors: NotFound naming topic-partition and offset when that offset is no
+// longer available (retention, out of range); else OnConsumerError's.
+template <typename Tracker>
+Status HandleMessage(const rd_kafka_message_t* message, Tracker& tracker, RecordColumns* out,
+                     int64_t* appended) {
+  const char* topic = message->rkt ? rd_kafka_topic_name(message->rkt) : "";
+  if (message->err) {
+    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      auto* position = tracker.FindPosition(topic, message->partition);
+      if (position != nullptr) tracker.AtPartitionEnd(*position, message->offset);
+      return Status::OK();
+    }
+    if (message->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+        message->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+      return Status::NotFound(
+          "Kafka partition ", topic, "-", message->partition, ": offset ", message->offset,
+          " is no longer available (deleted by retention?): ", rd_kafka_message_errstr(message));
+    }
+    return tracker.OnConsumerError(*message, topic);
+  }
+  auto* position = tracker.FindPosition(topic, message->partition);
+  if (position == nullptr || !tracker.TakeRecord(*position, message->offset)) return Status::OK();
+  AppendMessage(message, topic, out);
+  ++*appended;
+  tracker.RecordTaken(*position, message->offset);
+  return Status::OK();
+}
+
 }  // namespace silt::kafka::internal

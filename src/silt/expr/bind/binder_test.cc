@@ -25,8 +25,7 @@ columnar::SchemaPtr TestSchema() {
 
 Result<BoundExpressionPtr> BindTo(std::string_view text,
                                   columnar::SchemaPtr schema = TestSchema()) {
-  SILT_ASSIGN_OR_RETURN(ExpressionPtr parsed, ParseExpression(text));
-  return Bind(*parsed, schema);
+  return BindText(text, schema);
 }
 
 std::string BindError(std::string_view text, columnar::SchemaPtr schema = TestSchema()) {
@@ -44,6 +43,12 @@ std::string NameOf(std::string_view text) {
 TEST(BinderTest, UnknownColumnListsTheAvailableOnes) {
   EXPECT_EQ(BindError("nope + 1"),
             "Cannot resolve column nope in '(nope + 1)'; available columns: id, Name, e, value");
+}
+
+TEST(BinderTest, BindTextReportsParseErrorsAsParseExpressionDoes) {
+  Result<ExpressionPtr> parsed = ParseExpression("id +");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(BindError("id +"), parsed.status().message());
 }
 
 TEST(BinderTest, UnknownFunctionIsNamed) {

@@ -24,6 +24,7 @@
 
 namespace silt::expr::cast_internal {
 
+using columnar::AppendTimestampText;
 using columnar::Column;
 using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
@@ -74,38 +75,6 @@ inline void AppendInt(int64_t v, std::string* out) {
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, static_cast<size_t>(res.ptr - buf));
-}
-
-inline void AppendTwoDigits(int64_t v, std::string* out) {
-  out->push_back(static_cast<char>('0' + v / 10));
-  out->push_back(static_cast<char>('0' + v % 10));
-}
-
-// Spark's timestamp text: "yyyy-MM-dd HH:mm:ss" plus the fraction with
-// trailing zeros dropped (TimestampFormatter.getFractionFormatter).
-inline void AppendTimestampText(int64_t micros, std::string* out) {
-  int32_t days = columnar::DaysFromMicros(micros);
-  int64_t of_day = micros - static_cast<int64_t>(days) * kMicrosPerDay;
-  out->append(columnar::FormatDate(days));
-  out->push_back(' ');
-  int64_t seconds = of_day / kMicrosPerSecond;
-  int64_t fraction = of_day % kMicrosPerSecond;
-  AppendTwoDigits(seconds / 3600, out);
-  out->push_back(':');
-  AppendTwoDigits(seconds / 60 % 60, out);
-  out->push_back(':');
-  AppendTwoDigits(seconds % 60, out);
-  if (fraction != 0) {
-    char digits[7];
-    for (int i = 5; i >= 0; --i) {
-      digits[i] = static_cast<char>('0' + fraction % 10);
-      fraction /= 10;
-    }
-    int len = 6;
-    while (len > 0 && digits[len - 1] == '0') --len;
-    out->push_back('.');
-    out->append(digits, static_cast<size_t>(len));
-  }
 }
 
 inline int64_t SaturatingAdd(int64_t a, int64_t b) {

@@ -100,12 +100,7 @@ bool HasTimestampNtz(const columnar::DataType& type) {
   }
 }
 
-Result<expr::BoundExpressionPtr> BindText(const std::string& text,
-                                          const columnar::SchemaPtr& schema,
-                                          const expr::EvalOptions& eval) {
-  SILT_ASSIGN_OR_RETURN(expr::ExpressionPtr parsed, expr::ParseExpression(text));
-  return expr::Bind(*parsed, schema, eval);
-}
+using expr::BindText;
 
 }  // namespace
 
