@@ -11,6 +11,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/json/json_decoder.h"
 #include "silt/json/json_multi_path.h"
+#include "silt/json/json_test_util.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::json {
@@ -21,7 +22,8 @@ using columnar::ColumnPtr;
 using columnar::DataType;
 using internal::FlatKind;
 using internal::FlatObjectScanner;
-using Rows = std::vector<std::optional<std::string>>;
+using test_util::Rows;
+using test_util::StringColumn;
 
 TEST(FlatObjectScannerTest, ReadsTheSeedPayloadMemberByMember) {
   FlatObjectScanner scanner;
@@ -115,18 +117,6 @@ TEST(FlatObjectScannerTest, UnescapesToUtf8) {
             R"({"power":84.3,"state":"ON"})");
   EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"),
             std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
-}
-
-ColumnPtr StringColumn(const Rows& rows) {
-  ColumnBuilder builder(DataType::String());
-  for (const auto& row : rows) {
-    if (row.has_value()) {
-      builder.AppendString(*row);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
 }
 
 // A row of a string or captured result column as text ("null", "s:<text>",

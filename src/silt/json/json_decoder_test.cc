@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "silt/columnar/temporal.h"
+#include "silt/json/json_test_util.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::json {
@@ -21,7 +22,8 @@ using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::DataType;
 using columnar::TypeId;
-using Rows = std::vector<std::optional<std::string>>;
+using test_util::Rows;
+using test_util::StringColumn;
 
 constexpr char kSeedMessage[] =
     R"({"device_id":"plug-01","device_type":"smart_plug","ingested_at":"2026-06-22T08:16:00.000Z",)"
@@ -29,18 +31,6 @@ constexpr char kSeedMessage[] =
 constexpr char kSeedSchema[] =
     "device_id STRING NOT NULL, device_type STRING NOT NULL, ingested_at STRING NOT NULL, "
     "payload STRING";
-
-ColumnPtr StringColumn(const Rows& rows) {
-  ColumnBuilder builder(DataType::String());
-  for (const auto& row : rows) {
-    if (row.has_value()) {
-      builder.AppendString(*row);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
 
 struct Decoded {
   ColumnPtr column;

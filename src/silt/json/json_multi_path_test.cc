@@ -8,6 +8,7 @@
 
 #include "silt/columnar/builder.h"
 #include "silt/json/json_decoder.h"
+#include "silt/json/json_test_util.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::json {
@@ -16,19 +17,8 @@ namespace {
 using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::DataType;
-using Rows = std::vector<std::optional<std::string>>;
-
-ColumnPtr StringColumn(const Rows& rows) {
-  ColumnBuilder builder(DataType::String());
-  for (const auto& row : rows) {
-    if (row.has_value()) {
-      builder.AppendString(*row);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
+using test_util::Rows;
+using test_util::StringColumn;
 
 Rows ToRows(const columnar::Column& column) {
   Rows out;

@@ -10,6 +10,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/columnar/builder.h"
 #include "silt/json/json_decoder.h"
+#include "silt/json/json_test_util.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::json {
@@ -18,21 +19,10 @@ namespace {
 using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::DataType;
-using Rows = std::vector<std::optional<std::string>>;
+using test_util::Rows;
+using test_util::StringColumn;
 
 constexpr char kSeedPayload[] = R"({"power":84.3,"voltage":230.1,"state":"ON","linkquality":248})";
-
-ColumnPtr StringColumn(const Rows& rows) {
-  ColumnBuilder builder(DataType::String());
-  for (const auto& row : rows) {
-    if (row.has_value()) {
-      builder.AppendString(*row);
-    } else {
-      builder.AppendNull();
-    }
-  }
-  return builder.Finish();
-}
 
 Result<Rows> GetJsonObject(const Rows& rows, std::string_view path) {
   SILT_ASSIGN_OR_RETURN(auto evaluator, JsonPathEvaluator::Make(path));
