@@ -121,6 +121,19 @@ DROP_CASES = {
          "INSERT INTO {t} SELECT id, concat('w', id), named_struct('b', id), "
          "if(id % 2 = 0, 'even', 'odd') FROM range(5, 10)"],
         ["columnMapping"]),
+    # Column mapping dropped from a row-tracking table whose UPDATE
+    # materialized row ids: the rewrite keeps every row's id and commit
+    # version under the materialized columns' own names.
+    "columnMappingRowTracking": (
+        "CREATE TABLE {t} (id BIGINT, v STRING, p STRING) USING delta PARTITIONED BY (p) "
+        "TBLPROPERTIES ('delta.columnMapping.mode'='name', 'delta.enableRowTracking'='true')",
+        ["INSERT INTO {t} SELECT id, concat('v', id), if(id % 2 = 0, 'even', 'odd') "
+         "FROM range(0, 5)",
+         "ALTER TABLE {t} RENAME COLUMN v TO w",
+         "INSERT INTO {t} SELECT id, concat('w', id), if(id % 2 = 0, 'even', 'odd') "
+         "FROM range(5, 10)",
+         "UPDATE {t} SET w = 'u' WHERE id IN (2, 7)"],
+        ["columnMapping"]),
     "rowTracking": (
         "CREATE TABLE {t} (id BIGINT, v STRING) USING delta "
         "TBLPROPERTIES ('delta.enableRowTracking'='true')",
@@ -131,8 +144,10 @@ DROP_CASES = {
     "typeWidening": (
         "CREATE TABLE {t} (id BIGINT, s SMALLINT, st STRUCT<b: BYTE>) USING delta "
         "TBLPROPERTIES ('delta.enableTypeWidening'='true')",
-        ["INSERT INTO {t} VALUES (1, 1, named_struct('b', 1Y))",
-         "INSERT INTO {t} VALUES (2, 2, named_struct('b', 2Y))",
+        # One file before the widening: it is rewritten though no other
+        # file could share its bin.
+        ["INSERT INTO {t} SELECT /*+ COALESCE(1) */ * FROM VALUES "
+         "(1, 1, named_struct('b', 1Y)), (2, 2, named_struct('b', 2Y)) AS v(id, s, st)",
          "ALTER TABLE {t} ALTER COLUMN s TYPE INT",
          "ALTER TABLE {t} ALTER COLUMN st.b TYPE SMALLINT",
          "INSERT INTO {t} VALUES (3, 100000, named_struct('b', 1000S))"],
@@ -170,6 +185,10 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, case):
     assert len(expected) == (3 if case == "typeWidening" else 10)
     assert_same_rows(to_json_rows(spark4.read_delta(ours)), expected, case, "id")
     assert_same_rows(to_json_rows(read_with_deltalake(ours)), expected, case, "id")
+    if "RowTracking" in case:
+        ids = "SELECT id, _metadata.row_id AS row_id, _metadata.row_commit_version AS v FROM {}"
+        assert_same_rows(spark4.sql(ids.format(f"delta.`{ours}`")),
+                         spark4.sql(ids.format(f"delta.`{theirs}`")), case + " row ids", "id")
     # Spark appends to silt's downgraded table and reads it back.
     columns = spark4.eval("spark.read.format('delta').load(p).columns", p=str(ours))
     values = ", ".join("100" if c == "id" else "NULL" for c in columns)

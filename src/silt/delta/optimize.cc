@@ -200,7 +200,10 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     std::erase_if(files, [](const AddFile& f) { return !f.deletion_vector.has_value(); });
   }
   std::vector<OptimizeBin> bins;
-  if (remove_mapping) {
+  if (remove_mapping || options.rewrite_type_widening) {
+    // Every selected file is rewritten, whatever its size and whether or
+    // not its partition holds another: a file left behind would keep its
+    // physical names or its narrower type after the feature is gone.
     for (const AddFile& file : files) {
       OptimizeBin bin;
       bin.partition_values = file.partition_values;
