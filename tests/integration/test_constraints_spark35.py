@@ -141,15 +141,17 @@ def run_both(spark, silt, origin, tmp_path, name, statement):
 
 @pytest.fixture(scope="module")
 def checked(spark, tmp_path_factory):
-    """A Spark 3.5 table with a plain CHECK constraint (NULL violates it),
-    one on a nested field and one that tolerates NULLs (but not a NULL
-    field of a non-NULL struct), and a MERGE source (JSON lines)."""
+    """A Spark 3.5 table with three CHECK constraints: `pos` (a NULL v
+    violates it), `nested` on a nested field (a NULL struct passes, a NULL
+    field of a non-NULL struct does not) and `short` (NULL-tolerant), and a
+    MERGE source (JSON lines)."""
     base = tmp_path_factory.mktemp("checked")
     table = base / "t"
     t = f"delta.`{table}`"
     spark.sql(f"CREATE TABLE {t} ({SCHEMA}) USING delta")
     spark.sql(f"INSERT INTO {t} VALUES (1, 5, named_struct('a', 1, 'b', 'x'), 'ok'), "
-              "(2, 6, named_struct('a', 2, 'b', NULL), NULL), (3, 7, named_struct('a', 3, 'b', 'c'), 'abc')")
+              "(2, 6, named_struct('a', 2, 'b', NULL), NULL), "
+              "(3, 7, named_struct('a', 3, 'b', 'c'), 'abc')")
     spark.sql(f"ALTER TABLE {t} ADD CONSTRAINT pos CHECK (v > 0)")
     spark.sql(f"ALTER TABLE {t} ADD CONSTRAINT nested CHECK (s IS NULL OR s.a < 100)")
     spark.sql(f"ALTER TABLE {t} ADD CONSTRAINT short CHECK (note IS NULL OR length(note) < 5)")
@@ -255,7 +257,8 @@ def invariant_table(spark, tmp_path_factory):
     schema = StructType([
         StructField("k", IntegerType()),
         StructField("x", IntegerType(), True, invariant("x > 0")),
-        StructField("p", StructType([StructField("q", IntegerType(), True, invariant("p.q < 10"))])),
+        StructField("p", StructType([
+            StructField("q", IntegerType(), True, invariant("p.q < 10"))])),
     ])
     spark.createDataFrame([(1, 5, (1,)), (2, 6, (3,))], schema) \
         .write.format("delta").save(str(table))
