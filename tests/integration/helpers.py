@@ -741,3 +741,19 @@ def assert_silt_refuses_as_spark(silt, statement, condition):
     assert proc.returncode != 0, (statement, condition)
     assert f"[{condition}]" in proc.stderr, (statement, condition, proc.stderr)
     return proc
+
+
+def violation_lines(text):
+    """The constraint and the `- col : value` lines of a
+    DELTA_VIOLATE_CONSTRAINT_WITH_VALUES message."""
+    lines = text.replace("|", "\n").splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES" in line:
+            out.append(line[line.index("CHECK constraint"):].strip())
+            for more in lines[i + 1:]:
+                if not more.strip().startswith("- "):
+                    break
+                out.append(more.strip())
+            break
+    return out

@@ -30,6 +30,7 @@ from helpers import (
     silt_sql_ok,
     spark_refusal,
     to_json_rows,
+    violation_lines,
     write_input_file,
     write_job,
 )
@@ -42,22 +43,6 @@ def schema_fields(table):
 def high_water_marks(table):
     return {name: f["metadata"].get("delta.identity.highWaterMark")
             for name, f in schema_fields(table).items() if "delta.identity.start" in f["metadata"]}
-
-
-def violation_lines(text):
-    """The constraint and the `- col : value` lines of a
-    DELTA_VIOLATE_CONSTRAINT_WITH_VALUES message."""
-    lines = text.replace("|", "\n").splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        if "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES" in line:
-            out.append(line[line.index("CHECK constraint"):].strip())
-            for more in lines[i + 1:]:
-                if not more.strip().startswith("- "):
-                    break
-                out.append(more.strip())
-            break
-    return out
 
 
 def run_both(spark4, silt, spark_table, silt_table, statement):
