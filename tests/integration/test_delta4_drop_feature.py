@@ -21,33 +21,13 @@ import pytest
 from helpers import (
     assert_same_rows,
     commits,
-    describe,
+    latest_action,
     log_dir,
+    normalized_protocol,
     read_with_deltalake,
+    silt_sql_ok,
     to_json_rows,
 )
-
-
-def silt_sql(silt, statement):
-    proc = silt("sql", statement)
-    assert proc.returncode == 0, describe(proc)
-    return proc
-
-
-def latest(table, kind):
-    found = None
-    for _, actions in sorted(commits(table).items()):
-        for a in actions:
-            if kind in a:
-                found = a[kind]
-    return found
-
-
-def normalized_protocol(protocol):
-    return {"minReaderVersion": protocol["minReaderVersion"],
-            "minWriterVersion": protocol["minWriterVersion"],
-            "readerFeatures": sorted(protocol.get("readerFeatures") or []),
-            "writerFeatures": sorted(protocol.get("writerFeatures") or [])}
 
 
 def live_domains(table):
@@ -164,14 +144,14 @@ def test_drop_feature_as_spark_does(spark4, silt, tmp_path, case):
     start = max(commits(theirs))
     for feature in features:
         spark4.sql(f"ALTER TABLE delta.`{theirs}` DROP FEATURE {feature}")
-        silt_sql(silt, f"ALTER TABLE delta.`{ours}` DROP FEATURE {feature}")
+        silt_sql_ok(silt, f"ALTER TABLE delta.`{ours}` DROP FEATURE {feature}")
 
     assert commits_after(ours, start) == commits_after(theirs, start)
-    assert normalized_protocol(latest(ours, "protocol")) == normalized_protocol(
-        latest(theirs, "protocol"))
+    assert normalized_protocol(latest_action(ours, "protocol")) == normalized_protocol(
+        latest_action(theirs, "protocol"))
     for feature in features:
-        assert feature not in normalized_protocol(latest(ours, "protocol"))["writerFeatures"]
-    ours_meta, theirs_meta = latest(ours, "metaData"), latest(theirs, "metaData")
+        assert feature not in normalized_protocol(latest_action(ours, "protocol"))["writerFeatures"]
+    ours_meta, theirs_meta = latest_action(ours, "metaData"), latest_action(theirs, "metaData")
     assert ours_meta["configuration"] == theirs_meta["configuration"]
     assert json.loads(ours_meta["schemaString"]) == json.loads(theirs_meta["schemaString"])
     assert live_domains(ours) == live_domains(theirs)
