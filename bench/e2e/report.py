@@ -20,6 +20,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from plotting import finish_timeline, timeline_axes  # noqa: E402
+
 RSS_FOOTNOTE = ("† not measured correctly in this run: the harness summed the peak RSS of every "
                 "process it had seen in Spark's tree, including thousands of short-lived children "
                 "(Hadoop's `chmod`); fixed after this run (live processes only). Spark's sampled "
@@ -434,7 +437,7 @@ def plot_timeline(b, path) -> bool:
               for name, runs in runs_by.items() if runs and runs[0].get("timeline")]
     if not series:
         return False
-    fig, axes = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
+    fig, axes = timeline_axes(3, (11, 9))
     for trigger, name, r in series:
         label = name if len(b["triggers"]) == 1 else f"{name} ({trigger})"
         color = COLORS.get(name)
@@ -451,18 +454,11 @@ def plot_timeline(b, path) -> bool:
     for y, ax in ((50, axes[0]), (64, axes[2])):
         ax.axhline(y, color="grey", lw=0.8, ls=":")
     axes[0].axhline(20, color="grey", lw=0.8, ls=":")
-    axes[0].set_yscale("log")
-    axes[0].set_ylabel("latency per 10 s (ms)")
-    axes[1].set_ylabel("CPU % of a core")
-    axes[2].set_ylabel("RSS (MB)")
-    axes[2].set_xlabel("seconds since the load started")
-    for ax in axes:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(f"B: {b['rate']:,.0f} events/s for {b['seconds']:.0f} s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    finish_timeline(fig, axes, path,
+                    ["latency per 10 s (ms)", "CPU % of a core", "RSS (MB)"],
+                    "seconds since the load started", log_panels=(0,),
+                    legend={"fontsize": 7, "ncol": 2},
+                    title=f"B: {b['rate']:,.0f} events/s for {b['seconds']:.0f} s")
     return True
 
 

@@ -8,7 +8,11 @@ CSV thinned to one row every --every seconds (to keep results small).
 """
 import argparse
 import csv
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from plotting import finish_timeline, timeline_axes  # noqa: E402
 
 
 def read(path: Path):
@@ -47,25 +51,15 @@ def main() -> int:
                 w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
                 w.writeheader()
                 w.writerows(kept)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
+    fig, axes = timeline_axes(3, (9, 9))
     for label, rows in runs:
         t = [value(r, "t_s") / 60 for r in rows]
         axes[0].plot(t, [value(r, "rss_mb") for r in rows], label=label, linewidth=0.8)
         axes[1].plot(t, [value(r, "cpu_ms_per_batch") for r in rows], label=label, linewidth=0.5)
         axes[2].plot(t, [value(r, "log_mb") for r in rows], label=label, linewidth=0.8)
-    axes[0].set_ylabel("RSS MB")
-    axes[1].set_ylabel("CPU ms per batch (10 s window)")
-    axes[1].set_yscale("log")
-    axes[2].set_ylabel("_delta_log MB")
-    axes[2].set_xlabel("minutes since start")
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(args.png, dpi=80)
+    finish_timeline(fig, axes, args.png,
+                    ["RSS MB", "CPU ms per batch (10 s window)", "_delta_log MB"],
+                    "minutes since start", log_panels=(1,))
     return 0
 
 

@@ -49,7 +49,7 @@ struct CheckpointInfo {
 // its v2Checkpoint fields. A V2 checkpoint references again the sidecars of
 // the previous V2 checkpoint written through the same `table` handle whose
 // actions are all unchanged, so a writer that checkpoints often encodes
-// little more than what changed since (checkpoint_writer.cc says how).
+// little more than what changed since (checkpoint_writer_v2.cc says how).
 // A state without its checkpointed files (Snapshot::files_elided) is
 // written as the sidecars of the handle's last V2 checkpoint plus one new
 // sidecar (decision 135); Internal when that checkpoint is not the handle's
