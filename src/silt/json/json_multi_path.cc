@@ -159,6 +159,8 @@ struct PathProgram {
   std::string tuple_key;
   std::vector<Level> levels;
   ResultWriter results;
+  // While inactive: the all-NULL result of the last batch's length.
+  ColumnPtr inactive_nulls;
   bool markers = false;
   // Whether strings hold stand-ins of unpaired surrogates, and whether a raw
   // write of one failed (the whole result is then NULL).
@@ -321,35 +323,89 @@ struct PathProgram {
 
 }  // namespace
 
-struct JsonMultiPathEvaluator::Impl {
-  std::vector<std::unique_ptr<PathProgram>> paths;
-  // Hive's parser features: single quotes and raw control characters.
-  internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
-  internal::FlatObjectScanner scanner;
-  internal::Unescaper unescaper;
-};
-
 namespace {
+
+// The distinct names of a batch's `$.name` paths, found by one probe of a
+// small open-addressing table (keyed by a key's length and three of its
+// bytes) instead of comparing every member with every name.
+class KeyNames {
+ public:
+  // `names`: one per `$.name` path, repeats allowed (`$.a` and `$['a']`).
+  void Build(const std::vector<std::string_view>& names) {
+    distinct_.clear();
+    name_of_path_.clear();
+    size_t slots = 16;
+    while (slots < names.size() * 2) slots *= 2;
+    slots_.assign(slots, -1);
+    mask_ = slots - 1;
+    for (std::string_view name : names) {
+      int found = Find(name);
+      if (found < 0) {
+        found = static_cast<int>(distinct_.size());
+        distinct_.push_back(name);
+        // An empty name is never matched by the scanner's rows (as before
+        // the table): it stays out of it.
+        if (!name.empty()) {
+          size_t slot = Hash(name) & mask_;
+          while (slots_[slot] >= 0) slot = (slot + 1) & mask_;
+          slots_[slot] = found;
+        }
+      }
+      name_of_path_.push_back(found);
+    }
+    first_.resize(distinct_.size());
+  }
+
+  // The distinct name equal to `key`, or -1.
+  int Find(std::string_view key) const {
+    if (key.empty()) return -1;
+    for (size_t slot = Hash(key) & mask_;; slot = (slot + 1) & mask_) {
+      const int index = slots_[slot];
+      if (index < 0) return -1;
+      if (distinct_[static_cast<size_t>(index)] == key) return index;
+    }
+  }
+
+  // Per row: the first non-null member of each distinct name (null: none).
+  const std::vector<const internal::FlatMember*>& FirstMembers(
+      const std::vector<internal::FlatMember>& members) {
+    std::fill(first_.begin(), first_.end(), nullptr);
+    for (const internal::FlatMember& member : members) {
+      if (member.kind == internal::FlatKind::kNull) continue;
+      const int index = Find(member.key);
+      if (index >= 0 && first_[static_cast<size_t>(index)] == nullptr) {
+        first_[static_cast<size_t>(index)] = &member;
+      }
+    }
+    return first_;
+  }
+  int name_of_path(size_t key_idx) const { return name_of_path_[key_idx]; }
+
+ private:
+  static size_t Hash(std::string_view key) {
+    const auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<uint8_t>(key[i])); };
+    const size_t h =
+        key.size() ^ (byte(0) << 6) ^ (byte(key.size() / 2) << 12) ^ (byte(key.size() - 1) << 18);
+    return (h * 0x9E3779B97F4A7C15ULL) >> 40;
+  }
+
+  std::vector<std::string_view> distinct_;
+  std::vector<int> name_of_path_;
+  std::vector<int> slots_;
+  size_t mask_ = 0;
+  std::vector<const internal::FlatMember*> first_;
+};
 
 // The `$.name` results of one row the scanner read: as the DOM loop gives
 // them, the first non-null member of each name, strings unquoted, numbers
 // and booleans captured or re-printed.
 void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
-                    const std::vector<PathProgram*>& keys,
-                    const std::vector<std::string_view>& key_names,
+                    const std::vector<PathProgram*>& keys, KeyNames* names,
                     internal::Unescaper* unescaper) {
+  const std::vector<const internal::FlatMember*>& first = names->FirstMembers(members);
   for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
     PathProgram* program = keys[key_idx];
-    const internal::FlatMember* found = nullptr;
-    for (const internal::FlatMember& member : members) {
-      // Sizes and first bytes first: most names differ there.
-      const std::string_view name = key_names[key_idx];
-      if (member.kind != internal::FlatKind::kNull && member.key.size() == name.size() &&
-          !name.empty() && member.key[0] == name[0] && member.key == name) {
-        found = &member;
-        break;
-      }
-    }
+    const internal::FlatMember* found = first[static_cast<size_t>(names->name_of_path(key_idx))];
     ResultWriter& results = program->results;
     if (found == nullptr) {
       results.Null();
@@ -385,6 +441,15 @@ void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
 }
 
 }  // namespace
+
+struct JsonMultiPathEvaluator::Impl {
+  std::vector<std::unique_ptr<PathProgram>> paths;
+  // Hive's parser features: single quotes and raw control characters.
+  internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
+  internal::FlatObjectScanner scanner;
+  internal::Unescaper unescaper;
+  KeyNames key_names;
+};
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
 JsonMultiPathEvaluator::~JsonMultiPathEvaluator() = default;
@@ -484,6 +549,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   // the single-pass scanner without building a DOM tape; any other text
   // takes the DOM path below.
   const bool scan_flat = general.empty() && !keys.empty();
+  if (scan_flat) impl.key_names.Build(key_names);
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx)) {
       for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
@@ -491,7 +557,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     }
     const std::string_view text = json_strings.StringValue(row_idx);
     if (scan_flat && impl.scanner.Scan(text)) {
-      AppendFlatKeys(impl.scanner.members(), keys, key_names, &impl.unescaper);
+      AppendFlatKeys(impl.scanner.members(), keys, &impl.key_names, &impl.unescaper);
       continue;
     }
     dom::element root;
@@ -548,11 +614,18 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   std::vector<ColumnPtr> out;
   out.reserve(impl.paths.size());
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
-    out.push_back(program->active
-                      ? program->results.Finish()
-                      : columnar::MakeNullColumn(
-                            program->capture ? CapturedType() : columnar::DataType::String(),
-                            json_strings.length));
+    if (program->active) {
+      out.push_back(program->results.Finish());
+      continue;
+    }
+    // Columns are immutable: an inactive path hands out one all-NULL
+    // column while batches keep their length.
+    if (program->inactive_nulls == nullptr ||
+        program->inactive_nulls->length != json_strings.length) {
+      program->inactive_nulls = columnar::MakeNullColumn(
+          program->capture ? CapturedType() : columnar::DataType::String(), json_strings.length);
+    }
+    out.push_back(program->inactive_nulls);
   }
   return out;
 }
