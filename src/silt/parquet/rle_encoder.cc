@@ -100,18 +100,22 @@ void RleEncoder::AppendLiteralGroup(const uint32_t* values) {
     literal_header_pos_ = static_cast<int64_t>(out_.size());
     out_.push_back(0);  // header, patched by EndLiteralRun
   }
-  // Pack 8 values LSB-first: exactly bit_width_ bytes.
+  // Pack 8 values LSB-first: exactly bit_width_ bytes (at most 32), built
+  // on the stack and appended at once.
+  char packed[32];
+  int packed_bytes = 0;
   uint64_t acc = 0;
   int bits = 0;
   for (int i = 0; i < 8; ++i) {
     acc |= static_cast<uint64_t>(values[i]) << bits;
     bits += bit_width_;
     while (bits >= 8) {
-      out_.push_back(static_cast<char>(acc & 0xFF));
+      packed[packed_bytes++] = static_cast<char>(acc & 0xFF);
       acc >>= 8;
       bits -= 8;
     }
   }
+  out_.append(packed, static_cast<size_t>(packed_bytes));
   num_values_base_ += 8;
   if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
 }
