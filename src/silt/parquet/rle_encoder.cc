@@ -1,6 +1,8 @@
 #include "silt/parquet/rle_encoder.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 namespace silt::parquet {
 
@@ -101,7 +103,22 @@ void RleEncoder::AppendLiteralGroup(const uint32_t* values) {
     out_.push_back(0);  // header, patched by EndLiteralRun
   }
   // Pack 8 values LSB-first: exactly bit_width_ bytes (at most 32), built
-  // on the stack and appended at once.
+  // on the stack and appended at once; up to 16 bits wide (dictionary
+  // indices, levels) the group is one 128-bit word.
+  if constexpr (std::endian::native == std::endian::little) {
+    if (bit_width_ <= 16) {
+      unsigned __int128 word = 0;
+      for (int i = 0; i < 8; ++i) {
+        word |= static_cast<unsigned __int128>(values[i]) << (i * bit_width_);
+      }
+      char bytes[sizeof(word)];
+      std::memcpy(bytes, &word, sizeof(word));
+      out_.append(bytes, static_cast<size_t>(bit_width_));
+      num_values_base_ += 8;
+      if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
+      return;
+    }
+  }
   char packed[32];
   int packed_bytes = 0;
   uint64_t acc = 0;
