@@ -65,6 +65,15 @@ INPUTS = [
     b'{"payload":"{\\"power\\":1}","payload":"{\\"power\\":2}"}',
     b'{"payload":"{\\"power\\":null,\\"power\\":3.5,\\"state\\":{\\"on\\":1}}"}',
     b'{"payload":"{\\"battery\\":\\"97\\",\\"contact\\":\\"true\\",\\"linkquality\\":1.9}"}',
+    # Payloads whose members are escaped twice (quotes and a unicode escape
+    # inside a payload string), written with envelope-level unicode escapes,
+    # not JSON at all, nested, or repeating a member.
+    b'{"payload":"{\\"state\\":\\"a\\\\\\"b\\\\u00e9\\",\\"power\\":1}"}',
+    b'{"payload":"{\\u0022power\\u0022:2.5,\\u0022state\\u0022:\\u0022\\u00e9t\\u00e9\\u0022}"}',
+    b'{"payload":"{\\"power\\":1,"}',
+    b'{"payload":"not json"}',
+    b'{"payload":"{\\"state\\":{\\"a\\":[1,2.50,\\"x\\"]},\\"power\\":1e2,\\"battery\\":[]}"}',
+    b'{"payload":"{\\"state\\":\\"ON\\",\\"state\\":\\"OFF\\",\\"power\\":1,\\"power\\":2}"}',
 ]
 
 ENVELOPE = "'device_id STRING, device_type STRING, ingested_at STRING, payload STRING'"
@@ -89,6 +98,9 @@ QUERIES = [
     (f"CAST(get_json_object({PAYLOAD}, '$.contact') AS BOOLEAN)", False),
     (f"CAST(get_json_object({PAYLOAD}, '$.battery') AS INT)", False),
     (f"get_json_object({PAYLOAD}, '$.state')", False),
+    (f"concat_ws('|', {PAYLOAD}, get_json_object({PAYLOAD}, '$.state'), "
+     f"CAST(get_json_object({PAYLOAD}, '$.power') AS DOUBLE), "
+     f"CAST(get_json_object({PAYLOAD}, '$.battery') AS INT))", False),
 ]
 
 

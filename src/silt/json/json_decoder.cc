@@ -56,6 +56,9 @@ class FieldLookup {
  public:
   explicit FieldLookup(const std::vector<Field>& fields) {
     for (const Field& field : fields) names_.push_back(field.name);
+    std::vector<std::string_view> sorted(names_.begin(), names_.end());
+    std::sort(sorted.begin(), sorted.end());
+    unique_ = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
     if (names_.size() > kLinearMax) {
       for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], static_cast<int>(i));
     }
@@ -74,10 +77,20 @@ class FieldLookup {
     auto it = index_.find(key);
     return it == index_.end() ? -1 : it->second;
   }
+  // Find(), trying field `expected` first (an object whose members come in
+  // schema order, as producers write them, then needs one comparison each).
+  int Find(std::string_view key, size_t expected) const {
+    // (A schema that repeats a name keeps Find's first-match answer.)
+    if (unique_ && expected < names_.size() && names_[expected] == key) {
+      return static_cast<int>(expected);
+    }
+    return Find(key);
+  }
 
  private:
   static constexpr size_t kLinearMax = 12;
   std::vector<std::string> names_;
+  bool unique_ = true;
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> index_;
 };
 
@@ -473,7 +486,7 @@ bool JsonDecoder::Impl::DecodeFlat() {
   std::fill(flat_member.begin(), flat_member.end(), -1);
   for (size_t member_idx = 0; member_idx < members.size(); ++member_idx) {
     const internal::FlatMember& member = members[member_idx];
-    const int field_idx = root->lookup->Find(member.key);
+    const int field_idx = root->lookup->Find(member.key, member_idx);
     if (field_idx < 0) continue;
     // Other values are re-printed as text, and a repeated field has Spark's
     // occurrence rules: both left to the DOM path.

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "silt/columnar/builder.h"
+#include "silt/columnar/column.h"
 #include "silt/json/dom_internal.h"
 #include "silt/json/flat_object_internal.h"
 #include "silt/json/json_path_internal.h"
@@ -41,6 +41,108 @@ bool HasStandIn(std::string_view text) {
   return false;
 }
 
+int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
+
+// The result columns of one path over one input column, written in place:
+// Start() sizes the offsets, values and validity buffers for the whole
+// batch (zero-filled, so a null costs one offset store), each row then
+// writes its slots without a builder's per-type dispatch, and Finish()
+// hands the buffers to the columns. A capturing path's `kind` and `bits`
+// children are valid on the same rows and share one validity buffer.
+class ResultWriter {
+ public:
+  void Start(int64_t rows, bool capture) {
+    rows_ = rows;
+    row_ = 0;
+    texts_ = 0;
+    captured_ = 0;
+    capture_ = capture;
+    text_validity_ = NewZeroed(BitmapBytes(rows));
+    text_offsets_ = NewZeroed((rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
+    text_data_ = std::make_shared<Buffer>();
+    if (data_reserve_ > 0) text_data_->Reserve(data_reserve_);
+    offsets_ = text_offsets_->mutable_data_as<int32_t>();
+    if (capture) {
+      captured_validity_ = NewZeroed(BitmapBytes(rows));
+      kinds_ = NewZeroed(rows);
+      bits_ = NewZeroed(rows * static_cast<int64_t>(sizeof(int64_t)));
+    }
+  }
+
+  // A row without a result (NULL).
+  void Null() {
+    offsets_[row_ + 1] = offsets_[row_];
+    ++row_;
+  }
+  void Text(std::string_view text) {
+    text_data_->Append(text.data(), static_cast<int64_t>(text.size()));
+    offsets_[row_ + 1] = static_cast<int32_t>(text_data_->size());
+    columnar::SetBit(text_validity_->mutable_data(), row_);
+    ++texts_;
+    ++row_;
+  }
+  // REQUIRES: Start(rows, capture = true).
+  void Captured(int8_t kind, int64_t bits) {
+    offsets_[row_ + 1] = offsets_[row_];
+    kinds_->mutable_data_as<int8_t>()[row_] = kind;
+    bits_->mutable_data_as<int64_t>()[row_] = bits;
+    columnar::SetBit(captured_validity_->mutable_data(), row_);
+    ++captured_;
+    ++row_;
+  }
+
+  // REQUIRES: every row of Start() written.
+  ColumnPtr Finish() {
+    data_reserve_ = text_data_->size();
+    auto text = std::make_shared<columnar::Column>();
+    text->type = columnar::DataType::String();
+    text->length = rows_;
+    text->null_count = rows_ - texts_;
+    if (text->null_count > 0) text->validity = std::move(text_validity_);
+    text->values = std::move(text_offsets_);
+    text->data = std::move(text_data_);
+    text_validity_ = nullptr;
+    if (!capture_) return text;
+    auto column = std::make_shared<columnar::Column>();
+    column->type = CapturedType();
+    column->length = rows_;
+    column->children.push_back(std::move(text));
+    for (int child = 0; child < 2; ++child) {
+      auto scalar = std::make_shared<columnar::Column>();
+      scalar->type = child == 0 ? columnar::DataType::Byte() : columnar::DataType::Long();
+      scalar->length = rows_;
+      scalar->null_count = rows_ - captured_;
+      if (scalar->null_count > 0) scalar->validity = captured_validity_;
+      scalar->values = child == 0 ? std::move(kinds_) : std::move(bits_);
+      column->children.push_back(std::move(scalar));
+    }
+    captured_validity_ = nullptr;
+    return column;
+  }
+
+ private:
+  static BufferPtr NewZeroed(int64_t size) {
+    auto buffer = std::make_shared<Buffer>();
+    buffer->Resize(size);
+    return buffer;
+  }
+
+  int64_t rows_ = 0;
+  int64_t row_ = 0;
+  int64_t texts_ = 0;
+  int64_t captured_ = 0;
+  bool capture_ = false;
+  // The previous batch's text bytes: the next batch's first reservation.
+  int64_t data_reserve_ = 0;
+  int32_t* offsets_ = nullptr;
+  BufferPtr text_validity_;
+  BufferPtr text_offsets_;
+  BufferPtr text_data_;
+  BufferPtr captured_validity_;
+  BufferPtr kinds_;
+  BufferPtr bits_;
+};
+
 // One compiled path with its output buffers.
 struct PathProgram {
   // One output level per nested [*] result buffer (Spark's temporary
@@ -56,14 +158,16 @@ struct PathProgram {
   bool tuple_field = false;
   std::string tuple_key;
   std::vector<Level> levels;
-  std::unique_ptr<columnar::ColumnBuilder> builder;
+  ResultWriter results;
+  // While inactive: the all-NULL result of the last batch's length.
+  ColumnPtr inactive_nulls;
   bool markers = false;
   // Whether strings hold stand-ins of unpaired surrogates, and whether a raw
   // write of one failed (the whole result is then NULL).
   bool lone_surrogates = false;
   bool raw_failed = false;
   // AddPath's capture_scalars (only for paths without wildcards, whose
-  // single match is the result): builder is a CapturedType() builder.
+  // single match is the result): results are CapturedType() columns.
   bool capture = false;
   bool active = true;
   // The scalar captured for the current row (0: none).
@@ -93,33 +197,15 @@ struct PathProgram {
     }
   }
 
-  // Appends this row's result (`matched`: Eval's result) to the builder.
+  // Writes this row's result (`matched`: Eval's result).
   void AppendResult(bool matched, const std::string& text) {
-    if (!capture) {
-      if (matched) {
-        builder->AppendString(text);
-      } else {
-        builder->AppendNull();
-      }
-      return;
-    }
-    columnar::ColumnBuilder* text_builder = builder->child(0);
-    columnar::ColumnBuilder* kind_builder = builder->child(1);
-    columnar::ColumnBuilder* bits_builder = builder->child(2);
-    if (matched && captured_kind != 0) {
-      text_builder->AppendNull();
-      kind_builder->Append<int8_t>(captured_kind);
-      bits_builder->Append<int64_t>(captured_bits);
+    if (!matched) {
+      results.Null();
+    } else if (capture && captured_kind != 0) {
+      results.Captured(captured_kind, captured_bits);
     } else {
-      if (matched) {
-        text_builder->AppendString(text);
-      } else {
-        text_builder->AppendNull();
-      }
-      kind_builder->AppendNull();
-      bits_builder->AppendNull();
+      results.Text(text);
     }
-    builder->AppendValid();
   }
 
   // json_tuple: the last member named tuple_key whose value is not null.
@@ -237,81 +323,133 @@ struct PathProgram {
 
 }  // namespace
 
+namespace {
+
+// The distinct names of a batch's `$.name` paths, found by one probe of a
+// small open-addressing table (keyed by a key's length and three of its
+// bytes) instead of comparing every member with every name.
+class KeyNames {
+ public:
+  // `names`: one per `$.name` path, repeats allowed (`$.a` and `$['a']`).
+  void Build(const std::vector<std::string_view>& names) {
+    distinct_.clear();
+    name_of_path_.clear();
+    size_t slots = 16;
+    while (slots < names.size() * 2) slots *= 2;
+    slots_.assign(slots, -1);
+    mask_ = slots - 1;
+    for (std::string_view name : names) {
+      int found = Find(name);
+      if (found < 0) {
+        found = static_cast<int>(distinct_.size());
+        distinct_.push_back(name);
+        // An empty name is never matched by the scanner's rows (as before
+        // the table): it stays out of it.
+        if (!name.empty()) {
+          size_t slot = Hash(name) & mask_;
+          while (slots_[slot] >= 0) slot = (slot + 1) & mask_;
+          slots_[slot] = found;
+        }
+      }
+      name_of_path_.push_back(found);
+    }
+    first_.resize(distinct_.size());
+  }
+
+  // The distinct name equal to `key`, or -1.
+  int Find(std::string_view key) const {
+    if (key.empty()) return -1;
+    for (size_t slot = Hash(key) & mask_;; slot = (slot + 1) & mask_) {
+      const int index = slots_[slot];
+      if (index < 0) return -1;
+      if (distinct_[static_cast<size_t>(index)] == key) return index;
+    }
+  }
+
+  // Per row: the first non-null member of each distinct name (null: none).
+  const std::vector<const internal::FlatMember*>& FirstMembers(
+      const std::vector<internal::FlatMember>& members) {
+    std::fill(first_.begin(), first_.end(), nullptr);
+    for (const internal::FlatMember& member : members) {
+      if (member.kind == internal::FlatKind::kNull) continue;
+      const int index = Find(member.key);
+      if (index >= 0 && first_[static_cast<size_t>(index)] == nullptr) {
+        first_[static_cast<size_t>(index)] = &member;
+      }
+    }
+    return first_;
+  }
+  int name_of_path(size_t key_idx) const { return name_of_path_[key_idx]; }
+
+ private:
+  static size_t Hash(std::string_view key) {
+    const auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<uint8_t>(key[i])); };
+    const size_t h =
+        key.size() ^ (byte(0) << 6) ^ (byte(key.size() / 2) << 12) ^ (byte(key.size() - 1) << 18);
+    return (h * 0x9E3779B97F4A7C15ULL) >> 40;
+  }
+
+  std::vector<std::string_view> distinct_;
+  std::vector<int> name_of_path_;
+  std::vector<int> slots_;
+  size_t mask_ = 0;
+  std::vector<const internal::FlatMember*> first_;
+};
+
+// The `$.name` results of one row the scanner read: as the DOM loop gives
+// them, the first non-null member of each name, strings unquoted, numbers
+// and booleans captured or re-printed.
+void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
+                    const std::vector<PathProgram*>& keys, KeyNames* names,
+                    internal::Unescaper* unescaper) {
+  const std::vector<const internal::FlatMember*>& first = names->FirstMembers(members);
+  for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+    PathProgram* program = keys[key_idx];
+    const internal::FlatMember* found = first[static_cast<size_t>(names->name_of_path(key_idx))];
+    ResultWriter& results = program->results;
+    if (found == nullptr) {
+      results.Null();
+      continue;
+    }
+    if (found->kind == internal::FlatKind::kString) {
+      results.Text(found->escaped ? unescaper->Decode(found->text) : found->text);
+      continue;
+    }
+    CapturedKind kind = CapturedKind::kBool;
+    int64_t bits = 0;
+    switch (found->kind) {
+      case internal::FlatKind::kInt64:
+        kind = CapturedKind::kInt64;
+        bits = found->int_value;
+        break;
+      case internal::FlatKind::kDouble:
+        kind = CapturedKind::kDouble;
+        bits = std::bit_cast<int64_t>(found->double_value);
+        break;
+      case internal::FlatKind::kTrue: bits = 1; break;
+      default: break;  // kFalse (kNull and kString never get here)
+    }
+    if (program->capture) {
+      results.Captured(static_cast<int8_t>(kind), bits);
+    } else {
+      std::string& text = program->levels[0].buffer;
+      text.clear();
+      AppendCapturedText(kind, bits, &text);
+      results.Text(text);
+    }
+  }
+}
+
+}  // namespace
+
 struct JsonMultiPathEvaluator::Impl {
   std::vector<std::unique_ptr<PathProgram>> paths;
   // Hive's parser features: single quotes and raw control characters.
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
   internal::FlatObjectScanner scanner;
   internal::Unescaper unescaper;
+  KeyNames key_names;
 };
-
-namespace {
-
-// The `$.name` results of one row the scanner read: as the DOM loop gives
-// them, the first non-null member of each name, strings unquoted, numbers
-// and booleans captured or re-printed.
-void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
-                    const std::vector<PathProgram*>& keys,
-                    const std::vector<std::string_view>& key_names,
-                    internal::Unescaper* unescaper) {
-  for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
-    PathProgram* program = keys[key_idx];
-    const internal::FlatMember* found = nullptr;
-    for (const internal::FlatMember& member : members) {
-      // Sizes and first bytes first: most names differ there.
-      const std::string_view name = key_names[key_idx];
-      if (member.kind != internal::FlatKind::kNull && member.key.size() == name.size() &&
-          !name.empty() && member.key[0] == name[0] && member.key == name) {
-        found = &member;
-        break;
-      }
-    }
-    PathProgram::Level& top = program->levels[0];
-    top.buffer.clear();
-    program->captured_kind = 0;
-    if (found == nullptr) {
-      program->AppendResult(false, top.buffer);
-      continue;
-    }
-    switch (found->kind) {
-      case internal::FlatKind::kString:
-        top.buffer.append(found->escaped ? unescaper->Decode(found->text) : found->text);
-        break;
-      case internal::FlatKind::kInt64:
-        if (program->capture) {
-          program->captured_kind = static_cast<int8_t>(CapturedKind::kInt64);
-          program->captured_bits = found->int_value;
-        } else {
-          AppendCapturedText(CapturedKind::kInt64, found->int_value, &top.buffer);
-        }
-        break;
-      case internal::FlatKind::kDouble:
-        if (program->capture) {
-          program->captured_kind = static_cast<int8_t>(CapturedKind::kDouble);
-          program->captured_bits = std::bit_cast<int64_t>(found->double_value);
-        } else {
-          AppendCapturedText(CapturedKind::kDouble, std::bit_cast<int64_t>(found->double_value),
-                             &top.buffer);
-        }
-        break;
-      case internal::FlatKind::kTrue:
-      case internal::FlatKind::kFalse: {
-        const int64_t bit = found->kind == internal::FlatKind::kTrue ? 1 : 0;
-        if (program->capture) {
-          program->captured_kind = static_cast<int8_t>(CapturedKind::kBool);
-          program->captured_bits = bit;
-        } else {
-          AppendCapturedText(CapturedKind::kBool, bit, &top.buffer);
-        }
-        break;
-      }
-      case internal::FlatKind::kNull: break;
-    }
-    program->AppendResult(true, top.buffer);
-  }
-}
-
-}  // namespace
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
 JsonMultiPathEvaluator::~JsonMultiPathEvaluator() = default;
@@ -374,8 +512,6 @@ Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_
   program->capture = capture;
   // Each nested level consumes at least two instructions.
   program->levels.resize(program->instrs.size() / 2 + 2);
-  program->builder = std::make_unique<columnar::ColumnBuilder>(
-      capture ? CapturedType() : columnar::DataType::String());
   impl_->paths.push_back(std::move(program));
   return static_cast<int>(impl_->paths.size() - 1);
 }
@@ -397,7 +533,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   std::vector<PathProgram*> general;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
     if (!program->active) continue;
-    program->builder->Reserve(json_strings.length);
+    program->results.Start(json_strings.length, program->capture);
     active.push_back(program.get());
     if (program->IsTopLevelKey()) {
       keys.push_back(program.get());
@@ -413,6 +549,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   // the single-pass scanner without building a DOM tape; any other text
   // takes the DOM path below.
   const bool scan_flat = general.empty() && !keys.empty();
+  if (scan_flat) impl.key_names.Build(key_names);
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx)) {
       for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
@@ -420,7 +557,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     }
     const std::string_view text = json_strings.StringValue(row_idx);
     if (scan_flat && impl.scanner.Scan(text)) {
-      AppendFlatKeys(impl.scanner.members(), keys, key_names, &impl.unescaper);
+      AppendFlatKeys(impl.scanner.members(), keys, &impl.key_names, &impl.unescaper);
       continue;
     }
     dom::element root;
@@ -477,9 +614,18 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   std::vector<ColumnPtr> out;
   out.reserve(impl.paths.size());
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
-    out.push_back(program->active
-                      ? program->builder->Finish()
-                      : columnar::MakeNullColumn(program->builder->type(), json_strings.length));
+    if (program->active) {
+      out.push_back(program->results.Finish());
+      continue;
+    }
+    // Columns are immutable: an inactive path hands out one all-NULL
+    // column while batches keep their length.
+    if (program->inactive_nulls == nullptr ||
+        program->inactive_nulls->length != json_strings.length) {
+      program->inactive_nulls = columnar::MakeNullColumn(
+          program->capture ? CapturedType() : columnar::DataType::String(), json_strings.length);
+    }
+    out.push_back(program->inactive_nulls);
   }
   return out;
 }

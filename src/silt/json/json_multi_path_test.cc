@@ -103,6 +103,50 @@ TEST(JsonMultiPathEvaluatorTest, TopLevelNamesTakeTheFirstNonNullMemberOfEachNam
   EXPECT_EQ(ToRows(*results[4]), ToRows(*results[1]));
 }
 
+TEST(JsonMultiPathEvaluatorTest, ResultColumnsAreWellFormedForEveryRowKind) {
+  // The result columns are written in place: each row kind (skipped by the
+  // row bitmap, NULL input, no member, text, captured scalar, DOM row) must
+  // leave valid offsets, bitmaps and null counts, batch after batch, and an
+  // inactive path gives an all-NULL column of its type.
+  auto multi = JsonMultiPathEvaluator::Make();
+  ASSERT_OK_AND_ASSIGN(int power, multi->AddPath("$.power", true));
+  ASSERT_OK_AND_ASSIGN(int state, multi->AddPath("$.state", true));
+  ASSERT_OK_AND_ASSIGN(int plain, multi->AddPath("$.power"));
+  ASSERT_OK_AND_ASSIGN(int unused, multi->AddPath("$.battery", true));
+  multi->SetActive(unused, false);
+  ColumnPtr input = StringColumn({
+      R"({"power":84.3,"state":"ON"})",
+      std::nullopt,
+      R"({"power":1,"state":"s"})",
+      R"({"other":1})",
+      R"({"power":"7","state":{"on":true}})",
+      "not json",
+  });
+  const uint8_t rows[] = {0b111011};  // row 2 skipped
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> results, multi->Evaluate(*input, rows));
+    for (const ColumnPtr& result : results) {
+      ASSERT_OK(columnar::ValidateColumn(*result));
+      EXPECT_EQ(result->length, input->length);
+    }
+    const columnar::Column& captured = *results[static_cast<size_t>(power)];
+    ASSERT_EQ(captured.children.size(), 3u);
+    EXPECT_EQ(captured.null_count, 0);
+    EXPECT_EQ(ToRows(*captured.children[0]),
+              (Rows{std::nullopt, std::nullopt, std::nullopt, std::nullopt, "7", std::nullopt}));
+    EXPECT_EQ(captured.children[1]->null_count, 5);
+    EXPECT_EQ(captured.children[1]->Value<int8_t>(0), static_cast<int8_t>(CapturedKind::kDouble));
+    EXPECT_EQ(
+        ToRows(*results[static_cast<size_t>(state)]->children[0]),
+        (Rows{"ON", std::nullopt, std::nullopt, std::nullopt, R"({"on":true})", std::nullopt}));
+    EXPECT_EQ(ToRows(*results[static_cast<size_t>(plain)]),
+              (Rows{"84.3", std::nullopt, std::nullopt, std::nullopt, "7", std::nullopt}));
+    const columnar::Column& inactive = *results[static_cast<size_t>(unused)];
+    EXPECT_TRUE(inactive.type->Equals(*CapturedType()));
+    EXPECT_EQ(inactive.null_count, input->length);
+  }
+}
+
 TEST(JsonMultiPathEvaluatorTest, AddingAPathTwiceReusesIt) {
   auto multi = JsonMultiPathEvaluator::Make();
   ASSERT_OK_AND_ASSIGN(int first, multi->AddPath("$.a"));

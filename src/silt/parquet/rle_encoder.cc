@@ -1,6 +1,8 @@
 #include "silt/parquet/rle_encoder.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 namespace silt::parquet {
 
@@ -100,18 +102,37 @@ void RleEncoder::AppendLiteralGroup(const uint32_t* values) {
     literal_header_pos_ = static_cast<int64_t>(out_.size());
     out_.push_back(0);  // header, patched by EndLiteralRun
   }
-  // Pack 8 values LSB-first: exactly bit_width_ bytes.
+  // Pack 8 values LSB-first: exactly bit_width_ bytes (at most 32), built
+  // on the stack and appended at once; up to 16 bits wide (dictionary
+  // indices, levels) the group is one 128-bit word.
+  if constexpr (std::endian::native == std::endian::little) {
+    if (bit_width_ <= 16) {
+      unsigned __int128 word = 0;
+      for (int i = 0; i < 8; ++i) {
+        word |= static_cast<unsigned __int128>(values[i]) << (i * bit_width_);
+      }
+      char bytes[sizeof(word)];
+      std::memcpy(bytes, &word, sizeof(word));
+      out_.append(bytes, static_cast<size_t>(bit_width_));
+      num_values_base_ += 8;
+      if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
+      return;
+    }
+  }
+  char packed[32];
+  int packed_bytes = 0;
   uint64_t acc = 0;
   int bits = 0;
   for (int i = 0; i < 8; ++i) {
     acc |= static_cast<uint64_t>(values[i]) << bits;
     bits += bit_width_;
     while (bits >= 8) {
-      out_.push_back(static_cast<char>(acc & 0xFF));
+      packed[packed_bytes++] = static_cast<char>(acc & 0xFF);
       acc >>= 8;
       bits -= 8;
     }
   }
+  out_.append(packed, static_cast<size_t>(packed_bytes));
   num_values_base_ += 8;
   if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
 }

@@ -311,8 +311,18 @@ class JsonCastKernel final : public Kernel {
       }
       SILT_ASSIGN_OR_RETURN(cast, CastColumn(*texts.Finish(), info.type, options));
     }
-    columnar::ColumnBuilder out(info.type);
-    out.Reserve(length);
+    // The result's buffers are sized once and filled in place (zero bytes
+    // under nulls, as ColumnBuilder leaves them).
+    auto validity = std::make_shared<Buffer>();
+    validity->Resize((length + 7) / 8);
+    auto values = std::make_shared<Buffer>();
+    if constexpr (std::is_same_v<Out, bool>) {
+      values->Resize((length + 7) / 8);
+    } else {
+      values->Resize(length * static_cast<int64_t>(sizeof(Out)));
+    }
+    uint8_t* valid_bits = validity->mutable_data();
+    int64_t valid_count = 0;
     for (int64_t row = 0; row < length; ++row) {
       Fused state = states_[static_cast<size_t>(row)];
       bool valid = state == Fused::kValue;
@@ -327,15 +337,22 @@ class JsonCastKernel final : public Kernel {
           value = cast->Value<Out>(row);
         }
       }
-      if (!valid) {
-        out.AppendNull();
-      } else if constexpr (std::is_same_v<Out, bool>) {
-        out.AppendBool(value);
+      if (!valid) continue;
+      columnar::SetBit(valid_bits, row);
+      ++valid_count;
+      if constexpr (std::is_same_v<Out, bool>) {
+        if (value) columnar::SetBit(values->mutable_data(), row);
       } else {
-        out.Append<Out>(value);
+        values->mutable_data_as<Out>()[row] = value;
       }
     }
-    return out.Finish();
+    auto out = std::make_shared<Column>();
+    out->type = info.type;
+    out->length = length;
+    out->null_count = length - valid_count;
+    if (out->null_count > 0) out->validity = std::move(validity);
+    out->values = std::move(values);
+    return ColumnPtr(std::move(out));
   }
 
   std::shared_ptr<JsonCallLink> link_;
