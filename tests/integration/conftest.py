@@ -96,32 +96,119 @@ def spark():
     session.stop()
 
 
+class _SharedSpark4:
+    """The one Spark 4 worker of the run, lent to one module at a time."""
+
+    def __init__(self):
+        self.worker = None
+
+    def lend(self, module: str):
+        import spark4 as spark4_module
+
+        if self.worker is not None and not self.worker.alive():
+            self.worker.close()  # died (or timed out) serving the previous module
+            self.worker = None
+        if self.worker is None:
+            self.worker = spark4_module.Spark4(owner=module)
+        self.worker.owner = module
+        return self.worker
+
+    def take_back(self, module: str):
+        worker, self.worker = self.worker, None
+        if worker is None or not worker.alive():
+            if worker is not None:
+                worker.close()
+            return
+        try:
+            worker.reset()
+        except Exception as e:
+            worker.close()
+            raise RuntimeError(f"resetting the shared Spark 4 worker after {module} failed "
+                               f"(the next module gets a fresh one): {e}") from e
+        worker.owner = ""
+        self.worker = worker
+
+    def close(self):
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+
+@pytest.fixture(scope="session")
+def _spark4_shared():
+    shared = _SharedSpark4()
+    yield shared
+    shared.close()
+
+
 @pytest.fixture(scope="module")
-def spark4():
-    """Spark 4 + delta-spark 4 (from .venv-spark4) for one test module: a
-    worker process holding one local session, driven through spark4.Spark4
-    (run/eval/sql/read_delta; see spark4.py). Fails when
+def spark4(_spark4_shared, request):
+    """Spark 4 + delta-spark 4 (from .venv-spark4): a worker process holding
+    one local session, driven through spark4.Spark4 (run/eval/sql/read_delta;
+    see spark4.py). One worker serves the whole run, started when the first
+    module asks for it; after each module it is reset (spark4_worker.py
+    reset(): streaming queries, cache, temporary views, tables, databases,
+    temporary functions and session confs back to the start, snippet
+    variables gone), so a module sees what a fresh worker would show. A
+    worker that died, timed out or failed to reset is replaced for the next
+    module; errors name the module it was serving. Fails when
     scripts/setup-spark4.sh has not run."""
     import spark4 as spark4_module
 
     missing = spark4_module.available()
     if missing:
         pytest.fail(missing)
-    worker = spark4_module.Spark4()
-    yield worker
-    worker.close()
+    module = request.node.nodeid
+    yield _spark4_shared.lend(module)
+    _spark4_shared.take_back(module)
+
+
+class _SharedKafka:
+    """The plain broker the Kafka test modules share, started on first use."""
+
+    def __init__(self):
+        self.broker = None
+
+    def lend(self):
+        if self.broker is not None and self.broker.process.poll() is not None:
+            self.broker.stop()  # died: the next module gets a fresh one
+            self.broker = None
+        if self.broker is None:
+            self.broker = kafka_service.start()
+            self.broker.shared = True
+        return self.broker
+
+    def close(self):
+        if self.broker is not None:
+            self.broker.stop()
+            self.broker = None
+
+
+@pytest.fixture(scope="session")
+def _kafka_shared():
+    shared = _SharedKafka()
+    yield shared
+    shared.close()
 
 
 @pytest.fixture(scope="module")
-def kafka():
-    """A Kafka broker on loopback for one test module (test_kafka.py keeps
-    one for the whole session), stopped after it."""
+def kafka(_kafka_shared, request):
+    """A Kafka broker on loopback (kafka_service.start()). One broker serves
+    every module of the run, started when the first asks for it: its tests
+    create their own topics (unique names) and consumer groups. A module
+    whose tests stop or restart the broker (halt(), which refuses on the
+    shared one) sets `KAFKA_OWN_BROKER = True` and gets a broker of its own,
+    stopped after it. A shared broker that died is replaced for the next
+    module."""
     if not kafka_service.available():
         pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
                     "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
+    if getattr(request.module, "KAFKA_OWN_BROKER", False):
+        broker = kafka_service.start()
+        yield broker
+        broker.stop()
+        return
+    yield _kafka_shared.lend()
 
 
 @pytest.fixture(scope="module")

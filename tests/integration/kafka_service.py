@@ -114,6 +114,9 @@ class KafkaBroker:
     eventhubs_connection_string: str = ""
     # The broker's command line, for restart().
     command: list = None
+    # Set while the broker is shared by several test modules (conftest.py's
+    # `kafka` fixture): halt() refuses then.
+    shared: bool = False
 
     def _tool(self, main_class: str, *args, timeout=120, check=True) -> str:
         cmd = ["java", "-Xmx256m", "-cp", str((self.libs or kafka_libs()) / "*"),
@@ -221,6 +224,10 @@ class KafkaBroker:
     def halt(self) -> None:
         """Kills the broker (SIGKILL, as a crash) and keeps its data, so that
         restart() brings it back on the same port with the same topics."""
+        if self.shared:
+            raise AssertionError(
+                "halt() on the broker the test modules share: a module that stops its "
+                "broker sets KAFKA_OWN_BROKER = True (conftest.py's `kafka` fixture)")
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()

@@ -1,12 +1,15 @@
-"""Spark 4 + Delta 4 from pytest: one long-lived worker process per test
-module.
+"""Spark 4 + Delta 4 from pytest: one long-lived worker process shared by
+the test modules that use it.
 
 pytest runs in .venv (pyspark 3.5, the seed's stack); Spark 4 and delta-spark
 4 live in .venv-spark4 (scripts/setup-spark4.sh, `make test-deps`). Spark4
-starts `.venv-spark4/bin/python spark4_worker.py` once, which holds one local
-Spark 4 session with Delta, and sends it snippets of Python to run there, so
-a module pays the JVM start (~15 s) once. The `spark4` fixture in conftest.py
-is module-scoped.
+starts `.venv-spark4/bin/python spark4_worker.py`, which holds one local
+Spark 4 session with Delta, and sends it snippets of Python to run there.
+The `spark4` fixture in conftest.py hands every module the same worker
+(started when the first module asks for it), so the run pays the JVM start
+and Spark's and Delta's warm-up once, and reset() puts the session back as
+it started between modules. A worker that died or timed out is replaced by a
+fresh one for the next module; its errors name the module it was serving.
 
     def test_x(spark4, work):
         spark4.run("spark.range(5).write.format('delta').save(path)", path=str(work / "t"))
@@ -15,7 +18,7 @@ is module-scoped.
         n = spark4.eval("spark.read.format('delta').load(path).count()", path=str(work / "t"))
 
 Snippets see `spark` (the session), the keyword arguments passed as
-variables, and whatever earlier snippets of the same worker defined. Values
+variables, and whatever earlier snippets of the same module defined. Values
 come back as plain Python (DataFrames as pyarrow Tables, Rows as dicts). A
 failure in the worker raises Spark4Error carrying the Python error text and
 the Java exception's class name.
@@ -78,7 +81,9 @@ def available() -> str | None:
 class Spark4:
     """One Spark 4 worker process; close() (or the fixture) stops it."""
 
-    def __init__(self, log_path: Path | None = None):
+    def __init__(self, log_path: Path | None = None, owner: str = ""):
+        # The test module being served, named in errors.
+        self.owner = owner
         missing = available()
         if missing:
             raise RuntimeError(missing)
@@ -102,6 +107,17 @@ class Spark4:
         os.close(request_r)
         os.close(response_w)
         self.versions = self._answer(START_TIMEOUT_S, "starting Spark 4")
+
+    def alive(self) -> bool:
+        """The worker process runs and close() was not called."""
+        return not self._log.closed and self._proc.poll() is None
+
+    def reset(self) -> dict:
+        """Puts the session back as the worker started it (spark4_worker.py
+        reset(): streaming queries, cache, views, tables, databases,
+        temporary functions, session confs, the snippet namespace); returns
+        what it undid, by kind."""
+        return self._request("reset", "", {})
 
     # -- requests ---------------------------------------------------------
 
@@ -136,8 +152,8 @@ class Spark4:
 
     def _request(self, op, code, variables):
         if self._proc.poll() is not None:
-            raise RuntimeError(f"the Spark 4 worker has exited ({self._proc.returncode}); "
-                               f"log tail:\n{self._log_tail()}")
+            raise RuntimeError(f"the Spark 4 worker{self._serving()} has exited "
+                               f"({self._proc.returncode}); log tail:\n{self._log_tail()}")
         body = pickle.dumps({"op": op, "code": code, "vars": variables}, protocol=4)
         data = memoryview(struct.pack(">Q", len(body)) + body)
         while data:
@@ -160,16 +176,21 @@ class Spark4:
             if not ready:
                 tail = self._log_tail()
                 self.close()
-                raise TimeoutError(f"Spark 4 gave no answer in {timeout_s} s to: {what[:200]}\n"
+                raise TimeoutError(f"Spark 4{self._serving()} gave no answer in {timeout_s} s "
+                                   f"to: {what[:200]}\n"
                                    f"log tail:\n{tail}")
             chunk = os.read(self._response_r, min(size, 1 << 20))
             if not chunk:
                 code = self._proc.wait(timeout=30)
-                raise RuntimeError(f"the Spark 4 worker exited ({code}) during: {what[:200]}\n"
+                raise RuntimeError(f"the Spark 4 worker{self._serving()} exited ({code}) "
+                                   f"during: {what[:200]}\n"
                                    f"log tail:\n{self._log_tail()}")
             chunks.append(chunk)
             size -= len(chunk)
         return b"".join(chunks)
+
+    def _serving(self):
+        return f" (serving {self.owner})" if self.owner else ""
 
     def _log_tail(self, lines=40):
         if self._log.closed:

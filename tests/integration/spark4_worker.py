@@ -6,10 +6,12 @@
 Starts one local Spark 4 session with Delta, sends a "ready" frame, then
 serves requests until the request pipe closes. Frames on both pipes are an
 8-byte big-endian length followed by a pickle. A request is
-{"op": "exec" | "eval", "code": str, "vars": dict}; "exec" runs the code in
-a namespace holding `spark`, the request's vars and what earlier requests
-defined, and answers with the namespace's `result` (None if unset); "eval"
-answers with the value of the expression. Answers are {"ok": value} or
+{"op": "exec" | "eval" | "reset", "code": str, "vars": dict}; "exec" runs
+the code in a namespace holding `spark`, the request's vars and what earlier
+requests defined, and answers with the namespace's `result` (None if unset);
+"eval" answers with the value of the expression; "reset" (between test
+modules sharing the worker) puts the session back as it was when it
+started: see reset(). Answers are {"ok": value} or
 {"error": text, "java_class": name-or-None, "condition": Spark error
 condition-or-None}. Values cross as plain Python:
 a DataFrame becomes {"arrow": IPC stream bytes}, a Row a dict, tuples lists.
@@ -121,6 +123,78 @@ def make_session(jars, warehouse):
     return session
 
 
+def session_confs(spark):
+    return {row.key: row.value for row in spark.sql("SET").collect()}
+
+
+def user_functions(spark):
+    """Names of the functions not built into Spark (Delta's table_changes
+    among them)."""
+    return {name for (name,) in spark.sql("SHOW USER FUNCTIONS").collect()}
+
+
+def baseline_of(spark):
+    """What reset() restores: the session confs and the user functions a
+    fresh session has."""
+    return {"confs": session_confs(spark), "functions": user_functions(spark)}
+
+
+def reset(spark, namespace, baseline):
+    """The session as a fresh worker's: active streaming queries stopped,
+    cached data and Delta's log cache dropped, current catalog and database
+    the defaults, every temporary view (local and global), table,
+    non-default database and function a fresh session lacks dropped,
+    session confs back to the fresh session's (`baseline`: the ones set
+    since unset, changed ones restored), and the snippet namespace emptied. Answers what it undid (a dict of lists)."""
+    undone = {"queries": [], "views": [], "tables": [], "databases": [], "functions": [],
+              "confs": []}
+    for query in spark.streams.active:
+        undone["queries"].append(query.name or str(query.id))
+        query.stop()
+    spark.catalog.clearCache()
+    spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    spark.catalog.setCurrentCatalog("spark_catalog")
+    spark.catalog.setCurrentDatabase("default")
+    for db in spark.catalog.listDatabases():
+        if db.name != "default":
+            undone["databases"].append(db.name)
+            spark.sql(f"DROP DATABASE `{db.name}` CASCADE")
+    for table in spark.catalog.listTables("default"):
+        if table.isTemporary:
+            undone["views"].append(table.name)
+            spark.catalog.dropTempView(table.name)
+        else:
+            undone["tables"].append(table.name)
+            spark.sql(f"DROP TABLE IF EXISTS default.`{table.name}`")
+    global_temp = spark.conf.get("spark.sql.globalTempDatabase", "global_temp")
+    for table in spark.catalog.listTables(global_temp):
+        if table.database == global_temp:
+            undone["views"].append(f"{global_temp}.{table.name}")
+            spark.catalog.dropGlobalTempView(table.name)
+    for name in user_functions(spark) - baseline["functions"]:
+        undone["functions"].append(name)
+        if "." in name:  # a persistent function, catalog.database.name
+            spark.sql(f"DROP FUNCTION IF EXISTS {name}")
+        else:
+            spark.sql(f"DROP TEMPORARY FUNCTION IF EXISTS `{name}`")
+    confs = baseline["confs"]
+    now = session_confs(spark)
+    for key, value in now.items():
+        if confs.get(key) != value:
+            undone["confs"].append(key)
+            if key in confs:
+                spark.conf.set(key, confs[key])
+            else:
+                spark.conf.unset(key)
+    for key, value in confs.items():
+        if key not in now:
+            undone["confs"].append(key)
+            spark.conf.set(key, value)
+    namespace.clear()
+    namespace["spark"] = spark
+    return {k: v for k, v in undone.items() if v}
+
+
 def main():
     request_fd, response_fd = int(sys.argv[1]), int(sys.argv[2])
     jars, warehouse = sys.argv[3], sys.argv[4]
@@ -133,6 +207,7 @@ def main():
     except Exception as exc:  # noqa: BLE001 (reported to the parent)
         write_frame(response_fd, {"error": traceback.format_exc(), "java_class": java_class(exc)})
         return 1
+    baseline = baseline_of(spark)
     namespace = {"spark": spark}
     while True:
         request = read_frame(request_fd)
@@ -140,7 +215,9 @@ def main():
             break
         try:
             namespace.update(request.get("vars") or {})
-            if request["op"] == "eval":
+            if request["op"] == "reset":
+                value = reset(spark, namespace, baseline)
+            elif request["op"] == "eval":
                 value = eval(request["code"], namespace)  # noqa: S307 (test code)
             else:
                 namespace.pop("result", None)

@@ -17,11 +17,13 @@ runs, once through Spark SQL and once through `silt sql`. Then:
    operation metrics count rows (and, for the first statement, files) as
    Spark's do.
 
-All Spark work happens in one module fixture.
+All Spark work happens in one module fixture; silt's statements run beside
+Spark's (on their own copies).
 """
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,21 +160,30 @@ def cdf_runs(spark, tmp_path_factory, silt_bin):
     spark.createDataFrame([(i, (i * 11) % 100, ["a", "b", "c"][i % 3]) for i in range(0, 70, 4)],
                           part_schema).write.format("delta").save(str(src_part))
 
-    runs = {}
-    for name, statements in SEQUENCES.items():
-        run = Run(work / name / "spark", work / name / "silt", log_versions(bases[name])[-1])
-        shutil.copytree(bases[name], run.spark_table)
-        shutil.copytree(bases[name], run.silt_table)
-        for statement in statements:
-            def text(target):
-                return statement.format(T=f"delta.`{target}`", S=f"delta.`{src}`",
-                                        SP=f"delta.`{src_part}`")
+    def text(statement, target):
+        return statement.format(T=f"delta.`{target}`", S=f"delta.`{src}`",
+                                SP=f"delta.`{src_part}`")
 
-            rows = spark.sql(text(run.spark_table)).collect()
-            run.spark_results.append(rows[0].asDict() if rows else {})
-            run.silt_procs.append(run_silt(silt_bin, "sql", text(run.silt_table), "--format",
-                                           "jsonl"))
-        runs[name] = run
+    def run_silt_sequence(statements, table):
+        return [run_silt(silt_bin, "sql", text(statement, table), "--format", "jsonl")
+                for statement in statements]
+
+    # Each sequence runs in silt (in order, on its own copy) beside Spark's
+    # statements (a thread waiting on the processes): they share no table.
+    runs = {}
+    silt_sequences = {}
+    with ThreadPoolExecutor(max_workers=2) as silt_pool:
+        for name, statements in SEQUENCES.items():
+            run = Run(work / name / "spark", work / name / "silt", log_versions(bases[name])[-1])
+            shutil.copytree(bases[name], run.spark_table)
+            shutil.copytree(bases[name], run.silt_table)
+            silt_sequences[name] = silt_pool.submit(run_silt_sequence, statements, run.silt_table)
+            for statement in statements:
+                rows = spark.sql(text(statement, run.spark_table)).collect()
+                run.spark_results.append(rows[0].asDict() if rows else {})
+            runs[name] = run
+    for name, run in runs.items():
+        run.silt_procs = silt_sequences[name].result()
     return runs
 
 

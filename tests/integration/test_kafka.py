@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-import kafka_service
 from helpers import (
     TEST_PARALLELISM,
     checkpoint_batches,
@@ -29,16 +28,6 @@ from helpers import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def kafka():
-    if not kafka_service.available():
-        pytest.skip(f"Kafka not downloaded to {kafka_service.kafka_libs()}: "
-                    "run scripts/setup-kafka.sh")
-    broker = kafka_service.start()
-    yield broker
-    broker.stop()
 
 
 @pytest.fixture

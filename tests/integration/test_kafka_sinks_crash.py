@@ -37,6 +37,9 @@ MAX_KILLS = torture.scaled(45)
 RESTARTS_AT = torture.restart_points(MIN_KILLS, torture.service_restarts())
 RUN_TIMEOUT_S = 60
 
+# Broker crashes need a broker of its own, not the shared one (conftest.py).
+KAFKA_OWN_BROKER = bool(RESTARTS_AT)
+
 
 def make_events():
     rng = random.Random(1616)

@@ -35,6 +35,8 @@ from helpers import describe, read_with_deltalake, start_silt, wait_for, write_j
 
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "metrics-test"
+# Its tests halt and restart the broker: not the shared one (conftest.py).
+KAFKA_OWN_BROKER = True
 FIRST_RECORDS = 1500
 MORE_RECORDS = 400
 # Appear in the job file; must never appear in any output.
