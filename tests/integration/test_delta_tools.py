@@ -472,6 +472,18 @@ def test_auto_compact_in_the_background(silt, work):
     assert all(c["operationParameters"]["auto"] is True for c in compactions)
     assert_each_key_once(read_with_deltalake(table), total)
     assert len(live_files(table)) < total // 8
+    # Decision 146: a compaction's output is not rewritten by the next
+    # compaction of its partition (fewer than minNumFiles outputs per
+    # partition here), so each streamed file is read once.
+    compacted = set()
+    for v in log_versions(table):
+        actions = read_commit(table, v)
+        info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+        if info["operation"] != "OPTIMIZE":
+            continue
+        removed = {a["remove"]["path"] for a in actions if "remove" in a}
+        assert not removed & compacted, f"version {v} rewrote an earlier compaction's output"
+        compacted |= {a["add"]["path"] for a in actions if "add" in a}
 
 
 def test_optimize_and_vacuum_parameters_have_spark_json_types(silt, table, spark, work):

@@ -1,18 +1,68 @@
 #include "silt/delta/auto_compact.h"
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "silt/base/logging.h"
 #include "silt/delta/optimize.h"
-#include "silt/delta/table.h"
+#include "silt/delta/partition_utils.h"
 
 namespace silt::delta {
 
+std::vector<AddFile> AutoCompactSelector::Select(const Snapshot& snapshot) {
+  const int64_t min_file_bytes = options_.EffectiveMinFileBytes();
+  // A group of one file cannot be compacted, whatever minNumFiles says.
+  const auto min_files = static_cast<size_t>(std::max<int64_t>(options_.min_num_files, 2));
+  std::unordered_map<std::string, int> live;
+  // Files by partition key and generation.
+  std::map<std::string, std::map<int, std::vector<const AddFile*>>> groups;
+  for (const AddFile& add : snapshot.files()) {
+    if (add.size >= min_file_bytes) continue;
+    auto it = generations_.find(add.path);
+    const int generation = it == generations_.end() ? 0 : it->second;
+    live.emplace(add.path, generation);
+    groups[PartitionKey(add.partition_values)][generation].push_back(&add);
+  }
+  generations_ = std::move(live);
+  compacted_.clear();
+  std::vector<AddFile> chosen;
+  for (const auto& [key, by_generation] : groups) {
+    for (const auto& [generation, files] : by_generation) {
+      if (files.size() < min_files) continue;
+      for (const AddFile* add : files) chosen.push_back(*add);
+      int& highest = compacted_[key];
+      highest = std::max(highest, generation);
+    }
+  }
+  return chosen;
+}
+
+void AutoCompactSelector::Compacted(const std::vector<AddFile>& added) {
+  const int64_t min_file_bytes = options_.EffectiveMinFileBytes();
+  for (const AddFile& add : added) {
+    if (add.size >= min_file_bytes) continue;
+    auto it = compacted_.find(PartitionKey(add.partition_values));
+    generations_[add.path] = (it == compacted_.end() ? 0 : it->second) + 1;
+  }
+  compacted_.clear();
+}
+
+int AutoCompactSelector::Generation(const std::string& path) const {
+  auto it = generations_.find(path);
+  return it == generations_.end() ? -1 : it->second;
+}
+
 AutoCompactor::AutoCompactor(fs::FileSystemPtr fs, std::string table_path,
                              AutoCompactOptions options)
-    : fs_(std::move(fs)), table_path_(std::move(table_path)), options_(options) {}
+    : fs_(std::move(fs)),
+      table_path_(std::move(table_path)),
+      options_(options),
+      selector_(options) {}
 
-AutoCompactor::~AutoCompactor() {
+AutoCompactor::~AutoCompactor() { Wait(); }
+
+void AutoCompactor::Wait() {
   if (thread_.joinable()) thread_.join();
 }
 
@@ -26,21 +76,40 @@ void AutoCompactor::OnCommit() {
 }
 
 void AutoCompactor::Run() {
-  Result<std::unique_ptr<DeltaTable>> table = DeltaTable::Open(fs_, table_path_);
-  if (table.ok()) {
-    OptimizeOptions optimize;
-    optimize.target_file_bytes = options_.max_file_bytes;
-    optimize.min_input_files = options_.min_num_files;
-    optimize.auto_compact = true;
-    Result<OptimizeResult> result = Optimize(table->get(), optimize);
-    if (!result.ok()) {
-      SILT_LOG_WARN("autoCompact", "compaction of ", table_path_,
-                    " failed (the stream continues): ", result.status().message());
-    } else if (result->version >= 0) {
-      compactions_.fetch_add(1);
+  if (table_ == nullptr) {
+    Result<std::unique_ptr<DeltaTable>> table = DeltaTable::Open(fs_, table_path_);
+    if (!table.ok()) {
+      SILT_LOG_WARN("autoCompact", "cannot open ", table_path_, ": ", table.status().message());
+      running_.store(false);
+      return;
     }
-  } else {
-    SILT_LOG_WARN("autoCompact", "cannot open ", table_path_, ": ", table.status().message());
+    table_ = std::move(*table);
+  }
+  Result<SnapshotPtr> snapshot =
+      snapshot_ ? table_->Update(std::move(snapshot_)) : table_->LatestSnapshot();
+  snapshot_.reset();
+  if (!snapshot.ok()) {
+    SILT_LOG_WARN("autoCompact", "cannot read ", table_path_,
+                  " (the stream continues): ", snapshot.status().message());
+    running_.store(false);
+    return;
+  }
+  snapshot_ = *snapshot;
+  OptimizeOptions optimize;
+  optimize.snapshot = snapshot_;
+  optimize.target_file_bytes = options_.max_file_bytes;
+  optimize.min_input_files = 2;
+  optimize.auto_compact = true;
+  optimize.file_filter = [this](const Snapshot& s) -> Result<std::vector<AddFile>> {
+    return selector_.Select(s);
+  };
+  Result<OptimizeResult> result = Optimize(table_.get(), optimize);
+  if (!result.ok()) {
+    SILT_LOG_WARN("autoCompact", "compaction of ", table_path_,
+                  " failed (the stream continues): ", result.status().message());
+  } else if (result->version >= 0) {
+    selector_.Compacted(result->added_files);
+    compactions_.fetch_add(1);
   }
   running_.store(false);
 }

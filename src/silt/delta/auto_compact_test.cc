@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "silt/columnar/builder.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
@@ -61,6 +65,108 @@ TEST(AutoCompactorTest, CompactsInTheBackgroundEveryNCommits) {
   ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table->LatestSnapshot());
   EXPECT_EQ(snapshot->files().size(), 1u);
   EXPECT_EQ(snapshot->version(), 3);
+}
+
+std::vector<std::string> LivePaths(DeltaTable* table) {
+  std::vector<std::string> paths;
+  Result<SnapshotPtr> snapshot = table->LatestSnapshot();
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  if (!snapshot.ok()) return paths;
+  for (const AddFile& add : (*snapshot)->files()) paths.push_back(add.path);
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+int64_t Rows(const fs::FileSystemPtr& fs, DeltaTable* table) {
+  Result<SnapshotPtr> snapshot = table->LatestSnapshot();
+  EXPECT_TRUE(snapshot.ok());
+  if (!snapshot.ok()) return -1;
+  auto scan = TableScan::Make(fs, "/t", *snapshot);
+  EXPECT_TRUE(scan.ok());
+  if (!scan.ok()) return -1;
+  int64_t rows = 0;
+  while (true) {
+    Result<columnar::RecordBatchPtr> batch = (*scan)->Next();
+    EXPECT_TRUE(batch.ok());
+    if (!batch.ok() || *batch == nullptr) break;
+    rows += (*batch)->num_rows;
+  }
+  return rows;
+}
+
+// A compaction's output is not read again by the next compaction of the
+// partition (delta-spark's executor would rewrite it with the new small
+// files): outputs are compacted together once min_num_files of them exist.
+TEST(AutoCompactorTest, CompactedFilesWaitForTheirOwnGeneration) {
+  fs::FileSystemPtr fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(fs, "/t"));
+  auto schema = DataType::Struct({Field{"id", DataType::Long()}});
+  AutoCompactOptions options;
+  options.every_n_commits = 1;
+  options.min_num_files = 3;
+  AutoCompactor compactor(fs, "/t", options);
+  int64_t id = 0;
+  auto commit = [&] {
+    Append(fs, table.get(), schema, id++);
+    compactor.OnCommit();
+    compactor.Wait();
+  };
+  for (int i = 0; i < 3; ++i) commit();
+  EXPECT_EQ(compactor.compactions(), 1);
+  const std::vector<std::string> first = LivePaths(table.get());
+  ASSERT_EQ(first.size(), 1u);
+
+  for (int i = 0; i < 3; ++i) commit();
+  EXPECT_EQ(compactor.compactions(), 2);
+  std::vector<std::string> live = LivePaths(table.get());
+  ASSERT_EQ(live.size(), 2u);
+  // The first output is still live: only the three new files were rewritten.
+  EXPECT_TRUE(std::find(live.begin(), live.end(), first.front()) != live.end());
+
+  for (int i = 0; i < 3; ++i) commit();
+  EXPECT_EQ(compactor.compactions(), 3);
+  EXPECT_EQ(LivePaths(table.get()).size(), 3u);  // three generation-1 files
+
+  // The next run compacts the three generation-1 files into one.
+  commit();
+  EXPECT_EQ(compactor.compactions(), 4);
+  live = LivePaths(table.get());
+  EXPECT_EQ(live.size(), 2u);  // the generation-2 file and the new small one
+  EXPECT_TRUE(std::find(live.begin(), live.end(), first.front()) == live.end());
+  EXPECT_EQ(Rows(fs, table.get()), 10);
+}
+
+TEST(AutoCompactSelectorTest, FilesAtOrAboveMinFileSizeAreNeverChosen) {
+  fs::FileSystemPtr fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(fs, "/t"));
+  auto schema = DataType::Struct({Field{"id", DataType::Long()}});
+  for (int64_t i = 0; i < 4; ++i) Append(fs, table.get(), schema, i);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table->LatestSnapshot());
+  ASSERT_EQ(snapshot->files().size(), 4u);
+  int64_t smallest = snapshot->files().front().size;
+  int64_t largest = smallest;
+  for (const AddFile& add : snapshot->files()) {
+    smallest = std::min(smallest, add.size);
+    largest = std::max(largest, add.size);
+  }
+
+  AutoCompactOptions options;
+  options.min_num_files = 2;
+  // The default minFileSize is half of maxFileSize, as in delta-spark.
+  options.max_file_bytes = 2 * smallest;
+  EXPECT_EQ(options.EffectiveMinFileBytes(), smallest);
+  EXPECT_TRUE(AutoCompactSelector(options).Select(*snapshot).empty());
+  options.max_file_bytes = 2 * (largest + 1);
+  EXPECT_EQ(AutoCompactSelector(options).Select(*snapshot).size(), 4u);
+  options.min_file_bytes = smallest;
+  EXPECT_TRUE(AutoCompactSelector(options).Select(*snapshot).empty());
+  // minNumFiles counts the small files of one generation.
+  options.min_file_bytes = -1;
+  options.min_num_files = 5;
+  AutoCompactSelector selector(options);
+  EXPECT_TRUE(selector.Select(*snapshot).empty());
+  EXPECT_EQ(selector.tracked(), 4u);
+  EXPECT_EQ(selector.Generation(snapshot->files().front().path), 0);
 }
 
 }  // namespace

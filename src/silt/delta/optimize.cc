@@ -132,8 +132,15 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
     return Status::InvalidArgument("OPTIMIZE target file size must be positive, got ",
                                    options.target_file_bytes);
   }
+  if (options.row_group_bytes <= 0) {
+    return Status::InvalidArgument("OPTIMIZE row group size must be positive, got ",
+                                   options.row_group_bytes);
+  }
   const int64_t start_ms = NowMillis();
-  SILT_ASSIGN_OR_RETURN(SnapshotPtr snapshot, table->LatestSnapshot());
+  SnapshotPtr snapshot = options.snapshot;
+  if (snapshot == nullptr) {
+    SILT_ASSIGN_OR_RETURN(snapshot, table->LatestSnapshot());
+  }
   std::vector<std::string> honoured = RowPreservingFeatures();
   honoured.push_back("columnMapping");
   SILT_RETURN_NOT_OK_CTX(CheckWriteSupported(snapshot->protocol(), snapshot->metadata(), honoured),
@@ -226,6 +233,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
 
   TableWriterOptions writer_options;
   writer_options.target_file_bytes = options.target_file_bytes;
+  writer_options.parquet.row_group_bytes = options.row_group_bytes;
   SILT_ASSIGN_OR_RETURN(writer_options.num_indexed_cols,
                         DataSkippingNumIndexedCols(snapshot->metadata().configuration));
   std::optional<RowTrackingRewrite> row_tracking;
@@ -370,6 +378,7 @@ Result<OptimizeResult> Optimize(DeltaTable* table, const OptimizeOptions& option
       {"endTimeMs", std::to_string(NowMillis())}};
   request.adds = adds;
   request.removes = std::move(removes);
+  result.added_files = adds;
   Result<CommitResult> committed = Commit(table, snapshot, request);
   if (!committed.ok()) {
     // A Conflict means nothing was committed, so the new files are garbage;

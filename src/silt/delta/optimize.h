@@ -34,6 +34,12 @@ namespace silt::delta {
 // TableWriter's file size.
 inline constexpr int64_t kDefaultOptimizeTargetBytes = 128LL * 1024 * 1024;
 
+// The largest row group OPTIMIZE writes. The Parquet writer holds a row group
+// encoded in memory until it is flushed, and a reader decodes one row group
+// at a time, so this (not the bin's size) bounds what one compaction holds:
+// a 128 MiB file is written as several row groups (decision 147).
+inline constexpr int64_t kOptimizeRowGroupBytes = 32LL * 1024 * 1024;
+
 // Picks the files OPTIMIZE may compact from a snapshot (the partitions a
 // `--where` predicate selects); see stream/maintenance.h for the one built
 // from a Spark SQL predicate. Errors are returned by Optimize as they are.
@@ -45,7 +51,13 @@ struct OptimizeOptions {
   std::string where;
   // Null = every live file is a candidate.
   OptimizeFileFilter file_filter;
+  // The snapshot to optimize; null = the table's latest (LatestSnapshot,
+  // which reads the newest checkpoint). A caller that keeps a snapshot up to
+  // date (DeltaTable::Update) passes it to avoid that read (auto compaction).
+  SnapshotPtr snapshot;
   int64_t target_file_bytes = kDefaultOptimizeTargetBytes;
+  // The largest row group written (see kOptimizeRowGroupBytes).
+  int64_t row_group_bytes = kOptimizeRowGroupBytes;
   // A partition is compacted only when it holds at least this many files
   // eligible for compaction (small files, files with deletion vectors).
   int64_t min_input_files = 2;
@@ -89,6 +101,8 @@ struct OptimizeResult {
   int64_t rows = 0;
   int64_t total_considered_files = 0;
   int64_t total_files_skipped = 0;
+  // The files committed (path, partition values, size), in commit order.
+  std::vector<AddFile> added_files;
 };
 
 // Bins of `files` to rewrite, in partition order (see the header comment).

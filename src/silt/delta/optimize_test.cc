@@ -9,6 +9,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/fs/file_system.h"
+#include "silt/parquet/file_reader.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::delta {
@@ -169,6 +170,42 @@ TEST_F(OptimizeTest, CompactsEachPartitionIntoOneFileWithoutChangingData) {
   // Nothing left to do the second time.
   ASSERT_OK_AND_ASSIGN(OptimizeResult again, Optimize(table_.get(), OptimizeOptions()));
   EXPECT_EQ(again.version, -1);
+}
+
+// The writer flushes a row group at row_group_bytes, so a compacted file is
+// never held in memory whole (decision 147).
+TEST_F(OptimizeTest, RowGroupsOfTheOutputAreBounded) {
+  for (int batch = 0; batch < 10; ++batch) Append(batch * 100, 100);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr before, table_->LatestSnapshot());
+  OptimizeOptions options;
+  options.row_group_bytes = 256;
+  ASSERT_OK_AND_ASSIGN(OptimizeResult result, Optimize(table_.get(), options));
+  ASSERT_EQ(result.num_added_files, 2);
+  ASSERT_EQ(result.added_files.size(), 2u);
+  for (const AddFile& add : result.added_files) {
+    ASSERT_OK_AND_ASSIGN(std::string relative, UriDecodePath(add.path));
+    ASSERT_OK_AND_ASSIGN(auto reader,
+                         parquet::ParquetFileReader::Open(fs_.get(), "/t/" + relative));
+    EXPECT_GT(reader->num_row_groups(), 1) << add.path;
+    EXPECT_EQ(reader->num_rows(), 500);
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr after, table_->LatestSnapshot());
+  EXPECT_EQ(Ids(after), Ids(before));
+  options.row_group_bytes = 0;
+  EXPECT_FALSE(Optimize(table_.get(), options).ok());
+}
+
+// A caller's snapshot is optimized as given, without reading the log.
+TEST_F(OptimizeTest, UsesTheSnapshotItIsGiven) {
+  for (int batch = 0; batch < 4; ++batch) Append(batch * 10, 10);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr two_commits, table_->SnapshotAt(1));
+  OptimizeOptions options;
+  options.snapshot = two_commits;
+  ASSERT_OK_AND_ASSIGN(OptimizeResult result, Optimize(table_.get(), options));
+  EXPECT_EQ(result.read_version, 1);
+  EXPECT_EQ(result.num_removed_files, 4);  // two commits of two files
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr after, table_->LatestSnapshot());
+  EXPECT_EQ(after->files().size(), 6u);  // 8 - 4 + 2
 }
 
 TEST_F(OptimizeTest, FileFilterSelectsPartitionsAndItsErrorsAreReturned) {

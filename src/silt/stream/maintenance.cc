@@ -254,6 +254,14 @@ Result<std::optional<delta::AutoCompactOptions>> ParseAutoCompactOptions(
     }
     options.max_file_bytes = *bytes;
   }
+  if (std::optional<std::string> size = reader.Get("autoCompact.minFileSize")) {
+    Result<int64_t> bytes = ParseByteSize(*size);
+    if (!bytes.ok()) {
+      return Status::InvalidArgument(reader.KeyPath("autoCompact.minFileSize"), ": ",
+                                     bytes.status().message());
+    }
+    options.min_file_bytes = *bytes;
+  }
   return std::optional<delta::AutoCompactOptions>(options);
 }
 

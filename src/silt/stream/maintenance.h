@@ -75,6 +75,8 @@ Result<MaintenanceResult> RunMaintenance(const JobSpec& job, const MaintenanceOp
 //                                        this many small files (Databricks'
 //                                        autoCompact.minNumFiles)
 //   autoCompact.maxFileSize: 128MB       target size of compacted files
+//   autoCompact.minFileSize: maxFileSize / 2   files at or above it are not
+//                                        small (never rewritten)
 // nullopt when autoCompact is off. Errors: InvalidArgument naming the
 // sink.options key with a bad value.
 Result<std::optional<delta::AutoCompactOptions>> ParseAutoCompactOptions(

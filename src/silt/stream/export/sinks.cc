@@ -189,6 +189,9 @@ Result<Exporter::DeltaOptions> Exporter::DeltaSinkOptions(const SinkSpec& sink) 
     } else if (lower == "autocompact.maxfilesize") {
       SILT_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(value));
       sql_conf_["spark.databricks.delta.autoCompact.maxFileSize"] = Py(std::to_string(bytes));
+    } else if (lower == "autocompact.minfilesize") {
+      SILT_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(value));
+      sql_conf_["spark.databricks.delta.autoCompact.minFileSize"] = Py(std::to_string(bytes));
     } else if (lower == "autocompact.everyncommits") {
       out.notes.push_back("autoCompact.everyNCommits " + value +
                           ": delta-spark checks for compaction after every commit.");

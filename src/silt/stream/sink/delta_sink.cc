@@ -355,23 +355,24 @@ Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
     if (!IsTablePropertyKey(key) && !IsBloomFilterKey(key)) non_property_options[key] = value;
   }
   // delta-spark's writer options (DeltaOptions) for a streaming append.
-  SILT_RETURN_NOT_OK(internal::OptionReader(non_property_options, "sink.options")
-                         .CheckNames({
-                             .what = "Delta sink",
-                             .honoured = {"compression", "mergeSchema", "overwriteSchema",
-                                          "autoCompact", "autoCompact.everyNCommits",
-                                          "autoCompact.minNumFiles", "autoCompact.maxFileSize"},
-                             // File sizing only: the rows written are the same.
-                             .inert = {"maxRecordsPerFile", "optimizeWrite"},
-                             .unsupported = {{"userMetadata", ""},
-                                             {"txnAppId", ""},
-                                             {"txnVersion", ""},
-                                             {"dataChange", "true"},
-                                             {"replaceWhere", ""},
-                                             {"partitionOverwriteMode", ""},
-                                             {"path", ""},
-                                             {"checkpointLocation", ""}},
-                         }));
+  SILT_RETURN_NOT_OK(
+      internal::OptionReader(non_property_options, "sink.options")
+          .CheckNames({
+              .what = "Delta sink",
+              .honoured = {"compression", "mergeSchema", "overwriteSchema", "autoCompact",
+                           "autoCompact.everyNCommits", "autoCompact.minNumFiles",
+                           "autoCompact.maxFileSize", "autoCompact.minFileSize"},
+              // File sizing only: the rows written are the same.
+              .inert = {"maxRecordsPerFile", "optimizeWrite"},
+              .unsupported = {{"userMetadata", ""},
+                              {"txnAppId", ""},
+                              {"txnVersion", ""},
+                              {"dataChange", "true"},
+                              {"replaceWhere", ""},
+                              {"partitionOverwriteMode", ""},
+                              {"path", ""},
+                              {"checkpointLocation", ""}},
+          }));
   if (std::optional<std::string> codec = reader.Get("compression")) {
     Result<parquet::Compression> compression = parquet::ParseCompression(*codec);
     if (!compression.ok()) {
