@@ -17,6 +17,7 @@
 #include "silt/base/utf8.h"
 #include "silt/base/uuid.h"
 #include "silt/base/version.h"
+#include "silt/delta/checkpoint_classic_incremental.h"
 #include "silt/delta/checkpoint_worker.h"
 #include "silt/delta/checkpoint_writer.h"
 #include "silt/delta/data_skipping.h"
@@ -396,7 +397,7 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
     return false;
   }
   const int64_t now_ms = NowMillis();
-  Result<CheckpointInfo> checkpoint = WriteCheckpoint(table, **snapshot, now_ms);
+  Result<CheckpointInfo> checkpoint = WriteWriterCheckpoint(table, **snapshot, now_ms);
   if (!checkpoint.ok()) {
     SILT_LOG_WARN("delta", "checkpoint of ", table->path(), " at version ", version,
                   " failed (the commit stands): ", checkpoint.status().ToString());
@@ -465,13 +466,33 @@ bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const M
                         int64_t version) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (due.ok() && !*due) return true;  // most commits: nothing to write, no wait
-  if (!due.ok() || !table->background_checkpoints() || committed == nullptr ||
-      committed->files_elided()) {
+  if (!due.ok() || !table->background_checkpoints() || committed == nullptr) {
     return PostCommitInline(table, committed, metadata, version);
   }
   if (table->elide_checkpointed_files()) {
-    Result<bool> v2 = CheckpointPolicyV2(metadata.configuration);
-    if (!v2.ok() || *v2) return PostCommitInline(table, committed, metadata, version);
+    // A V2 checkpoint's files are dropped right after it (inline); an
+    // incremental classic one's once it is written (decision 161: the next
+    // commit's ElideClassicCheckpointedFiles), so it may run behind.
+    Result<bool> classic = UsesIncrementalClassicCheckpoint(*table, *committed);
+    if (!classic.ok() || !*classic) return PostCommitInline(table, committed, metadata, version);
+    // A state without its checkpointed files builds on the handle's last
+    // checkpoint; without it (a failed one) the inline path says so and the
+    // state is read whole again.
+    if (committed->files_elided()) {
+      std::shared_ptr<ClassicCheckpointPlan> plan = table->classic_checkpoint_plan();
+      if (plan != nullptr && plan->version > committed->elided_since()) {
+        // One finished after this commit dropped the files of the last:
+        // skipped, as when it is still running; the next commit catches up.
+        SILT_LOG_DEBUG("delta", "checkpoint of ", table->path(), " at version ", version,
+                       " skipped: the previous one has just been written");
+        return true;
+      }
+      if (plan == nullptr || plan->version != committed->elided_since()) {
+        return PostCommitInline(table, committed, metadata, version);
+      }
+    }
+  } else if (committed->files_elided()) {
+    return PostCommitInline(table, committed, metadata, version);
   }
   const bool submitted = table->checkpoint_worker()->TrySubmit(
       [table, committed, metadata, version] { PostCommit(table, committed, metadata, version); });
@@ -710,15 +731,20 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
                 "delta", "could not apply commit ", version, " of ", table_path,
                 " in memory (the next batch re-reads the log): ", next.status().ToString());
           }
+          // A classic checkpoint written in the background since the last
+          // commit: drop its files before the next one is due (decision 161).
+          committed = table->ElideClassicCheckpointedFiles(std::move(committed));
           const bool checkpointed = PostCommitAdvanced(table, committed, kept_metadata, version);
           if (committed != nullptr && committed->files_elided() && !checkpointed) {
             // The next checkpoint builds on the last one written: without
             // this one, the state must be read whole again.
             committed = nullptr;
           }
-          // After a V2 checkpoint at this version, the writer's state drops
-          // the files it holds (set_elide_checkpointed_files).
-          *advance = table->ElideCheckpointedFiles(std::move(committed));
+          // After a V2 checkpoint, or a classic one in the incremental
+          // layout, at this version, the writer's state drops the files it
+          // holds (set_elide_checkpointed_files).
+          *advance = table->ElideClassicCheckpointedFiles(
+              table->ElideCheckpointedFiles(std::move(committed)));
           return CommitResult{version, false};
         }
       }

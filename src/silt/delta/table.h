@@ -27,9 +27,10 @@
 
 namespace silt::delta {
 
-class LogReplay;         // log_replay.cc
-struct SidecarPlan;      // checkpoint_writer.cc
-class CheckpointWorker;  // checkpoint_worker.h
+class LogReplay;               // log_replay.cc
+struct SidecarPlan;            // checkpoint_writer.cc
+struct ClassicCheckpointPlan;  // checkpoint_classic_incremental.h
+class CheckpointWorker;        // checkpoint_worker.h
 
 // The state of a table at one version.
 class Snapshot {
@@ -43,6 +44,7 @@ class Snapshot {
   // the checkpoint at elided_since(); the others are in that checkpoint.
   const std::vector<AddFile>& files() const { return files_; }
   // A writer's state that does not hold the files its last V2 checkpoint
+  // (or incremental classic checkpoint, checkpoint_classic_incremental.h)
   // holds (DeltaTable::set_elide_checkpointed_files): files() lists only the
   // files added since version elided_since(), whose checkpoint has the rest.
   // Such a state only moves on by the writer's own blind appends; reading
@@ -173,7 +175,9 @@ class DeltaTable {
   void set_sidecar_plan(std::shared_ptr<SidecarPlan> plan);
   // Opt-in for a writer that commits only blind appends of new files and
   // advances its own snapshot (CommitAndAdvance): after each V2 checkpoint
-  // written through this handle, the writer's state drops the files that
+  // (or classic one, in the incremental layout of
+  // checkpoint_classic_incremental.h) written through this handle, the
+  // writer's state drops the files that
   // checkpoint holds (Snapshot::files_elided), so its memory and the next
   // checkpoint's work grow with the files added since, not with the table.
   // A commit by anyone else, or one of its own that removes a file, makes
@@ -186,6 +190,16 @@ class DeltaTable {
   // else `snapshot` itself. Moves the files out when `snapshot` is the only
   // reference.
   SnapshotPtr ElideCheckpointedFiles(SnapshotPtr snapshot) const;
+  // The same after a classic checkpoint in the incremental layout
+  // (checkpoint_classic_incremental.h): `snapshot` without the files of the
+  // one this handle has just written at its version, when eliding is on and
+  // the state has no tombstones; else `snapshot` itself.
+  SnapshotPtr ElideClassicCheckpointedFiles(SnapshotPtr snapshot) const;
+  // What the last incremental classic checkpoint written through this handle
+  // holds (checkpoint_classic_incremental.h); null before the first and
+  // after a checkpoint of another kind. Guarded like sidecar_plan.
+  std::shared_ptr<ClassicCheckpointPlan> classic_checkpoint_plan() const;
+  void set_classic_checkpoint_plan(std::shared_ptr<ClassicCheckpointPlan> plan);
   // Opt-in for a streaming writer (decision 152): the checkpoint due after a
   // commit that advanced the writer's own state (CommitAndAdvance) is
   // written by a background thread of this handle from that state, and the
@@ -193,7 +207,7 @@ class DeltaTable {
   // the previous one is still being written is skipped (logged), as is
   // any checkpoint a reader may do without; the next due one is written.
   // Checkpoints whose files the writer's state then drops
-  // (set_elide_checkpointed_files with V2 checkpoints) stay on the commit
+  // (every checkpoint of a handle with set_elide_checkpointed_files) stay on the commit
   // path, and so do those of Commit. The handle's destructor waits for the
   // checkpoint in flight. Off by default.
   void set_background_checkpoints(bool on) { background_checkpoints_ = on; }
@@ -254,6 +268,7 @@ class DeltaTable {
   std::optional<int64_t> last_log_cleanup_cutoff_ms_;
   mutable std::mutex sidecar_plan_mu_;
   std::shared_ptr<SidecarPlan> sidecar_plan_;
+  std::shared_ptr<ClassicCheckpointPlan> classic_plan_;
   bool elide_checkpointed_files_ = false;
   bool background_checkpoints_ = false;
   // Last: destroyed first, so a checkpoint in flight finishes while the
@@ -429,7 +444,8 @@ Result<CommitResult> Commit(DeltaTable* table, const SnapshotPtr& read_snapshot,
 // `*snapshot` is left as the read state; the caller catches up with
 // DeltaTable::Update. On an error `*snapshot` is null: re-read the table.
 // With DeltaTable::set_elide_checkpointed_files, `*snapshot` drops the files
-// of the V2 checkpoint written at the new version (Snapshot::files_elided);
+// of the V2 checkpoint (or incremental classic one) written at the new
+// version (Snapshot::files_elided);
 // it is null when it could not move on in memory (a remove applied to such
 // a state) or a due checkpoint of such a state failed: re-read the table.
 Result<CommitResult> CommitAndAdvance(DeltaTable* table, SnapshotPtr* snapshot,

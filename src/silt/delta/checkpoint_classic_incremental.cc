@@ -1,0 +1,458 @@
+#include "silt/delta/checkpoint_classic_incremental.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "silt/base/json_writer.h"
+#include "silt/base/logging.h"
+#include "silt/columnar/builder.h"
+#include "silt/delta/table_properties.h"
+#include "silt/parquet/file_reader.h"
+#include "silt/parquet/file_writer.h"
+#include "silt/parquet/row_group_copy.h"
+
+namespace silt::delta {
+
+namespace {
+
+using columnar::ColumnBuilder;
+
+// The add struct's fields in the classic checkpoint schema, in order
+// (checkpoint_writer.cc's CheckpointSchema); AddRows checks the schema it
+// is given against them.
+constexpr std::array<std::string_view, 11> kAddFields = {
+    "path", "partitionValues", "size",      "modificationTime",        "dataChange",
+    "tags", "deletionVector",  "baseRowId", "defaultRowCommitVersion", "clusteringProvider",
+    "stats"};
+
+void AppendOptString(ColumnBuilder* b, const std::optional<std::string>& v) {
+  if (v) {
+    b->AppendString(*v);
+  } else {
+    b->AppendNull();
+  }
+}
+
+void AppendOptLong(ColumnBuilder* b, const std::optional<int64_t>& v) {
+  if (v) {
+    b->Append<int64_t>(*v);
+  } else {
+    b->AppendNull();
+  }
+}
+
+// An add row as the classic checkpoint writer encodes it (dataChange false:
+// checkpointed adds are state). Deletion vectors never get here
+// (UsesIncrementalClassicCheckpoint).
+void AppendAdd(ColumnBuilder* b, const AddFile& add, bool write_stats) {
+  b->child(0)->AppendString(add.path);
+  ColumnBuilder* entries = b->child(1)->child(0);
+  for (const auto& [key, value] : add.partition_values) {
+    entries->child(0)->AppendString(key);
+    AppendOptString(entries->child(1), value);
+    entries->AppendValid();
+  }
+  b->child(1)->CloseList();
+  b->child(2)->Append<int64_t>(add.size);
+  b->child(3)->Append<int64_t>(add.modification_time);
+  b->child(4)->AppendBool(false);
+  if (add.tags.empty()) {
+    b->child(5)->AppendNull();
+  } else {
+    ColumnBuilder* tags = b->child(5)->child(0);
+    for (const auto& [key, value] : add.tags) {
+      tags->child(0)->AppendString(key);
+      tags->child(1)->AppendString(value);
+      tags->AppendValid();
+    }
+    b->child(5)->CloseList();
+  }
+  b->child(6)->AppendNull();
+  AppendOptLong(b->child(7), add.base_row_id);
+  AppendOptLong(b->child(8), add.default_row_commit_version);
+  AppendOptString(b->child(9), add.clustering_provider);
+  if (write_stats) {
+    AppendOptString(b->child(10), add.stats);
+  } else {
+    b->child(10)->AppendNull();
+  }
+  b->AppendValid();
+}
+
+// Writer options of the classic checkpoint writer (checkpoint_writer.cc),
+// without the page index: the copied row groups leave it out anyway.
+parquet::WriterOptions AddWriterOptions() {
+  parquet::WriterOptions options;
+  options.compression = parquet::Compression::kSnappy;
+  options.row_group_bytes = 8LL * 1024 * 1024;
+  options.key_value_metadata.emplace_back("org.apache.spark.version", "3.5.0");
+  options.column_encodings["add.path"] = parquet::ColumnEncoding::kPlain;
+  options.column_encodings["add.stats"] = parquet::ColumnEncoding::kPlain;
+  options.column_encodings["remove.path"] = parquet::ColumnEncoding::kPlain;
+  options.write_page_index = false;
+  return options;
+}
+
+// Writes `adds` as rows of `schema` (the classic checkpoint schema, read
+// back from the head file) with only the add column set, into `path`.
+Status WriteAddRows(fs::FileSystem* fs, const std::string& path, const columnar::SchemaPtr& schema,
+                    const std::vector<const AddFile*>& adds, bool write_stats) {
+  const int add_col = schema->FieldIndex("add");
+  if (add_col < 0) return Status::NotSupported("the checkpoint schema has no add column");
+  const columnar::TypePtr& add_type = schema->field(add_col).type;
+  if (add_type->num_fields() != static_cast<int>(kAddFields.size())) {
+    return Status::NotSupported("the checkpoint schema's add column has ", add_type->num_fields(),
+                                " fields, not ", kAddFields.size());
+  }
+  for (size_t i = 0; i < kAddFields.size(); ++i) {
+    if (add_type->field(static_cast<int>(i)).name != kAddFields[i]) {
+      return Status::NotSupported("the checkpoint schema's add field ", i, " is ",
+                                  add_type->field(static_cast<int>(i)).name, ", not ",
+                                  kAddFields[i]);
+    }
+  }
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileWriter> writer,
+                        parquet::ParquetFileWriter::Open(fs, path, schema, AddWriterOptions()));
+  std::vector<std::unique_ptr<ColumnBuilder>> builders;
+  for (int i = 0; i < schema->num_fields(); ++i) {
+    builders.push_back(std::make_unique<ColumnBuilder>(schema->field(i).type));
+  }
+  int64_t pending = 0;
+  auto flush = [&]() -> Status {
+    if (pending == 0) return Status::OK();
+    columnar::RecordBatch batch;
+    batch.schema = schema;
+    batch.num_rows = pending;
+    for (auto& b : builders) batch.columns.push_back(b->Finish());
+    pending = 0;
+    return writer->WriteBatch(batch);
+  };
+  for (const AddFile* add : adds) {
+    for (int i = 0; i < schema->num_fields(); ++i) {
+      if (i != add_col) builders[static_cast<size_t>(i)]->AppendNull();
+    }
+    AppendAdd(builders[static_cast<size_t>(add_col)].get(), *add, write_stats);
+    if (++pending >= columnar::kTargetBatchRows) {
+      Status st = flush();
+      if (!st.ok()) {
+        (void)writer->Abort();
+        return st;
+      }
+    }
+  }
+  Status st = flush();
+  if (!st.ok()) {
+    (void)writer->Abort();
+    return st;
+  }
+  return writer->Close().status();
+}
+
+// A Parquet file, open with its footer read.
+struct OpenParquet {
+  std::unique_ptr<fs::RandomAccessFile> file;
+  int64_t size = 0;
+  parquet::FileMetaData meta;
+  std::string path;
+};
+
+Result<OpenParquet> OpenWithFooter(fs::FileSystem* fs, const std::string& path) {
+  OpenParquet out;
+  out.path = path;
+  SILT_ASSIGN_OR_RETURN_CTX(out.file, fs->OpenForRead(path), "reading ", path);
+  SILT_ASSIGN_OR_RETURN_CTX(out.size, out.file->Size(), "reading ", path);
+  SILT_ASSIGN_OR_RETURN(out.meta, parquet::ReadFooter(out.file.get(), out.size, path));
+  return out;
+}
+
+// Version recorded in an existing _last_checkpoint, or -1.
+int64_t LastCheckpointVersion(fs::FileSystem* fs, const std::string& file) {
+  auto text = fs->ReadFile(file);
+  if (!text.ok()) return -1;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(text->data(), text->size(), true).get(root) != simdjson::SUCCESS) return -1;
+  int64_t version = -1;
+  if (root["version"].get_int64().get(version) != simdjson::SUCCESS) return -1;
+  return version;
+}
+
+// The checkpointSchema member of a _last_checkpoint text, minified; empty
+// when absent.
+std::string CheckpointSchemaJson(const std::string& last_checkpoint) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(last_checkpoint.data(), last_checkpoint.size(), true).get(root) !=
+      simdjson::SUCCESS) {
+    return {};
+  }
+  simdjson::dom::element schema;
+  if (root["checkpointSchema"].get(schema) != simdjson::SUCCESS) return {};
+  return simdjson::minify(schema);
+}
+
+}  // namespace
+
+Result<bool> UsesIncrementalClassicCheckpoint(const DeltaTable& table, const Snapshot& snapshot) {
+  if (!table.elide_checkpointed_files()) return false;
+  SILT_ASSIGN_OR_RETURN(bool v2, CheckpointPolicyV2(snapshot.metadata().configuration));
+  const Protocol& p = snapshot.protocol();
+  auto has = [](const std::optional<std::vector<std::string>>& features, std::string_view name) {
+    return features && std::find(features->begin(), features->end(), name) != features->end();
+  };
+  if (v2 && p.min_writer_version >= 7 && has(p.writer_features, "v2Checkpoint") &&
+      p.min_reader_version >= 3 && has(p.reader_features, "v2Checkpoint")) {
+    return false;
+  }
+  if (!snapshot.tombstones().empty()) return false;
+  for (const AddFile& add : snapshot.files()) {
+    if (add.deletion_vector) return false;
+  }
+  return true;
+}
+
+Result<CheckpointInfo> WriteWriterCheckpoint(DeltaTable* table, const Snapshot& snapshot,
+                                             int64_t now_ms) {
+  Result<bool> incremental = UsesIncrementalClassicCheckpoint(*table, snapshot);
+  if (!incremental.ok() || !*incremental) {
+    table->set_classic_checkpoint_plan(nullptr);
+    return WriteCheckpoint(table, snapshot, now_ms);
+  }
+  Result<CheckpointInfo> info = WriteIncrementalClassicCheckpoint(table, snapshot, now_ms);
+  if (info.ok()) return info;
+  table->set_classic_checkpoint_plan(nullptr);
+  if (snapshot.files_elided()) return info.status();
+  // A whole state can always take the classic checkpoint.
+  SILT_LOG_WARN("delta", "incremental classic checkpoint of ", table->path(), " at version ",
+                snapshot.version(), " not written (", info.status().ToString(),
+                "); writing it whole");
+  return WriteCheckpoint(table, snapshot, now_ms);
+}
+
+Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
+                                                         const Snapshot& snapshot, int64_t now_ms) {
+  const int64_t version = snapshot.version();
+  fs::FileSystem* fs = table->file_system().get();
+  SILT_ASSIGN_OR_RETURN(bool write_stats,
+                        CheckpointWriteStatsAsJson(snapshot.metadata().configuration));
+  const std::shared_ptr<ClassicCheckpointPlan> previous = table->classic_checkpoint_plan();
+
+  // The previous checkpoint, whose frozen groups are copied (elided state).
+  std::optional<OpenParquet> prev;
+  if (snapshot.files_elided()) {
+    if (previous == nullptr || previous->version != snapshot.elided_since() ||
+        previous->table_id != snapshot.metadata().id || previous->write_stats != write_stats) {
+      return Status::Internal("classic checkpoint of ", table->path(), " at version ", version,
+                              ": the state holds only the files added since version ",
+                              snapshot.elided_since(),
+                              ", whose checkpoint is not the last one written through this handle");
+    }
+    const std::string path = fs::JoinPath(table->log_path(), previous->file_name);
+    SILT_ASSIGN_OR_RETURN_CTX(OpenParquet opened, OpenWithFooter(fs, path),
+                              "building the checkpoint at version ", version);
+    if (opened.size != previous->file_size ||
+        opened.meta.row_groups.size() != previous->num_row_groups) {
+      return Status::Internal("classic checkpoint of ", table->path(), " at version ", version,
+                              ": ", path, " changed since this handle wrote it (", opened.size,
+                              " bytes, ", opened.meta.row_groups.size(), " row groups; expected ",
+                              previous->file_size, " and ", previous->num_row_groups, ")");
+    }
+    int64_t frozen_rows = 0;
+    for (size_t g = 0; g < previous->num_frozen_groups; ++g) {
+      frozen_rows += opened.meta.row_groups[g].num_rows;
+    }
+    if (frozen_rows != previous->num_frozen_adds) {
+      return Status::Internal("classic checkpoint of ", table->path(), " at version ", version,
+                              ": the frozen row groups of ", path, " hold ", frozen_rows,
+                              " rows, expected ", previous->num_frozen_adds);
+    }
+    prev = std::move(opened);
+  }
+
+  // The adds to encode: the previous tail and the files since (elided), or
+  // every live file (whole state).
+  std::vector<const AddFile*> pending;
+  const int64_t prior_frozen_adds = prev ? previous->num_frozen_adds : 0;
+  if (prev) {
+    pending.reserve(previous->tail.size() + snapshot.files().size());
+    for (const AddFile& add : previous->tail) pending.push_back(&add);
+  }
+  for (const AddFile& add : snapshot.files()) pending.push_back(&add);
+  if (prior_frozen_adds + static_cast<int64_t>(pending.size()) != snapshot.num_files()) {
+    return Status::Internal("classic checkpoint of ", table->path(), " at version ", version,
+                            ": the previous checkpoint and the files since hold ",
+                            prior_frozen_adds + static_cast<int64_t>(pending.size()),
+                            " files, the state ", snapshot.num_files());
+  }
+  // Freeze whole groups of kClassicTailAdds (a whole state), or everything
+  // once the tail has grown that large; the rest is the new tail.
+  size_t num_freeze = 0;
+  if (prev) {
+    if (static_cast<int64_t>(pending.size()) >= kClassicTailAdds) num_freeze = pending.size();
+  } else {
+    num_freeze = pending.size() - pending.size() % static_cast<size_t>(kClassicTailAdds);
+  }
+
+  // The head (protocol, metaData, txns, domains) from the classic writer,
+  // and the add rows in the same schema, into memory.
+  const fs::FileSystemPtr mem = fs::MakeMemoryFileSystem();
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<DeltaTable> head_table, DeltaTable::Open(mem, "/head"));
+  SILT_ASSIGN_OR_RETURN(CheckpointInfo head_info,
+                        WriteCheckpoint(head_table.get(), *snapshot.WithFiles({}), now_ms));
+  SILT_ASSIGN_OR_RETURN(OpenParquet head, OpenWithFooter(mem.get(), head_info.path));
+  columnar::SchemaPtr schema;
+  {
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> reader,
+                          parquet::ParquetFileReader::Open(mem.get(), head_info.path));
+    schema = reader->schema();
+  }
+  std::optional<OpenParquet> frozen;
+  std::optional<OpenParquet> tail;
+  if (num_freeze > 0) {
+    std::vector<const AddFile*> adds(pending.begin(),
+                                     pending.begin() + static_cast<std::ptrdiff_t>(num_freeze));
+    SILT_RETURN_NOT_OK_CTX(WriteAddRows(mem.get(), "/frozen.parquet", schema, adds, write_stats),
+                           "encoding the adds of the checkpoint at version ", version);
+    SILT_ASSIGN_OR_RETURN(frozen, OpenWithFooter(mem.get(), "/frozen.parquet"));
+  }
+  if (num_freeze < pending.size()) {
+    std::vector<const AddFile*> adds(pending.begin() + static_cast<std::ptrdiff_t>(num_freeze),
+                                     pending.end());
+    SILT_RETURN_NOT_OK_CTX(WriteAddRows(mem.get(), "/tail.parquet", schema, adds, write_stats),
+                           "encoding the adds of the checkpoint at version ", version);
+    SILT_ASSIGN_OR_RETURN(tail, OpenWithFooter(mem.get(), "/tail.parquet"));
+  }
+
+  // The checkpoint: copied frozen groups, new frozen groups, tail, head.
+  CheckpointInfo info;
+  info.version = version;
+  const std::string file_name = CheckpointFileName(version);
+  info.path = fs::JoinPath(table->log_path(), file_name);
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::RowGroupCopier> copier,
+                        parquet::RowGroupCopier::Open(fs, info.path));
+  auto plan = std::make_shared<ClassicCheckpointPlan>();
+  plan->version = version;
+  plan->table_id = snapshot.metadata().id;
+  plan->write_stats = write_stats;
+  plan->file_name = file_name;
+  auto append_all = [&](OpenParquet* part) {
+    return copier->Append(part->file.get(), part->meta, 0, part->meta.row_groups.size(),
+                          part->path);
+  };
+  Status st = Status::OK();
+  if (prev) {
+    st = copier->Append(prev->file.get(), prev->meta, 0, previous->num_frozen_groups, prev->path);
+    plan->num_frozen_groups = previous->num_frozen_groups;
+    plan->num_frozen_adds = previous->num_frozen_adds;
+  }
+  if (st.ok() && frozen) {
+    st = append_all(&*frozen);
+    plan->num_frozen_groups += frozen->meta.row_groups.size();
+    plan->num_frozen_adds += static_cast<int64_t>(num_freeze);
+  }
+  if (st.ok() && tail) st = append_all(&*tail);
+  if (st.ok()) st = append_all(&head);
+  if (!st.ok()) {
+    (void)copier->Abort();
+    return st.WithContextParts("writing checkpoint ", info.path);
+  }
+  plan->num_row_groups = copier->num_row_groups();
+  const int64_t num_rows = copier->num_rows();
+  SILT_ASSIGN_OR_RETURN_CTX(info.size_in_bytes, copier->Close(), "writing checkpoint ", info.path);
+  info.num_actions = num_rows;
+  info.num_add_files = snapshot.num_files();
+  info.file_actions_encoded = static_cast<int64_t>(pending.size());
+  plan->file_size = info.size_in_bytes;
+  plan->tail.reserve(pending.size() - num_freeze);
+  for (size_t i = num_freeze; i < pending.size(); ++i) plan->tail.push_back(*pending[i]);
+  plan->state_elided_since = snapshot.elided_since();
+  plan->state_paths.reserve(snapshot.files().size());
+  for (const AddFile& add : snapshot.files()) plan->state_paths.push_back(add.path);
+  if (num_rows != head_info.num_actions + snapshot.num_files()) {
+    return Status::Internal("checkpoint ", info.path, " holds ", num_rows, " rows, expected ",
+                            head_info.num_actions + snapshot.num_files());
+  }
+
+  // _last_checkpoint is a hint; never move it backwards.
+  const std::string last = fs::JoinPath(table->log_path(), "_last_checkpoint");
+  if (LastCheckpointVersion(fs, last) <= version) {
+    Result<std::string> head_last =
+        mem->ReadFile(fs::JoinPath(head_table->log_path(), "_last_checkpoint"));
+    const std::string schema_json = head_last.ok() ? CheckpointSchemaJson(*head_last) : "";
+    JsonWriter w;
+    w.BeginObject();
+    w.Member("version", info.version);
+    w.Member("size", info.num_actions);
+    w.Member("sizeInBytes", info.size_in_bytes);
+    w.Member("numOfAddFiles", info.num_add_files);
+    if (!schema_json.empty()) {
+      w.Key("checkpointSchema");
+      w.Raw(schema_json);
+    }
+    w.EndObject();
+    SILT_RETURN_NOT_OK_CTX(fs->WriteFile(last, w.Take()), "writing ", last);
+  }
+  table->set_classic_checkpoint_plan(std::move(plan));
+  return info;
+}
+
+std::shared_ptr<ClassicCheckpointPlan> DeltaTable::classic_checkpoint_plan() const {
+  std::lock_guard<std::mutex> lock(sidecar_plan_mu_);
+  return classic_plan_;
+}
+
+void DeltaTable::set_classic_checkpoint_plan(std::shared_ptr<ClassicCheckpointPlan> plan) {
+  std::lock_guard<std::mutex> lock(sidecar_plan_mu_);
+  classic_plan_ = std::move(plan);
+}
+
+SnapshotPtr DeltaTable::ElideClassicCheckpointedFiles(SnapshotPtr snapshot) const {
+  if (!elide_checkpointed_files_ || snapshot == nullptr) return snapshot;
+  const std::shared_ptr<ClassicCheckpointPlan> plan = classic_checkpoint_plan();
+  if (plan == nullptr || plan->version > snapshot->version() ||
+      plan->version <= snapshot->elided_since() || plan->table_id != snapshot->metadata().id ||
+      !snapshot->tombstones().empty() || plan->state_elided_since != snapshot->elided_since()) {
+    return snapshot;
+  }
+  const int64_t total = snapshot->num_files();
+  // The files the state holds that the checkpoint does not: those added
+  // after plan->version (blind appends since, none removed). Both lists are
+  // sorted by path.
+  std::vector<AddFile> since;
+  const std::vector<std::string>& held = plan->state_paths;
+  size_t j = 0;
+  for (const AddFile& add : snapshot->files_) {
+    while (j < held.size() && held[j] < add.path) ++j;
+    if (j < held.size() && held[j] == add.path) continue;
+    since.push_back(add);
+  }
+  if (snapshot->files_.size() - since.size() != held.size()) {
+    return snapshot;  // not the state the checkpoint was written from
+  }
+  std::shared_ptr<Snapshot> elided;
+  if (snapshot.use_count() == 1) {
+    // The only reference, created non-const by replay: nobody observes it
+    // being emptied.
+    elided = std::const_pointer_cast<Snapshot>(std::move(snapshot));
+  } else {
+    elided = std::make_shared<Snapshot>();
+    elided->version_ = snapshot->version_;
+    elided->timestamp_ms_ = snapshot->timestamp_ms_;
+    elided->protocol_ = snapshot->protocol_;
+    elided->metadata_ = snapshot->metadata_;
+    elided->txns_ = snapshot->txns_;
+    elided->domains_ = snapshot->domains_;
+    elided->plain_paths_ = snapshot->plain_paths_;
+  }
+  elided->elided_files_ = total - static_cast<int64_t>(since.size());
+  elided->elided_since_ = plan->version;
+  elided->files_ = std::move(since);
+  return elided;
+}
+
+}  // namespace silt::delta

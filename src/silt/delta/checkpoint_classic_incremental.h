@@ -1,0 +1,91 @@
+// Classic checkpoints of a blind appender built from the previous one
+// (decision 161): the checkpoint `<v>.checkpoint.parquet` is one Parquet
+// file, as the protocol says, whose row groups are laid out so that the next
+// checkpoint can copy most of them byte for byte (parquet/row_group_copy.h)
+// instead of encoding the whole table state again:
+//
+//   [frozen add groups][tail add group][head group]
+//
+// Frozen add groups hold add rows only and are never rewritten: each later
+// checkpoint copies them. The tail group holds the adds of the last few
+// checkpoints (fewer than kClassicTailAdds); the handle keeps those adds in
+// memory and the next checkpoint encodes them again with the adds since,
+// freezing the lot once they reach kClassicTailAdds. The head group holds
+// protocol, metaData, txns and domainMetadata rows, encoded anew every time
+// by the classic checkpoint writer itself (WriteCheckpoint, into memory).
+// Every row is the one WriteCheckpoint writes from the whole state, so the
+// checkpoint holds the same actions (as a set); only the row order and
+// the row groups differ, and the page index is left out.
+//
+// The handle's plan (ClassicCheckpointPlan) records the last such
+// checkpoint: its version and file, the number of frozen groups and the
+// tail adds. With DeltaTable::set_elide_checkpointed_files, the writer's
+// state then drops every file that checkpoint holds (Snapshot::files_elided,
+// as decision 135 does for V2 checkpoints), so the writer holds only the
+// files added since plus the tail.
+//
+// Thread safety: one checkpoint per handle at a time (the commit path
+// writes these inline).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "silt/base/result.h"
+#include "silt/delta/actions.h"
+#include "silt/delta/checkpoint_writer.h"
+#include "silt/delta/table.h"
+
+namespace silt::delta {
+
+// Adds in the tail group before they are frozen into their own row group.
+constexpr int64_t kClassicTailAdds = 2'048;
+
+// What the last incremental classic checkpoint written through a handle
+// holds (see above).
+struct ClassicCheckpointPlan {
+  int64_t version = -1;
+  std::string table_id;
+  bool write_stats = true;
+  std::string file_name;  // in _delta_log
+  int64_t file_size = 0;
+  size_t num_row_groups = 0;     // all of them
+  size_t num_frozen_groups = 0;  // the first ones: add rows only
+  int64_t num_frozen_adds = 0;
+  std::vector<AddFile> tail;  // the adds of the tail group, by path
+  // The state the checkpoint was written from: the paths of its files()
+  // (sorted) and its elided_since(), so that a writer whose state has moved
+  // on meanwhile (a checkpoint written in the background) drops exactly
+  // the files the checkpoint holds (DeltaTable::ElideClassicCheckpointedFiles).
+  std::vector<std::string> state_paths;
+  int64_t state_elided_since = -1;
+};
+
+// True when the writer's checkpoint of `snapshot` through `table` takes the
+// incremental classic layout: the handle elides checkpointed files, the
+// table takes classic checkpoints (no v2 policy with the v2Checkpoint
+// feature), and the state has no tombstone and no deletion vector.
+// Errors: InvalidArgument for a bad table property.
+Result<bool> UsesIncrementalClassicCheckpoint(const DeltaTable& table, const Snapshot& snapshot);
+
+// The checkpoint a writer writes after its commit at snapshot.version():
+// WriteIncrementalClassicCheckpoint when UsesIncrementalClassicCheckpoint,
+// else WriteCheckpoint (which also refuses a state without its
+// checkpointed files that cannot be written).
+Result<CheckpointInfo> WriteWriterCheckpoint(DeltaTable* table, const Snapshot& snapshot,
+                                             int64_t now_ms);
+
+// Writes the classic checkpoint of `snapshot` in the layout above, then
+// `_last_checkpoint` (unless it names a newer version), and records the plan
+// in `table`. A whole state (not files_elided) is encoded whole; a state
+// without its checkpointed files needs the handle's plan at
+// snapshot.elided_since() and that checkpoint file unchanged (same size and
+// row groups), and copies its frozen groups. Errors: Internal when the state
+// is elided and the plan or the file does not match (the caller reads the
+// state whole again); as WriteCheckpoint otherwise; Corruption / IOError
+// reading the previous checkpoint.
+Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
+                                                         const Snapshot& snapshot, int64_t now_ms);
+
+}  // namespace silt::delta

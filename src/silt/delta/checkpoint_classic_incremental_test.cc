@@ -1,0 +1,309 @@
+// Decision 161: a blind appender's classic checkpoints built from the
+// previous one. Each is compared, as a set of actions, with the checkpoint
+// WriteCheckpoint writes from the whole state read from the log; the frozen
+// row groups are compared byte for byte across checkpoints; and the
+// fallbacks (another writer, a remove, a failed checkpoint, a checkpoint
+// file that changed, a restart) are taken.
+#include "silt/delta/checkpoint_classic_incremental.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "silt/base/clock.h"
+#include "silt/delta/checkpoint_reader.h"
+#include "silt/delta/protocol.h"
+#include "silt/parquet/row_group_copy.h"
+#include "silt/testing/fault_injection_fs.h"
+#include "silt/testing/gtest_util.h"
+
+namespace silt::delta {
+namespace {
+
+using testing::FaultInjectionFileSystem;
+using testing::FsOp;
+
+constexpr int kInterval = 4;
+
+Metadata NewTableMetadata() {
+  Metadata m;
+  m.schema = columnar::DataType::Struct({columnar::Field{"id", columnar::DataType::Long()},
+                                         columnar::Field{"p", columnar::DataType::String()}});
+  m.partition_columns = {"p"};
+  m.configuration = {{"delta.checkpointInterval", std::to_string(kInterval)}};
+  return m;
+}
+
+AddFile Add(const std::string& path, int64_t n) {
+  AddFile a;
+  a.path = path;
+  a.partition_values = {{"p", n % 3 == 0 ? std::nullopt : std::optional<std::string>("x")}};
+  a.size = 100 + n;
+  a.modification_time = 1'700'000'000'000 + n;
+  a.stats =
+      R"({"numRecords":)" + std::to_string(n) + R"(,"minValues":{"id":)" + std::to_string(n) + "}}";
+  if (n % 7 == 0) a.tags = {{"INSERTION_TIME", std::to_string(n)}};
+  return a;
+}
+
+// The log without its checkpoints: a reader of it replays every commit.
+class NoCheckpointsFileSystem : public fs::ForwardingFileSystem {
+ public:
+  using fs::ForwardingFileSystem::ForwardingFileSystem;
+  Result<std::vector<fs::FileInfo>> ListDir(const std::string& dir) override {
+    SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> entries, target()->ListDir(dir));
+    std::erase_if(entries, [](const fs::FileInfo& e) {
+      return e.path.find("checkpoint") != std::string::npos;
+    });
+    return entries;
+  }
+};
+
+// Everything a checkpoint says, as a set: one text per action.
+std::multiset<std::string> ActionSet(const CommitActions& actions) {
+  std::multiset<std::string> out;
+  for (const AddFile& a : actions.adds) {
+    std::string text = "add " + a.path + " " + std::to_string(a.size) + " " +
+                       std::to_string(a.modification_time) + " " + std::to_string(a.data_change) +
+                       " " + a.stats.value_or("<none>");
+    for (const auto& [k, v] : a.partition_values) text += " pv:" + k + "=" + v.value_or("<null>");
+    for (const auto& [k, v] : a.tags) text += " tag:" + k + "=" + v;
+    out.insert(std::move(text));
+  }
+  for (const RemoveFile& r : actions.removes) out.insert("remove " + r.path);
+  for (const std::string& line : actions.raw_lines) out.insert(line);
+  return out;
+}
+
+class ClassicIncrementalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = std::make_shared<FaultInjectionFileSystem>(fs::MakeMemoryFileSystem());
+    ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+    table_->set_elide_checkpointed_files(true);
+    CommitRequest create;
+    create.new_metadata = NewTableMetadata();
+    ASSERT_OK_AND_ASSIGN(create.new_protocol,
+                         ProtocolForNewTable(create.new_metadata->configuration));
+    create.operation = "CREATE TABLE";
+    ASSERT_OK(CommitAndAdvance(table_.get(), &state_, create).status());
+  }
+
+  // One batch of `files` new files with the sink's txn.
+  Status Append(int files) {
+    CommitRequest r;
+    r.operation = "STREAMING UPDATE";
+    for (int i = 0; i < files; ++i) {
+      r.adds.push_back(Add("p=x/f" + std::to_string(next_) + ".parquet", next_));
+      ++next_;
+    }
+    r.txn = Txn{"q", batch_++, 1};
+    return CommitAndAdvance(table_.get(), &state_, r).status();
+  }
+
+  std::string CheckpointPath(int64_t version) {
+    return "/t/_delta_log/" + CheckpointFileName(version);
+  }
+
+  // The checkpoint at `version` holds the same actions as the one
+  // WriteCheckpoint writes from the whole state at that version.
+  void ExpectSameAsFull(int64_t version) {
+    SCOPED_TRACE("version " + std::to_string(version));
+    ASSERT_OK_AND_ASSIGN(CommitActions written,
+                         ReadParquetCheckpoint(fs_.get(), CheckpointPath(version)));
+    auto reader =
+        DeltaTable::Open(std::make_shared<NoCheckpointsFileSystem>(fs_), "/t").ValueOrDie();
+    // The whole state replayed from the JSON commits (the log keeps them all).
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr whole, reader->SnapshotAt(version));
+    auto full_fs = fs::MakeMemoryFileSystem();
+    auto full_table = DeltaTable::Open(full_fs, "/full").ValueOrDie();
+    ASSERT_OK_AND_ASSIGN(
+        CheckpointInfo full_info,
+        WriteCheckpoint(full_table.get(), *whole, SystemClock().NowMicros() / 1000));
+    ASSERT_OK_AND_ASSIGN(CommitActions full, ReadParquetCheckpoint(full_fs.get(), full_info.path));
+    EXPECT_EQ(written.adds.size(), full.adds.size());
+    EXPECT_TRUE(ActionSet(written) == ActionSet(full));
+    // _last_checkpoint counts them.
+    ASSERT_OK_AND_ASSIGN(std::string last, fs_->ReadFile("/t/_delta_log/_last_checkpoint"));
+    EXPECT_NE(last.find("\"version\":" + std::to_string(version) + ","), std::string::npos) << last;
+    EXPECT_NE(last.find("\"numOfAddFiles\":" + std::to_string(full.adds.size())), std::string::npos)
+        << last;
+    EXPECT_NE(last.find("\"size\":" + std::to_string(full_info.num_actions) + ","),
+              std::string::npos)
+        << last;
+    ASSERT_OK_AND_ASSIGN(fs::FileInfo info, fs_->GetFileInfo(CheckpointPath(version)));
+    EXPECT_NE(last.find("\"sizeInBytes\":" + std::to_string(info.size) + ","), std::string::npos)
+        << last;
+    EXPECT_NE(last.find("\"checkpointSchema\""), std::string::npos) << last;
+  }
+
+  std::shared_ptr<FaultInjectionFileSystem> fs_;
+  std::unique_ptr<DeltaTable> table_;
+  SnapshotPtr state_;
+  int64_t next_ = 0;
+  int64_t batch_ = 0;
+};
+
+TEST_F(ClassicIncrementalTest, CheckpointsEqualFullOnesAndCopyFrozenGroupsByteForByte) {
+  // 150 files a batch: the tail (kClassicTailAdds) fills every ~14 batches.
+  constexpr int kFiles = 150;
+  std::string first_frozen_bytes;
+  int64_t most_held = 0;
+  for (int b = 0; b < 48; ++b) {
+    ASSERT_OK(Append(kFiles));
+    ASSERT_NE(state_, nullptr);
+    const int64_t version = state_->version();
+    EXPECT_EQ(state_->num_files(), next_);
+    most_held = std::max<int64_t>(most_held, static_cast<int64_t>(state_->files().size()));
+    if (version % kInterval != 0) continue;
+    ASSERT_TRUE(state_->files_elided()) << version;
+    EXPECT_EQ(state_->elided_since(), version);
+    EXPECT_TRUE(state_->files().empty());
+    ExpectSameAsFull(version);
+    auto plan = table_->classic_checkpoint_plan();
+    ASSERT_NE(plan, nullptr);
+    EXPECT_EQ(plan->version, version);
+    EXPECT_LT(static_cast<int64_t>(plan->tail.size()), kClassicTailAdds);
+    EXPECT_EQ(plan->num_frozen_adds + static_cast<int64_t>(plan->tail.size()), next_);
+    if (plan->num_frozen_groups > 0) {
+      // The first frozen row group's pages, unchanged in every later checkpoint.
+      auto file = fs_->OpenForRead(CheckpointPath(version)).ValueOrDie();
+      parquet::FileMetaData meta =
+          parquet::ReadFooter(file.get(), file->Size().ValueOrDie(), "cp").ValueOrDie();
+      const parquet::RowGroup& g = meta.row_groups[0];
+      const int64_t start = *g.file_offset;
+      int64_t length = 0;
+      for (const auto& c : g.columns) length += c.meta_data->total_compressed_size;
+      std::string bytes = file->ReadAt(start, length).ValueOrDie();
+      if (first_frozen_bytes.empty()) {
+        first_frozen_bytes = bytes;
+      } else {
+        EXPECT_EQ(bytes, first_frozen_bytes) << version;
+      }
+    }
+  }
+  EXPECT_FALSE(first_frozen_bytes.empty());
+  // The writer held at most the files of the batches since a checkpoint.
+  EXPECT_LE(most_held, kFiles * (kInterval - 1));
+
+  // A reader with only the last checkpoint and the commits after it.
+  const int64_t last_cp = state_->elided_since();
+  for (int64_t v = 0; v < last_cp; ++v) {
+    ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(v)));
+  }
+  auto fresh = DeltaTable::Open(fs_, "/t").ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr read, fresh->LatestSnapshot());
+  EXPECT_EQ(static_cast<int64_t>(read->files().size()), next_);
+  EXPECT_EQ(read->TxnVersion("q"), batch_ - 1);
+}
+
+// In the background (decision 152): the files of a checkpoint are dropped
+// by the first commit after it was written.
+TEST_F(ClassicIncrementalTest, BackgroundCheckpointsAreDroppedByTheNextCommit) {
+  table_->set_background_checkpoints(true);
+  for (int b = 0; b < 40; ++b) {
+    ASSERT_OK(Append(60));
+    ASSERT_NE(state_, nullptr);
+    const int64_t version = state_->version();
+    EXPECT_EQ(state_->num_files(), next_);
+    if (version > kInterval) {
+      // Written in the background after the last due version, and dropped
+      // by this commit (the test waits for each) -- or by the commit that
+      // made it due, when the checkpoint was written before it returned.
+      ASSERT_TRUE(state_->files_elided()) << version;
+      const int64_t last_due =
+          state_->elided_since() == version ? version : (version - 1) / kInterval * kInterval;
+      EXPECT_EQ(state_->elided_since(), last_due) << version;
+      EXPECT_EQ(static_cast<int64_t>(state_->files().size()), 60 * (version - last_due));
+    }
+    table_->WaitForBackgroundCheckpoint();
+    if (version % kInterval == 0) ExpectSameAsFull(version);
+  }
+  auto plan = table_->classic_checkpoint_plan();
+  ASSERT_NE(plan, nullptr);
+  EXPECT_GT(plan->num_frozen_groups, 0u);
+}
+
+TEST_F(ClassicIncrementalTest, FallsBackToTheWholeStateWhenItMust) {
+  for (int b = 0; b < 8; ++b) ASSERT_OK(Append(3));  // checkpoints at 4 and 8
+  ASSERT_TRUE(state_->files_elided());
+  ASSERT_NE(table_->classic_checkpoint_plan(), nullptr);
+
+  // A failed checkpoint: the state is read whole, the next one is whole.
+  fs_->FailWhenPathContains(FsOp::kOpenForWrite, ".checkpoint.parquet",
+                            Status::IOError("injected"));
+  for (int b = 0; b < 4; ++b) ASSERT_OK(Append(3));  // version 12
+  EXPECT_EQ(state_, nullptr);
+  fs_->ClearFaults();
+  ASSERT_OK_AND_ASSIGN(state_, table_->Update(std::move(state_)));
+  EXPECT_FALSE(state_->files_elided());
+  for (int b = 0; b < 4; ++b) ASSERT_OK(Append(3));  // 16
+  ASSERT_NE(state_, nullptr);
+  EXPECT_TRUE(state_->files_elided());
+  ExpectSameAsFull(16);
+
+  // The previous checkpoint rewritten by someone else (e.g. Spark): Internal,
+  // the state is read whole again and the next checkpoint is whole.
+  {
+    auto other = DeltaTable::Open(fs_, "/t").ValueOrDie();
+    SnapshotPtr whole = other->SnapshotAt(16).ValueOrDie();
+    ASSERT_OK(WriteCheckpoint(other.get(), *whole, 0).status());
+  }
+  for (int b = 0; b < 4; ++b) ASSERT_OK(Append(3));  // 20
+  EXPECT_EQ(state_, nullptr);
+  ASSERT_OK_AND_ASSIGN(state_, table_->Update(std::move(state_)));
+  for (int b = 0; b < 4; ++b) ASSERT_OK(Append(3));  // 24
+  ASSERT_NE(state_, nullptr);
+  EXPECT_TRUE(state_->files_elided());
+  ExpectSameAsFull(24);
+
+  // A restarted writer (new handle) starts whole.
+  ASSERT_OK_AND_ASSIGN(table_, DeltaTable::Open(fs_, "/t"));
+  table_->set_elide_checkpointed_files(true);
+  ASSERT_OK_AND_ASSIGN(state_, table_->LatestSnapshot());
+  for (int b = 0; b < 4; ++b) ASSERT_OK(Append(3));  // 28
+  EXPECT_TRUE(state_->files_elided());
+  ExpectSameAsFull(28);
+
+  // Another writer: whole states and WriteCheckpoint from then on.
+  {
+    auto other = DeltaTable::Open(fs_, "/t").ValueOrDie();
+    SnapshotPtr base = other->LatestSnapshot().ValueOrDie();
+    CommitRequest r;
+    r.operation = "WRITE";
+    r.adds = {Add("p=x/other.parquet", 1)};
+    ASSERT_OK(Commit(other.get(), base, r).status());
+    ++next_;
+  }
+  ASSERT_OK_AND_ASSIGN(state_, table_->Update(std::move(state_)));
+  EXPECT_FALSE(state_->files_elided());
+  EXPECT_FALSE(table_->elide_checkpointed_files());
+  for (int b = 0; b < 3; ++b) ASSERT_OK(Append(3));  // 32
+  EXPECT_FALSE(state_->files_elided());
+  EXPECT_EQ(table_->classic_checkpoint_plan(), nullptr);
+  ExpectSameAsFull(32);
+
+  // A remove leaves a tombstone: the classic writer's whole checkpoint.
+  table_->set_elide_checkpointed_files(true);
+  CommitRequest remove;
+  remove.operation = "DELETE";
+  RemoveFile gone;
+  gone.path = "p=x/f0.parquet";
+  gone.deletion_timestamp = SystemClock().NowMicros() / 1000;
+  remove.removes.push_back(gone);
+  remove.is_blind_append = false;
+  ASSERT_OK(CommitAndAdvance(table_.get(), &state_, remove).status());
+  for (int b = 0; b < 3; ++b) ASSERT_OK(Append(3));  // 36
+  ASSERT_NE(state_, nullptr);
+  EXPECT_FALSE(state_->files_elided());
+  EXPECT_EQ(table_->classic_checkpoint_plan(), nullptr);
+  ASSERT_OK_AND_ASSIGN(CommitActions cp, ReadParquetCheckpoint(fs_.get(), CheckpointPath(36)));
+  EXPECT_EQ(cp.removes.size(), 1u);
+  ExpectSameAsFull(36);
+}
+
+}  // namespace
+}  // namespace silt::delta
