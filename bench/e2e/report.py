@@ -204,14 +204,17 @@ def render(results: dict, out_dir: Path, stem: str) -> Path:
             w(f"### trigger: {trigger}")
             w("")
             w("| engine | runs complete | committed % | p50 ms | p99 ms | max ms | CPU % | "
+              "batches | CPU ms / batch | "
               "peak RSS MB (load) | mean RSS MB (load) | achieved rate/s |")
-            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             for name, runs in runs_by.items():
                 good = [r for r in runs if "committed_pct" in r]
                 w(f"| {name} | {failures(runs)} | {cell([r.get('committed_pct') for r in good], 1)} | "
                   f"{lat_cell(good, 'p50_ms')} | {lat_cell(good, 'p99_ms')} | "
                   f"{lat_cell(good, 'max_ms')} | "
                   f"{cell([r.get('cpu_pct') for r in good], 1)} | "
+                  f"{cell([r.get('batches') for r in good])} | "
+                  f"{cell([r.get('cpu_ms_per_batch') for r in good], 2)} | "
                   f"{cell([r.get('steady_peak_rss_mb') for r in good])} | "
                   f"{cell([r.get('steady_mean_rss_mb') for r in good])} | "
                   f"{cell([r.get('produce_rate') for r in good])} |")

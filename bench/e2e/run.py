@@ -306,6 +306,10 @@ class Bench:
             timeline = latency_timeline(lat, produced_at, lo, BUCKET_S)
             lat = np.sort(np.concatenate(lat)) if lat else np.array([])
             total = sum(c["rows"] for c in cs if c["time"] <= w["t_end"])
+            # Commits made while the load ran: CPU per batch is the tree's CPU
+            # time over the window divided by them (the fastest trigger's cost
+            # of one micro-batch, issue #22).
+            batches = sum(1 for c in cs if w["t_start"] <= c["time"] <= w["t_prod_end"])
             win = [s for s in m.samples if w["t_start"] - m.t0 <= s[0] <= w["t_prod_end"] - m.t0]
             prod = w["prod"]
             res = dict(
@@ -314,6 +318,9 @@ class Bench:
                 rows_total=total, rows_measured=int(lat.size),
                 ok=total >= w["want"] and lat.size == prod["produced"],
                 cpu_pct=round(100 * (w["cpu1"] - w["cpu0"]) / (w["t_prod_end"] - w["t_start"]), 1),
+                batches=batches,
+                cpu_ms_per_batch=(round(1000 * (w["cpu1"] - w["cpu0"]) / batches, 2)
+                                  if batches else None),
                 steady_peak_rss_mb=max((s[1] for s in win), default=0) / 2**20,
                 steady_mean_rss_mb=(sum(s[1] for s in win) / len(win) / 2**20) if win else 0,
                 drain_s=w["t_end"] - w["t_prod_end"],

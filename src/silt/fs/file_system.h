@@ -9,7 +9,11 @@
 //
 // Durability contract: a file written with WriteFile or PutIfAbsent is durable
 // (fsync'd locally, acknowledged by the store) when the call returns OK, and
-// becomes visible all at once: readers never see a partial file.
+// becomes visible all at once: readers never see a partial file. The one
+// exception is asked for by name: PutIfAbsentUnsynced publishes a file
+// without syncing it, for files whose loss a reader recovers from (see
+// there). A crash of the process alone never loses an acknowledged write;
+// "durable" is about crashes of the machine (power loss, kernel panic).
 //
 // Errors (every method): NotFound when the path does not exist (named in the
 // message); IOError for anything else the storage reports, with `retryable`
@@ -78,6 +82,19 @@ class FileSystem {
   // files. The file is durable and complete when OK is returned.
   virtual Status PutIfAbsent(const std::string& path, std::string_view data) = 0;
 
+  // PutIfAbsent without the durability: the file is complete and visible
+  // all at once when OK is returned, and a second writer still loses with
+  // AlreadyExists, but nothing is synced. A crash of the process loses
+  // nothing; after a crash of the machine the file may be missing, or be
+  // there empty or cut short, so only files a reader can do without may be
+  // written this way, and their readers must treat an unreadable one as
+  // absent (Spark's commits/N: decision 157). The local file system skips
+  // both fsyncs (the file's and its directory's); the default, for stores
+  // whose every write is durable (S3, memory), is PutIfAbsent.
+  virtual Status PutIfAbsentUnsynced(const std::string& path, std::string_view data) {
+    return PutIfAbsent(path, data);
+  }
+
   // Streaming writer for large files (Parquet data files). Visible only after
   // Close(). Replaces any existing file at `path`.
   virtual Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) = 0;
@@ -133,6 +150,9 @@ class ForwardingFileSystem : public FileSystem {
   }
   Status PutIfAbsent(const std::string& path, std::string_view data) override {
     return target_->PutIfAbsent(path, data);
+  }
+  Status PutIfAbsentUnsynced(const std::string& path, std::string_view data) override {
+    return target_->PutIfAbsentUnsynced(path, data);
   }
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {
     return target_->OpenForWrite(path);

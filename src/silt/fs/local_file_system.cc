@@ -2,11 +2,14 @@
 //
 // Every file is written to a hidden temp file in the destination directory
 // (".<name>.<pid>-<nonce>-<counter>.tmp"), fsync'd, and only then published
-// under its final name: rename(2) for replace semantics, link(2) for
-// create-if-absent (link fails with EEXIST when the name is taken, atomically,
-// also on NFS). The directory is fsync'd after publishing so the new entry
-// survives a power loss. Readers therefore never see a partial file, and a
-// crash leaves at most an orphaned temp file, which listings skip.
+// under its final name: rename(2) for replace semantics, renameat2(2) with
+// RENAME_NOREPLACE for create-if-absent (it fails with EEXIST when the name
+// is taken, atomically; file systems without it, such as NFS, get link(2),
+// which is as atomic, and an unlink of the temp name). The directory is
+// fsync'd after publishing so the new entry survives a power loss. Readers
+// therefore never see a partial file, and a crash leaves at most an orphaned
+// temp file, which listings skip. PutIfAbsentUnsynced publishes the same way
+// and skips both fsyncs.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <system_error>
@@ -172,13 +176,13 @@ Status WriteAll(int fd, std::string_view data, std::string_view path) {
   return Status::OK();
 }
 
-// Writes `data` to a new temp file for `path` and makes it durable. Returns
-// the temp file's path; the caller publishes or unlinks it.
-Result<std::string> WriteDurableTemp(const std::string& path, std::string_view data) {
+// Writes `data` to a new temp file for `path` and, with `sync`, makes it
+// durable. Returns the temp file's path; the caller publishes or unlinks it.
+Result<std::string> WriteTemp(const std::string& path, std::string_view data, bool sync) {
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<TempFile> temp, CreateTempFile(path));
   // Errors name the final path: the temp file is our detail, not the user's.
   Status st = WriteAll(temp->fd.get(), data, path);
-  if (st.ok() && ::fsync(temp->fd.get()) != 0) st = PosixError("sync", path, errno);
+  if (st.ok() && sync && ::fsync(temp->fd.get()) != 0) st = PosixError("sync", path, errno);
   Status close_st = temp->fd.Close(path);
   if (st.ok()) st = close_st;
   if (!st.ok()) {
@@ -186,6 +190,36 @@ Result<std::string> WriteDurableTemp(const std::string& path, std::string_view d
     return st;
   }
   return std::move(temp->path);
+}
+
+// Publishes the temp file `temp` under `local` (shown as `path`) unless that
+// name exists: AlreadyExists then, and the temp file is gone either way.
+// renameat2's RENAME_NOREPLACE leaves no second name behind; link(2) (where
+// the file system has no such rename) does, and unlinking it frees an inode:
+// ext4 skips inodes freed in the last minutes when it allocates the next
+// one, so a stream that dropped three temp names a batch paid for them in
+// every later file creation.
+Status PublishIfAbsent(const std::string& temp, const std::string& local, const std::string& path) {
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, local.c_str(), RENAME_NOREPLACE) == 0) {
+    return Status::OK();
+  }
+  const int rename_errno = errno;
+  if (rename_errno != EINVAL && rename_errno != ENOSYS && rename_errno != EOPNOTSUPP) {
+    ::unlink(temp.c_str());
+    if (rename_errno == EEXIST) return Status::AlreadyExists("'", path, "' already exists");
+    return PosixWriteError("create", path, rename_errno);
+  }
+  // link(2) publishes the complete file under its final name only if that
+  // name is free; there is no window in which another writer can see or
+  // replace a partial file.
+  int link_result = ::link(temp.c_str(), local.c_str());
+  int link_errno = errno;
+  ::unlink(temp.c_str());
+  if (link_result != 0) {
+    if (link_errno == EEXIST) return Status::AlreadyExists("'", path, "' already exists");
+    return PosixWriteError("create", path, link_errno);
+  }
+  return Status::OK();
 }
 
 Result<struct stat> Stat(const std::string& local, std::string_view display) {
@@ -386,7 +420,7 @@ class LocalFileSystem final : public FileSystem {
 
   Status WriteFile(const std::string& path, std::string_view data) override {
     SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
-    SILT_ASSIGN_OR_RETURN(std::string temp, WriteDurableTemp(local, data));
+    SILT_ASSIGN_OR_RETURN(std::string temp, WriteTemp(local, data, /*sync=*/true));
     if (::rename(temp.c_str(), local.c_str()) != 0) {
       Status st = PosixWriteError("replace", path, errno);
       ::unlink(temp.c_str());
@@ -397,18 +431,15 @@ class LocalFileSystem final : public FileSystem {
 
   Status PutIfAbsent(const std::string& path, std::string_view data) override {
     SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
-    SILT_ASSIGN_OR_RETURN(std::string temp, WriteDurableTemp(local, data));
-    // link(2) publishes the complete, synced file under its final name only
-    // if that name is free; there is no window in which another writer can
-    // see or replace a partial file.
-    int link_result = ::link(temp.c_str(), local.c_str());
-    int link_errno = errno;
-    ::unlink(temp.c_str());
-    if (link_result != 0) {
-      if (link_errno == EEXIST) return Status::AlreadyExists("'", path, "' already exists");
-      return PosixWriteError("create", path, link_errno);
-    }
+    SILT_ASSIGN_OR_RETURN(std::string temp, WriteTemp(local, data, /*sync=*/true));
+    SILT_RETURN_NOT_OK(PublishIfAbsent(temp, local, path));
     return SyncDir(DirName(local));
+  }
+
+  Status PutIfAbsentUnsynced(const std::string& path, std::string_view data) override {
+    SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
+    SILT_ASSIGN_OR_RETURN(std::string temp, WriteTemp(local, data, /*sync=*/false));
+    return PublishIfAbsent(temp, local, path);
   }
 
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {

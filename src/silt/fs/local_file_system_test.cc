@@ -2,6 +2,7 @@
 // files, "file://" paths, and put-if-absent across processes.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,12 +68,21 @@ TEST_F(LocalFileSystemTest, CompletedWritesLeaveNoTempFiles) {
   ASSERT_OK(fs_->WriteFile(Path("a"), "a2"));
   ASSERT_OK(fs_->PutIfAbsent(Path("b"), "b"));
   ASSERT_RAISES(AlreadyExists, fs_->PutIfAbsent(Path("b"), "b2"));
+  ASSERT_OK(fs_->PutIfAbsentUnsynced(Path("e"), "e"));
+  ASSERT_RAISES(AlreadyExists, fs_->PutIfAbsentUnsynced(Path("e"), "e2"));
+  ASSERT_RAISES(AlreadyExists, fs_->PutIfAbsentUnsynced(Path("b"), "b3"));
+  ASSERT_OK_AND_ASSIGN(std::string e, fs_->ReadFile(Path("e")));
+  EXPECT_EQ(e, "e");
   ASSERT_OK_AND_ASSIGN(auto writer, fs_->OpenForWrite(Path("c")));
   ASSERT_OK(writer->Append("c"));
   ASSERT_OK(writer->Close());
   ASSERT_OK_AND_ASSIGN(auto aborted, fs_->OpenForWrite(Path("d")));
   ASSERT_OK(aborted->Abort());
-  EXPECT_EQ(RawNames(dir_.path()), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(RawNames(dir_.path()), (std::vector<std::string>{"a", "b", "c", "e"}));
+  // Published by a rename, not a second link: one name per inode.
+  struct stat st;
+  ASSERT_EQ(::stat(Path("b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_nlink, 1u);
 }
 
 TEST_F(LocalFileSystemTest, InFlightWriterTempFileIsHiddenFromListings) {
@@ -143,7 +153,11 @@ TEST_F(LocalFileSystemTest, ProcessesRacingPutIfAbsentHaveExactlyOneWinner) {
         char byte;
         // Blocks until the parent closes the write end, releasing all at once.
         [[maybe_unused]] ssize_t n = ::read(start_pipe[0], &byte, 1);
-        Status st = MakeLocalFileSystem()->PutIfAbsent(path, "process " + std::to_string(proc_idx));
+        // Half the racers publish unsynced (commits/N): the same rule.
+        const std::string text = "process " + std::to_string(proc_idx);
+        FileSystemPtr local = MakeLocalFileSystem();
+        Status st = proc_idx % 2 == 0 ? local->PutIfAbsent(path, text)
+                                      : local->PutIfAbsentUnsynced(path, text);
         ::_exit(st.ok() ? 0 : st.IsAlreadyExists() ? 1 : 2);
       }
       children.push_back(pid);

@@ -50,4 +50,14 @@ columnar::RecordBatchPtr RecordColumns::Finish() {
   return batch;
 }
 
+Result<std::map<TopicPartition, int64_t>> Consumer::ListOffsets(
+    const std::vector<TopicPartition>& partitions, OffsetSpec spec) {
+  std::map<TopicPartition, int64_t> out;
+  for (const TopicPartition& tp : partitions) {
+    SILT_ASSIGN_OR_RETURN(Watermarks marks, QueryWatermarks(tp));
+    out[tp] = spec == OffsetSpec::kEarliest ? marks.low : marks.high;
+  }
+  return out;
+}
+
 }  // namespace silt::kafka

@@ -152,6 +152,17 @@ class Consumer {
   // unknown topic or partition; IOError (retryable when transient).
   virtual Result<Watermarks> QueryWatermarks(const TopicPartition& partition) = 0;
 
+  // The earliest (low watermark) or the latest (high watermark) offset of
+  // every partition in `partitions`, in one query: a query plans each batch
+  // from the latest offsets of all its partitions and checks the earliest
+  // ones before reading. The default asks QueryWatermarks for each
+  // partition; librdkafka's consumer sends one ListOffsets request per
+  // partition leader (QueryWatermarks sends two per partition, one round
+  // trip each partition). Same errors as QueryWatermarks.
+  enum class OffsetSpec { kEarliest, kLatest };
+  virtual Result<std::map<TopicPartition, int64_t>> ListOffsets(
+      const std::vector<TopicPartition>& partitions, OffsetSpec spec);
+
   // For each partition, the earliest offset whose record timestamp is >=
   // `timestamp_ms`, or nullopt when there is none (the timestamp is after the
   // newest record). Same errors as QueryWatermarks.

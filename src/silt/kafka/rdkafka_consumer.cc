@@ -112,6 +112,12 @@ class RdKafkaConsumer final : public Consumer {
     return WithRetries("query_watermarks", [&] { return QueryWatermarksOnce(partition); });
   }
 
+  Result<std::map<TopicPartition, int64_t>> ListOffsets(
+      const std::vector<TopicPartition>& partitions, OffsetSpec spec) override {
+    SILT_RETURN_NOT_OK(EnsureConnected());
+    return WithRetries("query_watermarks", [&] { return ListOffsetsOnce(partitions, spec); });
+  }
+
   Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
       const std::vector<TopicPartition>& partitions, int64_t timestamp_ms) override {
     SILT_RETURN_NOT_OK(EnsureConnected());
@@ -231,6 +237,44 @@ class RdKafkaConsumer final : public Consumer {
                                          &out.low, &out.high, request_timeout_ms_);
     if (err)
       return KafkaStatus(err, "querying the offsets of Kafka partition ", partition.ToString());
+    return out;
+  }
+
+  // rd_kafka_query_watermark_offsets sends two ListOffsets requests per
+  // partition (earliest and latest) and waits for both, so asking for many
+  // partitions waits one round trip per partition. rd_kafka_offsets_for_times
+  // builds the same ListOffsets request (same API version and isolation
+  // level) with an entry per partition, one request per partition leader,
+  // and Kafka reads the timestamps -2 and -1 as earliest and latest.
+  Result<std::map<TopicPartition, int64_t>> ListOffsetsOnce(
+      const std::vector<TopicPartition>& partitions, OffsetSpec spec) {
+    std::map<TopicPartition, int64_t> out;
+    if (partitions.empty()) return out;
+    const int64_t which =
+        spec == OffsetSpec::kEarliest ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
+    for (const TopicPartition& tp : partitions) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset = which;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_, list.get(), request_timeout_ms_);
+    if (err) {
+      return KafkaStatus(err, "querying the offsets of Kafka partition ",
+                         partitions.front().ToString(), partitions.size() > 1 ? " and others" : "");
+    }
+    for (int idx = 0; idx < list->cnt; ++idx) {
+      const rd_kafka_topic_partition_t& elem = list->elems[idx];
+      TopicPartition tp{elem.topic, elem.partition};
+      if (elem.err) {
+        return KafkaStatus(elem.err, "querying the offsets of Kafka partition ", tp.ToString());
+      }
+      // The entry still holds the request: the broker sent no answer for it.
+      if (elem.offset < 0) {
+        return Status::IOError("querying the offsets of Kafka partition ", tp.ToString(),
+                               ": no offset in the broker's answer")
+            .WithRetryable(true);
+      }
+      out[std::move(tp)] = elem.offset;
+    }
     return out;
   }
 

@@ -434,7 +434,12 @@ class QueryRunner {
         conf_json_ = last.conf_json;
       }
       last_planned = last.source_offsets[0];
-      SILT_ASSIGN_OR_RETURN(std::optional<int64_t> committed, checkpoint_->LatestCommitBatch());
+      // commits/ files are not synced (decision 157): the newest that reads
+      // back whole counts, as if a torn one after it had never been written.
+      SILT_ASSIGN_OR_RETURN(std::optional<CommitMark> last_commit,
+                            checkpoint_->RecoverLatestCommit());
+      std::optional<int64_t> committed;
+      if (last_commit) committed = last_commit->batch_id;
       if (committed) {
         Status held = sink_->CheckHoldsCommitted(*committed);
         if (!held.ok()) return held.WithContextParts("checkpoint ", checkpoint_path_);
@@ -446,11 +451,8 @@ class QueryRunner {
         start_offset_ = NoneIfDash(last.source_offsets[0]);
         watermark_ms_ = last.batch_watermark_ms;
         previous_watermark_ms_ = last.batch_watermark_ms;
-        Result<CommitMark> mark = checkpoint_->ReadCommit(*latest);
-        if (mark.ok()) {
-          watermark_ms_ = std::max(watermark_ms_, mark->next_batch_watermark_ms);
-        } else if (!mark.status().IsNotFound()) {
-          return mark.status();
+        if (*committed == *latest) {
+          watermark_ms_ = std::max(watermark_ms_, last_commit->next_batch_watermark_ms);
         }
       } else {
         if (committed && *committed < *latest - 1) {
@@ -669,7 +671,8 @@ class QueryRunner {
     t0 = clock_->MonotonicMicros();
     // Only now, with the table commit done (or known done), is the batch
     // marked complete.
-    Status mark = checkpoint_->WriteCommit({batch_id, next_watermark});
+    Status mark =
+        checkpoint_->WriteCommit({batch_id, next_watermark}, source_->CommitDiscardsInput());
     if (!mark.ok()) {
       return mark.WithContextParts("batch ", batch_id, ": writing commits/", batch_id);
     }

@@ -418,6 +418,36 @@ TEST_F(QueryTest, CrashBetweenDeltaCommitAndCommitsFileReRunsTheBatchWithoutDupl
   EXPECT_EQ(committed, 3);
 }
 
+// Decision 157: commits/N is written unsynced, so a crash of the machine
+// can leave the newest ones empty or cut short. The restart deletes them,
+// re-runs the newest planned batch (which the table's txn skips) and writes
+// its commits file again: no duplicates, no gaps, no error.
+TEST_F(QueryTest, TornCommitsFilesAfterAMachineCrashReRunTheBatchWithoutDuplicates) {
+  JobSpec job = ParseJob(GeneratorJob(90, 30, "trigger: {availableNow: true}"));
+  ASSERT_OK_AND_ASSIGN(QueryResult first, RunQuery(job, options_));
+  EXPECT_EQ(first.batches_run, 3);
+  // What ext4 can leave of unsynced files after a power loss: commits/2
+  // empty, commits/1 cut short.
+  ASSERT_OK(memory_->DeleteFile("memory://ckpt/commits/2"));
+  ASSERT_OK(memory_->PutIfAbsent("memory://ckpt/commits/2", ""));
+  ASSERT_OK(memory_->DeleteFile("memory://ckpt/commits/1"));
+  ASSERT_OK(memory_->PutIfAbsent("memory://ckpt/commits/1", "v1\n{\"nextBatchWat"));
+
+  std::vector<BatchProgress> progress;
+  options_.on_progress = [&](const BatchProgress& p) { progress.push_back(p); };
+  ASSERT_OK_AND_ASSIGN(QueryResult restarted, RunQuery(job, options_));
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0].batch_id, 2);
+  EXPECT_TRUE(progress[0].skipped_duplicate);
+  ExpectExactlyOnce(memory_, 90);
+  ASSERT_OK_AND_ASSIGN(auto checkpoint, CheckpointDir::Open(memory_, "memory://ckpt"));
+  ASSERT_OK_AND_ASSIGN(std::optional<int64_t> committed, checkpoint->LatestCommitBatch());
+  EXPECT_EQ(committed, 2);
+  ASSERT_OK(checkpoint->ReadCommit(2).status());
+  ASSERT_OK_AND_ASSIGN(bool torn_kept, memory_->Exists("memory://ckpt/commits/1"));
+  EXPECT_FALSE(torn_kept);
+}
+
 TEST_F(QueryTest, CrashBeforeTheDeltaCommitReRunsTheBatch) {
   auto faulty = std::make_shared<FaultInjectionFileSystem>(memory_);
   options_.file_system = faulty;

@@ -366,6 +366,16 @@ Status FaultInjectionFileSystem::PutIfAbsent(const std::string& path, std::strin
   return st;
 }
 
+Status FaultInjectionFileSystem::PutIfAbsentUnsynced(const std::string& path,
+                                                     std::string_view data) {
+  Injector::Decision decision = injector_->Decide(FsOp::kPutIfAbsent, path);
+  if (!decision.before.ok()) return decision.before;
+  if (decision.crash) return injector_->Crash(decision.after_crash, path);
+  Status st = target()->PutIfAbsentUnsynced(path, data);
+  if (!decision.after.ok()) return decision.after;
+  return st;
+}
+
 Result<std::unique_ptr<fs::WritableFile>> FaultInjectionFileSystem::OpenForWrite(
     const std::string& path) {
   Injector::Decision decision = injector_->Decide(FsOp::kOpenForWrite, path);

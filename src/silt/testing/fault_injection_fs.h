@@ -118,6 +118,8 @@ class FaultInjectionFileSystem : public fs::ForwardingFileSystem {
   Result<std::string> ReadFile(const std::string& path) override;
   Status WriteFile(const std::string& path, std::string_view data) override;
   Status PutIfAbsent(const std::string& path, std::string_view data) override;
+  // Counted and failed as kPutIfAbsent (the same operation, unsynced).
+  Status PutIfAbsentUnsynced(const std::string& path, std::string_view data) override;
   Result<std::unique_ptr<fs::WritableFile>> OpenForWrite(const std::string& path) override;
   Result<fs::FileInfo> GetFileInfo(const std::string& path) override;
   Result<bool> Exists(const std::string& path) override;

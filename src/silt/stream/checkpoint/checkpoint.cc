@@ -5,6 +5,7 @@
 #include <map>
 
 #include "silt/base/json_writer.h"
+#include "silt/base/logging.h"
 #include "silt/base/uuid.h"
 #include "silt/stream/json_internal.h"
 
@@ -333,9 +334,31 @@ Status CheckpointDir::WriteOffsets(const OffsetSeq& seq) {
   return put.WithContextParts("writing ", file);
 }
 
-Status CheckpointDir::WriteCommit(const CommitMark& mark) {
+Result<std::optional<CommitMark>> CheckpointDir::RecoverLatestCommit() {
+  const std::string dir = fs::JoinPath(path_, kCommitsDir);
+  SILT_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ListBatchIds(fs_.get(), dir));
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) {
+    Result<CommitMark> mark = ReadCommit(*it);
+    if (mark.ok()) return std::optional<CommitMark>(*mark);
+    if (!mark.status().IsCorruption()) return mark.status();
+    const std::string file = fs::JoinPath(dir, std::to_string(*it));
+    SILT_LOG_WARN("stream", "checkpoint ", path_, ": ", mark.status().message(),
+                  "; deleting it (commits/ files are not synced, so a crash of the machine can "
+                  "leave one empty or cut short) and re-running from the table's record");
+    Status deleted = fs_->DeleteFile(file);
+    if (!deleted.ok() && !deleted.IsNotFound()) return deleted.WithContextParts("deleting ", file);
+  }
+  return std::optional<CommitMark>();
+}
+
+Status CheckpointDir::WriteCommit(const CommitMark& mark, bool durable) {
   std::string file = fs::JoinPath(fs::JoinPath(path_, kCommitsDir), std::to_string(mark.batch_id));
-  Status put = fs_->PutIfAbsent(file, SerializeCommitMark(mark));
+  // Not synced (decision 157): exactly-once rests on offsets/N and the
+  // sink's commit, both durable before this is written; a commits/N lost to
+  // a crash of the machine makes the restart re-run batch N, which the sink
+  // skips by its txn, as Spark's own (unsynced) commit log does.
+  const std::string text = SerializeCommitMark(mark);
+  Status put = durable ? fs_->PutIfAbsent(file, text) : fs_->PutIfAbsentUnsynced(file, text);
   if (put.IsAlreadyExists()) {
     return Status::AlreadyExists(file,
                                  " already exists: another query may be using this checkpoint");

@@ -5,7 +5,12 @@
 //   sources/<i>/...     source-specific (file source log)
 // Files are created with FileSystem::PutIfAbsent (rename-without-overwrite),
 // so a file is either absent or complete, and a second writer of the same
-// batch loses with AlreadyExists instead of overwriting.
+// batch loses with AlreadyExists instead of overwriting. commits/N is the
+// exception to durability (decision 157): it is written unsynced, because
+// the sink's own commit (the Delta txn) already records the batch and a
+// lost commits/N only makes a restart re-run a batch the sink skips. After
+// a crash of the machine a commits/N may be missing, empty or cut short;
+// RecoverLatestCommit reads past such files.
 //
 // Byte formats (Spark's HDFSMetadataLog family, no trailing newline):
 //   metadata   {"id":"<uuid>"}
@@ -84,9 +89,19 @@ class CheckpointDir {
   Result<std::optional<int64_t>> LatestCommitBatch();
   Result<OffsetSeq> ReadOffsets(int64_t batch_id);
   Result<CommitMark> ReadCommit(int64_t batch_id);
+  // The newest commits/N that reads back whole, nullopt when there is none.
+  // Newer commits files that do not (empty or cut short by a crash of the
+  // machine before they reached the disk, as commits/N is not synced) are
+  // deleted, with a warning, as if never written: their batches re-run and
+  // write them again. Only for the holder of the checkpoint. Errors: what
+  // listing, reading or deleting reports; NotSupported for a newer log
+  // version.
+  Result<std::optional<CommitMark>> RecoverLatestCommit();
   // AlreadyExists when offsets/<N> exists.
   Status WriteOffsets(const OffsetSeq& seq);
-  Status WriteCommit(const CommitMark& mark);
+  // commits/N, unsynced unless `durable` (decision 157). AlreadyExists when
+  // it exists.
+  Status WriteCommit(const CommitMark& mark, bool durable = false);
   // Every batch with an offsets or commits file, ascending.
   Result<std::vector<BatchInfo>> ListBatches();
 

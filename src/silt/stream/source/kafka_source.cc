@@ -464,12 +464,10 @@ Result<std::vector<kafka::TopicPartition>> KafkaSource::DiscoverPartitions() {
 
 Result<KafkaOffsets> KafkaSource::FetchWatermarks(
     const std::vector<kafka::TopicPartition>& partitions, bool high) {
-  KafkaOffsets out;
-  for (const kafka::TopicPartition& tp : partitions) {
-    SILT_ASSIGN_OR_RETURN(kafka::Watermarks marks, consumer_->QueryWatermarks(tp));
-    out[tp] = high ? marks.high : marks.low;
-  }
-  return out;
+  // One query for all partitions (one round trip per broker, not one per
+  // partition).
+  return consumer_->ListOffsets(partitions, high ? kafka::Consumer::OffsetSpec::kLatest
+                                                 : kafka::Consumer::OffsetSpec::kEarliest);
 }
 
 Status KafkaSource::ReportDataLoss(const std::string& message) {
@@ -748,18 +746,30 @@ Result<std::vector<kafka::OffsetRange>> KafkaSource::BatchRanges(
   SILT_ASSIGN_OR_RETURN(KafkaOffsets from, ParseStart(start));
   SILT_ASSIGN_OR_RETURN(KafkaOffsets until,
                         KafkaOffsetsFromJson(end, "Kafka source end offset", false));
+  // The earliest offsets now, asked once for every partition of the batch
+  // (LatestOffset asked for the latest ones only): what retention deleted
+  // since the batch was planned is data loss, handled per failOnDataLoss
+  // before anything is read.
+  std::vector<kafka::TopicPartition> partitions;
+  partitions.reserve(until.size());
+  for (const auto& [tp, until_offset] : until) partitions.push_back(tp);
+  SILT_ASSIGN_OR_RETURN(KafkaOffsets earliest, FetchWatermarks(partitions, false));
   std::vector<kafka::OffsetRange> ranges;
   for (const auto& [tp, until_offset] : until) {
-    SILT_ASSIGN_OR_RETURN(kafka::Watermarks marks, consumer_->QueryWatermarks(tp));
+    auto low_it = earliest.find(tp);
+    if (low_it == earliest.end()) {
+      return Status::NotFound("Kafka partition ", tp.ToString(), ": no earliest offset returned");
+    }
+    const int64_t low = low_it->second;
     auto it = from.find(tp);
     // A partition first seen in this batch starts at its earliest offset.
-    int64_t from_offset = it != from.end() ? it->second : marks.low;
-    if (it == from.end() && marks.low > 0) {
+    int64_t from_offset = it != from.end() ? it->second : low;
+    if (it == from.end() && low > 0) {
       SILT_LOG_INFO("stream", "Kafka partition ", tp.ToString(), " is new; reading from offset ",
-                    marks.low);
+                    low);
     }
-    if (from_offset < marks.low && from_offset < until_offset) {
-      const int64_t lost_until = std::min(marks.low, until_offset);
+    if (from_offset < low && from_offset < until_offset) {
+      const int64_t lost_until = std::min(low, until_offset);
       SILT_RETURN_NOT_OK(ReportDataLoss(
           "Kafka partition " + tp.ToString() + ": offsets " + std::to_string(from_offset) + " to " +
           std::to_string(lost_until - 1) + " (" + std::to_string(lost_until - from_offset) +

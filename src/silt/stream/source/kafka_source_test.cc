@@ -110,6 +110,89 @@ TEST_F(KafkaSourceTest, SubscribePatternMatchesWholeTopicNames) {
       << bad.status().message();
 }
 
+// Forwards to a consumer and counts the offset queries made through it.
+class CountingConsumer final : public kafka::Consumer {
+ public:
+  explicit CountingConsumer(std::unique_ptr<kafka::Consumer> inner) : inner_(std::move(inner)) {}
+  Result<std::vector<kafka::TopicInfo>> ListTopics() override {
+    ++list_topics;
+    return inner_->ListTopics();
+  }
+  Result<kafka::Watermarks> QueryWatermarks(const kafka::TopicPartition& tp) override {
+    ++query_watermarks;
+    return inner_->QueryWatermarks(tp);
+  }
+  Result<std::map<kafka::TopicPartition, int64_t>> ListOffsets(
+      const std::vector<kafka::TopicPartition>& partitions, OffsetSpec spec) override {
+    ++(spec == OffsetSpec::kEarliest ? list_earliest : list_latest);
+    return inner_->ListOffsets(partitions, spec);
+  }
+  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
+      const std::vector<kafka::TopicPartition>& partitions, int64_t timestamp_ms) override {
+    return inner_->OffsetsForTimes(partitions, timestamp_ms);
+  }
+  Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
+    return inner_->Assign(ranges);
+  }
+  Result<int64_t> Poll(kafka::RecordColumns* out, int64_t max_records,
+                       int64_t timeout_ms) override {
+    return inner_->Poll(out, max_records, timeout_ms);
+  }
+  bool AssignmentDone() const override { return inner_->AssignmentDone(); }
+  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& offsets) override {
+    return inner_->CommitOffsets(offsets);
+  }
+  void Reset() { list_topics = query_watermarks = list_earliest = list_latest = 0; }
+
+  int list_topics = 0;
+  int query_watermarks = 0;
+  int list_earliest = 0;
+  int list_latest = 0;
+
+ private:
+  std::unique_ptr<kafka::Consumer> inner_;
+};
+
+// Issue #22: a batch asks the broker once for the latest offsets of all
+// partitions (planning) and once for their earliest offsets (the data-loss
+// check before reading), not once per partition and phase.
+TEST_F(KafkaSourceTest, ABatchQueriesEachKindOfOffsetOnceForAllPartitions) {
+  Fill(0, 3);
+  Fill(1, 2);
+  SourceSpec spec;
+  spec.format = "kafka";
+  spec.options = {{"kafka.bootstrap.servers", "127.0.0.1:1"},
+                  {"subscribe", "events"},
+                  {"startingOffsets", "earliest"}};
+  ASSERT_OK_AND_ASSIGN(KafkaSourceOptions parsed, KafkaSourceOptions::FromSpec(spec));
+  SourceContext context;
+  context.checkpoint_fs = fs_;
+  context.metadata_dir = kMeta;
+  context.clock = &clock_;
+  auto counting = std::make_unique<CountingConsumer>(cluster_.NewConsumer(""));
+  CountingConsumer* counts = counting.get();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<KafkaSource> source,
+                       KafkaSource::Make(std::move(parsed), context, std::move(counting)));
+  ASSERT_OK(source->Restore(std::nullopt));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(Read(source.get(), std::nullopt, *first).size(), 5u);
+
+  Fill(0, 2);
+  Fill(1, 1);
+  counts->Reset();
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(*second, R"({"events":{"0":5,"1":3}})");
+  EXPECT_EQ(counts->list_latest, 1);
+  EXPECT_EQ(counts->list_earliest, 0);
+  EXPECT_EQ(Read(source.get(), first, *second), (std::vector<std::string>{"p0-0", "p0-1", "p1-0"}));
+  EXPECT_EQ(counts->list_latest, 1);
+  EXPECT_EQ(counts->list_earliest, 1);
+  EXPECT_EQ(counts->query_watermarks, 0);
+  EXPECT_EQ(counts->list_topics, 1);
+}
+
 // The records a planned batch covers.
 int64_t BatchSize(const std::optional<std::string>& start, const std::string& end) {
   KafkaOffsets from;

@@ -279,6 +279,9 @@ class MqttSource final : public Source {
     return std::unique_ptr<BatchReader>(new MqttBatchReader(wal_.get(), schema_, from, to));
   }
 
+  // Trimming the WAL drops what a re-run of the batch would read.
+  bool CommitDiscardsInput() const override { return true; }
+
   void OnBatchCommitted(const std::string& end_offset_json) override {
     Result<int64_t> end = MqttOffsetFromJson(end_offset_json, "committed offset");
     if (!end.ok()) return;

@@ -104,6 +104,13 @@ class Source {
   // consumer group); failures are the source's to log, never the query's.
   virtual void OnBatchCommitted(const std::string& end_offset_json) { (void)end_offset_json; }
 
+  // True when OnBatchCommitted discards input that a re-run of the batch
+  // would need again (the MQTT source trims its write-ahead log). commits/N
+  // is written unsynced (decision 157: losing it to a crash of the machine
+  // re-runs the batch, which the sink skips); for such a source the query
+  // makes it durable first, since the re-run could not read its input.
+  virtual bool CommitDiscardsInput() const { return false; }
+
   // Where row `row` of a chunk this source returned came from, for error
   // messages ("Kafka topic t partition 0 offset 17"); empty when the source
   // cannot say.
