@@ -11,6 +11,7 @@
 #include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/checkpoint_writer_internal.h"
 #include "silt/delta/table_properties.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/file_writer.h"
@@ -20,83 +21,13 @@ namespace silt::delta {
 
 namespace {
 
-using columnar::ColumnBuilder;
-
 // The add struct's fields in the classic checkpoint schema, in order
-// (checkpoint_writer.cc's CheckpointSchema); AddRows checks the schema it
+// (checkpoint_writer_rows.cc's CheckpointSchema); WriteAddRows checks the schema it
 // is given against them.
 constexpr std::array<std::string_view, 11> kAddFields = {
     "path", "partitionValues", "size",      "modificationTime",        "dataChange",
     "tags", "deletionVector",  "baseRowId", "defaultRowCommitVersion", "clusteringProvider",
     "stats"};
-
-void AppendOptString(ColumnBuilder* b, const std::optional<std::string>& v) {
-  if (v) {
-    b->AppendString(*v);
-  } else {
-    b->AppendNull();
-  }
-}
-
-void AppendOptLong(ColumnBuilder* b, const std::optional<int64_t>& v) {
-  if (v) {
-    b->Append<int64_t>(*v);
-  } else {
-    b->AppendNull();
-  }
-}
-
-// An add row as the classic checkpoint writer encodes it (dataChange false:
-// checkpointed adds are state). Deletion vectors never get here
-// (UsesIncrementalClassicCheckpoint).
-void AppendAdd(ColumnBuilder* b, const AddFile& add, bool write_stats) {
-  b->child(0)->AppendString(add.path);
-  ColumnBuilder* entries = b->child(1)->child(0);
-  for (const auto& [key, value] : add.partition_values) {
-    entries->child(0)->AppendString(key);
-    AppendOptString(entries->child(1), value);
-    entries->AppendValid();
-  }
-  b->child(1)->CloseList();
-  b->child(2)->Append<int64_t>(add.size);
-  b->child(3)->Append<int64_t>(add.modification_time);
-  b->child(4)->AppendBool(false);
-  if (add.tags.empty()) {
-    b->child(5)->AppendNull();
-  } else {
-    ColumnBuilder* tags = b->child(5)->child(0);
-    for (const auto& [key, value] : add.tags) {
-      tags->child(0)->AppendString(key);
-      tags->child(1)->AppendString(value);
-      tags->AppendValid();
-    }
-    b->child(5)->CloseList();
-  }
-  b->child(6)->AppendNull();
-  AppendOptLong(b->child(7), add.base_row_id);
-  AppendOptLong(b->child(8), add.default_row_commit_version);
-  AppendOptString(b->child(9), add.clustering_provider);
-  if (write_stats) {
-    AppendOptString(b->child(10), add.stats);
-  } else {
-    b->child(10)->AppendNull();
-  }
-  b->AppendValid();
-}
-
-// Writer options of the classic checkpoint writer (checkpoint_writer.cc),
-// without the page index: the copied row groups leave it out anyway.
-parquet::WriterOptions AddWriterOptions() {
-  parquet::WriterOptions options;
-  options.compression = parquet::Compression::kSnappy;
-  options.row_group_bytes = 8LL * 1024 * 1024;
-  options.key_value_metadata.emplace_back("org.apache.spark.version", "3.5.0");
-  options.column_encodings["add.path"] = parquet::ColumnEncoding::kPlain;
-  options.column_encodings["add.stats"] = parquet::ColumnEncoding::kPlain;
-  options.column_encodings["remove.path"] = parquet::ColumnEncoding::kPlain;
-  options.write_page_index = false;
-  return options;
-}
 
 // Writes `adds` as rows of `schema` (the classic checkpoint schema, read
 // back from the head file) with only the add column set, into `path`.
@@ -116,36 +47,20 @@ Status WriteAddRows(fs::FileSystem* fs, const std::string& path, const columnar:
                                   kAddFields[i]);
     }
   }
+  // The classic writer's options, without the page index: the copied row
+  // groups leave it out anyway.
+  parquet::WriterOptions options = checkpoint_writer_internal::CheckpointWriterOptions();
+  options.write_page_index = false;
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileWriter> writer,
-                        parquet::ParquetFileWriter::Open(fs, path, schema, AddWriterOptions()));
-  std::vector<std::unique_ptr<ColumnBuilder>> builders;
-  for (int i = 0; i < schema->num_fields(); ++i) {
-    builders.push_back(std::make_unique<ColumnBuilder>(schema->field(i).type));
-  }
-  int64_t pending = 0;
-  auto flush = [&]() -> Status {
-    if (pending == 0) return Status::OK();
-    columnar::RecordBatch batch;
-    batch.schema = schema;
-    batch.num_rows = pending;
-    for (auto& b : builders) batch.columns.push_back(b->Finish());
-    pending = 0;
-    return writer->WriteBatch(batch);
-  };
+                        parquet::ParquetFileWriter::Open(fs, path, schema, options));
+  checkpoint_writer_internal::CheckpointRows rows(writer.get(), schema);
+  Status st;
   for (const AddFile* add : adds) {
-    for (int i = 0; i < schema->num_fields(); ++i) {
-      if (i != add_col) builders[static_cast<size_t>(i)]->AppendNull();
-    }
-    AppendAdd(builders[static_cast<size_t>(add_col)].get(), *add, write_stats);
-    if (++pending >= columnar::kTargetBatchRows) {
-      Status st = flush();
-      if (!st.ok()) {
-        (void)writer->Abort();
-        return st;
-      }
-    }
+    checkpoint_writer_internal::AppendAdd(rows.Begin(add_col), *add, write_stats);
+    st = rows.EndRow();
+    if (!st.ok()) break;
   }
-  Status st = flush();
+  if (st.ok()) st = rows.Flush();
   if (!st.ok()) {
     (void)writer->Abort();
     return st;
@@ -168,18 +83,6 @@ Result<OpenParquet> OpenWithFooter(fs::FileSystem* fs, const std::string& path) 
   SILT_ASSIGN_OR_RETURN_CTX(out.size, out.file->Size(), "reading ", path);
   SILT_ASSIGN_OR_RETURN(out.meta, parquet::ReadFooter(out.file.get(), out.size, path));
   return out;
-}
-
-// Version recorded in an existing _last_checkpoint, or -1.
-int64_t LastCheckpointVersion(fs::FileSystem* fs, const std::string& file) {
-  auto text = fs->ReadFile(file);
-  if (!text.ok()) return -1;
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(text->data(), text->size(), true).get(root) != simdjson::SUCCESS) return -1;
-  int64_t version = -1;
-  if (root["version"].get_int64().get(version) != simdjson::SUCCESS) return -1;
-  return version;
 }
 
 // The checkpointSchema member of a _last_checkpoint text, minified; empty
@@ -380,7 +283,7 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
 
   // _last_checkpoint is a hint; never move it backwards.
   const std::string last = fs::JoinPath(table->log_path(), "_last_checkpoint");
-  if (LastCheckpointVersion(fs, last) <= version) {
+  if (checkpoint_writer_internal::LastCheckpointVersion(fs, last) <= version) {
     Result<std::string> head_last =
         mem->ReadFile(fs::JoinPath(head_table->log_path(), "_last_checkpoint"));
     const std::string schema_json = head_last.ok() ? CheckpointSchemaJson(*head_last) : "";

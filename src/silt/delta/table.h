@@ -28,7 +28,7 @@
 namespace silt::delta {
 
 class LogReplay;               // log_replay.cc
-struct SidecarPlan;            // checkpoint_writer.cc
+struct SidecarPlan;            // checkpoint_writer_v2.cc
 struct ClassicCheckpointPlan;  // checkpoint_classic_incremental.h
 class CheckpointWorker;        // checkpoint_worker.h
 
@@ -167,7 +167,7 @@ class DeltaTable {
   std::optional<int64_t> last_log_cleanup_cutoff_ms() const { return last_log_cleanup_cutoff_ms_; }
   void set_last_log_cleanup_cutoff_ms(int64_t ms) { last_log_cleanup_cutoff_ms_ = ms; }
   // Which file actions the last V2 checkpoint written through this handle
-  // put in which sidecar (checkpoint_writer.cc), so the next one references
+  // put in which sidecar (checkpoint_writer_v2.cc), so the next one references
   // the unchanged sidecars again; null before the first.
   // Guarded: a background checkpoint (set_background_checkpoints) sets it
   // while the writer's thread reads it.
@@ -185,7 +185,7 @@ class DeltaTable {
   void set_elide_checkpointed_files(bool on) { elide_checkpointed_files_ = on; }
   bool elide_checkpointed_files() const { return elide_checkpointed_files_; }
   // `snapshot` without the files of the V2 checkpoint at its version that
-  // this handle has just written (checkpoint_writer.cc), when eliding is on,
+  // this handle has just written (checkpoint_writer_v2.cc), when eliding is on,
   // the state has no tombstones and that checkpoint is the handle's last;
   // else `snapshot` itself. Moves the files out when `snapshot` is the only
   // reference.
