@@ -8,7 +8,6 @@
 #include <optional>
 #include <utility>
 
-#include "silt/base/json_writer.h"
 #include "silt/base/logging.h"
 #include "silt/columnar/builder.h"
 #include "silt/delta/checkpoint_writer_internal.h"
@@ -281,25 +280,10 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
                             head_info.num_actions + snapshot.num_files());
   }
 
-  // _last_checkpoint is a hint; never move it backwards.
-  const std::string last = fs::JoinPath(table->log_path(), "_last_checkpoint");
-  if (checkpoint_writer_internal::LastCheckpointVersion(fs, last) <= version) {
-    Result<std::string> head_last =
-        mem->ReadFile(fs::JoinPath(head_table->log_path(), "_last_checkpoint"));
-    const std::string schema_json = head_last.ok() ? CheckpointSchemaJson(*head_last) : "";
-    JsonWriter w;
-    w.BeginObject();
-    w.Member("version", info.version);
-    w.Member("size", info.num_actions);
-    w.Member("sizeInBytes", info.size_in_bytes);
-    w.Member("numOfAddFiles", info.num_add_files);
-    if (!schema_json.empty()) {
-      w.Key("checkpointSchema");
-      w.Raw(schema_json);
-    }
-    w.EndObject();
-    SILT_RETURN_NOT_OK_CTX(fs->WriteFile(last, w.Take()), "writing ", last);
-  }
+  Result<std::string> head_last =
+      mem->ReadFile(fs::JoinPath(head_table->log_path(), "_last_checkpoint"));
+  SILT_RETURN_NOT_OK(checkpoint_writer_internal::WriteClassicLastCheckpoint(
+      fs, table->log_path(), info, head_last.ok() ? CheckpointSchemaJson(*head_last) : ""));
   table->set_classic_checkpoint_plan(std::move(plan));
   return info;
 }

@@ -33,21 +33,30 @@ Result<CheckpointInfo> WriteClassicCheckpoint(DeltaTable* table, const Snapshot&
   info.size_in_bytes = result.file_size;
   info.file_actions_encoded = rows.rows();
 
+  SILT_RETURN_NOT_OK(WriteClassicLastCheckpoint(fs, table->log_path(), info,
+                                                columnar::SchemaToJson(*CheckpointSchema())));
+  return info;
+}
+
+Status WriteClassicLastCheckpoint(fs::FileSystem* fs, const std::string& log_path,
+                                  const CheckpointInfo& info, std::string_view schema_json) {
   // _last_checkpoint is a hint; never move it backwards (a slower writer
   // checkpointing an older version must not hide a newer checkpoint).
-  std::string last = fs::JoinPath(table->log_path(), "_last_checkpoint");
-  if (LastCheckpointVersion(fs, last) > info.version) return info;
+  std::string last = fs::JoinPath(log_path, "_last_checkpoint");
+  if (LastCheckpointVersion(fs, last) > info.version) return Status::OK();
   JsonWriter w;
   w.BeginObject();
   w.Member("version", info.version);
   w.Member("size", info.num_actions);
   w.Member("sizeInBytes", info.size_in_bytes);
   w.Member("numOfAddFiles", info.num_add_files);
-  w.Key("checkpointSchema");
-  w.Raw(columnar::SchemaToJson(*CheckpointSchema()));
+  if (!schema_json.empty()) {
+    w.Key("checkpointSchema");
+    w.Raw(schema_json);
+  }
   w.EndObject();
   SILT_RETURN_NOT_OK_CTX(fs->WriteFile(last, w.Take()), "writing ", last);
-  return info;
+  return Status::OK();
 }
 
 }  // namespace silt::delta::checkpoint_writer_internal

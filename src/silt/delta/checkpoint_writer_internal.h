@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -126,6 +127,11 @@ int64_t LastCheckpointVersion(fs::FileSystem* fs, const std::string& file);
 // The classic `<version>.checkpoint.parquet` (checkpoint_writer_classic.cc).
 Result<CheckpointInfo> WriteClassicCheckpoint(DeltaTable* table, const Snapshot& snapshot,
                                               const CheckpointSettings& settings);
+
+// Writes a classic checkpoint's `_last_checkpoint` (with `schema_json` as
+// its checkpointSchema unless empty) unless it records a newer version.
+Status WriteClassicLastCheckpoint(fs::FileSystem* fs, const std::string& log_path,
+                                  const CheckpointInfo& info, std::string_view schema_json);
 
 // A V2 checkpoint: its sidecars, then the top-level
 // `<version>.checkpoint.<uuid>.json` (checkpoint_writer_v2.cc).
