@@ -296,4 +296,9 @@ def test_four_processes_append_concurrently(silt_bin, silt, work):
     assert set(pairs) == expected, f"missing {len(expected - set(pairs))} rows"
     assert len(silt_rows(silt, table)) == len(expected)
     checkpoints = sorted(p.name for p in log_dir(table).glob("*.checkpoint.parquet"))
-    assert checkpoints == [f"{v:020d}.checkpoint.parquet" for v in range(10, total, 10)]
+    due = [f"{v:020d}.checkpoint.parquet" for v in range(10, total, 10)]
+    # Checkpoints are written off the commit path (decisions 152, 162): a
+    # due one that a newer due one overtakes while the writer's previous
+    # checkpoint is being written is not written; the newest due one is.
+    assert checkpoints and set(checkpoints) <= set(due), checkpoints
+    assert checkpoints[-1] == due[-1], checkpoints[-3:]

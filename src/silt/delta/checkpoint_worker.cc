@@ -26,6 +26,22 @@ bool CheckpointWorker::TrySubmit(std::function<void()> task) {
   return true;
 }
 
+bool CheckpointWorker::Submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return false;
+    if (busy_) {
+      waiting_ = std::move(task);
+      return true;
+    }
+    busy_ = true;
+    task_ = std::move(task);
+    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  }
+  cv_.notify_all();
+  return true;
+}
+
 bool CheckpointWorker::Busy() {
   std::lock_guard<std::mutex> lock(mu_);
   return busy_;
@@ -49,6 +65,11 @@ void CheckpointWorker::Loop() {
     // handle counts as idle.
     task = nullptr;
     lock.lock();
+    if (waiting_ != nullptr) {
+      task_ = std::move(waiting_);
+      waiting_ = nullptr;
+      continue;
+    }
     busy_ = false;
     cv_.notify_all();
   }

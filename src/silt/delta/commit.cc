@@ -494,8 +494,17 @@ bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const M
   } else if (committed->files_elided()) {
     return PostCommitInline(table, committed, metadata, version);
   }
-  const bool submitted = table->checkpoint_worker()->TrySubmit(
-      [table, committed, metadata, version] { PostCommit(table, committed, metadata, version); });
+  // A whole state may wait for the running checkpoint and be written after
+  // it (decision 162: with several writers, the writer of a due version
+  // writes its checkpoint as Spark's does). A state without its
+  // checkpointed files builds on the handle's last checkpoint, which the
+  // running one is about to replace: it is skipped instead.
+  auto task = [table, committed, metadata, version] {
+    PostCommit(table, committed, metadata, version);
+  };
+  const bool submitted = committed->files_elided()
+                             ? table->checkpoint_worker()->TrySubmit(std::move(task))
+                             : table->checkpoint_worker()->Submit(std::move(task));
   if (!submitted) {
     SILT_LOG_DEBUG("delta", "checkpoint of ", table->path(), " at version ", version,
                    " skipped: the previous one is still being written");
