@@ -34,7 +34,7 @@ import torture
 
 NUM_FILES = torture.scaled(100)
 LINES_PER_FILE = 120
-MIN_KILLS = torture.scaled(30)
+MIN_KILLS = torture.scaled(20)
 MAX_KILLS = torture.scaled(60)
 RUN_TIMEOUT_S = 60
 
