@@ -1,6 +1,6 @@
 """Plot helpers the bench reports share: the timeline figure, panels
 stacked over one time axis (bench/e2e/report.py's latency/CPU/RSS timeline,
-bench/soak/plot.py's RSS/CPU/log-size plot).
+bench/soak/plot.py and bench/soak/run.py: RSS/CPU/log-size).
 
 The caller draws its series (and any reference lines) into the axes of
 timeline_axes, then finish_timeline labels, grids and saves the figure.

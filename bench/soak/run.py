@@ -43,6 +43,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from plotting import finish_timeline, timeline_axes  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -287,27 +290,18 @@ def markdown(summaries, args) -> str:
 
 def plot(engines, out: Path, window: float) -> bool:
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        fig, axes = timeline_axes(3, (9, 9))
     except ImportError:
         return False
-    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     for e in engines:
         rows = per_interval(e.rows, window)
         t = [r[0] for r in rows]
         axes[0].plot(t, [r[1] for r in rows], label=e.label)
         axes[1].plot(t, [r[7] for r in rows], label=e.label)
         axes[2].plot(t, [r[4] for r in rows], label=e.label)
-    axes[0].set_ylabel("RSS MB")
-    axes[1].set_ylabel(f"CPU ms per batch ({window:g} s window)")
-    axes[2].set_ylabel("_delta_log MB")
-    axes[2].set_xlabel("seconds")
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(out)
+    finish_timeline(fig, axes, out,
+                    ["RSS MB", f"CPU ms per batch ({window:g} s window)", "_delta_log MB"],
+                    "seconds", dpi=100)
     return True
 
 
