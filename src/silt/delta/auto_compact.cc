@@ -1,5 +1,9 @@
 #include "silt/delta/auto_compact.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -98,6 +102,7 @@ void AutoCompactor::Run() {
   OptimizeOptions optimize;
   optimize.snapshot = snapshot_;
   optimize.target_file_bytes = options_.max_file_bytes;
+  optimize.row_group_bytes = options_.row_group_bytes;
   optimize.min_input_files = 2;
   optimize.auto_compact = true;
   optimize.file_filter = [this](const Snapshot& s) -> Result<std::vector<AddFile>> {
@@ -111,6 +116,13 @@ void AutoCompactor::Run() {
     selector_.Compacted(result->added_files);
     compactions_.fetch_add(1);
   }
+#if defined(__GLIBC__)
+  // The compaction decoded its input and encoded its output in this
+  // thread's malloc arena; glibc keeps freed memory there (and raises its
+  // mmap threshold to the largest block freed), so the process would keep
+  // the peak of every compaction. Hand the free pages back (decision 170).
+  malloc_trim(0);
+#endif
   running_.store(false);
 }
 

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
+#include "silt/parquet/file_reader.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::delta {
@@ -134,6 +136,33 @@ TEST(AutoCompactorTest, CompactedFilesWaitForTheirOwnGeneration) {
   EXPECT_EQ(live.size(), 2u);  // the generation-2 file and the new small one
   EXPECT_TRUE(std::find(live.begin(), live.end(), first.front()) == live.end());
   EXPECT_EQ(Rows(fs, table.get()), 10);
+}
+
+// A compaction writes row groups of at most AutoCompactOptions::
+// row_group_bytes (decision 170: what it holds encoded before a flush), not
+// OPTIMIZE's 32 MB; the rows are the same.
+TEST(AutoCompactorTest, WritesRowGroupsOfItsOwnBound) {
+  fs::FileSystemPtr fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(fs, "/t"));
+  auto schema = DataType::Struct({Field{"id", DataType::Long()}});
+  AutoCompactOptions options;
+  options.every_n_commits = 6;
+  options.min_num_files = 6;
+  options.row_group_bytes = 1;
+  {
+    AutoCompactor compactor(fs, "/t", options);
+    for (int64_t i = 0; i < 6; ++i) {
+      Append(fs, table.get(), schema, i);
+      compactor.OnCommit();
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table->LatestSnapshot());
+  ASSERT_EQ(snapshot->files().size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::string relative, UriDecodePath(snapshot->files()[0].path));
+  ASSERT_OK_AND_ASSIGN(auto reader, parquet::ParquetFileReader::Open(fs.get(), "/t/" + relative));
+  EXPECT_GT(reader->num_row_groups(), 1);
+  EXPECT_EQ(reader->num_rows(), 6);
+  EXPECT_EQ(Rows(fs, table.get()), 6);
 }
 
 TEST(AutoCompactSelectorTest, FilesAtOrAboveMinFileSizeAreNeverChosen) {
