@@ -3,10 +3,10 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
@@ -23,6 +23,9 @@ using internal::LookupOffsetsForTimes;
 
 // Records one librdkafka call takes off the consumer queue at most.
 constexpr size_t kPollBatch = 1024;
+// Messages at most held for the next batch past the current ranges' ends
+// (RdKafkaConsumer::Hold).
+constexpr size_t kMaxHeld = 32768;
 
 using internal::PartitionList;
 
@@ -95,6 +98,7 @@ class RdKafkaConsumer final : public Consumer {
 
   ~RdKafkaConsumer() override {
     DropTaken();
+    DropHeld();
     rd_kafka_queue_destroy(queue_);
     // Leaves no group membership behind; errors on close are irrelevant
     // because nothing is committed implicitly.
@@ -285,17 +289,21 @@ class RdKafkaConsumer final : public Consumer {
 
  public:
   Status Assign(const std::vector<OffsetRange>& ranges) override {
+    if (ContinuesKept(ranges)) return Status::OK();
     // Records taken for the previous assignment must not be read as this
     // one's (a retried batch assigns the same ranges again).
     DropTaken();
+    DropHeld();
+    kept_ = false;
     ranges_.clear();
+    ResetLookup();
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(ranges.size())));
     for (const OffsetRange& range : ranges) {
       if (range.from >= range.until) continue;
       rd_kafka_topic_partition_list_add(list.get(), range.partition.topic.c_str(),
                                         range.partition.partition)
           ->offset = range.from;
-      ranges_.push_back({range, false, range.from});
+      ranges_.push_back({range, false, range.from, false});
     }
     remaining_ = static_cast<int64_t>(ranges_.size());
     rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
@@ -315,9 +323,24 @@ class RdKafkaConsumer final : public Consumer {
           return appended;
         }
         rd_kafka_message_t* message = taken_[taken_pos_++];
+        // A kept range's later messages (records, its end, an error) belong
+        // to the next batch, which starts where this range ended.
+        if (message->rkt != nullptr) {
+          const RangeState* state =
+              FindPosition(rd_kafka_topic_name(message->rkt), message->partition);
+          if (state != nullptr && state->done && state->keep) {
+            Hold(message);
+            continue;
+          }
+        }
+        hold_current_ = false;
         Status st = internal::HandleMessage(message, *this, out, &appended);
-        rd_kafka_message_destroy(message);
-        SILT_RETURN_NOT_OK(st);
+        if (hold_current_) {
+          Hold(message);
+        } else {
+          rd_kafka_message_destroy(message);
+        }
+        if (!st.ok()) return st;  // (not SILT_RETURN_NOT_OK: no copy per record)
       }
       if (appended >= max_records || remaining_ == 0 ||
           out->bytes() >= RecordColumns::kMaxChunkBytes) {
@@ -329,6 +352,7 @@ class RdKafkaConsumer final : public Consumer {
       // asks for one record; later calls take up to kPollBatch of what is
       // already fetched, one queue lock per call instead of per record.
       const size_t want = timeout > 0 ? 1 : kPollBatch;
+      if (taken_.size() < kPollBatch) taken_.resize(kPollBatch);
       const ssize_t got = rd_kafka_consume_batch_queue(queue_, timeout, taken_.data(), want);
       ServeErrors();
       if (got < 0) return KafkaStatus(rd_kafka_last_error(), "reading Kafka records");
@@ -358,6 +382,10 @@ class RdKafkaConsumer final : public Consumer {
     OffsetRange range;
     bool done;
     int64_t next;  // the offset the next record of the range has
+    // Set when the range completed while the partition had records past
+    // `until`: the partition stays assigned for a next batch starting at
+    // `until`, and its later messages are held for it (see ContinuesKept).
+    bool keep;
   };
 
   void DropTaken() {
@@ -365,27 +393,117 @@ class RdKafkaConsumer final : public Consumer {
     taken_pos_ = taken_len_ = 0;
   }
 
+  void DropHeld() {
+    for (rd_kafka_message_t* message : held_) rd_kafka_message_destroy(message);
+    held_.clear();
+  }
+
+  // Keeps a kept range's message for the next batch. Past kMaxHeld messages
+  // the batches fall back to a fresh assignment each (nothing kept), so a
+  // range that ends long before the others cannot hold its partition's
+  // whole backlog in memory.
+  void Hold(rd_kafka_message_t* message) {
+    held_.push_back(message);
+    if (held_.size() <= kMaxHeld) return;
+    DropHeld();
+    for (RangeState& state : ranges_) state.keep = false;
+  }
+
+  // A next batch that reads on where the previous one stopped: the same
+  // partitions, each range starting at the previous range's `until`, after
+  // every previous range completed with its partition kept. Then the
+  // partitions stay assigned, and the messages librdkafka fetched past the
+  // previous ranges (held ones first, then those still taken or queued, in
+  // queue order) are this batch's, instead of being dropped with the
+  // assignment and fetched and parsed again. Spark's Kafka source keeps
+  // its consumer and fetched records across batches the same way.
+  bool ContinuesKept(const std::vector<OffsetRange>& ranges) {
+    if (!kept_) return false;
+    size_t matched = 0;
+    for (const OffsetRange& range : ranges) {
+      if (range.from >= range.until) continue;
+      const RangeState* previous = nullptr;
+      for (const RangeState& state : ranges_) {
+        if (state.range.partition == range.partition) previous = &state;
+      }
+      if (previous == nullptr || !previous->keep || previous->range.until != range.from) {
+        return false;
+      }
+      ++matched;
+    }
+    if (matched == 0 || matched != ranges_.size()) return false;
+    std::vector<RangeState> next;
+    for (const OffsetRange& range : ranges) {
+      if (range.from < range.until) next.push_back({range, false, range.from, false});
+    }
+    ranges_ = std::move(next);
+    ResetLookup();
+    remaining_ = static_cast<int64_t>(ranges_.size());
+    kept_ = false;
+    // The held messages come before those still taken.
+    for (; taken_pos_ < taken_len_; ++taken_pos_) held_.push_back(taken_[taken_pos_]);
+    taken_.swap(held_);
+    held_.clear();
+    taken_pos_ = 0;
+    taken_len_ = taken_.size();
+    return true;
+  }
+
+  // Messages come in runs of one partition, so the last answer is checked
+  // first (the topic name is librdkafka's pointer, stable per topic handle).
   RangeState* FindPosition(const char* topic, int32_t partition) {
+    if (topic == last_topic_ && partition == last_partition_) return last_state_;
     for (RangeState& state : ranges_) {
       if (state.range.partition.partition == partition && state.range.partition.topic == topic) {
+        last_topic_ = topic;
+        last_partition_ = partition;
+        last_state_ = &state;
         return &state;
       }
     }
     return nullptr;
   }
+  void ResetLookup() {
+    last_topic_ = nullptr;
+    last_partition_ = -1;
+    last_state_ = nullptr;
+  }
+
+  // Whether librdkafka has seen records of the range's partition at or past
+  // `until` (the high watermark of its last fetch response; no request).
+  bool FetchedPast(const RangeState& state) const {
+    int64_t low = 0;
+    int64_t high = 0;
+    if (rd_kafka_get_watermark_offsets(rk_, state.range.partition.topic.c_str(),
+                                       state.range.partition.partition, &low,
+                                       &high) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return false;
+    }
+    return high > state.range.until;
+  }
 
   // Records past the end of a range may still arrive from fetches already
-  // under way; TakeRecord drops them. (Pausing the partition here made a later
+  // under way; TakeRecord drops them, or Poll holds them for the next batch
+  // when the range is kept. (Pausing the partition here made a later
   // assignment of the same partition stall with librdkafka 2.0.2.)
   void MarkDone(RangeState* state) {
     if (state->done) return;
     state->done = true;
+    state->keep = held_.size() < kMaxHeld && FetchedPast(*state);
     --remaining_;
-    // Stop fetching once every range is read: a fetch left running at the
-    // log end parks at the broker for fetch.wait.max.ms, and the broker
-    // answers the next batch's offset lookups on that connection only after
-    // it (several waits per batch).
-    if (remaining_ == 0) rd_kafka_assign(rk_, nullptr);
+    if (remaining_ > 0) return;
+    // Every range is read. With records past every range (a backlog the
+    // next batch reads on from), the partitions stay assigned. Otherwise
+    // fetching stops: a fetch left running at the log end parks at the
+    // broker for fetch.wait.max.ms, and the broker answers the next batch's
+    // offset lookups on that connection only after it (several waits per
+    // batch), and an idle query would fetch without end.
+    kept_ = std::all_of(ranges_.begin(), ranges_.end(),
+                        [](const RangeState& range) { return range.keep; });
+    if (kept_) return;
+    for (RangeState& range : ranges_) range.keep = false;
+    DropHeld();
+    rd_kafka_assign(rk_, nullptr);
   }
 
   // internal::HandleMessage's hooks: ranges_ is the bookkeeping. A range
@@ -405,6 +523,8 @@ class RdKafkaConsumer final : public Consumer {
     if (state.done || offset < state.range.from) return false;
     if (offset >= state.range.until) {
       MarkDone(&state);
+      // The first record past a kept range is the next batch's.
+      hold_current_ = state.keep;
       return false;
     }
     return true;
@@ -425,11 +545,21 @@ class RdKafkaConsumer final : public Consumer {
   std::vector<RangeState> ranges_;
   int64_t remaining_ = 0;
   rd_kafka_queue_t* queue_;  // the consumer queue (records only)
-  // Messages taken off queue_ by the last batch call; [taken_pos_,
-  // taken_len_) are not handled yet and stay for the next Poll.
-  std::array<rd_kafka_message_t*, kPollBatch> taken_{};
+  // Messages taken off queue_ by the last batch call (or kept from the
+  // previous assignment); [taken_pos_, taken_len_) are not handled yet and
+  // stay for the next Poll.
+  std::vector<rd_kafka_message_t*> taken_ = std::vector<rd_kafka_message_t*>(kPollBatch);
   size_t taken_pos_ = 0;
   size_t taken_len_ = 0;
+  // Messages of kept ranges that completed, in queue order, for the next
+  // assignment (ContinuesKept); kept_: every range of the last assignment
+  // completed and was kept.
+  std::vector<rd_kafka_message_t*> held_;
+  bool kept_ = false;
+  bool hold_current_ = false;  // HandleMessage's record is held, not dropped
+  const char* last_topic_ = nullptr;
+  int32_t last_partition_ = -1;
+  RangeState* last_state_ = nullptr;
 };
 
 }  // namespace

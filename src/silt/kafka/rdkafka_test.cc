@@ -4,7 +4,9 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "silt/kafka/producer.h"
@@ -147,6 +149,66 @@ TEST_F(RdKafkaTest, RecordsBeyondTheLimitWaitForTheNextPollInOrder) {
   (void)columns.Finish();
   ASSERT_OK(consumer->Assign({{{"events", 0}, 0, 50}}));
   EXPECT_EQ(offsets_of(*ReadAll(consumer.get(), false)), all);
+}
+
+// Consecutive batches over a backlog: each range starts where the previous
+// one ended, so the partitions stay assigned and the records librdkafka
+// fetched past the previous ranges are the next batch's (not dropped and
+// fetched again). Whatever the path, every batch reads exactly its ranges:
+// small Poll limits, a range shorter than what was fetched, a gap (a fresh
+// assignment), a retried batch and a batch over fewer partitions.
+TEST_F(RdKafkaTest, ConsecutiveBatchesReadExactlyTheirRanges) {
+  Produce(0, 60);
+  Produce(1, 60);
+  std::unique_ptr<Consumer> consumer = MakeConsumer();
+  ASSERT_NE(consumer, nullptr);
+  auto read = [&](const std::vector<OffsetRange>& ranges, int64_t limit) {
+    std::vector<std::string> out;
+    EXPECT_OK(consumer->Assign(ranges));
+    RecordColumns columns(false);
+    for (int attempt = 0; attempt < 300 && !consumer->AssignmentDone(); ++attempt) {
+      Result<int64_t> n = consumer->Poll(&columns, limit, 100);
+      EXPECT_OK(n.status());
+      if (!n.ok()) break;
+      EXPECT_LE(*n, limit);
+    }
+    EXPECT_TRUE(consumer->AssignmentDone());
+    columnar::RecordBatchPtr batch = columns.Finish();
+    for (int64_t row = 0; row < batch->num_rows; ++row) {
+      out.push_back(std::to_string(batch->columns[3]->Value<int32_t>(row)) + ":" +
+                    std::to_string(batch->columns[4]->Value<int64_t>(row)) + "=" +
+                    std::string(batch->columns[1]->StringValue(row)));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto expected = [](const std::vector<OffsetRange>& ranges) {
+    std::vector<std::string> out;
+    for (const OffsetRange& range : ranges) {
+      for (int64_t offset = range.from; offset < range.until; ++offset) {
+        const std::string p = std::to_string(range.partition.partition);
+        out.push_back(p + ":" + std::to_string(offset) + "=p" + p + "-" + std::to_string(offset));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<std::vector<OffsetRange>> batches = {
+      {{{"events", 0}, 0, 10}, {{"events", 1}, 0, 7}},
+      {{{"events", 0}, 10, 25}, {{"events", 1}, 7, 30}},   // reads on
+      {{{"events", 0}, 25, 26}, {{"events", 1}, 30, 31}},  // reads on, one record each
+      {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // reads on
+      {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // the same batch again
+      {{{"events", 0}, 42, 50}, {{"events", 1}, 45, 50}},  // a gap in partition 0
+      {{{"events", 1}, 50, 55}},                           // fewer partitions
+      {{{"events", 0}, 50, 60}, {{"events", 1}, 55, 60}},  // to the end
+  };
+  for (int64_t limit : {int64_t{1000}, int64_t{3}}) {
+    for (size_t idx = 0; idx < batches.size(); ++idx) {
+      EXPECT_EQ(read(batches[idx], limit), expected(batches[idx]))
+          << "batch " << idx << ", limit " << limit;
+    }
+  }
 }
 
 TEST_F(RdKafkaTest, ListsTopicsAndFindsOffsetsForTimes) {

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "silt/stream/metrics/kafka_lag.h"
+#include "silt/testing/forwarding_consumer.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/scripted_consumer.h"
 
@@ -201,9 +202,9 @@ TEST(KafkaLagPollerTest, LagIsTheEndOffsetLessTheCommittedOne) {
 
 // A consumer whose watermark lookups hang until released, as librdkafka's
 // do while the broker is down.
-class HangingConsumer final : public kafka::Consumer {
+class HangingConsumer final : public testing::ForwardingConsumer {
  public:
-  explicit HangingConsumer(std::unique_ptr<kafka::Consumer> inner) : inner_(std::move(inner)) {}
+  using ForwardingConsumer::ForwardingConsumer;
   void Hang(bool hang) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -211,30 +212,21 @@ class HangingConsumer final : public kafka::Consumer {
     }
     cv_.notify_all();
   }
-  Result<std::vector<kafka::TopicInfo>> ListTopics() override { return inner_->ListTopics(); }
   Result<kafka::Watermarks> QueryWatermarks(const kafka::TopicPartition& partition) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return !hang_; });
-    return inner_->QueryWatermarks(partition);
+    Wait();
+    return ForwardingConsumer::QueryWatermarks(partition);
   }
-  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
-      const std::vector<kafka::TopicPartition>& partitions, int64_t timestamp_ms) override {
-    return inner_->OffsetsForTimes(partitions, timestamp_ms);
-  }
-  Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
-    return inner_->Assign(ranges);
-  }
-  Result<int64_t> Poll(kafka::RecordColumns* out, int64_t max_records,
-                       int64_t timeout_ms) override {
-    return inner_->Poll(out, max_records, timeout_ms);
-  }
-  bool AssignmentDone() const override { return inner_->AssignmentDone(); }
-  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& offsets) override {
-    return inner_->CommitOffsets(offsets);
+  Result<std::map<kafka::TopicPartition, int64_t>> ListOffsets(
+      const std::vector<kafka::TopicPartition>& partitions, OffsetSpec spec) override {
+    Wait();
+    return ForwardingConsumer::ListOffsets(partitions, spec);
   }
 
  private:
-  std::unique_ptr<kafka::Consumer> inner_;
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return !hang_; });
+  }
   std::mutex mutex_;
   std::condition_variable cv_;
   bool hang_ = false;

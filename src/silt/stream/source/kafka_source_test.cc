@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "silt/testing/forwarding_consumer.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/scripted_consumer.h"
 
@@ -111,36 +112,21 @@ TEST_F(KafkaSourceTest, SubscribePatternMatchesWholeTopicNames) {
 }
 
 // Forwards to a consumer and counts the offset queries made through it.
-class CountingConsumer final : public kafka::Consumer {
+class CountingConsumer final : public testing::ForwardingConsumer {
  public:
-  explicit CountingConsumer(std::unique_ptr<kafka::Consumer> inner) : inner_(std::move(inner)) {}
+  using ForwardingConsumer::ForwardingConsumer;
   Result<std::vector<kafka::TopicInfo>> ListTopics() override {
     ++list_topics;
-    return inner_->ListTopics();
+    return ForwardingConsumer::ListTopics();
   }
   Result<kafka::Watermarks> QueryWatermarks(const kafka::TopicPartition& tp) override {
     ++query_watermarks;
-    return inner_->QueryWatermarks(tp);
+    return ForwardingConsumer::QueryWatermarks(tp);
   }
   Result<std::map<kafka::TopicPartition, int64_t>> ListOffsets(
       const std::vector<kafka::TopicPartition>& partitions, OffsetSpec spec) override {
     ++(spec == OffsetSpec::kEarliest ? list_earliest : list_latest);
-    return inner_->ListOffsets(partitions, spec);
-  }
-  Result<std::vector<std::optional<int64_t>>> OffsetsForTimes(
-      const std::vector<kafka::TopicPartition>& partitions, int64_t timestamp_ms) override {
-    return inner_->OffsetsForTimes(partitions, timestamp_ms);
-  }
-  Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
-    return inner_->Assign(ranges);
-  }
-  Result<int64_t> Poll(kafka::RecordColumns* out, int64_t max_records,
-                       int64_t timeout_ms) override {
-    return inner_->Poll(out, max_records, timeout_ms);
-  }
-  bool AssignmentDone() const override { return inner_->AssignmentDone(); }
-  Status CommitOffsets(const std::map<kafka::TopicPartition, int64_t>& offsets) override {
-    return inner_->CommitOffsets(offsets);
+    return ForwardingConsumer::ListOffsets(partitions, spec);
   }
   void Reset() { list_topics = query_watermarks = list_earliest = list_latest = 0; }
 
@@ -148,9 +134,6 @@ class CountingConsumer final : public kafka::Consumer {
   int query_watermarks = 0;
   int list_earliest = 0;
   int list_latest = 0;
-
- private:
-  std::unique_ptr<kafka::Consumer> inner_;
 };
 
 // Issue #22: a batch asks the broker once for the latest offsets of all
