@@ -1,6 +1,7 @@
 #include "silt/columnar/temporal.h"
 
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "silt/base/strings.h"
@@ -309,10 +310,20 @@ int64_t FixedDigits(std::string_view s, size_t at, size_t n) {
 // the form nearly every timestamp in data has: false when `s` does not
 // start so (then the general reader decides), else the fields. The general
 // reader gives the same result for such a prefix.
+// With `memo`, a start equal to the memo's (which held the shape) gives
+// its fields without reading them, and a start read anew is remembered.
 bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int64_t* minute,
-                           int64_t* second) {
-  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
-      s[13] != ':' || s[16] != ':' || (s.size() > 19 && IsAsciiDigit(s[19]))) {
+                           int64_t* second, TimestampParser::Canonical* memo) {
+  if (s.size() < 19 || (s.size() > 19 && IsAsciiDigit(s[19]))) return false;
+  if (memo != nullptr && memo->valid && std::memcmp(s.data(), memo->text, 19) == 0) {
+    *days = memo->days;
+    *hour = memo->hour;
+    *minute = memo->minute;
+    *second = memo->second;
+    return true;
+  }
+  if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
+      s[16] != ':') {
     return false;
   }
   const int64_t year = FixedDigits(s, 0, 4);
@@ -326,12 +337,19 @@ bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int
     return false;
   }
   *days = DaysFromCivil64(year, month, day);
+  if (memo != nullptr) {
+    std::memcpy(memo->text, s.data(), 19);
+    memo->valid = true;
+    memo->days = *days;
+    memo->hour = *hour;
+    memo->minute = *minute;
+    memo->second = *second;
+  }
   return true;
 }
 
-}  // namespace
-
-std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros) {
+std::optional<int64_t> ParseTimestampImpl(std::string_view s, int64_t default_zone_offset_micros,
+                                          TimestampParser::Canonical* memo) {
   s = JavaTrim(s);
   size_t pos = 0;
   int64_t hour = 0;
@@ -369,7 +387,7 @@ std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_o
     }
     return true;
   };
-  if (ReadCanonicalDateTime(s, &day_number, &hour, &minute, &second)) {
+  if (ReadCanonicalDateTime(s, &day_number, &hour, &minute, &second, memo)) {
     pos = 19;
     if (!read_tail() || !read_zone()) return std::nullopt;
   } else {
@@ -408,6 +426,17 @@ std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_o
   int64_t result = 0;
   if (__builtin_sub_overflow(local, offset, &result)) return std::nullopt;
   return result;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros) {
+  return ParseTimestampImpl(s, default_zone_offset_micros, nullptr);
+}
+
+std::optional<int64_t> TimestampParser::Parse(std::string_view s,
+                                              int64_t default_zone_offset_micros) {
+  return ParseTimestampImpl(s, default_zone_offset_micros, &last_);
 }
 
 }  // namespace silt::columnar

@@ -64,4 +64,28 @@ std::optional<int32_t> ParseDate(std::string_view s);
 // space. Region zone ids ("Europe/Paris") and time-only strings yield nullopt.
 std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_offset_micros = 0);
 
+// ParseTimestamp for a column of texts: remembers the fields of the last
+// "yyyy-mm-dd[T ]hh:mm:ss" start it read (the canonical shape, exactly these
+// widths), so a text that starts with the same 19 bytes (events of one
+// batch mostly share their second) skips reading them again. Results are
+// ParseTimestamp's for every text.
+//
+// Thread safety: one parser per thread.
+class TimestampParser {
+ public:
+  std::optional<int64_t> Parse(std::string_view s, int64_t default_zone_offset_micros = 0);
+
+  struct Canonical {
+    char text[19] = {};
+    bool valid = false;
+    int64_t days = 0;
+    int64_t hour = 0;
+    int64_t minute = 0;
+    int64_t second = 0;
+  };
+
+ private:
+  Canonical last_;
+};
+
 }  // namespace silt::columnar

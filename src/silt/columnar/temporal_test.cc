@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace silt::columnar {
 namespace {
@@ -185,6 +186,48 @@ TEST(ParseTimestampTest, FormatThenParseRoundTrips) {
     EXPECT_EQ(ParseTimestamp(FormatTimestampUtc(micros)), micros) << micros;
     EXPECT_EQ(ParseTimestamp(FormatTimestampPlain(micros)), micros) << micros;
   }
+}
+
+TEST(TimestampParserTest, GivesParseTimestampsResultForEveryText) {
+  // One parser over a sequence that repeats, changes and breaks the
+  // remembered "yyyy-mm-ddThh:mm:ss" start: every text reads as
+  // ParseTimestamp reads it alone, under two default offsets.
+  const std::vector<std::string> texts = {
+      "2026-06-22T08:16:00.123Z",
+      "2026-06-22T08:16:00.456Z",
+      "2026-06-22T08:16:00",
+      "2026-06-22T08:16:00 ",
+      "2026-06-22T08:16:001",
+      "2026-06-22T08:16:00+02:00",
+      "2026-06-22 08:16:00.5 UTC",
+      "2026-06-22T08:16:00x",
+      "2026-06-22T08:16:01.000001Z",
+      "  2026-06-22T08:16:01Z",
+      "2026-02-30T08:16:01Z",
+      "2026-02-30T08:16:01Z",
+      "2026-06-22T24:16:01Z",
+      "2026-06-22T24:16:01Z",
+      "2026-06-22T08:16:01.1234567891Z",
+      "2026-06-22",
+      "2026-06-22T08:16:01",
+      "2026-06-22X08:16:01",
+      "2026-6-22T08:16:01",
+      "2026-06-22T08:16:01",
+      "",
+  };
+  for (int64_t offset : {int64_t{0}, int64_t{-3600} * kMicrosPerSecond}) {
+    TimestampParser parser;
+    for (int round = 0; round < 2; ++round) {
+      for (const std::string& text : texts) {
+        EXPECT_EQ(parser.Parse(text, offset), ParseTimestamp(text, offset))
+            << "'" << text << "' at offset " << offset;
+      }
+    }
+  }
+  TimestampParser parser;
+  EXPECT_EQ(parser.Parse("2026-06-22T08:16:00.123456Z"), kSummerMicros);
+  EXPECT_EQ(parser.Parse("2026-06-22T08:16:00.123457Z"), kSummerMicros + 1);
+  EXPECT_EQ(parser.Parse("2026-06-22T08:16:60.123457Z"), std::nullopt);
 }
 
 }  // namespace

@@ -44,6 +44,14 @@ constexpr size_t kWidthSplitIndices = 8192;
 // writer decides whether the dictionary pays off: values repeat more as a
 // chunk goes on, so a small sample would underrate the dictionary.
 constexpr size_t kFirstPageWidthSplitIndices = 65536;
+// A chunk whose first kDictionarySample values hold more than
+// kDictionarySampleDistinct distinct ones starts PLAIN without hashing the
+// rest of its first page (decision 163): such a column (event timestamps,
+// raw JSON payloads) is (nearly) all distinct, so the first page's verdict
+// would drop the dictionary anyway. Either encoding reads the same in every
+// reader, and the statistics do not depend on it.
+constexpr int64_t kDictionarySample = 512;
+constexpr int64_t kDictionarySampleDistinct = kDictionarySample * 15 / 16;
 
 CompressionCodec ToCodec(Compression c) {
   switch (c) {
@@ -542,11 +550,23 @@ class TypedColumnWriter final : public ColumnWriter {
   // the page so far and the page already holds kWidthSplitIndices indices,
   // the page closes first and the slice starts the next one. Closing the
   // chunk's first page may find the dictionary not worth it (FinishPage),
-  // in which case the slice goes PLAIN.
+  // in which case the slice goes PLAIN; so does a chunk whose first
+  // kDictionarySample values are nearly all distinct, found before the rest
+  // are hashed.
   Status AddValues(const T* values, int64_t count) {
     if (use_dictionary_) {
       const size_t before = page_indices_.size();
-      dict_.Encode(values, count, &page_indices_);
+      int64_t sampled = 0;
+      if (dict_pages_ == 0 && before == 0 && dict_.size() == 0 && count >= kDictionarySample) {
+        dict_.Encode(values, kDictionarySample, &page_indices_);
+        sampled = kDictionarySample;
+        if (dict_.size() > kDictionarySampleDistinct) {
+          DictionaryToPlain();
+          AppendPlain(values + sampled, count - sampled, &page_plain_);
+          return Status::OK();
+        }
+      }
+      dict_.Encode(values + sampled, count - sampled, &page_indices_);
       uint32_t slice_max = 0;
       for (size_t i = before; i < page_indices_.size(); ++i) {
         slice_max = std::max(slice_max, page_indices_[i]);

@@ -461,6 +461,42 @@ TEST(ParquetFileTest, DistinctValuesAreWrittenPlainNotThroughADictionary) {
   ExpectColumnsEqual(*batch->column(1), *actual->column(1), "kind");
 }
 
+TEST(ParquetFileTest, AChunkWhoseFirstValuesAreDistinctStartsPlain) {
+  // The first 512 values decide before the rest of the first page is
+  // hashed (decision 163): `payload` opens with 600 distinct strings and
+  // then repeats three, so its whole first page would favour a dictionary,
+  // but the sample starts it PLAIN. `mostly` repeats within the sample
+  // (one value in eight is new) and keeps its dictionary.
+  auto fs = fs::MakeMemoryFileSystem();
+  SchemaPtr schema = DataType::Struct(
+      {{"payload", DataType::String(), true}, {"mostly", DataType::String(), false}});
+  auto batch = std::make_shared<RecordBatch>();
+  batch->schema = schema;
+  batch->num_rows = 20000;
+  ColumnBuilder payload(DataType::String());
+  ColumnBuilder mostly(DataType::String());
+  for (int i = 0; i < 20000; ++i) {
+    payload.AppendString(i < 600 ? "{\"n\":" + std::to_string(i * 7) + "}"
+                                 : std::string(i % 3 == 0 ? "{}" : "{\"on\":true}"));
+    mostly.AppendString("value-" + std::to_string(i % 8 == 0 ? i : i % 5));
+  }
+  batch->columns = {payload.Finish(), mostly.Finish()};
+  const std::string file =
+      WriteFile(fs.get(), "/t/sample.parquet", schema, {batch}, WriterOptions());
+  FileMetaData md = Footer(file);
+  ASSERT_EQ(md.row_groups.size(), 1u);
+  const ColumnMetaData& p = *md.row_groups[0].columns[0].meta_data;
+  EXPECT_FALSE(p.dictionary_page_offset.has_value());
+  for (const PageEncodingStats& st : p.encoding_stats) EXPECT_EQ(st.encoding, Encoding::kPlain);
+  const ColumnMetaData& m = *md.row_groups[0].columns[1].meta_data;
+  EXPECT_TRUE(m.dictionary_page_offset.has_value());
+
+  RecordBatchPtr actual = ReadAll(fs.get(), "/t/sample.parquet");
+  ASSERT_NE(actual, nullptr);
+  ExpectColumnsEqual(*batch->column(0), *actual->column(0), "payload");
+  ExpectColumnsEqual(*batch->column(1), *actual->column(1), "mostly");
+}
+
 TEST(ParquetFileTest, DictionaryPagesStoreIndicesAtTheirOwnWidth) {
   // Each value twice, in growing order: the dictionary grows all along, so
   // early pages need fewer bits per index than late ones. The writer closes

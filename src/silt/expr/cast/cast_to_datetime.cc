@@ -100,14 +100,17 @@ Result<ColumnPtr> CastToTimestamp(const CastCtx& c, const Column& in) {
       default: break;
     }
   }
+  // One memo for the column: its texts mostly share their second.
+  columnar::TimestampParser parser;
   switch (c.from.id()) {
     case TypeId::kString:
-      return MapToFixed<int64_t>(c, in, StringReader(in), [offset](std::string_view s, int64_t* o) {
-        std::optional<int64_t> micros = columnar::ParseTimestamp(s, offset);
-        if (!micros) return Conv::kInvalid;
-        *o = *micros;
-        return Conv::kOk;
-      });
+      return MapToFixed<int64_t>(c, in, StringReader(in),
+                                 [offset, &parser](std::string_view s, int64_t* o) {
+                                   std::optional<int64_t> micros = parser.Parse(s, offset);
+                                   if (!micros) return Conv::kInvalid;
+                                   *o = *micros;
+                                   return Conv::kOk;
+                                 });
     case TypeId::kDate:
       return MapToFixed<int64_t>(c, in, FixedReader<int32_t>(in),
                                  [offset](int32_t days, int64_t* o) {
