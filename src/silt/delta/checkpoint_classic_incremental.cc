@@ -12,6 +12,7 @@
 #include "silt/columnar/builder.h"
 #include "silt/delta/checkpoint_writer_internal.h"
 #include "silt/delta/table_properties.h"
+#include "silt/fs/page_cache.h"
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/file_writer.h"
 #include "silt/parquet/row_group_copy.h"
@@ -266,6 +267,11 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
   plan->num_row_groups = copier->num_row_groups();
   const int64_t num_rows = copier->num_rows();
   SILT_ASSIGN_OR_RETURN_CTX(info.size_in_bytes, copier->Close(), "writing checkpoint ", info.path);
+  // The previous checkpoint is never read again by this writer (the next
+  // one copies from this one): its pages leave the page cache now, so that
+  // the table's checkpoints (each the size of the table state, written every
+  // few seconds by a fast stream) do not fill the machine's memory.
+  if (prev) fs::DropCachedPages(fs, prev->path);
   info.num_actions = num_rows;
   info.num_add_files = snapshot.num_files();
   info.file_actions_encoded = static_cast<int64_t>(pending.size());

@@ -25,6 +25,7 @@
 #include <system_error>
 
 #include "silt/fs/file_system.h"
+#include "silt/fs/page_cache.h"
 #include "silt/fs/path_internal.h"
 
 namespace silt::fs {
@@ -505,5 +506,14 @@ class LocalFileSystem final : public FileSystem {
 }  // namespace
 
 FileSystemPtr MakeLocalFileSystem() { return std::make_shared<LocalFileSystem>(); }
+
+void DropCachedPages(FileSystem* fs, const std::string& path) {
+  if (fs == nullptr || fs->name() != "local") return;
+  Result<std::string> local = ToLocalPath(path);
+  if (!local.ok()) return;
+  ScopedFd fd(::open(local->c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+}
 
 }  // namespace silt::fs

@@ -1,8 +1,12 @@
 // Behaviour specific to the local file system: POSIX error messages, temp
 // files, "file://" paths, and put-if-absent across processes.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +14,7 @@
 #include <filesystem>
 
 #include "silt/fs/file_system.h"
+#include "silt/fs/page_cache.h"
 #include "silt/testing/gtest_util.h"
 #include "silt/testing/temp_dir.h"
 
@@ -46,6 +51,48 @@ TEST_F(LocalFileSystemTest, WritingUnderAFileIsAnIOErrorNamingThePath) {
   Status st = fs_->WriteFile(Path("plain/child"), "y");
   EXPECT_EQ(st.code(), StatusCode::kIOError) << st.ToString();
   EXPECT_NE(st.message().find(Path("plain")), std::string::npos) << st.ToString();
+}
+
+// Pages of `path` in the page cache (mincore over a mapping of it).
+int64_t ResidentPages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  ::fstat(fd, &st);
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return -1;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  int64_t count = -1;
+  if (::mincore(map, size, resident.data()) == 0) {
+    count = std::count_if(resident.begin(), resident.end(), [](unsigned char c) { return c & 1; });
+  }
+  ::munmap(map, size);
+  return count;
+}
+
+TEST_F(LocalFileSystemTest, DropCachedPagesEvictsAReadFile) {
+  struct statfs fs_info;
+  ASSERT_EQ(::statfs(dir_.path().c_str(), &fs_info), 0);
+  if (fs_info.f_type == TMPFS_MAGIC) GTEST_SKIP() << "tmpfs keeps its pages";
+  const std::string path = Path("big");
+  ASSERT_OK(fs_->WriteFile(path, std::string(1 << 20, 'x')));  // synced: clean pages
+  ASSERT_OK_AND_ASSIGN(std::string bytes, fs_->ReadFile(path));
+  ASSERT_EQ(bytes.size(), 1u << 20);
+  ASSERT_GT(ResidentPages(path), 0);
+  DropCachedPages(fs_.get(), path);
+  EXPECT_EQ(ResidentPages(path), 0);
+  // Still readable: the pages come back from the disk.
+  ASSERT_OK_AND_ASSIGN(bytes, fs_->ReadFile(path));
+  EXPECT_EQ(bytes.size(), 1u << 20);
+  // Another file system's files are left alone (a memory one has no cache).
+  FileSystemPtr memory = MakeMemoryFileSystem();
+  ASSERT_OK(memory->WriteFile("/m", "abc"));
+  DropCachedPages(memory.get(), "/m");
+  ASSERT_OK_AND_ASSIGN(bytes, memory->ReadFile("/m"));
+  EXPECT_EQ(bytes, "abc");
 }
 
 TEST_F(LocalFileSystemTest, AcceptsFileUris) {
