@@ -227,6 +227,31 @@ TEST_F(ClassicIncrementalTest, BackgroundCheckpointsAreDroppedByTheNextCommit) {
   EXPECT_GT(plan->num_frozen_groups, 0u);
 }
 
+// A state someone else still holds (the background checkpoint's task, a
+// reader) is copied without its files, never emptied under its holder.
+TEST_F(ClassicIncrementalTest, ElidingASharedStateLeavesItWhole) {
+  for (int b = 0; b < kInterval; ++b) ASSERT_OK(Append(5));
+  ASSERT_TRUE(state_->files_elided());
+  const int64_t version = state_->version();
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr whole, table_->LatestSnapshot());
+  ASSERT_EQ(whole->version(), version);
+  ASSERT_FALSE(whole->files_elided());
+  ASSERT_EQ(static_cast<int64_t>(whole->files().size()), next_);
+  SnapshotPtr held = whole;  // a second reference
+  SnapshotPtr elided = table_->ElideClassicCheckpointedFiles(whole);
+  ASSERT_NE(elided, held);
+  EXPECT_TRUE(elided->files_elided());
+  EXPECT_EQ(elided->elided_since(), version);
+  EXPECT_TRUE(elided->files().empty());
+  EXPECT_EQ(elided->num_files(), next_);
+  EXPECT_EQ(elided->version(), version);
+  EXPECT_EQ(elided->TxnVersion("q"), batch_ - 1);
+  EXPECT_EQ(elided->metadata().id, held->metadata().id);
+  // The holder's state is untouched.
+  EXPECT_FALSE(held->files_elided());
+  EXPECT_EQ(static_cast<int64_t>(held->files().size()), next_);
+}
+
 TEST_F(ClassicIncrementalTest, FallsBackToTheWholeStateWhenItMust) {
   for (int b = 0; b < 8; ++b) ASSERT_OK(Append(3));  // checkpoints at 4 and 8
   ASSERT_TRUE(state_->files_elided());

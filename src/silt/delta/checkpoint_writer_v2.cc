@@ -568,14 +568,8 @@ SnapshotPtr DeltaTable::ElideCheckpointedFiles(SnapshotPtr snapshot) const {
     // being emptied.
     elided = std::const_pointer_cast<Snapshot>(std::move(snapshot));
   } else {
-    elided = std::make_shared<Snapshot>();
-    elided->version_ = snapshot->version_;
-    elided->timestamp_ms_ = snapshot->timestamp_ms_;
-    elided->protocol_ = snapshot->protocol_;
-    elided->metadata_ = snapshot->metadata_;
-    elided->txns_ = snapshot->txns_;
-    elided->domains_ = snapshot->domains_;
-    elided->plain_paths_ = snapshot->plain_paths_;
+    // Shared: a copy of everything but the files (no tombstones to copy).
+    elided = std::const_pointer_cast<Snapshot>(snapshot->WithFiles({}));
     elided->elided_files_ = snapshot->num_files();
     elided->elided_since_ = elided->version_;
     return elided;

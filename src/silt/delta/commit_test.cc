@@ -727,6 +727,23 @@ TEST_F(CommitTest, AnAppenderWithV2CheckpointsHoldsOnlyTheFilesSinceTheLastCheck
     most_held = std::max<int64_t>(most_held, static_cast<int64_t>(state->files().size()));
   }
   EXPECT_LE(most_held, 8);
+  // A state someone else still holds (a reader, the background checkpoint's
+  // task) is copied without its files, never emptied under its holder.
+  {
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr whole, table_->LatestSnapshot());
+    ASSERT_EQ(whole->version(), 64);
+    ASSERT_FALSE(whole->files_elided());
+    SnapshotPtr held = whole;
+    SnapshotPtr elided = table_->ElideCheckpointedFiles(whole);
+    ASSERT_NE(elided, held);
+    EXPECT_TRUE(elided->files_elided());
+    EXPECT_EQ(elided->elided_since(), 64);
+    EXPECT_TRUE(elided->files().empty());
+    EXPECT_EQ(elided->num_files(), added);
+    EXPECT_EQ(elided->TxnVersion("q"), 63);
+    EXPECT_EQ(static_cast<int64_t>(held->files().size()), added);
+    EXPECT_FALSE(held->files_elided());
+  }
   // The last checkpoint (version 64) alone gives the table's files, in few
   // sidecars (the newest ones merge as a binary counter).
   ASSERT_OK_AND_ASSIGN(std::vector<fs::FileInfo> log, fs_->ListDir("/t/_delta_log"));
