@@ -81,6 +81,8 @@ class Snapshot {
 
  private:
   friend class DeltaTable;
+  // WithFiles (table.cc) copies every member but files_ by name: a member
+  // added here must be added there too.
   int64_t version_ = -1;
   int64_t timestamp_ms_ = 0;
   Protocol protocol_;
