@@ -19,15 +19,6 @@ constexpr std::array<bool, 256> MakePlainTable() {
 }
 constexpr std::array<bool, 256> kPlain = MakePlainTable();
 
-// The escapes of one character after the backslash.
-constexpr std::array<bool, 256> MakeShortEscapeTable() {
-  std::array<bool, 256> table{};
-  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'})
-    table[static_cast<unsigned char>(c)] = true;
-  return table;
-}
-constexpr std::array<bool, 256> kShortEscape = MakeShortEscapeTable();
-
 constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -95,43 +86,31 @@ class Cursor {
     return true;
   }
 
-  // After the opening quote: the string's raw bytes up to the closing quote.
-  bool String(std::string_view* raw, bool* escaped) {
+  // After the opening quote: the string's value up to the closing quote.
+  // Without an escape it is a view of the text; with one, it is decoded
+  // into the buffer at *write (advanced past it) in the same pass, or,
+  // when write is null (keys), refused.
+  bool String(std::string_view* value, bool* escaped, char** write) {
     const char* start = pos_;
     *escaped = false;
-    while (true) {
-      // Eight bytes at a time up to the first byte that is not plain (byte
-      // by byte near the end of the text).
-      if (end_ - pos_ >= 8) {
-        const uint64_t special = SpecialBytes(Load64(pos_));
-        if (special == 0) {
-          pos_ += 8;
-          continue;
-        }
-        pos_ += std::countr_zero(special) >> 3;
-      } else {
-        while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) ++pos_;
-        if (pos_ == end_) return false;
-      }
-      if (*pos_ == '"') break;
-      if (*pos_ != '\\' || end_ - pos_ < 2) return false;
-      *escaped = true;
-      if (kShortEscape[static_cast<unsigned char>(pos_[1])]) {
-        pos_ += 2;
-        continue;
-      }
-      if (pos_[1] != 'u' || end_ - pos_ < 6) return false;
-      int unit = 0;
-      for (int digit = 2; digit < 6; ++digit) {
-        const int value = HexValue(pos_[digit]);
-        if (value < 0) return false;
-        unit = unit * 16 + value;
-      }
-      // Surrogates (paired or not) are left to the DOM path.
-      if (unit >= 0xD800 && unit <= 0xDFFF) return false;
-      pos_ += 6;
+    if (!PlainRun()) return false;
+    if (*pos_ == '"') {
+      *value = std::string_view(start, static_cast<size_t>(pos_ - start));
+      ++pos_;
+      return true;
     }
-    *raw = std::string_view(start, static_cast<size_t>(pos_ - start));
+    if (write == nullptr) return false;
+    *escaped = true;
+    char* const out = *write;
+    std::memcpy(out, start, static_cast<size_t>(pos_ - start));
+    char* w = out + (pos_ - start);
+    while (*pos_ == '\\') {
+      if (!Escape(&w)) return false;
+      if (!PlainRun(&w)) return false;
+    }
+    if (*pos_ != '"') return false;
+    *value = std::string_view(out, static_cast<size_t>(w - out));
+    *write = w;
     ++pos_;
     return true;
   }
@@ -208,6 +187,77 @@ class Cursor {
   }
 
  private:
+  // Moves to the first byte that is not plain (eight bytes at a time, byte
+  // by byte near the end of the text); false at the end of the text. With
+  // `write`, the plain bytes are copied there too (a whole word may be
+  // stored past the run: the buffer has room, see Scan()).
+  bool PlainRun(char** write = nullptr) {
+    while (true) {
+      if (end_ - pos_ >= 8) {
+        const uint64_t word = Load64(pos_);
+        const uint64_t special = SpecialBytes(word);
+        if (write != nullptr) Store64(*write, word);
+        if (special == 0) {
+          pos_ += 8;
+          if (write != nullptr) *write += 8;
+          continue;
+        }
+        const int plain = std::countr_zero(special) >> 3;
+        pos_ += plain;
+        if (write != nullptr) *write += plain;
+        return true;
+      }
+      while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) {
+        if (write != nullptr) *(*write)++ = *pos_;
+        ++pos_;
+      }
+      return pos_ != end_;
+    }
+  }
+
+  // At a backslash: validates one escape and writes its UTF-8 bytes.
+  // Surrogates (paired or not) are refused: the DOM path reads them.
+  bool Escape(char** write) {
+    if (end_ - pos_ < 2) return false;
+    const char c = pos_[1];
+    char*& w = *write;
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/': *w++ = c; break;
+      case 'b': *w++ = '\b'; break;
+      case 'f': *w++ = '\f'; break;
+      case 'n': *w++ = '\n'; break;
+      case 'r': *w++ = '\r'; break;
+      case 't': *w++ = '\t'; break;
+      case 'u': {
+        if (end_ - pos_ < 6) return false;
+        int unit = 0;
+        for (int digit = 2; digit < 6; ++digit) {
+          const int value = HexValue(pos_[digit]);
+          if (value < 0) return false;
+          unit = unit * 16 + value;
+        }
+        if (unit >= 0xD800 && unit <= 0xDFFF) return false;
+        if (unit < 0x80) {
+          *w++ = static_cast<char>(unit);
+        } else if (unit < 0x800) {
+          *w++ = static_cast<char>(0xC0 | (unit >> 6));
+          *w++ = static_cast<char>(0x80 | (unit & 0x3F));
+        } else {
+          *w++ = static_cast<char>(0xE0 | (unit >> 12));
+          *w++ = static_cast<char>(0x80 | ((unit >> 6) & 0x3F));
+          *w++ = static_cast<char>(0x80 | (unit & 0x3F));
+        }
+        pos_ += 6;
+        return true;
+      }
+      default: return false;
+    }
+    pos_ += 2;
+    return true;
+  }
+
   const char* pos_;
   const char* end_;
 };
@@ -216,6 +266,10 @@ class Cursor {
 
 bool FlatObjectScanner::Scan(std::string_view text) {
   members_.clear();
+  // Decoded strings are never longer than their text; the slack takes the
+  // whole words PlainRun() stores past a run.
+  if (decoded_.size() < text.size() + 8) decoded_.resize(text.size() * 2 + 8);
+  char* write = decoded_.data();
   Cursor cursor(text);
   cursor.SkipSpace();
   if (!cursor.Consume('{')) return false;
@@ -224,7 +278,7 @@ bool FlatObjectScanner::Scan(std::string_view text) {
     while (true) {
       FlatMember& member = members_.emplace_back();
       bool escaped = false;
-      if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped) || escaped) return false;
+      if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped, nullptr)) return false;
       cursor.SkipSpace();
       if (!cursor.Consume(':')) return false;
       cursor.SkipSpace();
@@ -232,7 +286,7 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       switch (cursor.peek()) {
         case '"':
           cursor.Consume('"');
-          if (!cursor.String(&member.text, &member.escaped)) return false;
+          if (!cursor.String(&member.text, &member.escaped, &write)) return false;
           member.kind = FlatKind::kString;
           break;
         case 't':
@@ -259,64 +313,6 @@ bool FlatObjectScanner::Scan(std::string_view text) {
   }
   cursor.SkipSpace();
   return cursor.at_end();
-}
-
-size_t Unescape(std::string_view raw, char* out) {
-  const char* pos = raw.data();
-  const char* end = pos + raw.size();
-  char* write = out;
-  // The output never runs ahead of the input, so a whole word may be
-  // stored wherever one can be loaded.
-  while (pos != end) {
-    if (end - pos >= 8) {
-      const uint64_t word = Load64(pos);
-      const uint64_t slashes = BytesEqual(word, '\\');
-      Store64(write, word);
-      if (slashes == 0) {
-        pos += 8;
-        write += 8;
-        continue;
-      }
-      const int plain = std::countr_zero(slashes) >> 3;
-      pos += plain;
-      write += plain;
-    } else if (*pos != '\\') {
-      *write++ = *pos++;
-      continue;
-    }
-    const char c = pos[1];
-    pos += 2;
-    switch (c) {
-      case 'b': *write++ = '\b'; break;
-      case 'f': *write++ = '\f'; break;
-      case 'n': *write++ = '\n'; break;
-      case 'r': *write++ = '\r'; break;
-      case 't': *write++ = '\t'; break;
-      case 'u': {
-        int unit = 0;
-        for (int digit = 0; digit < 4; ++digit) unit = unit * 16 + HexValue(pos[digit]);
-        pos += 4;
-        if (unit < 0x80) {
-          *write++ = static_cast<char>(unit);
-        } else if (unit < 0x800) {
-          *write++ = static_cast<char>(0xC0 | (unit >> 6));
-          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
-        } else {
-          *write++ = static_cast<char>(0xE0 | (unit >> 12));
-          *write++ = static_cast<char>(0x80 | ((unit >> 6) & 0x3F));
-          *write++ = static_cast<char>(0x80 | (unit & 0x3F));
-        }
-        break;
-      }
-      default: *write++ = c; break;  // '"', '\\', '/'
-    }
-  }
-  return static_cast<size_t>(write - out);
-}
-
-std::string_view Unescaper::Decode(std::string_view raw) {
-  if (buffer_.size() < raw.size()) buffer_.resize(raw.size() * 2);
-  return std::string_view(buffer_.data(), Unescape(raw, buffer_.data()));
 }
 
 }  // namespace silt::json::internal

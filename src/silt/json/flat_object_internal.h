@@ -15,7 +15,8 @@
 // what the DOM path gives.
 //
 // Thread safety: one scanner per thread. Views returned point into the
-// scanned text (or, for Unescape, into the caller's buffer).
+// scanned text or, for a string with escapes, into the scanner's buffer:
+// valid until the next Scan() and while the text lives.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +31,9 @@ enum class FlatKind : uint8_t { kNull, kTrue, kFalse, kString, kInt64, kDouble }
 struct FlatMember {
   std::string_view key;
   FlatKind kind = FlatKind::kNull;
-  // kString: the bytes between the quotes, escapes not decoded (see
-  // escaped); kInt64 / kDouble: the number's text.
+  // kString: the string's value, escapes decoded to UTF-8 in the same pass
+  // that validates them (a view of the text between the quotes when it has
+  // no escape, escaped false); kInt64 / kDouble: the number's text.
   std::string_view text;
   bool escaped = false;
   int64_t int_value = 0;
@@ -50,22 +52,7 @@ class FlatObjectScanner {
 
  private:
   std::vector<FlatMember> members_;
-};
-
-// Writes the decoded value of a kString member's raw text (its escapes
-// resolved) to `out` and returns its length, never more than raw.size().
-// REQUIRES: `raw` came from a successful Scan() (surrogate escapes never
-// reach here: Scan() refuses them); `out` has room for raw.size() bytes.
-size_t Unescape(std::string_view raw, char* out);
-
-// Unescape() into a buffer kept across calls.
-class Unescaper {
- public:
-  // The decoded text, valid until the next Decode().
-  std::string_view Decode(std::string_view raw);
-
- private:
-  std::string buffer_;
+  std::string decoded_;  // the decoded values of strings with escapes
 };
 
 }  // namespace silt::json::internal

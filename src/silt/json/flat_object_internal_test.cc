@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "silt/columnar/builder.h"
@@ -36,8 +37,7 @@ TEST(FlatObjectScannerTest, ReadsTheSeedPayloadMemberByMember) {
   EXPECT_EQ(members[0].double_value, 84.3);
   EXPECT_EQ(members[1].kind, FlatKind::kString);
   EXPECT_TRUE(members[1].escaped);
-  internal::Unescaper unescaper;
-  EXPECT_EQ(unescaper.Decode(members[1].text), "O\"N");
+  EXPECT_EQ(members[1].text, "O\"N");
   EXPECT_EQ(members[2].kind, FlatKind::kInt64);
   EXPECT_EQ(members[2].int_value, -12);
   EXPECT_EQ(members[3].kind, FlatKind::kTrue);
@@ -108,15 +108,38 @@ TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
   }
 }
 
-TEST(FlatObjectScannerTest, UnescapesToUtf8) {
-  internal::Unescaper unescaper;
-  // Short and long texts: the word-at-a-time and the byte-at-a-time loops.
-  EXPECT_EQ(unescaper.Decode(R"(a\"b)"), "a\"b");
-  EXPECT_EQ(unescaper.Decode(R"(plain text, no escapes at all)"), "plain text, no escapes at all");
-  EXPECT_EQ(unescaper.Decode(R"({\"power\":84.3,\"state\":\"ON\"})"),
-            R"({"power":84.3,"state":"ON"})");
-  EXPECT_EQ(unescaper.Decode(R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)"),
-            std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18));
+TEST(FlatObjectScannerTest, DecodesEscapesToUtf8InTheScan) {
+  // Short and long texts (the word-at-a-time and the byte-at-a-time loops),
+  // an escape at either end, and several escaped values in one object,
+  // each decoded after the previous one in the scanner's buffer.
+  FlatObjectScanner scanner;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"(a\"b)", "a\"b"},
+      {R"(plain text, no escapes at all)", "plain text, no escapes at all"},
+      {R"({\"power\":84.3,\"state\":\"ON\"})", R"({"power":84.3,"state":"ON"})"},
+      {R"(\")", "\""},
+      {R"(\\\\)", "\\\\"},
+      {R"(0123456789abcdef\n)", "0123456789abcdef\n"},
+      {R"(a\\b\/c\b\f\n\r\t\u0041\u00e9\u20ac\u0000z)",
+       std::string("a\\b/c\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\0z", 18)},
+  };
+  std::string all = "{";
+  for (size_t case_idx = 0; case_idx < cases.size(); ++case_idx) {
+    const auto& [raw, decoded] = cases[case_idx];
+    // Views of unescaped values point into the text: it must outlive them.
+    const std::string text = "{\"k\":\"" + raw + "\"}";
+    ASSERT_TRUE(scanner.Scan(text)) << raw;
+    EXPECT_EQ(scanner.members()[0].text, decoded) << raw;
+    EXPECT_EQ(scanner.members()[0].escaped, raw.find('\\') != std::string::npos) << raw;
+    if (case_idx > 0) all += ",";
+    all += "\"k" + std::to_string(case_idx) + "\":\"" + raw + "\"";
+  }
+  all += "}";
+  ASSERT_TRUE(scanner.Scan(all));
+  ASSERT_EQ(scanner.members().size(), cases.size());
+  for (size_t case_idx = 0; case_idx < cases.size(); ++case_idx) {
+    EXPECT_EQ(scanner.members()[case_idx].text, cases[case_idx].second) << cases[case_idx].first;
+  }
 }
 
 // A row of a string or captured result column as text ("null", "s:<text>",
@@ -172,6 +195,15 @@ const Rows kCorpus = {
     std::nullopt,
     R"({})",
     R"({"power":1.7976931348623157e308,"voltage":4.9e-324,"current":2.2250738585072014e-308})",
+    // Several escaped values in one row (decoded one after another in the
+    // scanner's buffer), long runs between escapes, and escapes that turn
+    // out invalid after decoding has started.
+    R"({"state":"{\"power\":84.3,\"state\":\"ON\",\"linkquality\":248}","power":"x\ny\\z a run longer than a word\t","battery":"\u0041\u0042plain text after"})",
+    R"({"state":"a long run before the escape \n then a bad one \q"})",
+    R"({"state":"a long run before the escape \n then a surrogate \ud800"})",
+    R"({"state":"a long run before the escape \n then a raw control)"
+    "\x01"
+    R"("})",
 };
 
 const std::vector<std::string> kKeyPaths = {"$.power",   "$.voltage", "$.current",

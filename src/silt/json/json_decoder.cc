@@ -308,7 +308,6 @@ struct JsonDecoder::Impl {
   // not files: flat objects of string and null members take DecodeFlat.
   bool flat_strings = false;
   internal::FlatObjectScanner scanner;
-  internal::Unescaper unescaper;
   std::vector<int> flat_member;  // per field: its member in scanner, or -1
 
   template <typename RowText>
@@ -507,7 +506,7 @@ bool JsonDecoder::Impl::DecodeFlat() {
       continue;
     }
     const internal::FlatMember& member = members[static_cast<size_t>(slot)];
-    builder->AppendString(member.escaped ? unescaper.Decode(member.text) : member.text);
+    builder->AppendString(member.text);
   }
   root_builder->AppendValid();
   return true;

@@ -400,8 +400,7 @@ class KeyNames {
 // them, the first non-null member of each name, strings unquoted, numbers
 // and booleans captured or re-printed.
 void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
-                    const std::vector<PathProgram*>& keys, KeyNames* names,
-                    internal::Unescaper* unescaper) {
+                    const std::vector<PathProgram*>& keys, KeyNames* names) {
   const std::vector<const internal::FlatMember*>& first = names->FirstMembers(members);
   for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
     PathProgram* program = keys[key_idx];
@@ -412,7 +411,7 @@ void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
       continue;
     }
     if (found->kind == internal::FlatKind::kString) {
-      results.Text(found->escaped ? unescaper->Decode(found->text) : found->text);
+      results.Text(found->text);
       continue;
     }
     CapturedKind kind = CapturedKind::kBool;
@@ -447,7 +446,6 @@ struct JsonMultiPathEvaluator::Impl {
   // Hive's parser features: single quotes and raw control characters.
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
   internal::FlatObjectScanner scanner;
-  internal::Unescaper unescaper;
   KeyNames key_names;
 };
 
@@ -557,7 +555,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     }
     const std::string_view text = json_strings.StringValue(row_idx);
     if (scan_flat && impl.scanner.Scan(text)) {
-      AppendFlatKeys(impl.scanner.members(), keys, &impl.key_names, &impl.unescaper);
+      AppendFlatKeys(impl.scanner.members(), keys, &impl.key_names);
       continue;
     }
     dom::element root;
