@@ -49,11 +49,19 @@ uint64_t BytesEqual(uint64_t word, uint8_t byte) {
 // The high bit of each byte of `word` that ends a plain run: a control
 // character, '"', '\\' or a non-ASCII byte (lowest set bit exact).
 uint64_t SpecialBytes(uint64_t word) {
-  const uint64_t control = (word - kOnes * 0x20) & ~word & kHighBits;
-  return control | BytesEqual(word, '"') | BytesEqual(word, '\\') | (word & kHighBits);
+  // A byte below 0x20 borrows into its high bit when 0x20 is subtracted; a
+  // non-ASCII byte has it already: (a & ~word) | word == a | word.
+  const uint64_t control_or_high = ((word - kOnes * 0x20) | word) & kHighBits;
+  return control_or_high | BytesEqual(word, '"') | BytesEqual(word, '\\');
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+// JSON white space: ' ', '\t', '\n', '\r' (any byte above ' ' is not, one
+// test for the usual byte).
+bool IsSpace(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte <= ' ' &&
+         ((1ULL << byte) & ((1ULL << ' ') | (1ULL << '\t') | (1ULL << '\n') | (1ULL << '\r'))) != 0;
+}
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 int HexValue(char c) {
@@ -76,6 +84,12 @@ class Cursor {
     if (pos_ == end_ || *pos_ != c) return false;
     ++pos_;
     return true;
+  }
+  // White space, then `c`: compact JSON has none, so `c` is tried first.
+  bool SkipSpaceAndConsume(char c) {
+    if (Consume(c)) return true;
+    SkipSpace();
+    return Consume(c);
   }
   bool ConsumeWord(std::string_view word) {
     if (static_cast<size_t>(end_ - pos_) < word.size() ||
@@ -279,8 +293,7 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       FlatMember& member = members_.emplace_back();
       bool escaped = false;
       if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped, nullptr)) return false;
-      cursor.SkipSpace();
-      if (!cursor.Consume(':')) return false;
+      if (!cursor.SkipSpaceAndConsume(':')) return false;
       cursor.SkipSpace();
       if (cursor.at_end()) return false;
       switch (cursor.peek()) {
@@ -305,10 +318,12 @@ bool FlatObjectScanner::Scan(std::string_view text) {
           if (!cursor.Number(&member)) return false;
           break;
       }
-      cursor.SkipSpace();
+      if (cursor.SkipSpaceAndConsume(',')) {
+        cursor.SkipSpace();
+        continue;
+      }
       if (cursor.Consume('}')) break;
-      if (!cursor.Consume(',')) return false;
-      cursor.SkipSpace();
+      return false;
     }
   }
   cursor.SkipSpace();

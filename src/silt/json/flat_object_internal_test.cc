@@ -90,6 +90,23 @@ TEST(FlatObjectScannerTest, LeavesEverythingOutsideItsSubsetToTheDomPath) {
   }
 }
 
+TEST(FlatObjectScannerTest, SameKeyIsStringEquality) {
+  // Every length up to past the 16-byte loads, equal and differing at each
+  // position (first, middle, last byte), as std::string_view's == gives.
+  for (size_t n = 0; n <= 20; ++n) {
+    std::string a;
+    for (size_t i = 0; i < n; ++i) a += static_cast<char>('a' + i);
+    const std::string same = a;
+    EXPECT_TRUE(internal::SameKey(a, same)) << n;
+    EXPECT_FALSE(internal::SameKey(a, a + "x")) << n;
+    for (size_t pos = 0; pos < n; ++pos) {
+      std::string b = a;
+      b[pos] = '#';
+      EXPECT_FALSE(internal::SameKey(a, b)) << n << " at " << pos;
+    }
+  }
+}
+
 TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
   // Texts for the exact fast path and for from_chars (long mantissas,
   // large exponents, subnormals).

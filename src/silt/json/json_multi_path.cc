@@ -362,7 +362,7 @@ class KeyNames {
     for (size_t slot = Hash(key) & mask_;; slot = (slot + 1) & mask_) {
       const int index = slots_[slot];
       if (index < 0) return -1;
-      if (distinct_[static_cast<size_t>(index)] == key) return index;
+      if (internal::SameKey(distinct_[static_cast<size_t>(index)], key)) return index;
     }
   }
 
