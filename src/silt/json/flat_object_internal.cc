@@ -235,6 +235,13 @@ class Cursor {
     if (end_ - pos_ < 2) return false;
     const char c = pos_[1];
     char*& w = *write;
+    // An escaped quote first: a JSON document inside a string has two per
+    // key (the seed's payload inside its envelope).
+    if (c == '"') {
+      *w++ = c;
+      pos_ += 2;
+      return true;
+    }
     switch (c) {
       case '"':
       case '\\':
