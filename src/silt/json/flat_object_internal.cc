@@ -166,7 +166,12 @@ class Cursor {
       if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) negative = *pos_++ == '-';
       if (pos_ == end_ || !IsDigit(*pos_)) return false;
       const char* exponent_digits = pos_;
-      while (pos_ != end_ && IsDigit(*pos_)) exponent = exponent * 10 + (*pos_++ - '0');
+      // Only a short exponent's value is used (small_exponent below): a
+      // long one is not accumulated, so it cannot overflow.
+      while (pos_ != end_ && IsDigit(*pos_)) {
+        if (pos_ - exponent_digits < 4) exponent = exponent * 10 + (*pos_ - '0');
+        ++pos_;
+      }
       small_exponent = pos_ - exponent_digits <= 3;
       if (negative) exponent = -exponent;
     }

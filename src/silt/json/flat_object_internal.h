@@ -1,7 +1,8 @@
 // FlatObjectScanner: a single-pass reader for the everyday shape of an event
 // document, a JSON object whose members are all scalars (the seed's
 // envelope and its payload), that hands back each member's key and value
-// text without building a simdjson DOM tape or copying the text.
+// without building a simdjson DOM tape: text is copied only for a string
+// with escapes, decoded in the pass that validates it (decision 177).
 //
 // It reads only a strict subset of JSON on which simdjson's DOM (DomReader)
 // and Jackson agree: printable ASCII outside escapes, keys without escapes,

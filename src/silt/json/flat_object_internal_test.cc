@@ -71,6 +71,7 @@ TEST(FlatObjectScannerTest, LeavesEverythingOutsideItsSubsetToTheDomPath) {
            R"({"a":+1})",
            R"({"a":1e})",
            R"({"a":1e400})",
+           R"({"a":1e1234567890123456789012})",
            R"({"a":1234567890123456789})",
            R"({"a":0.1234567890123456789012345})",
            R"({"a":NaN})",
@@ -114,7 +115,9 @@ TEST(FlatObjectScannerTest, DoublesRoundAsStrtodDoes) {
   for (const char* number :
        {"0.1", "84.3", "230.1", "-0.0", "1e22", "1e23", "1.5e-10", "0.000001", "123456789.012345",
         "1234567890.1234567", "9007199254740993.0", "4.9e-324", "2.2250738585072014e-308",
-        "1.7976931348623157e308", "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23"}) {
+        "1.7976931348623157e308", "3.141592653589793238", "-12.5E+3", "7e-22", "7e-23",
+        // An exponent of many digits (not accumulated past four).
+        "1e00000000000000000001", "5e-0000000000000000003"}) {
     const std::string text = std::string(R"({"x":)") + number + "}";
     ASSERT_TRUE(scanner.Scan(text)) << number;
     ASSERT_EQ(scanner.members()[0].kind, FlatKind::kDouble) << number;
