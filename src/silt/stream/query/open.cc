@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -69,6 +70,19 @@ Result<state::StateStoreOptions> StateStoreOptionsForJob(
   return options;
 }
 
+// Sets `*out` from the Spark conf `key` when the job sets it (true or
+// false, any case); leaves it when not. Errors: InvalidArgument for any
+// other value.
+Status BoolConf(const std::map<std::string, std::string>& conf, std::string_view key, bool* out) {
+  auto it = conf.find(std::string(key));
+  if (it == conf.end()) return Status::OK();
+  if (!EqualsIgnoreCase(it->second, "true") && !EqualsIgnoreCase(it->second, "false")) {
+    return Status::InvalidArgument(key, ": expected true or false, got '", it->second, "'");
+  }
+  *out = EqualsIgnoreCase(it->second, "true");
+  return Status::OK();
+}
+
 bool IsLocalPath(const std::string& normalized) {
   return normalized.find("://") == std::string::npos;
 }
@@ -112,22 +126,8 @@ Status QueryRunner::Open() {
   const expr::EvalOptions& eval_options = eval_options_;
   StatefulOptions stateful;
   SILT_ASSIGN_OR_RETURN(stateful.output_mode, ParseOutputMode(job_.sink.output_mode));
-  if (auto it = job_.spark_conf.find(std::string(kCheckCorrectnessConf));
-      it != job_.spark_conf.end()) {
-    if (!EqualsIgnoreCase(it->second, "true") && !EqualsIgnoreCase(it->second, "false")) {
-      return Status::InvalidArgument(kCheckCorrectnessConf, ": expected true or false, got '",
-                                     it->second, "'");
-    }
-    stateful.check_correctness = EqualsIgnoreCase(it->second, "true");
-  }
-  if (auto it = job_.spark_conf.find(std::string(kAllowMultipleConf));
-      it != job_.spark_conf.end()) {
-    if (!EqualsIgnoreCase(it->second, "true") && !EqualsIgnoreCase(it->second, "false")) {
-      return Status::InvalidArgument(kAllowMultipleConf, ": expected true or false, got '",
-                                     it->second, "'");
-    }
-    stateful.allow_multiple = EqualsIgnoreCase(it->second, "true");
-  }
+  SILT_RETURN_NOT_OK(BoolConf(job_.spark_conf, kCheckCorrectnessConf, &stateful.check_correctness));
+  SILT_RETURN_NOT_OK(BoolConf(job_.spark_conf, kAllowMultipleConf, &stateful.allow_multiple));
   allow_multiple_ = stateful.allow_multiple;
   SILT_ASSIGN_OR_RETURN(state::StateStoreOptions store_options,
                         StateStoreOptionsForJob(job_.spark_conf));
