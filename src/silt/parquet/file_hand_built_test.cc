@@ -45,6 +45,16 @@ std::string DataPageV1(int32_t num_values, Encoding encoding, const std::string&
   return Page(h, body);
 }
 
+// Ends `file` (the magic and the column chunks) with the footer `md`, its
+// length and the closing magic.
+void AppendFooter(const FileMetaData& md, std::string* file) {
+  std::string footer = SerializeThrift(md);
+  uint32_t len = static_cast<uint32_t>(footer.size());
+  *file += footer;
+  file->append(reinterpret_cast<const char*>(&len), 4);
+  *file += kParquetMagic;
+}
+
 std::string BuildFile(std::vector<HandColumn> columns, int64_t rows) {
   std::string file(kParquetMagic);
   FileMetaData md;
@@ -72,11 +82,7 @@ std::string BuildFile(std::vector<HandColumn> columns, int64_t rows) {
     rg.columns.push_back(cc);
   }
   md.row_groups.push_back(rg);
-  std::string footer = SerializeThrift(md);
-  uint32_t len = static_cast<uint32_t>(footer.size());
-  file += footer;
-  file.append(reinterpret_cast<const char*>(&len), 4);
-  file += kParquetMagic;
+  AppendFooter(md, &file);
   return file;
 }
 
@@ -284,11 +290,7 @@ TEST(ParquetFileTest, RequiredStructWithoutLevelsReads) {
     rg.columns.push_back(cc);
   }
   md.row_groups = {rg};
-  std::string footer = SerializeThrift(md);
-  uint32_t len = static_cast<uint32_t>(footer.size());
-  file += footer;
-  file.append(reinterpret_cast<const char*>(&len), 4);
-  file += kParquetMagic;
+  AppendFooter(md, &file);
   auto fs = fs::MakeMemoryFileSystem();
   ASSERT_OK(fs->WriteFile("/t/nested.parquet", file));
   ASSERT_OK_AND_ASSIGN(auto reader, ParquetFileReader::Open(fs.get(), "/t/nested.parquet"));
