@@ -6,10 +6,9 @@ compactions (decision 146) and classic or V2 checkpoints that hold their
 remove tombstones, with every commit before the newest checkpoint deleted
 (so the readers start from the checkpoint, not from the JSON log)."""
 
-from collections import Counter
-
 import pytest
 
+from generator_stream import KEY, assert_each_key_once, stream_job
 from helpers import (
     assert_same_rows,
     describe,
@@ -22,7 +21,6 @@ from helpers import (
     write_job,
 )
 
-KEY = ("kafka_partition", "kafka_offset")
 TOTAL = 2400
 ROWS_PER_BATCH = 8
 
@@ -36,36 +34,8 @@ def job_for(table, checkpoint, policy):
     }
     if policy is not None:
         options["delta.checkpointPolicy"] = policy
-    return {
-        "name": "auto-readers",
-        "source": {
-            "format": "generator",
-            "options": {"numDevices": 2, "maxOffsetsPerTrigger": ROWS_PER_BATCH,
-                        "totalRows": TOTAL},
-        },
-        "transform": [{
-            "select": [
-                "`partition` AS kafka_partition",
-                "`offset` AS kafka_offset",
-                "get_json_object(CAST(value AS STRING), '$.device_type') AS device_type",
-                "get_json_object(CAST(value AS STRING), '$.device_id') AS device_id",
-                "timestamp AS event_time",
-            ]
-        }],
-        "sink": {
-            "format": "delta",
-            "outputMode": "append",
-            "path": str(table),
-            "partitionBy": ["device_type"],
-            "options": options,
-        },
-        "checkpointLocation": str(checkpoint),
-        "trigger": {"availableNow": True},
-    }
-
-
-def keys(arrow_table):
-    return list(zip(*(arrow_table.column(k).to_pylist() for k in KEY)))
+    return stream_job("auto-readers", table, checkpoint, TOTAL, ROWS_PER_BATCH,
+                      sink_options=options)
 
 
 @pytest.mark.parametrize("policy", [None, "v2"])
@@ -111,10 +81,7 @@ def test_readers_see_every_row_once_after_compactions_and_checkpoints(silt, spar
     if theirs_rs is not None:
         readers.append(("deltalake", theirs_rs))
     for name, arrow in readers:
-        found = keys(arrow)
-        twice = [k for k, n in Counter(found).items() if n > 1]
-        assert not twice, f"{name}: records read twice: {twice[:5]}"
-        assert len(found) == TOTAL, f"{name}: {len(found)} rows, wanted {TOTAL}"
+        assert_each_key_once(arrow, TOTAL, name)
     if theirs_rs is not None:
         assert_same_rows(to_json_rows(theirs_spark), to_json_rows(theirs_rs),
                          "Spark against deltalake", *KEY)

@@ -8,11 +8,11 @@ import json
 import os
 import shutil
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from generator_stream import KEY, assert_each_key_once, stream_job
 from helpers import (
     assert_same_rows,
     describe,
@@ -29,45 +29,6 @@ from helpers import (
 
 ROWS_PER_BATCH = 8
 BATCHES = 400
-KEY = ("kafka_partition", "kafka_offset")
-
-
-def stream_job(name, table, checkpoint, total_rows, rows_per_batch, trigger=None,
-               sink_options=None):
-    """Generator records (the seed's sensor events) into a table partitioned
-    by device_type; (kafka_partition, kafka_offset) identifies a record."""
-    job = {
-        "name": name,
-        "source": {
-            "format": "generator",
-            "options": {
-                "numDevices": 2,
-                "maxOffsetsPerTrigger": rows_per_batch,
-                "totalRows": total_rows,
-            },
-        },
-        "transform": [{
-            "select": [
-                "`partition` AS kafka_partition",
-                "`offset` AS kafka_offset",
-                "get_json_object(CAST(value AS STRING), '$.device_type') AS device_type",
-                "get_json_object(CAST(value AS STRING), '$.device_id') AS device_id",
-                "CAST(get_json_object(CAST(value AS STRING), '$.payload') AS STRING) AS payload",
-                "timestamp AS event_time",
-            ]
-        }],
-        "sink": {
-            "format": "delta",
-            "outputMode": "append",
-            "path": str(table),
-            "partitionBy": ["device_type"],
-        },
-        "checkpointLocation": str(checkpoint),
-        "trigger": trigger if trigger is not None else {"availableNow": True},
-    }
-    if sink_options:
-        job["sink"]["options"] = sink_options
-    return job
 
 
 def data_files_on_disk(table):
@@ -87,13 +48,6 @@ def live_files(table, version=None):
 
 def rows(arrow_table):
     return to_json_rows(arrow_table)
-
-
-def assert_each_key_once(arrow_table, expected_count):
-    keys = list(zip(*(arrow_table.column(k).to_pylist() for k in KEY)))
-    twice = [k for k, n in Counter(keys).items() if n > 1]
-    assert not twice, f"records written twice: {twice[:5]}"
-    assert len(keys) == expected_count
 
 
 def last_commit_info(table):

@@ -369,6 +369,29 @@ TEST_F(QueryTest, SparkSqlConfsAreRecordedInOffsetsAndTheCheckpointsWinOnRestart
   EXPECT_EQ(offsets1.conf_json, offsets0.conf_json);
 }
 
+// The stateful-operator confs silt honours take true or false in any case;
+// another value fails the query before anything is written.
+TEST_F(QueryTest, StatefulOperatorConfsTakeTrueOrFalse) {
+  for (const char* key : {"spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
+                          "spark.sql.streaming.statefulOperator.allowMultiple"}) {
+    JobSpec bad = ParseJob(GeneratorJob(10, 10, std::string("maxBatches: 1\n") + key + ": yes"));
+    Result<QueryResult> refused = RunQuery(bad, options_);
+    ASSERT_RAISES(InvalidArgument, refused);
+    EXPECT_NE(refused.status().message().find(key), std::string::npos)
+        << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("expected true or false, got 'yes'"),
+              std::string::npos)
+        << refused.status().ToString();
+    EXPECT_FALSE(*memory_->Exists("memory://ckpt/metadata"));
+  }
+  JobSpec good =
+      ParseJob(GeneratorJob(10, 10,
+                            "maxBatches: 1\n"
+                            "spark.sql.streaming.statefulOperator.checkCorrectness.enabled: FALSE\n"
+                            "spark.sql.streaming.statefulOperator.allowMultiple: True"));
+  ASSERT_OK(RunQuery(good, options_).status());
+}
+
 // A table that lost the commit of a batch the checkpoint calls committed
 // would silently miss its rows on restart: silt reports it instead.
 TEST_F(QueryTest, RestartReportsATableMissingCommittedBatches) {

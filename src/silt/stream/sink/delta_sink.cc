@@ -1,89 +1,30 @@
+// DeltaSink's batch path (delta_sink.h): Begin, the writes of the query
+// thread and of part writers, Commit with its txn and metadata, Abort, and
+// the restart check against the table. Make and the options are in
+// delta_sink_options.cc, the table's computed columns in
+// delta_sink_columns.cc.
 #include "silt/stream/sink/delta_sink.h"
 
-#include <algorithm>
-#include <atomic>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "silt/base/logging.h"
 #include "silt/base/uuid.h"
-#include "silt/columnar/builder.h"
 #include "silt/delta/clustering.h"
 #include "silt/delta/column_mapping.h"
-#include "silt/delta/constraints.h"
-#include "silt/delta/partition_utils.h"
 #include "silt/delta/protocol.h"
 #include "silt/delta/replace_all.h"
-#include "silt/delta/schema_evolution.h"
 #include "silt/delta/table_properties.h"
 #include "silt/delta/table_root.h"
 #include "silt/delta/type_widening.h"
-#include "silt/dml/write_rules.h"
-#include "silt/expr/expression.h"
-#include "silt/expr/parse/ast.h"
 #include "silt/fs/file_system.h"
-#include "silt/stream/maintenance.h"
 #include "silt/stream/options_internal.h"
+#include "silt/stream/sink/delta_sink_columns_internal.h"
 
 namespace silt::stream {
 
 namespace {
-
-bool IsTablePropertyKey(std::string_view key) {
-  return key.size() > 6 && internal::EqualsIgnoreCase(key.substr(0, 6), "delta.");
-}
-
-bool IsBloomFilterKey(std::string_view key) {
-  constexpr std::string_view kBloomPrefix = delta::kBloomFilterOptionPrefix;
-  return key.size() > kBloomPrefix.size() &&
-         internal::EqualsIgnoreCase(key.substr(0, kBloomPrefix.size()), kBloomPrefix);
-}
-
-// The bloom filters the sink's options ask for (delta/append_writer.h's
-// BloomFilterRequest, read from the option texts). Errors: InvalidArgument
-// naming the job-file key, for a malformed value or a column that cannot
-// have a filter.
-Result<std::map<std::string, parquet::BloomFilterOptions>> ParseBloomFilterOptions(
-    const std::map<std::string, std::string>& options, const columnar::SchemaPtr& data_schema,
-    const std::vector<std::string>& partition_by) {
-  constexpr std::string_view kBloomPrefix = delta::kBloomFilterOptionPrefix;
-  internal::OptionReader reader(options, "sink.options");
-  delta::BloomFilterRequest request;
-  for (const auto& [key, value] : options) {
-    if (!IsBloomFilterKey(key)) continue;
-    const std::string_view rest = std::string_view(key).substr(kBloomPrefix.size());
-    const size_t hash = rest.find('#');
-    const std::string_view option = rest.substr(0, hash);
-    if (hash == std::string_view::npos) {
-      if (internal::EqualsIgnoreCase(option, "enabled")) {
-        SILT_ASSIGN_OR_RETURN(request.all, reader.GetBool(key));
-      } else {
-        SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
-      }
-      continue;
-    }
-    SILT_ASSIGN_OR_RETURN(const std::string name,
-                          delta::BloomFilterColumn(std::string(rest.substr(hash + 1)), data_schema,
-                                                   partition_by, reader.KeyPath(key)));
-    if (internal::EqualsIgnoreCase(option, "enabled")) {
-      SILT_ASSIGN_OR_RETURN(std::optional<bool> on, reader.GetBool(key));
-      request.enabled[name] = *on;
-      request.key_of[name] = reader.KeyPath(key);
-    } else if (internal::EqualsIgnoreCase(option, "expected.ndv")) {
-      SILT_ASSIGN_OR_RETURN(std::optional<int64_t> n, reader.GetInt(key, 1));
-      request.ndv[name] = *n;
-      request.key_of.emplace(name, reader.KeyPath(key));
-    } else if (internal::EqualsIgnoreCase(option, "fpp")) {
-      SILT_ASSIGN_OR_RETURN(std::optional<double> p, reader.GetDouble(key));
-      if (!(*p > 0 && *p < 1)) {
-        return Status::InvalidArgument(reader.KeyPath(key), ": must be in (0, 1), got ", *p);
-      }
-      request.fpp[name] = *p;
-      request.key_of.emplace(name, reader.KeyPath(key));
-    } else {
-      SILT_LOG_WARN("stream", reader.KeyPath(key), ": option is not used by silt");
-    }
-  }
-  return delta::ResolveBloomFilters(request, data_schema);
-}
 
 bool HasTimestampNtz(const columnar::DataType& type) {
   switch (type.id()) {
@@ -100,373 +41,23 @@ bool HasTimestampNtz(const columnar::DataType& type) {
   }
 }
 
-using expr::BindText;
+// Writes the query's rows `batch` through `filler` (the table's computed
+// columns) and `constraints`, each null when the table has none, into
+// `writer`: the same for the query thread's writer and a part writer.
+Status WriteThrough(DeltaSink::ColumnFiller* filler, DeltaSink::Constraints* constraints,
+                    delta::AppendWriter* writer, const columnar::RecordBatch& batch) {
+  if (filler != nullptr) {
+    SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler->Apply(batch));
+    if (constraints != nullptr) SILT_RETURN_NOT_OK(constraints->Check(filled));
+    return writer->Write(filled);
+  }
+  if (constraints != nullptr) SILT_RETURN_NOT_OK(constraints->Check(batch));
+  return writer->Write(batch);
+}
 
 }  // namespace
 
-struct DeltaSink::ColumnPlan {
-  struct Generated {
-    std::string name;        // as the table spells it
-    std::string expression;  // delta.generationExpression
-    columnar::TypePtr type;  // the table column's type
-    int output_index = -1;   // the query's column, or -1: computed
-  };
-  struct Identity {
-    delta::IdentityColumn column;
-    int output_index = -1;  // the query's column (BY DEFAULT), or -1: generated
-    int64_t first_k = 0;    // k of the first value after the high-water mark
-  };
-  std::vector<Generated> generated;
-  std::vector<Identity> identity;
-  columnar::SchemaPtr output_schema;
-  // output_schema's columns, the computed generated columns, the generated
-  // identity columns.
-  columnar::SchemaPtr write_schema;
-  std::string table_path;
-};
-
-// The next k (value start + k * step) of each identity column, shared by
-// the batch's writers: each chunk takes a range.
-struct DeltaSink::IdentityCounters {
-  explicit IdentityCounters(const ColumnPlan& plan) : next(plan.identity.size()) {
-    for (size_t i = 0; i < plan.identity.size(); ++i) next[i].store(plan.identity[i].first_k);
-  }
-  std::vector<std::atomic<int64_t>> next;
-};
-
-class DeltaSink::ColumnFiller {
- public:
-  static Result<std::unique_ptr<ColumnFiller>> Make(std::shared_ptr<const ColumnPlan> plan,
-                                                    const expr::EvalOptions& eval,
-                                                    IdentityCounters* counters, int64_t batch_id) {
-    std::unique_ptr<ColumnFiller> filler(new ColumnFiller());
-    filler->plan_ = plan;
-    filler->counters_ = counters;
-    filler->batch_id_ = batch_id;
-    const columnar::SchemaPtr& schema = plan->output_schema;
-    for (size_t i = 0; i < plan->generated.size(); ++i) {
-      const ColumnPlan::Generated& g = plan->generated[i];
-      auto context = [&](const Status& st) {
-        return Status::InvalidArgument("generated column '", g.name, "' of Delta table ",
-                                       plan->table_path, " (", g.expression, "): ", st.message());
-      };
-      if (g.output_index < 0) {
-        Result<expr::BoundExpressionPtr> bound = BindText(g.expression, schema, eval);
-        if (bound.ok() && !(*bound)->type()->Equals(*g.type)) {
-          bound = BindText("CAST((" + g.expression + ") AS " + g.type->ToDdl() + ")", schema, eval);
-        }
-        if (!bound.ok()) return context(bound.status());
-        filler->compute_.push_back(std::move(*bound));
-        continue;
-      }
-      Check check;
-      check.generated = i;
-      const std::string column = expr::BackquoteIdentifier(schema->field(g.output_index).name);
-      Result<expr::BoundExpressionPtr> equal =
-          BindText("(" + column + ") <=> (" + g.expression + ")", schema, eval);
-      if (!equal.ok()) return context(equal.status());
-      check.equal = std::move(*equal);
-      Result<expr::BoundExpressionPtr> given =
-          BindText("CAST(" + column + " AS STRING)", schema, eval);
-      Result<expr::BoundExpressionPtr> expected =
-          BindText("CAST((" + g.expression + ") AS STRING)", schema, eval);
-      if (!given.ok()) return context(given.status());
-      if (!expected.ok()) return context(expected.status());
-      check.given = std::move(*given);
-      check.expected = std::move(*expected);
-      filler->checks_.push_back(std::move(check));
-    }
-    return filler;
-  }
-
-  // `batch` (the query's rows) with the computed columns appended, shaped
-  // as plan.write_schema. Errors: InvalidArgument with Spark's error class
-  // for a generated value that differs from its expression or an identity
-  // value that overflows.
-  Result<columnar::RecordBatch> Apply(const columnar::RecordBatch& batch) {
-    const expr::EvalContext ctx;
-    for (Check& check : checks_) {
-      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr equal, check.equal->Evaluate(batch, ctx));
-      for (int64_t row = 0; row < equal->length; ++row) {
-        if (!equal->IsNull(row) && equal->BoolValue(row)) continue;
-        const ColumnPlan::Generated& g = plan_->generated[check.generated];
-        SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr given, check.given->Evaluate(batch, ctx));
-        SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr expected, check.expected->Evaluate(batch, ctx));
-        auto text = [row](const columnar::Column& c) {
-          return c.IsNull(row) ? std::string("NULL") : std::string(c.StringValue(row));
-        };
-        return Status::InvalidArgument(
-            "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES: CHECK constraint Generated Column (", g.name,
-            " <=> ", g.expression, ") of Delta table ", plan_->table_path, " violated by row ", row,
-            " of batch ", batch_id_, ": ", g.name, " = ", text(*given), ", the expression gives ",
-            text(*expected));
-      }
-    }
-    columnar::RecordBatch out;
-    out.schema = plan_->write_schema;
-    out.num_rows = batch.num_rows;
-    out.columns = batch.columns;
-    for (expr::BoundExpressionPtr& compute : compute_) {
-      SILT_ASSIGN_OR_RETURN(columnar::ColumnPtr column, compute->Evaluate(batch, ctx));
-      out.columns.push_back(std::move(column));
-    }
-    for (size_t i = 0; i < plan_->identity.size(); ++i) {
-      const ColumnPlan::Identity& id = plan_->identity[i];
-      if (id.output_index >= 0) continue;
-      const int64_t first = counters_->next[i].fetch_add(batch.num_rows);
-      columnar::ColumnBuilder values(columnar::DataType::Long());
-      values.Reserve(batch.num_rows);
-      for (int64_t row = 0; row < batch.num_rows; ++row) {
-        int64_t value = 0;
-        if (__builtin_mul_overflow(first + row, id.column.step, &value) ||
-            __builtin_add_overflow(value, id.column.start, &value)) {
-          return Status::InvalidArgument("DELTA_IDENTITY_COLUMNS_VALUE_OVERFLOW: identity column '",
-                                         id.column.name, "' of Delta table ", plan_->table_path,
-                                         " ran out of BIGINT values (start ", id.column.start,
-                                         ", step ", id.column.step, ")");
-        }
-        values.Append<int64_t>(value);
-      }
-      out.columns.push_back(values.Finish());
-    }
-    return out;
-  }
-
- private:
-  ColumnFiller() = default;
-  struct Check {
-    size_t generated = 0;
-    expr::BoundExpressionPtr equal;     // column <=> expression
-    expr::BoundExpressionPtr given;     // the column as text, for the error
-    expr::BoundExpressionPtr expected;  // the expression as text
-  };
-  std::shared_ptr<const ColumnPlan> plan_;
-  IdentityCounters* counters_ = nullptr;
-  int64_t batch_id_ = -1;
-  std::vector<expr::BoundExpressionPtr> compute_;
-  std::vector<Check> checks_;
-};
-
 DeltaSink::~DeltaSink() = default;
-
-Result<std::unique_ptr<DeltaSink>> DeltaSink::Make(const SinkSpec& spec,
-                                                   columnar::SchemaPtr output_schema,
-                                                   std::string query_id, fs::FileSystemPtr fs,
-                                                   Clock* clock, const expr::EvalOptions& eval) {
-  if (spec.output_mode == "update") {
-    // delta-spark refuses it ("Data source delta does not support Update
-    // output mode"); upserting by the group keys is a later step.
-    return Status::InvalidArgument(
-        "sink.outputMode: update mode on a Delta sink is not supported yet (use append, or "
-        "complete to rewrite the table every batch)");
-  }
-  if (spec.output_mode != "append" && spec.output_mode != "complete") {
-    return Status::InvalidArgument("sink.outputMode: '", spec.output_mode,
-                                   "' is not supported by the Delta sink (append or complete)");
-  }
-  if (spec.path.empty()) return Status::InvalidArgument("sink.path: required");
-  auto sink = std::unique_ptr<DeltaSink>(new DeltaSink());
-  sink->complete_ = spec.output_mode == "complete";
-  sink->path_ = fs::NormalizePath(spec.path);
-  sink->fs_ = fs;
-  if (sink->fs_ == nullptr) {
-    SILT_ASSIGN_OR_RETURN(sink->fs_, fs::FileSystemForPath(sink->path_));
-  }
-  sink->clock_ = clock;
-  sink->query_id_ = std::move(query_id);
-  sink->output_schema_ = std::move(output_schema);
-  sink->write_schema_ = sink->output_schema_;
-  sink->eval_ = eval;
-  sink->generated_spec_ = spec.generated_columns;
-  for (const auto& [name, text] : spec.identity_columns) {
-    Result<delta::IdentityColumn> identity = delta::ParseIdentityDefinition(name, text);
-    if (!identity.ok()) {
-      return Status::InvalidArgument(spec.key_path, ".identityColumns.", name, ": ",
-                                     identity.status().message());
-    }
-    sink->identity_spec_.push_back(std::move(*identity));
-  }
-
-  for (size_t i = 0; i < spec.partition_by.size(); ++i) {
-    const std::string& name = spec.partition_by[i];
-    int index = sink->output_schema_->FieldIndex(name);
-    if (index < 0) {
-      // A generated or identity column the sink computes (its type is
-      // checked once the expressions are bound, below).
-      const std::string* computed = nullptr;
-      for (const auto& [column, expression] : sink->generated_spec_) {
-        if (internal::EqualsIgnoreCase(column, name)) computed = &column;
-      }
-      for (const delta::IdentityColumn& id : sink->identity_spec_) {
-        if (internal::EqualsIgnoreCase(id.name, name)) computed = &id.name;
-      }
-      if (computed != nullptr) {
-        sink->partition_by_.push_back(*computed);
-        continue;
-      }
-      return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
-                                     "' is not a column of the query output (",
-                                     delta::SchemaDdl(*sink->output_schema_), ")");
-    }
-    const columnar::Field& field = sink->output_schema_->field(index);
-    if (field.type->is_nested()) {
-      return Status::InvalidArgument("sink.partitionBy[", static_cast<int64_t>(i), "]: '", name,
-                                     "' is ", field.type->ToDdl(),
-                                     "; partition columns must be of a primitive type");
-    }
-    // Partition values are matched by the schema's spelling of the name.
-    sink->partition_by_.push_back(field.name);
-  }
-  size_t computed_columns = 0;  // generated and identity columns the query lacks
-  for (const auto& [column, expression] : spec.generated_columns) {
-    if (sink->output_schema_->FieldIndex(column) < 0) ++computed_columns;
-  }
-  for (const delta::IdentityColumn& id : sink->identity_spec_) {
-    if (sink->output_schema_->FieldIndex(id.name) < 0) ++computed_columns;
-  }
-  if (!sink->partition_by_.empty() &&
-      sink->partition_by_.size() >=
-          static_cast<size_t>(sink->output_schema_->num_fields()) + computed_columns) {
-    return Status::InvalidArgument(
-        "sink.partitionBy: cannot partition by every column; a Delta table needs at least one "
-        "data column");
-  }
-
-  for (size_t i = 0; i < spec.cluster_by.size(); ++i) {
-    const std::string& name = spec.cluster_by[i];
-    int index = sink->output_schema_->FieldIndex(name);
-    if (index < 0) {
-      return Status::InvalidArgument("sink.clusterBy[", static_cast<int64_t>(i), "]: '", name,
-                                     "' is not a column of the query output (",
-                                     delta::SchemaDdl(*sink->output_schema_), ")");
-    }
-    // Statistics are kept for the first dataSkippingNumIndexedCols columns;
-    // delta-spark requires clustering columns among them (checked below).
-    sink->cluster_by_.push_back(sink->output_schema_->field(index).name);
-  }
-  if (!sink->cluster_by_.empty() && !sink->partition_by_.empty()) {
-    return Status::InvalidArgument(
-        "sink.clusterBy: a Delta table is either partitioned or clustered (drop partitionBy)");
-  }
-
-  internal::OptionReader reader(spec.options, "sink.options");
-  std::map<std::string, std::string> non_property_options;
-  for (const auto& [key, value] : spec.options) {
-    if (!IsTablePropertyKey(key) && !IsBloomFilterKey(key)) non_property_options[key] = value;
-  }
-  // delta-spark's writer options (DeltaOptions) for a streaming append.
-  SILT_RETURN_NOT_OK(
-      internal::OptionReader(non_property_options, "sink.options")
-          .CheckNames({
-              .what = "Delta sink",
-              .honoured = {"compression", "mergeSchema", "overwriteSchema", "autoCompact",
-                           "autoCompact.everyNCommits", "autoCompact.minNumFiles",
-                           "autoCompact.maxFileSize", "autoCompact.minFileSize"},
-              // File sizing only: the rows written are the same.
-              .inert = {"maxRecordsPerFile", "optimizeWrite"},
-              .unsupported = {{"userMetadata", ""},
-                              {"txnAppId", ""},
-                              {"txnVersion", ""},
-                              {"dataChange", "true"},
-                              {"replaceWhere", ""},
-                              {"partitionOverwriteMode", ""},
-                              {"path", ""},
-                              {"checkpointLocation", ""}},
-          }));
-  if (std::optional<std::string> codec = reader.Get("compression")) {
-    Result<parquet::Compression> compression = parquet::ParseCompression(*codec);
-    if (!compression.ok()) {
-      return Status::InvalidArgument(reader.KeyPath("compression"), ": ",
-                                     compression.status().message());
-    }
-    sink->writer_options_.parquet.compression = *compression;
-  }
-  SILT_ASSIGN_OR_RETURN(
-      sink->writer_options_.parquet.bloom_filters,
-      ParseBloomFilterOptions(spec.options,
-                              delta::DataFileSchema(*sink->output_schema_, sink->partition_by_),
-                              sink->partition_by_));
-  SILT_ASSIGN_OR_RETURN(std::optional<bool> merge_schema, reader.GetBool("mergeSchema"));
-  sink->merge_schema_ = merge_schema.value_or(false);
-  SILT_ASSIGN_OR_RETURN(std::optional<bool> overwrite_schema, reader.GetBool("overwriteSchema"));
-  // As in delta-spark, overwriteSchema only takes effect when a write
-  // replaces the table (complete mode); appends ignore it.
-  sink->overwrite_schema_ = sink->complete_ && overwrite_schema.value_or(false);
-  if (overwrite_schema.value_or(false) && !sink->complete_) {
-    SILT_LOG_WARN("stream", reader.KeyPath("overwriteSchema"),
-                  ": ignored for outputMode append (it applies when a write replaces the table)");
-  }
-  // `delta.*` options are table properties, applied when the sink creates
-  // the table (validated now so a typo fails before any data is written).
-  std::map<std::string, std::string> properties;
-  for (const auto& [key, value] : spec.options) {
-    if (IsTablePropertyKey(key)) properties[key] = value;
-  }
-  Result<delta::TableConfiguration> validated = delta::ValidateTableProperties(properties);
-  if (!validated.ok()) {
-    return validated.status().WithContextParts("sink.options");
-  }
-  sink->table_properties_ = std::move(*validated);
-  SILT_ASSIGN_OR_RETURN(sink->writer_options_.num_indexed_cols,
-                        delta::DataSkippingNumIndexedCols(sink->table_properties_));
-  for (const std::string& column : sink->cluster_by_) {
-    const int index = sink->output_schema_->FieldIndex(column);
-    const int indexed = sink->writer_options_.num_indexed_cols;
-    if (indexed >= 0 && index >= indexed) {
-      return Status::InvalidArgument("sink.clusterBy: column '", column, "' is column ", index + 1,
-                                     " of the output, past the ", indexed,
-                                     " columns that get statistics "
-                                     "(delta.dataSkippingNumIndexedCols); clustering columns "
-                                     "need statistics");
-    }
-  }
-  SILT_ASSIGN_OR_RETURN(std::optional<delta::AutoCompactOptions> auto_compact,
-                        ParseAutoCompactOptions(spec.options));
-  if (auto_compact && sink->complete_) {
-    // Every batch rewrites the whole table, so there is nothing to compact,
-    // and a compaction committed between a batch's snapshot and its commit
-    // would make the batch conflict.
-    SILT_LOG_WARN("stream",
-                  "sink.options.autoCompact: ignored for outputMode complete (every "
-                  "batch rewrites the table)");
-  } else if (auto_compact) {
-    sink->auto_compactor_ =
-        std::make_unique<delta::AutoCompactor>(sink->fs_, sink->path_, *auto_compact);
-  }
-  // A query whose columns or partitioning do not fit an existing table is a
-  // bad job: say so now, before the query creates its checkpoint (each
-  // batch checks again, for another writer's changes).
-  SILT_ASSIGN_OR_RETURN(sink->table_, delta::DeltaTable::Open(sink->fs_, sink->path_));
-  // Appends only: between V2 checkpoints the sink's state holds the files
-  // added since the last one, not the whole table (decision 135). Not with
-  // autoCompact, whose commits would make it re-read the table.
-  sink->table_->set_elide_checkpointed_files(!sink->complete_ && sink->auto_compactor_ == nullptr);
-  // The checkpoint every delta.checkpointInterval batches is written off the
-  // commit path, so the batch after it does not wait (decision 152).
-  sink->table_->set_background_checkpoints(true);
-  SILT_ASSIGN_OR_RETURN(bool exists, sink->table_->Exists());
-  if (exists) {
-    SILT_ASSIGN_OR_RETURN(sink->snapshot_, sink->table_->LatestSnapshot());
-    SILT_RETURN_NOT_OK(sink->CheckTableSchema(*sink->snapshot_));
-    if (!spec.generated_columns.empty() || !spec.identity_columns.empty()) {
-      SILT_LOG_WARN("stream", spec.key_path,
-                    ".generatedColumns/identityColumns: ignored, the table exists (its own "
-                    "generated and identity columns apply)");
-    }
-  } else {
-    // Bind the spec's expressions now: a bad one is a bad job.
-    SILT_RETURN_NOT_OK(sink->PlanColumns(nullptr));
-    SILT_ASSIGN_OR_RETURN(columnar::SchemaPtr table_schema, sink->NewTableSchema());
-    for (const std::string& name : sink->partition_by_) {
-      const columnar::Field& field = table_schema->field(table_schema->FieldIndex(name));
-      if (field.type->is_nested()) {
-        return Status::InvalidArgument("sink.partitionBy: '", name, "' is ", field.type->ToDdl(),
-                                       "; partition columns must be of a primitive type");
-      }
-    }
-  }
-  return sink;
-}
 
 std::string DeltaSink::Description() const { return "DeltaSink[" + path_ + "]"; }
 
@@ -512,187 +103,6 @@ Status DeltaSink::CheckTableSchema(const delta::Snapshot& snapshot) {
     }
   }
   return Status::OK();
-}
-
-Status DeltaSink::PlanColumns(const columnar::Schema* table) {
-  auto plan = std::make_shared<ColumnPlan>();
-  plan->output_schema = output_schema_;
-  plan->table_path = path_;
-  if (table != nullptr) {
-    SILT_ASSIGN_OR_RETURN(std::vector<delta::GeneratedColumn> generated,
-                          delta::GeneratedColumns(*table));
-    for (delta::GeneratedColumn& g : generated) {
-      ColumnPlan::Generated column;
-      column.type = table->field(table->FieldIndex(g.name)).type;
-      column.name = std::move(g.name);
-      column.expression = std::move(g.expression);
-      plan->generated.push_back(std::move(column));
-    }
-    SILT_ASSIGN_OR_RETURN(std::vector<delta::IdentityColumn> identity,
-                          delta::IdentityColumns(*table));
-    for (delta::IdentityColumn& id : identity) {
-      plan->identity.push_back(ColumnPlan::Identity{std::move(id), -1, 0});
-    }
-  } else {
-    for (const auto& [name, expression] : generated_spec_) {
-      ColumnPlan::Generated column;
-      column.name = name;
-      column.expression = expression;
-      const int index = output_schema_->FieldIndex(name);
-      if (index >= 0) {
-        column.type = output_schema_->field(index).type;
-      } else {
-        Result<expr::BoundExpressionPtr> bound = BindText(expression, output_schema_, eval_);
-        if (!bound.ok()) {
-          return Status::InvalidArgument("sink.generatedColumns.", name, ": ",
-                                         bound.status().message());
-        }
-        column.type = (*bound)->type();
-      }
-      plan->generated.push_back(std::move(column));
-    }
-    for (const delta::IdentityColumn& id : identity_spec_) {
-      plan->identity.push_back(ColumnPlan::Identity{id, -1, 0});
-    }
-  }
-  if (plan->generated.empty() && plan->identity.empty()) {
-    column_plan_.reset();
-    write_schema_ = output_schema_;
-    return Status::OK();
-  }
-  std::vector<columnar::Field> fields = output_schema_->fields();
-  for (ColumnPlan::Generated& g : plan->generated) {
-    g.output_index = output_schema_->FieldIndex(g.name);
-    if (g.output_index < 0) fields.push_back(columnar::Field{g.name, g.type, true, "{}"});
-  }
-  for (ColumnPlan::Identity& id : plan->identity) {
-    id.output_index = output_schema_->FieldIndex(id.column.name);
-    if (id.output_index >= 0 && !id.column.allow_explicit_insert) {
-      return Status::InvalidArgument(
-          "DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED: the query provides values for "
-          "column '",
-          id.column.name, "' of Delta table ", path_,
-          ", which is GENERATED ALWAYS AS IDENTITY (drop it from the query's output)");
-    }
-    if (id.output_index >= 0) continue;
-    fields.push_back(columnar::Field{id.column.name, columnar::DataType::Long(), true, "{}"});
-    // The first value after the high-water mark: values are start + k *
-    // step, beyond the mark in the step's direction.
-    const delta::IdentityColumn& c = id.column;
-    if (c.high_water_mark) {
-      const __int128 distance = static_cast<__int128>(*c.high_water_mark) - c.start;
-      const __int128 k = distance / c.step;
-      id.first_k = k < 0 ? 0 : static_cast<int64_t>(k) + 1;
-    }
-  }
-  plan->write_schema = columnar::DataType::Struct(std::move(fields));
-  // Binds every expression once, so a bad one fails before any data.
-  IdentityCounters counters(*plan);
-  SILT_RETURN_NOT_OK(ColumnFiller::Make(plan, eval_, &counters, -1).status());
-  write_schema_ = plan->write_schema;
-  column_plan_ = std::move(plan);
-  return Status::OK();
-}
-
-Result<columnar::SchemaPtr> DeltaSink::NewTableSchema() const {
-  if (column_plan_ == nullptr) return delta::AsNullable(output_schema_);
-  std::vector<columnar::Field> fields;
-  auto add_identity = [&](const ColumnPlan::Identity& id, columnar::Field field) -> Status {
-    field.type = columnar::DataType::Long();
-    SILT_ASSIGN_OR_RETURN(field, delta::WithIdentity(field, id.column.start, id.column.step,
-                                                     id.column.allow_explicit_insert));
-    fields.push_back(std::move(field));
-    return Status::OK();
-  };
-  for (const ColumnPlan::Identity& id : column_plan_->identity) {
-    if (id.output_index < 0) {
-      SILT_RETURN_NOT_OK(add_identity(id, columnar::Field{id.column.name, nullptr, true, "{}"}));
-    }
-  }
-  for (int i = 0; i < output_schema_->num_fields(); ++i) {
-    columnar::Field field = output_schema_->field(i);
-    bool done = false;
-    for (const ColumnPlan::Identity& id : column_plan_->identity) {
-      if (id.output_index == i) {
-        SILT_RETURN_NOT_OK(add_identity(id, field));
-        done = true;
-      }
-    }
-    if (done) continue;
-    for (const ColumnPlan::Generated& g : column_plan_->generated) {
-      if (g.output_index == i) {
-        SILT_ASSIGN_OR_RETURN(field, delta::WithGenerationExpression(field, g.expression));
-      }
-    }
-    fields.push_back(std::move(field));
-  }
-  for (const ColumnPlan::Generated& g : column_plan_->generated) {
-    if (g.output_index >= 0) continue;
-    SILT_ASSIGN_OR_RETURN(
-        columnar::Field field,
-        delta::WithGenerationExpression(columnar::Field{g.name, g.type, true, "{}"}, g.expression));
-    fields.push_back(std::move(field));
-  }
-  return delta::AsNullable(columnar::DataType::Struct(std::move(fields)));
-}
-
-Status DeltaSink::ApplyColumnMapping(const delta::Snapshot* snapshot) {
-  max_column_id_.reset();
-  const delta::TableConfiguration& configuration =
-      snapshot != nullptr ? snapshot->metadata().configuration : table_properties_;
-  SILT_ASSIGN_OR_RETURN_CTX(delta::ColumnMappingMode mode,
-                            delta::ColumnMappingModeOf(configuration), "Delta table ", path_);
-  layout_.column_mapping = mode != delta::ColumnMappingMode::kNone;
-  if (!layout_.column_mapping) return Status::OK();
-  int64_t max_id = 0;
-  if (snapshot != nullptr) {
-    SILT_ASSIGN_OR_RETURN_CTX(max_id, delta::MaxColumnIdInUse(configuration, *snapshot->schema()),
-                              "Delta table ", path_);
-  }
-  const int64_t before = max_id;
-  SILT_ASSIGN_OR_RETURN_CTX(
-      columnar::SchemaPtr mapped,
-      delta::AssignColumnMapping(layout_.table_schema,
-                                 snapshot != nullptr ? snapshot->schema().get() : nullptr, &max_id),
-      "Delta table ", path_);
-  if (mapped != layout_.table_schema) {
-    layout_.table_schema = std::move(mapped);
-    layout_.schema_changed = true;
-  }
-  if (max_id != before) max_column_id_ = max_id;
-  return Status::OK();
-}
-
-Result<std::unique_ptr<DeltaSink::ColumnFiller>> DeltaSink::MakeFiller() {
-  if (column_plan_ == nullptr) return std::unique_ptr<ColumnFiller>();
-  return ColumnFiller::Make(column_plan_, eval_, identity_counters_.get(), batch_id_);
-}
-
-// Checked on the rows as handed to the AppendWriter (after the filler), as
-// delta-spark checks the rows it writes.
-struct DeltaSink::Constraints {
-  std::vector<dml::RowCheck> checks;
-  std::string where;
-  Status Check(const columnar::RecordBatch& batch) {
-    for (dml::RowCheck& check : checks) SILT_RETURN_NOT_OK(dml::CheckRows(&check, batch, where));
-    return Status::OK();
-  }
-};
-
-Result<std::unique_ptr<DeltaSink::Constraints>> DeltaSink::MakeConstraints() const {
-  if (snapshot_ == nullptr) return std::unique_ptr<Constraints>();
-  SILT_ASSIGN_OR_RETURN(std::vector<delta::Constraint> constraints,
-                        delta::TableConstraints(snapshot_->metadata()));
-  if (constraints.empty()) return std::unique_ptr<Constraints>();
-  auto out = std::make_unique<Constraints>();
-  out->where = Status::Concat("Delta table ", path_, ", batch ", batch_id_);
-  for (const delta::Constraint& c : constraints) {
-    SILT_ASSIGN_OR_RETURN_CTX(dml::RowCheck check,
-                              dml::MakeRowCheck(c.name, c.expression, write_schema_, eval_, ""),
-                              "Delta table ", path_);
-    out->checks.push_back(std::move(check));
-  }
-  return out;
 }
 
 Status CheckTableHoldsCommitted(delta::DeltaTable* table, const std::string& query_id,
@@ -803,14 +213,7 @@ class DeltaPartWriter final : public SinkPartWriter {
   Status Write(const columnar::RecordBatch& batch) override {
     if (batch.num_rows == 0) return Status::OK();
     if (writer_ == nullptr) return Status::Internal("DeltaSink part written after Close");
-    if (filler_ != nullptr) {
-      SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
-      if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(filled));
-      SILT_RETURN_NOT_OK(writer_->Write(filled));
-    } else {
-      if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(batch));
-      SILT_RETURN_NOT_OK(writer_->Write(batch));
-    }
+    SILT_RETURN_NOT_OK(WriteThrough(filler_.get(), constraints_.get(), writer_.get(), batch));
     rows_ += batch.num_rows;
     return Status::OK();
   }
@@ -922,14 +325,7 @@ void DeltaSink::FindRefusedRows(const columnar::RecordBatch& batch, expr::RowErr
 Status DeltaSink::Write(const columnar::RecordBatch& batch) {
   if (skip_ || batch.num_rows == 0) return Status::OK();
   if (writer_ == nullptr) return Status::Internal("DeltaSink::Write outside a batch");
-  if (filler_ != nullptr) {
-    SILT_ASSIGN_OR_RETURN(columnar::RecordBatch filled, filler_->Apply(batch));
-    if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(filled));
-    SILT_RETURN_NOT_OK(writer_->Write(filled));
-  } else {
-    if (constraints_ != nullptr) SILT_RETURN_NOT_OK(constraints_->Check(batch));
-    SILT_RETURN_NOT_OK(writer_->Write(batch));
-  }
+  SILT_RETURN_NOT_OK(WriteThrough(filler_.get(), constraints_.get(), writer_.get(), batch));
   rows_ += batch.num_rows;
   return Status::OK();
 }

@@ -117,8 +117,9 @@ class DeltaSink final : public Sink {
   };
 
   // How the query's rows get the table's generated and identity columns
-  // (delta_sink.cc): the plan per table schema, the identity values a
-  // batch's writers share, and one filler per writing thread.
+  // (delta_sink_columns_internal.h): the plan per table schema, the
+  // identity values a batch's writers share, and one filler per writing
+  // thread.
   struct ColumnPlan;
   struct IdentityCounters;
   class ColumnFiller;
