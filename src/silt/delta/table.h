@@ -206,12 +206,13 @@ class DeltaTable {
   // commit that advanced the writer's own state (CommitAndAdvance) is
   // written by a background thread of this handle from that state, and the
   // commit returns without waiting for it. A checkpoint that comes due while
-  // the previous one is still being written is skipped (logged), as is
-  // any checkpoint a reader may do without; the next due one is written.
-  // Checkpoints whose files the writer's state then drops
-  // (every checkpoint of a handle with set_elide_checkpointed_files) stay on the commit
-  // path, and so do those of Commit. The handle's destructor waits for the
-  // checkpoint in flight. Off by default.
+  // the previous one is being written, or during the pause after it
+  // (decision 178: checkpoints take at most a tenth of the wall time),
+  // waits and is written next, a newer due one replacing it (decision 162).
+  // V2 checkpoints of a handle with set_elide_checkpointed_files stay on
+  // the commit path (its state drops their files), and so do those of
+  // Commit. The handle's destructor ends the pause and writes the waiting
+  // checkpoint. Off by default.
   void set_background_checkpoints(bool on) { background_checkpoints_ = on; }
   bool background_checkpoints() const { return background_checkpoints_; }
   // The background thread, created on first use (commit.cc).
