@@ -1,7 +1,5 @@
 #include "silt/parquet/column_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include "silt/parquet/compression.h"
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/dictionary_encoder.h"
+#include "silt/parquet/page_writer.h"
 #include "silt/parquet/parquet_schema.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_encoder.h"
@@ -384,7 +383,10 @@ class TypedColumnWriter final : public ColumnWriter {
       header.dictionary_page_header->num_values = static_cast<int32_t>(dict_.size());
       header.dictionary_page_header->encoding = Encoding::kPlain;
       std::string page;
-      SILT_RETURN_NOT_OK(EncodePage(&header, &page));
+      SILT_RETURN_NOT_OK(AppendPage({{}, {}, body_}, compressor_.get(), options_.page_checksums,
+                                    field_.name, &header, &page));
+      dict_uncompressed_ = static_cast<int64_t>(page.size()) - header.compressed_page_size +
+                           header.uncompressed_page_size;
       md.dictionary_page_offset = pos;
       SILT_RETURN_NOT_OK(file->Append(page));
       pos += static_cast<int64_t>(page.size());
@@ -766,8 +768,11 @@ class TypedColumnWriter final : public ColumnWriter {
       if (!v2) levels_.append(reinterpret_cast<const char*>(&def_len), 4);
       levels_.append(levels);
     }
+    // The body is built in body_ except PLAIN values, which go from
+    // page_plain_ to the compressor as they are; a v1 page's levels precede
+    // it (AppendPage).
     body_.clear();
-    if (!v2) body_.append(levels_);
+    bool plain_in_place = false;
     // The chunk's first dictionary page first asks whether the dictionary
     // pays off at all; if not, the page's values go PLAIN.
     std::string_view indices;
@@ -800,7 +805,7 @@ class TypedColumnWriter final : public ColumnWriter {
         PlainEncodeBooleans(reinterpret_cast<const uint8_t*>(page_plain_.data()),
                             static_cast<int64_t>(page_plain_.size()), &body_);
       } else {
-        body_.append(page_plain_);
+        plain_in_place = true;
       }
       ++plain_pages_;
     }
@@ -826,9 +831,14 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     // Each page in its own string: no growing (copying) of one chunk-wide
     // buffer; the flush appends them in order.
+    const std::string_view body = plain_in_place ? page_plain_ : body_;
     std::string page;
-    page.reserve(body_.size() / 2 + levels_.size() + 64);
-    SILT_RETURN_NOT_OK(EncodePage(&header, &page, v2 ? std::string_view(levels_) : ""));
+    page.reserve(body.size() / 2 + levels_.size() + 64);
+    PageParts parts;
+    (v2 ? parts.v2_levels : parts.body_prefix) = levels_;
+    parts.body = body;
+    SILT_RETURN_NOT_OK(
+        AppendPage(parts, compressor_.get(), options_.page_checksums, field_.name, &header, &page));
     const auto before = static_cast<size_t>(chunk_pages_bytes_);
     const size_t page_size = page.size();
     chunk_pages_bytes_ += static_cast<int64_t>(page_size);
@@ -874,41 +884,6 @@ class TypedColumnWriter final : public ColumnWriter {
     column_index_.min_values.push_back(std::move(lo));
     column_index_.max_values.push_back(std::move(hi));
     column_index_.null_counts.push_back(page_stats_.null_count());
-  }
-
-  // Compresses body_ and appends header + `levels` (stored uncompressed,
-  // data page v2) + compressed body to `out`; sets the header's sizes.
-  // Dictionary page bytes are counted in dict_uncompressed_.
-  Status EncodePage(PageHeader* header, std::string* out, std::string_view levels = {}) {
-    if (body_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-      return Status::Internal("column '", field_.name, "': page of ", body_.size(),
-                              " bytes exceeds Parquet's 2 GiB page limit");
-    }
-    std::string_view compressed = body_;
-    if (compressor_->codec() != CompressionCodec::kUncompressed) {
-      SILT_RETURN_NOT_OK_CTX(compressor_->Compress(body_, &compressed_),
-                             "compressing a page of column '", field_.name, "'");
-      compressed = compressed_;
-    }
-    header->uncompressed_page_size = static_cast<int32_t>(levels.size() + body_.size());
-    header->compressed_page_size = static_cast<int32_t>(levels.size() + compressed.size());
-    if (options_.page_checksums) {
-      uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(levels.data()),
-                        static_cast<uInt>(levels.size()));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(compressed.data()),
-                  static_cast<uInt>(compressed.size()));
-      header->crc = static_cast<int32_t>(static_cast<uint32_t>(crc));
-    }
-    const size_t start = out->size();
-    thrift::CompactWriter w(out);
-    header->Write(&w);
-    if (header->type == PageType::kDictionaryPage) {
-      dict_uncompressed_ =
-          static_cast<int64_t>(out->size() - start) + header->uncompressed_page_size;
-    }
-    out->append(levels);
-    out->append(compressed);
-    return Status::OK();
   }
 
   const Field field_;
@@ -970,7 +945,6 @@ class TypedColumnWriter final : public ColumnWriter {
   std::string body_;
   std::vector<T> transcode_ints_;
   std::vector<std::string_view> transcode_views_;
-  std::string compressed_;
 };
 
 template <typename T>
