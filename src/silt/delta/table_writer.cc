@@ -248,12 +248,10 @@ class TableWriterImpl final : public TableWriter {
         SILT_RETURN_NOT_OK(
             CheckPartitionPathValue(values.back().first, values.back().second, group_rows.front()));
       }
-      if (num_groups == 1) {
-        SILT_RETURN_NOT_OK(WriteGroup(std::move(values), *data));
-      } else {
-        columnar::RecordBatchPtr part = columnar::TakeBatch(*data, group_rows);
-        SILT_RETURN_NOT_OK(WriteGroup(std::move(values), *part));
-      }
+      // A partition's rows go to its file by their indices, not copied
+      // into a batch of their own first.
+      SILT_RETURN_NOT_OK(
+          WriteGroup(std::move(values), *data, num_groups == 1 ? nullptr : &group_rows));
     }
     return Status::OK();
   }
@@ -311,7 +309,10 @@ class TableWriterImpl final : public TableWriter {
     return name;
   }
 
-  Status WriteGroup(PartitionValues values, const columnar::RecordBatch& data) {
+  // Writes `data` (only `*rows` of it when given) to the open file of the
+  // partition `values`, opening one when there is none.
+  Status WriteGroup(PartitionValues values, const columnar::RecordBatch& data,
+                    const std::vector<int64_t>* rows = nullptr) {
     std::string dir = PartitionDirectory(values);
     auto it = open_.find(dir);
     if (it == open_.end()) {
@@ -338,7 +339,9 @@ class TableWriterImpl final : public TableWriter {
       it = open_.emplace(dir, std::move(file)).first;
     }
     OpenFile& file = it->second;
-    SILT_RETURN_NOT_OK_CTX(file.writer->WriteBatch(data), "writing ", file.physical_path);
+    SILT_RETURN_NOT_OK_CTX(
+        rows != nullptr ? file.writer->WriteRows(data, *rows) : file.writer->WriteBatch(data),
+        "writing ", file.physical_path);
     if (file.writer->estimated_size() >= options_.target_file_bytes) {
       SILT_ASSIGN_OR_RETURN(AddFile add, CloseFile(&file));
       finished_.push_back(std::move(add));

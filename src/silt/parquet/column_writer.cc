@@ -14,6 +14,7 @@
 #include "silt/parquet/compression.h"
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/dictionary_encoder.h"
+#include "silt/parquet/gather_internal.h"
 #include "silt/parquet/page_writer.h"
 #include "silt/parquet/parquet_schema.h"
 #include "silt/parquet/plain_encoder.h"
@@ -29,6 +30,10 @@ using columnar::Field;
 using columnar::TypeId;
 
 namespace {
+
+using internal::GatherAtFn;
+using internal::Gatherers;
+using internal::GatherFn;
 
 // Rows encoded per step at most: bounds the gather scratch and how far a
 // dictionary can overshoot its limit before the writer notices.
@@ -61,97 +66,6 @@ CompressionCodec ToCodec(Compression c) {
     case Compression::kLz4Raw: return CompressionCodec::kLz4Raw;
   }
   return CompressionCodec::kUncompressed;
-}
-
-// ---------------------------------------------------------------------------
-// Gathering: rows of a Column -> dense array of the physical value type.
-// Returns a pointer to `count` values (into the column itself when no
-// conversion or compaction is needed, else into `scratch`).
-
-template <typename T>
-using GatherFn = const T* (*)(const Column& column, int64_t offset, int64_t length,
-                              std::vector<T>* scratch, int64_t* count);
-
-template <typename Src, typename T, bool kHasNulls>
-const T* GatherFixed(const Column& column, int64_t offset, int64_t length, std::vector<T>* scratch,
-                     int64_t* count) {
-  const Src* src = column.raw_values<Src>() + offset;
-  if constexpr (!kHasNulls && std::is_same_v<Src, T>) {
-    *count = length;
-    return src;
-  }
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  T* dst = scratch->data();
-  if constexpr (kHasNulls) {
-    // Branch-free compaction: always store, advance only past valid rows.
-    const uint8_t* valid = column.validity->data();
-    int64_t k = 0;
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = static_cast<T>(src[i]);
-      k += columnar::GetBit(valid, offset + i);
-    }
-    *count = k;
-  } else {
-    for (int64_t i = 0; i < length; ++i) dst[i] = static_cast<T>(src[i]);
-    *count = length;
-  }
-  return dst;
-}
-
-template <bool kHasNulls>
-const uint8_t* GatherBools(const Column& column, int64_t offset, int64_t length,
-                           std::vector<uint8_t>* scratch, int64_t* count) {
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  uint8_t* dst = scratch->data();
-  const uint8_t* bits = column.values->data();
-  int64_t k = 0;
-  if constexpr (kHasNulls) {
-    const uint8_t* valid = column.validity->data();
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = columnar::GetBit(bits, offset + i);
-      k += columnar::GetBit(valid, offset + i);
-    }
-  } else {
-    for (int64_t i = 0; i < length; ++i) dst[i] = columnar::GetBit(bits, offset + i);
-    k = length;
-  }
-  *count = k;
-  return dst;
-}
-
-template <bool kHasNulls>
-const std::string_view* GatherStrings(const Column& column, int64_t offset, int64_t length,
-                                      std::vector<std::string_view>* scratch, int64_t* count) {
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  std::string_view* dst = scratch->data();
-  const int32_t* offs = column.offsets() + offset;
-  const char* data = column.data ? reinterpret_cast<const char*>(column.data->data()) : "";
-  int64_t k = 0;
-  if constexpr (kHasNulls) {
-    const uint8_t* valid = column.validity->data();
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
-      k += columnar::GetBit(valid, offset + i);
-    }
-  } else {
-    for (int64_t i = 0; i < length; ++i) {
-      dst[i] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
-    }
-    k = length;
-  }
-  *count = k;
-  return dst;
-}
-
-template <typename T>
-struct Gatherers {
-  GatherFn<T> no_nulls;
-  GatherFn<T> with_nulls;
-};
-
-template <typename Src, typename T>
-Gatherers<T> FixedGatherers() {
-  return {&GatherFixed<Src, T, false>, &GatherFixed<Src, T, true>};
 }
 
 // The Parquet encoding WriterOptions asks for column `name` (PLAIN when
@@ -302,16 +216,28 @@ class TypedColumnWriter final : public ColumnWriter {
     int64_t done = 0;
     while (done < length) {
       const int64_t n = SliceRows(column, offset + done, length - done);
-      SILT_RETURN_NOT_OK(WriteSlice(column, offset + done, n, has_nulls, gather));
+      int64_t count = 0;
+      const T* values = gather(column, offset + done, n, &scratch_, &count);
+      SILT_RETURN_NOT_OK(
+          AddSlice(column, internal::RangeRows{offset + done}, n, has_nulls, values, count));
       done += n;
-      if (use_dictionary_ &&
-          dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
-        // Pages written so far keep their indices; the dictionary is frozen
-        // and written at the row group flush; the rest goes PLAIN.
-        SILT_RETURN_NOT_OK(FinishPage());
-        use_dictionary_ = false;
-      }
-      if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+      SILT_RETURN_NOT_OK(AfterSlice());
+    }
+    return Status::OK();
+  }
+
+  Status WriteRows(const Column& column, const int64_t* rows, int64_t length) override {
+    const bool has_nulls = column.validity != nullptr && column.null_count > 0;
+    const GatherAtFn<T> gather = has_nulls ? gatherers_.at_with_nulls : gatherers_.at_no_nulls;
+    int64_t done = 0;
+    while (done < length) {
+      const int64_t n = SliceListedRows(column, rows + done, length - done);
+      int64_t count = 0;
+      const T* values = gather(column, rows + done, n, &scratch_, &count);
+      SILT_RETURN_NOT_OK(
+          AddSlice(column, internal::ListedRows{rows + done}, n, has_nulls, values, count));
+      done += n;
+      SILT_RETURN_NOT_OK(AfterSlice());
     }
     return Status::OK();
   }
@@ -522,10 +448,45 @@ class TypedColumnWriter final : public ColumnWriter {
     }
   }
 
-  Status WriteSlice(const Column& column, int64_t offset, int64_t n, bool has_nulls,
-                    GatherFn<T> gather) {
-    int64_t count = 0;
-    const T* values = gather(column, offset, n, &scratch_, &count);
+  // Rows for the next slice of listed rows: as SliceRows, with PLAIN byte
+  // arrays summed row by row (the rows' bytes are not contiguous).
+  int64_t SliceListedRows(const Column& column, const int64_t* rows, int64_t remaining) const {
+    if constexpr (kIsString) {
+      if (!use_dictionary_) {
+        const int64_t cap = std::min(remaining, kMaxSliceRows);
+        const int64_t room = std::max<int64_t>(1, options_.page_bytes - PageBytes());
+        const int32_t* offs = column.offsets();
+        int64_t bytes = 0;
+        int64_t k = 0;
+        while (k < cap) {
+          const int64_t row_bytes = offs[rows[k] + 1] - offs[rows[k]] + 4;
+          if (k > 0 && bytes + row_bytes > room) break;
+          bytes += row_bytes;
+          ++k;
+        }
+        return k;
+      }
+    }
+    return SliceRows(column, 0, remaining);
+  }
+
+  // After each slice: a dictionary past its limit freezes (pages written so
+  // far keep their indices; it is written at the row group flush; the rest
+  // goes PLAIN), and a full page closes.
+  Status AfterSlice() {
+    if (use_dictionary_ && dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
+      SILT_RETURN_NOT_OK(FinishPage());
+      use_dictionary_ = false;
+    }
+    if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+    return Status::OK();
+  }
+
+  // Adds one slice of `n` rows (`rows[i]` of `column`), whose `count`
+  // non-null values were gathered into `values`.
+  template <typename Rows>
+  Status AddSlice(const Column& column, Rows rows, int64_t n, bool has_nulls, const T* values,
+                  int64_t count) {
     // Values first: they may close the open page, which then must not hold
     // this slice's levels.
     if (count > 0) SILT_RETURN_NOT_OK(AddValues(values, count));
@@ -534,7 +495,7 @@ class TypedColumnWriter final : public ColumnWriter {
         def_levels_.PutRun(1, n);
       } else {
         const uint8_t* valid = column.validity->data();
-        for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, offset + i));
+        for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, rows[i]));
       }
     }
     page_num_values_ += n;
@@ -982,46 +943,44 @@ Result<std::unique_ptr<ColumnWriter>> ColumnWriter::MakeLeaf(const Field& field,
   }
   switch (field.type->id()) {
     case TypeId::kBoolean:
-      return MakeTyped<uint8_t>(field, std::move(element), layout,
-                                Gatherers<uint8_t>{&GatherBools<false>, &GatherBools<true>},
+      return MakeTyped<uint8_t>(field, std::move(element), layout, internal::BoolGatherers(),
                                 options);
     case TypeId::kByte:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int8_t, int32_t>(), options);
+                                internal::FixedGatherers<int8_t, int32_t>(), options);
     case TypeId::kShort:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int16_t, int32_t>(), options);
+                                internal::FixedGatherers<int16_t, int32_t>(), options);
     case TypeId::kInt:
     case TypeId::kDate:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int32_t, int32_t>(), options);
+                                internal::FixedGatherers<int32_t, int32_t>(), options);
     case TypeId::kLong:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz:
       return MakeTyped<int64_t>(field, std::move(element), layout,
-                                FixedGatherers<int64_t, int64_t>(), options);
+                                internal::FixedGatherers<int64_t, int64_t>(), options);
     case TypeId::kFloat:
-      return MakeTyped<float>(field, std::move(element), layout, FixedGatherers<float, float>(),
-                              options);
+      return MakeTyped<float>(field, std::move(element), layout,
+                              internal::FixedGatherers<float, float>(), options);
     case TypeId::kDouble:
-      return MakeTyped<double>(field, std::move(element), layout, FixedGatherers<double, double>(),
-                               options);
+      return MakeTyped<double>(field, std::move(element), layout,
+                               internal::FixedGatherers<double, double>(), options);
     case TypeId::kDecimal:
       if (*element.type == PhysicalType::kInt32) {
         return MakeTyped<int32_t>(field, std::move(element), layout,
-                                  FixedGatherers<__int128, int32_t>(), options);
+                                  internal::FixedGatherers<__int128, int32_t>(), options);
       }
       if (*element.type == PhysicalType::kInt64) {
         return MakeTyped<int64_t>(field, std::move(element), layout,
-                                  FixedGatherers<__int128, int64_t>(), options);
+                                  internal::FixedGatherers<__int128, int64_t>(), options);
       }
       return MakeTyped<__int128>(field, std::move(element), layout,
-                                 FixedGatherers<__int128, __int128>(), options);
+                                 internal::FixedGatherers<__int128, __int128>(), options);
     case TypeId::kString:
     case TypeId::kBinary:
-      return MakeTyped<std::string_view>(
-          field, std::move(element), layout,
-          Gatherers<std::string_view>{&GatherStrings<false>, &GatherStrings<true>}, options);
+      return MakeTyped<std::string_view>(field, std::move(element), layout,
+                                         internal::StringGatherers(), options);
     default: break;
   }
   return Status::NotSupported("writing column '", field.name, "' of type ", field.type->ToDdl(),
