@@ -42,6 +42,11 @@ class ColumnBuilder {
   // Reserves capacity for `rows` more rows (struct children too; list
   // children cannot be sized from the row count). Never changes length().
   void Reserve(int64_t rows);
+  // REQUIRES: string or binary. Reserves capacity for `bytes` more bytes of
+  // values, so a caller that knows a chunk's size appends it without the
+  // geometric regrowth (and its copies) of AppendString. Never changes
+  // length().
+  void ReserveData(int64_t bytes) { data_->Reserve(data_->size() + bytes); }
 
   void AppendNull();
   void AppendNulls(int64_t n) {

@@ -145,6 +145,20 @@ TEST(ColumnBuilderTest, StringsAndBinaryUseOffsets) {
   EXPECT_EQ(bin->StringValue(0), std::string_view("\0\1\2", 3));
 }
 
+TEST(ColumnBuilderTest, ReserveDataSizesTheValueBytesOnce) {
+  ColumnBuilder builder(DataType::String());
+  builder.AppendString("ab");
+  builder.ReserveData(300);
+  for (int row = 0; row < 3; ++row) builder.AppendString(std::string(100, 'x'));
+  EXPECT_EQ(builder.length(), 4);
+  ColumnPtr column = builder.Finish();
+  ASSERT_OK(ValidateColumn(*column));
+  EXPECT_EQ(column->data->size(), 302);
+  // The two bytes appended before plus the reservation, not a doubling.
+  EXPECT_EQ(column->data->capacity(), 302);
+  EXPECT_EQ(column->StringValue(3), std::string(100, 'x'));
+}
+
 TEST(ColumnBuilderTest, VoidColumnIsAllNull) {
   ColumnBuilder builder(DataType::Null());
   builder.AppendNulls(10);

@@ -19,32 +19,47 @@ namespace silt::delta {
 namespace {
 
 // Dictionary codes of one partition column: 0 for null, 1.. for each
-// distinct value in order of first appearance. One typed pass per column;
-// values are compared by their bytes, so no per-row allocation happens.
-void PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* codes) {
+// distinct value in order of first appearance. Returns the number of codes
+// handed out (nulls included). One typed pass per column; values are
+// compared by their bytes, so no per-row allocation happens, and a row
+// equal to the row before takes its code without a hash lookup (partition
+// values come in runs: one date for a whole batch, a few device types).
+uint32_t PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* codes) {
   const int64_t n = column.length;
   codes->assign(static_cast<size_t>(n), 0);
   const columnar::DataType& type = *column.type;
-  if (type.id() == columnar::TypeId::kNull) return;
+  if (type.id() == columnar::TypeId::kNull) return 1;
   if (type.id() == columnar::TypeId::kBoolean) {
     for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
       if (column.IsValid(row_idx)) (*codes)[row_idx] = column.BoolValue(row_idx) ? 2 : 1;
     }
-    return;
+    return 3;
   }
   std::unordered_map<std::string_view, uint32_t> dictionary;
   const bool var_width =
       type.id() == columnar::TypeId::kString || type.id() == columnar::TypeId::kBinary;
   const auto width = static_cast<size_t>(type.byte_width());
   const char* fixed = column.values ? reinterpret_cast<const char*>(column.values->data()) : "";
+  std::string_view last_key;
+  uint32_t last_code = 0;  // 0: no valid row seen yet
   for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
     if (!column.IsValid(row_idx)) continue;
     std::string_view key =
         var_width ? column.StringValue(row_idx) : std::string_view(fixed + row_idx * width, width);
-    auto [it, inserted] = dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
-    (*codes)[row_idx] = it->second;
+    if (last_code == 0 || key != last_key) {
+      auto [it, inserted] =
+          dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
+      last_key = key;
+      last_code = it->second;
+    }
+    (*codes)[row_idx] = last_code;
   }
+  return static_cast<uint32_t>(dictionary.size() + 1);
 }
+
+// Group ids in a table of num_groups x num_codes entries while it stays
+// this small; a hash map of the pairs beyond.
+constexpr uint64_t kMaxDenseGroupPairs = uint64_t{1} << 16;
 
 int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 
@@ -197,8 +212,22 @@ class TableWriterImpl final : public TableWriter {
     std::vector<uint32_t> group(static_cast<size_t>(n), 0);
     std::vector<uint32_t> codes;
     uint32_t num_groups = 1;
+    std::vector<uint32_t> dense;
     for (int idx : partition_indices_) {
-      PartitionCodes(*batch.column(idx), &codes);
+      const uint32_t num_codes = PartitionCodes(*batch.column(idx), &codes);
+      // Group ids are handed out in order of first appearance either way.
+      if (static_cast<uint64_t>(num_groups) * num_codes <= kMaxDenseGroupPairs) {
+        constexpr uint32_t kUnset = ~uint32_t{0};
+        dense.assign(static_cast<size_t>(num_groups) * num_codes, kUnset);
+        uint32_t next = 0;
+        for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
+          uint32_t& id = dense[static_cast<size_t>(group[row_idx]) * num_codes + codes[row_idx]];
+          if (id == kUnset) id = next++;
+          group[row_idx] = id;
+        }
+        num_groups = next;
+        continue;
+      }
       std::unordered_map<uint64_t, uint32_t> combined;
       for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
         uint64_t key = (static_cast<uint64_t>(group[row_idx]) << 32) | codes[row_idx];
@@ -219,12 +248,10 @@ class TableWriterImpl final : public TableWriter {
         SILT_RETURN_NOT_OK(
             CheckPartitionPathValue(values.back().first, values.back().second, group_rows.front()));
       }
-      if (num_groups == 1) {
-        SILT_RETURN_NOT_OK(WriteGroup(std::move(values), *data));
-      } else {
-        columnar::RecordBatchPtr part = columnar::TakeBatch(*data, group_rows);
-        SILT_RETURN_NOT_OK(WriteGroup(std::move(values), *part));
-      }
+      // A partition's rows go to its file by their indices, not copied
+      // into a batch of their own first.
+      SILT_RETURN_NOT_OK(
+          WriteGroup(std::move(values), *data, num_groups == 1 ? nullptr : &group_rows));
     }
     return Status::OK();
   }
@@ -282,7 +309,10 @@ class TableWriterImpl final : public TableWriter {
     return name;
   }
 
-  Status WriteGroup(PartitionValues values, const columnar::RecordBatch& data) {
+  // Writes `data` (only `*rows` of it when given) to the open file of the
+  // partition `values`, opening one when there is none.
+  Status WriteGroup(PartitionValues values, const columnar::RecordBatch& data,
+                    const std::vector<int64_t>* rows = nullptr) {
     std::string dir = PartitionDirectory(values);
     auto it = open_.find(dir);
     if (it == open_.end()) {
@@ -309,7 +339,9 @@ class TableWriterImpl final : public TableWriter {
       it = open_.emplace(dir, std::move(file)).first;
     }
     OpenFile& file = it->second;
-    SILT_RETURN_NOT_OK_CTX(file.writer->WriteBatch(data), "writing ", file.physical_path);
+    SILT_RETURN_NOT_OK_CTX(
+        rows != nullptr ? file.writer->WriteRows(data, *rows) : file.writer->WriteBatch(data),
+        "writing ", file.physical_path);
     if (file.writer->estimated_size() >= options_.target_file_bytes) {
       SILT_ASSIGN_OR_RETURN(AddFile add, CloseFile(&file));
       finished_.push_back(std::move(add));

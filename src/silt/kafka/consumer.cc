@@ -37,6 +37,23 @@ RecordColumns::RecordColumns(bool include_headers)
   }
 }
 
+void RecordColumns::Reserve(int64_t rows, int64_t key_bytes, int64_t value_bytes,
+                            int64_t topic_bytes) {
+  reserved_ = true;
+  if (rows <= 0) return;
+  key_.Reserve(rows);
+  key_.ReserveData(key_bytes);
+  value_.Reserve(rows);
+  value_.ReserveData(value_bytes);
+  topic_.Reserve(rows);
+  topic_.ReserveData(topic_bytes);
+  partition_.Reserve(rows);
+  offset_.Reserve(rows);
+  timestamp_.Reserve(rows);
+  timestamp_type_.Reserve(rows);
+  if (include_headers_) headers_->Reserve(rows);
+}
+
 columnar::RecordBatchPtr RecordColumns::Finish() {
   auto batch = std::make_shared<columnar::RecordBatch>();
   batch->schema = schema_;
@@ -47,6 +64,7 @@ columnar::RecordBatchPtr RecordColumns::Finish() {
   if (include_headers_) batch->columns.push_back(headers_->Finish());
   num_rows_ = 0;
   bytes_ = 0;
+  reserved_ = false;
   return batch;
 }
 

@@ -76,6 +76,14 @@ class RecordColumns {
   int64_t bytes() const { return bytes_; }
   static constexpr int64_t kMaxChunkBytes = int64_t{256} << 20;
 
+  // Sizes the current chunk for `rows` more records whose keys, values and
+  // topic names hold about `key_bytes`, `value_bytes` and `topic_bytes` in
+  // all: one allocation per buffer instead of the builders' doubling (and
+  // copying) as the chunk fills. A hint: more records than that still fit.
+  // reserved() says whether the chunk was sized since the last Finish.
+  void Reserve(int64_t rows, int64_t key_bytes, int64_t value_bytes, int64_t topic_bytes);
+  bool reserved() const { return reserved_; }
+
   // One record. `key` nullopt = null key. `timestamp_ms` < 0 with
   // `timestamp_type` -1 means the record has no timestamp (null).
   // Headers, when included, follow through AddHeader and then EndHeaders, or
@@ -130,6 +138,7 @@ class RecordColumns {
   columnar::SchemaPtr schema_;
   int64_t num_rows_ = 0;
   int64_t bytes_ = 0;
+  bool reserved_ = false;
   columnar::ColumnBuilder key_;
   columnar::ColumnBuilder value_;
   columnar::ColumnBuilder topic_;

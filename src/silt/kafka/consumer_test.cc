@@ -40,5 +40,25 @@ TEST(RecordColumnsTest, AppendsRecordsWithNullKeysTimestampsAndHeaders) {
   EXPECT_EQ(columns.Finish()->num_rows, 0);
 }
 
+// A chunk sized up front gets its key/value/topic bytes in one allocation
+// each (the reservation, not the builders' doubling: 64, 128, ... 1024).
+TEST(RecordColumnsTest, ReservedChunkKeepsItsBytesInTheReservation) {
+  RecordColumns columns(false);
+  EXPECT_FALSE(columns.reserved());
+  columns.Reserve(100, 0, 1000, 100);
+  EXPECT_TRUE(columns.reserved());
+  for (int64_t offset = 0; offset < 100; ++offset) {
+    columns.Append(std::nullopt, "0123456789", "t", 0, offset, 1, 0);
+  }
+  columnar::RecordBatchPtr batch = columns.Finish();
+  EXPECT_FALSE(columns.reserved());
+  ASSERT_EQ(batch->num_rows, 100);
+  EXPECT_EQ(batch->columns[1]->data->size(), 1000);
+  EXPECT_EQ(batch->columns[1]->data->capacity(), 1000);
+  EXPECT_EQ(batch->columns[2]->data->capacity(), 100);
+  EXPECT_EQ(batch->columns[1]->StringValue(99), "0123456789");
+  EXPECT_EQ(batch->columns[4]->Value<int64_t>(99), 99);
+}
+
 }  // namespace
 }  // namespace silt::kafka

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,9 @@ using internal::LookupOffsetsForTimes;
 
 // Records one librdkafka call takes off the consumer queue at most.
 constexpr size_t kPollBatch = 1024;
+// Taken messages a chunk is sized from at least (SizeChunk), unless fewer
+// rows are left to read.
+constexpr size_t kSizingSample = 64;
 // Messages at most held for the next batch past the current ranges' ends
 // (RdKafkaConsumer::Hold).
 constexpr size_t kMaxHeld = 32768;
@@ -316,6 +320,7 @@ class RdKafkaConsumer final : public Consumer {
     int timeout = static_cast<int>(timeout_ms);
     ServeErrors();
     while (true) {
+      if (!out->reserved() && taken_pos_ < taken_len_) SizeChunk(out, max_records - appended);
       // Records already taken off the queue come first, in queue order; a
       // limit reached or an error leaves the rest for the next call.
       while (taken_pos_ < taken_len_) {
@@ -387,6 +392,49 @@ class RdKafkaConsumer final : public Consumer {
     // `until`, and its later messages are held for it (see ContinuesKept).
     bool keep;
   };
+
+  // Sizes `out`'s chunk once, from the messages taken but not handled yet:
+  // the rows it will get (at most `limit`, at most what the ranges have
+  // left, at most what kMaxChunkBytes takes) times the sample's mean key,
+  // value and topic size, plus an eighth (the sample's mean is below the
+  // chunk's about half the time, and one byte over the reservation regrows,
+  // copying the whole buffer). Waits for a sample of kSizingSample messages
+  // (the first take of a Poll asks for one) unless fewer rows are left.
+  void SizeChunk(RecordColumns* out, int64_t limit) {
+    int64_t left = 0;
+    for (const RangeState& state : ranges_) {
+      if (!state.done) left += std::max<int64_t>(0, state.range.until - state.next);
+    }
+    int64_t rows = std::min(limit, left);
+    const size_t sample = taken_len_ - taken_pos_;
+    if (rows <= 0 || sample < std::min(kSizingSample, static_cast<size_t>(rows))) return;
+    int64_t key_bytes = 0;
+    int64_t value_bytes = 0;
+    int64_t topic_bytes = 0;
+    const rd_kafka_topic_t* topic = nullptr;
+    int64_t topic_size = 0;
+    for (size_t idx = taken_pos_; idx < taken_len_; ++idx) {
+      const rd_kafka_message_t* message = taken_[idx];
+      key_bytes += static_cast<int64_t>(message->key_len);
+      value_bytes += static_cast<int64_t>(message->len);
+      if (message->rkt != topic && message->rkt != nullptr) {
+        topic = message->rkt;
+        topic_size = static_cast<int64_t>(std::strlen(rd_kafka_topic_name(topic)));
+      }
+      topic_bytes += topic_size;
+    }
+    // A chunk stops at kMaxChunkBytes of keys and values.
+    const int64_t record_bytes = key_bytes + value_bytes;
+    if (record_bytes > 0) {
+      rows = std::min(
+          rows, RecordColumns::kMaxChunkBytes * static_cast<int64_t>(sample) / record_bytes + 1);
+    }
+    const auto scale = [&](int64_t bytes) {
+      const int64_t estimate = bytes * rows / static_cast<int64_t>(sample);
+      return estimate + estimate / 8;
+    };
+    out->Reserve(rows, scale(key_bytes), scale(value_bytes), scale(topic_bytes));
+  }
 
   void DropTaken() {
     for (; taken_pos_ < taken_len_; ++taken_pos_) rd_kafka_message_destroy(taken_[taken_pos_]);

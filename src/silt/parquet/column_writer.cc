@@ -1,7 +1,5 @@
 #include "silt/parquet/column_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +14,8 @@
 #include "silt/parquet/compression.h"
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/dictionary_encoder.h"
+#include "silt/parquet/gather_internal.h"
+#include "silt/parquet/page_writer.h"
 #include "silt/parquet/parquet_schema.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_encoder.h"
@@ -30,6 +30,10 @@ using columnar::Field;
 using columnar::TypeId;
 
 namespace {
+
+using internal::GatherAtFn;
+using internal::Gatherers;
+using internal::GatherFn;
 
 // Rows encoded per step at most: bounds the gather scratch and how far a
 // dictionary can overshoot its limit before the writer notices.
@@ -62,97 +66,6 @@ CompressionCodec ToCodec(Compression c) {
     case Compression::kLz4Raw: return CompressionCodec::kLz4Raw;
   }
   return CompressionCodec::kUncompressed;
-}
-
-// ---------------------------------------------------------------------------
-// Gathering: rows of a Column -> dense array of the physical value type.
-// Returns a pointer to `count` values (into the column itself when no
-// conversion or compaction is needed, else into `scratch`).
-
-template <typename T>
-using GatherFn = const T* (*)(const Column& column, int64_t offset, int64_t length,
-                              std::vector<T>* scratch, int64_t* count);
-
-template <typename Src, typename T, bool kHasNulls>
-const T* GatherFixed(const Column& column, int64_t offset, int64_t length, std::vector<T>* scratch,
-                     int64_t* count) {
-  const Src* src = column.raw_values<Src>() + offset;
-  if constexpr (!kHasNulls && std::is_same_v<Src, T>) {
-    *count = length;
-    return src;
-  }
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  T* dst = scratch->data();
-  if constexpr (kHasNulls) {
-    // Branch-free compaction: always store, advance only past valid rows.
-    const uint8_t* valid = column.validity->data();
-    int64_t k = 0;
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = static_cast<T>(src[i]);
-      k += columnar::GetBit(valid, offset + i);
-    }
-    *count = k;
-  } else {
-    for (int64_t i = 0; i < length; ++i) dst[i] = static_cast<T>(src[i]);
-    *count = length;
-  }
-  return dst;
-}
-
-template <bool kHasNulls>
-const uint8_t* GatherBools(const Column& column, int64_t offset, int64_t length,
-                           std::vector<uint8_t>* scratch, int64_t* count) {
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  uint8_t* dst = scratch->data();
-  const uint8_t* bits = column.values->data();
-  int64_t k = 0;
-  if constexpr (kHasNulls) {
-    const uint8_t* valid = column.validity->data();
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = columnar::GetBit(bits, offset + i);
-      k += columnar::GetBit(valid, offset + i);
-    }
-  } else {
-    for (int64_t i = 0; i < length; ++i) dst[i] = columnar::GetBit(bits, offset + i);
-    k = length;
-  }
-  *count = k;
-  return dst;
-}
-
-template <bool kHasNulls>
-const std::string_view* GatherStrings(const Column& column, int64_t offset, int64_t length,
-                                      std::vector<std::string_view>* scratch, int64_t* count) {
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
-  std::string_view* dst = scratch->data();
-  const int32_t* offs = column.offsets() + offset;
-  const char* data = column.data ? reinterpret_cast<const char*>(column.data->data()) : "";
-  int64_t k = 0;
-  if constexpr (kHasNulls) {
-    const uint8_t* valid = column.validity->data();
-    for (int64_t i = 0; i < length; ++i) {
-      dst[k] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
-      k += columnar::GetBit(valid, offset + i);
-    }
-  } else {
-    for (int64_t i = 0; i < length; ++i) {
-      dst[i] = std::string_view(data + offs[i], static_cast<size_t>(offs[i + 1] - offs[i]));
-    }
-    k = length;
-  }
-  *count = k;
-  return dst;
-}
-
-template <typename T>
-struct Gatherers {
-  GatherFn<T> no_nulls;
-  GatherFn<T> with_nulls;
-};
-
-template <typename Src, typename T>
-Gatherers<T> FixedGatherers() {
-  return {&GatherFixed<Src, T, false>, &GatherFixed<Src, T, true>};
 }
 
 // The Parquet encoding WriterOptions asks for column `name` (PLAIN when
@@ -303,16 +216,28 @@ class TypedColumnWriter final : public ColumnWriter {
     int64_t done = 0;
     while (done < length) {
       const int64_t n = SliceRows(column, offset + done, length - done);
-      SILT_RETURN_NOT_OK(WriteSlice(column, offset + done, n, has_nulls, gather));
+      int64_t count = 0;
+      const T* values = gather(column, offset + done, n, &scratch_, &count);
+      SILT_RETURN_NOT_OK(
+          AddSlice(column, internal::RangeRows{offset + done}, n, has_nulls, values, count));
       done += n;
-      if (use_dictionary_ &&
-          dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
-        // Pages written so far keep their indices; the dictionary is frozen
-        // and written at the row group flush; the rest goes PLAIN.
-        SILT_RETURN_NOT_OK(FinishPage());
-        use_dictionary_ = false;
-      }
-      if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+      SILT_RETURN_NOT_OK(AfterSlice());
+    }
+    return Status::OK();
+  }
+
+  Status WriteRows(const Column& column, const int64_t* rows, int64_t length) override {
+    const bool has_nulls = column.validity != nullptr && column.null_count > 0;
+    const GatherAtFn<T> gather = has_nulls ? gatherers_.at_with_nulls : gatherers_.at_no_nulls;
+    int64_t done = 0;
+    while (done < length) {
+      const int64_t n = SliceListedRows(column, rows + done, length - done);
+      int64_t count = 0;
+      const T* values = gather(column, rows + done, n, &scratch_, &count);
+      SILT_RETURN_NOT_OK(
+          AddSlice(column, internal::ListedRows{rows + done}, n, has_nulls, values, count));
+      done += n;
+      SILT_RETURN_NOT_OK(AfterSlice());
     }
     return Status::OK();
   }
@@ -384,7 +309,10 @@ class TypedColumnWriter final : public ColumnWriter {
       header.dictionary_page_header->num_values = static_cast<int32_t>(dict_.size());
       header.dictionary_page_header->encoding = Encoding::kPlain;
       std::string page;
-      SILT_RETURN_NOT_OK(EncodePage(&header, &page));
+      SILT_RETURN_NOT_OK(AppendPage({{}, {}, body_}, compressor_.get(), options_.page_checksums,
+                                    field_.name, &header, &page));
+      dict_uncompressed_ = static_cast<int64_t>(page.size()) - header.compressed_page_size +
+                           header.uncompressed_page_size;
       md.dictionary_page_offset = pos;
       SILT_RETURN_NOT_OK(file->Append(page));
       pos += static_cast<int64_t>(page.size());
@@ -520,10 +448,45 @@ class TypedColumnWriter final : public ColumnWriter {
     }
   }
 
-  Status WriteSlice(const Column& column, int64_t offset, int64_t n, bool has_nulls,
-                    GatherFn<T> gather) {
-    int64_t count = 0;
-    const T* values = gather(column, offset, n, &scratch_, &count);
+  // Rows for the next slice of listed rows: as SliceRows, with PLAIN byte
+  // arrays summed row by row (the rows' bytes are not contiguous).
+  int64_t SliceListedRows(const Column& column, const int64_t* rows, int64_t remaining) const {
+    if constexpr (kIsString) {
+      if (!use_dictionary_) {
+        const int64_t cap = std::min(remaining, kMaxSliceRows);
+        const int64_t room = std::max<int64_t>(1, options_.page_bytes - PageBytes());
+        const int32_t* offs = column.offsets();
+        int64_t bytes = 0;
+        int64_t k = 0;
+        while (k < cap) {
+          const int64_t row_bytes = offs[rows[k] + 1] - offs[rows[k]] + 4;
+          if (k > 0 && bytes + row_bytes > room) break;
+          bytes += row_bytes;
+          ++k;
+        }
+        return k;
+      }
+    }
+    return SliceRows(column, 0, remaining);
+  }
+
+  // After each slice: a dictionary past its limit freezes (pages written so
+  // far keep their indices; it is written at the row group flush; the rest
+  // goes PLAIN), and a full page closes.
+  Status AfterSlice() {
+    if (use_dictionary_ && dict_.plain_size(value_width_) > options_.dictionary_page_bytes_limit) {
+      SILT_RETURN_NOT_OK(FinishPage());
+      use_dictionary_ = false;
+    }
+    if (PageBytes() >= options_.page_bytes) SILT_RETURN_NOT_OK(FinishPage());
+    return Status::OK();
+  }
+
+  // Adds one slice of `n` rows (`rows[i]` of `column`), whose `count`
+  // non-null values were gathered into `values`.
+  template <typename Rows>
+  Status AddSlice(const Column& column, Rows rows, int64_t n, bool has_nulls, const T* values,
+                  int64_t count) {
     // Values first: they may close the open page, which then must not hold
     // this slice's levels.
     if (count > 0) SILT_RETURN_NOT_OK(AddValues(values, count));
@@ -532,7 +495,7 @@ class TypedColumnWriter final : public ColumnWriter {
         def_levels_.PutRun(1, n);
       } else {
         const uint8_t* valid = column.validity->data();
-        for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, offset + i));
+        for (int64_t i = 0; i < n; ++i) def_levels_.Put(columnar::GetBit(valid, rows[i]));
       }
     }
     page_num_values_ += n;
@@ -766,8 +729,11 @@ class TypedColumnWriter final : public ColumnWriter {
       if (!v2) levels_.append(reinterpret_cast<const char*>(&def_len), 4);
       levels_.append(levels);
     }
+    // The body is built in body_ except PLAIN values, which go from
+    // page_plain_ to the compressor as they are; a v1 page's levels precede
+    // it (AppendPage).
     body_.clear();
-    if (!v2) body_.append(levels_);
+    bool plain_in_place = false;
     // The chunk's first dictionary page first asks whether the dictionary
     // pays off at all; if not, the page's values go PLAIN.
     std::string_view indices;
@@ -800,7 +766,7 @@ class TypedColumnWriter final : public ColumnWriter {
         PlainEncodeBooleans(reinterpret_cast<const uint8_t*>(page_plain_.data()),
                             static_cast<int64_t>(page_plain_.size()), &body_);
       } else {
-        body_.append(page_plain_);
+        plain_in_place = true;
       }
       ++plain_pages_;
     }
@@ -826,9 +792,14 @@ class TypedColumnWriter final : public ColumnWriter {
     }
     // Each page in its own string: no growing (copying) of one chunk-wide
     // buffer; the flush appends them in order.
+    const std::string_view body = plain_in_place ? page_plain_ : body_;
     std::string page;
-    page.reserve(body_.size() / 2 + levels_.size() + 64);
-    SILT_RETURN_NOT_OK(EncodePage(&header, &page, v2 ? std::string_view(levels_) : ""));
+    page.reserve(body.size() / 2 + levels_.size() + 64);
+    PageParts parts;
+    (v2 ? parts.v2_levels : parts.body_prefix) = levels_;
+    parts.body = body;
+    SILT_RETURN_NOT_OK(
+        AppendPage(parts, compressor_.get(), options_.page_checksums, field_.name, &header, &page));
     const auto before = static_cast<size_t>(chunk_pages_bytes_);
     const size_t page_size = page.size();
     chunk_pages_bytes_ += static_cast<int64_t>(page_size);
@@ -874,41 +845,6 @@ class TypedColumnWriter final : public ColumnWriter {
     column_index_.min_values.push_back(std::move(lo));
     column_index_.max_values.push_back(std::move(hi));
     column_index_.null_counts.push_back(page_stats_.null_count());
-  }
-
-  // Compresses body_ and appends header + `levels` (stored uncompressed,
-  // data page v2) + compressed body to `out`; sets the header's sizes.
-  // Dictionary page bytes are counted in dict_uncompressed_.
-  Status EncodePage(PageHeader* header, std::string* out, std::string_view levels = {}) {
-    if (body_.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-      return Status::Internal("column '", field_.name, "': page of ", body_.size(),
-                              " bytes exceeds Parquet's 2 GiB page limit");
-    }
-    std::string_view compressed = body_;
-    if (compressor_->codec() != CompressionCodec::kUncompressed) {
-      SILT_RETURN_NOT_OK_CTX(compressor_->Compress(body_, &compressed_),
-                             "compressing a page of column '", field_.name, "'");
-      compressed = compressed_;
-    }
-    header->uncompressed_page_size = static_cast<int32_t>(levels.size() + body_.size());
-    header->compressed_page_size = static_cast<int32_t>(levels.size() + compressed.size());
-    if (options_.page_checksums) {
-      uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(levels.data()),
-                        static_cast<uInt>(levels.size()));
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(compressed.data()),
-                  static_cast<uInt>(compressed.size()));
-      header->crc = static_cast<int32_t>(static_cast<uint32_t>(crc));
-    }
-    const size_t start = out->size();
-    thrift::CompactWriter w(out);
-    header->Write(&w);
-    if (header->type == PageType::kDictionaryPage) {
-      dict_uncompressed_ =
-          static_cast<int64_t>(out->size() - start) + header->uncompressed_page_size;
-    }
-    out->append(levels);
-    out->append(compressed);
-    return Status::OK();
   }
 
   const Field field_;
@@ -970,7 +906,6 @@ class TypedColumnWriter final : public ColumnWriter {
   std::string body_;
   std::vector<T> transcode_ints_;
   std::vector<std::string_view> transcode_views_;
-  std::string compressed_;
 };
 
 template <typename T>
@@ -1008,46 +943,44 @@ Result<std::unique_ptr<ColumnWriter>> ColumnWriter::MakeLeaf(const Field& field,
   }
   switch (field.type->id()) {
     case TypeId::kBoolean:
-      return MakeTyped<uint8_t>(field, std::move(element), layout,
-                                Gatherers<uint8_t>{&GatherBools<false>, &GatherBools<true>},
+      return MakeTyped<uint8_t>(field, std::move(element), layout, internal::BoolGatherers(),
                                 options);
     case TypeId::kByte:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int8_t, int32_t>(), options);
+                                internal::FixedGatherers<int8_t, int32_t>(), options);
     case TypeId::kShort:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int16_t, int32_t>(), options);
+                                internal::FixedGatherers<int16_t, int32_t>(), options);
     case TypeId::kInt:
     case TypeId::kDate:
       return MakeTyped<int32_t>(field, std::move(element), layout,
-                                FixedGatherers<int32_t, int32_t>(), options);
+                                internal::FixedGatherers<int32_t, int32_t>(), options);
     case TypeId::kLong:
     case TypeId::kTimestamp:
     case TypeId::kTimestampNtz:
       return MakeTyped<int64_t>(field, std::move(element), layout,
-                                FixedGatherers<int64_t, int64_t>(), options);
+                                internal::FixedGatherers<int64_t, int64_t>(), options);
     case TypeId::kFloat:
-      return MakeTyped<float>(field, std::move(element), layout, FixedGatherers<float, float>(),
-                              options);
+      return MakeTyped<float>(field, std::move(element), layout,
+                              internal::FixedGatherers<float, float>(), options);
     case TypeId::kDouble:
-      return MakeTyped<double>(field, std::move(element), layout, FixedGatherers<double, double>(),
-                               options);
+      return MakeTyped<double>(field, std::move(element), layout,
+                               internal::FixedGatherers<double, double>(), options);
     case TypeId::kDecimal:
       if (*element.type == PhysicalType::kInt32) {
         return MakeTyped<int32_t>(field, std::move(element), layout,
-                                  FixedGatherers<__int128, int32_t>(), options);
+                                  internal::FixedGatherers<__int128, int32_t>(), options);
       }
       if (*element.type == PhysicalType::kInt64) {
         return MakeTyped<int64_t>(field, std::move(element), layout,
-                                  FixedGatherers<__int128, int64_t>(), options);
+                                  internal::FixedGatherers<__int128, int64_t>(), options);
       }
       return MakeTyped<__int128>(field, std::move(element), layout,
-                                 FixedGatherers<__int128, __int128>(), options);
+                                 internal::FixedGatherers<__int128, __int128>(), options);
     case TypeId::kString:
     case TypeId::kBinary:
-      return MakeTyped<std::string_view>(
-          field, std::move(element), layout,
-          Gatherers<std::string_view>{&GatherStrings<false>, &GatherStrings<true>}, options);
+      return MakeTyped<std::string_view>(field, std::move(element), layout,
+                                         internal::StringGatherers(), options);
     default: break;
   }
   return Status::NotSupported("writing column '", field.name, "' of type ", field.type->ToDdl(),

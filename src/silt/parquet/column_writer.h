@@ -65,6 +65,11 @@ class ColumnWriter {
   // Errors: Internal when a compression library fails.
   virtual Status Write(const columnar::Column& column, int64_t offset, int64_t length) = 0;
 
+  // Encodes rows rows[0], ..., rows[length - 1] of `column`, in that order,
+  // as Write would encode a column holding just those rows.
+  // REQUIRES: as Write, for each listed row (every rows[i] < column.length).
+  virtual Status WriteRows(const columnar::Column& column, const int64_t* rows, int64_t length) = 0;
+
   // Encodes `num_levels` level entries of a nested leaf. `values` holds the
   // defined values densely from row `values_offset` (their nulls are
   // ignored): one per entry whose definition level is the maximum, in order.

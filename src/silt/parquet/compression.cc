@@ -2,10 +2,12 @@
 
 #include <brotli/decode.h>
 #include <lz4.h>
+#include <snappy-sinksource.h>
 #include <snappy.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -52,6 +54,30 @@ bool DecompressHadoopLz4(std::string_view input, uint8_t* output, int64_t output
   return produced == output_size;
 }
 
+// Two buffers read as one by snappy: its compressor copies a 64 KiB block
+// into its own scratch only where the block spans both, so the output is
+// byte for byte RawCompress's of the joined input.
+class TwoPieceSource final : public snappy::Source {
+ public:
+  TwoPieceSource(std::string_view first, std::string_view second)
+      : first_(first), second_(second) {}
+  size_t Available() const override { return first_.size() + second_.size(); }
+  const char* Peek(size_t* len) override {
+    std::string_view piece = first_.empty() ? second_ : first_;
+    *len = piece.size();
+    return piece.data();
+  }
+  void Skip(size_t n) override {
+    const size_t from_first = std::min(n, first_.size());
+    first_.remove_prefix(from_first);
+    second_.remove_prefix(n - from_first);
+  }
+
+ private:
+  std::string_view first_;
+  std::string_view second_;
+};
+
 }  // namespace
 
 struct Compressor::State {
@@ -62,6 +88,10 @@ struct Compressor::State {
   // the bound zero-filled it on every page only for most of it to be cut.
   std::unique_ptr<char[]> scratch;
   size_t scratch_size = 0;
+  // CompressPieces: the joined input where a codec needs one buffer, and
+  // the output of the codecs that write a string.
+  std::string joined;
+  std::string output;
   ~State() {
     if (zstd != nullptr) ZSTD_freeCCtx(zstd);
     if (zlib_ready) deflateEnd(&zlib);
@@ -161,6 +191,30 @@ Status Compressor::Compress(std::string_view input, std::string* output) {
     }
     default: return Status::NotSupported("writing Parquet compression codec ", CodecName(codec_));
   }
+}
+
+Result<std::string_view> Compressor::CompressPieces(std::string_view first,
+                                                    std::string_view second) {
+  if (codec_ == CompressionCodec::kSnappy) {
+    TwoPieceSource source(first, second);
+    const size_t bound = snappy::MaxCompressedLength(source.Available());
+    if (state_->scratch_size < bound) {
+      state_->scratch = std::make_unique_for_overwrite<char[]>(bound);
+      state_->scratch_size = bound;
+    }
+    snappy::UncheckedByteArraySink sink(state_->scratch.get());
+    const size_t n = snappy::Compress(&source, &sink);
+    return std::string_view(state_->scratch.get(), n);
+  }
+  std::string_view input = first.empty() ? second : first;
+  if (!first.empty() && !second.empty()) {
+    state_->joined.assign(first);
+    state_->joined.append(second);
+    input = state_->joined;
+  }
+  if (codec_ == CompressionCodec::kUncompressed) return input;
+  SILT_RETURN_NOT_OK(Compress(input, &state_->output));
+  return std::string_view(state_->output);
 }
 
 Result<std::unique_ptr<Decompressor>> Decompressor::Make(CompressionCodec codec) {

@@ -31,6 +31,11 @@ class Compressor {
   // Replaces `*output` with the compressed form of `input`.
   // Errors: Internal when the library fails.
   Status Compress(std::string_view input, std::string* output);
+  // The compressed form of `first` followed by `second` (a page body built
+  // in two buffers), without joining them where the codec reads pieces
+  // (snappy); uncompressed, an empty `first` gives `second` itself. The
+  // view lives until the next call on this compressor. Errors: as Compress.
+  Result<std::string_view> CompressPieces(std::string_view first, std::string_view second);
 
  private:
   Compressor(CompressionCodec codec, int level);

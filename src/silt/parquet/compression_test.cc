@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "silt/testing/gtest_util.h"
 
@@ -42,6 +43,24 @@ TEST_P(CodecTest, WrongDecompressedSizeIsCorruption) {
   std::string out(input.size() + 10, '\0');
   ASSERT_RAISES(Corruption, d->Decompress(compressed, reinterpret_cast<uint8_t*>(out.data()),
                                           static_cast<int64_t>(out.size())));
+}
+
+// A page body in two buffers (levels, values) compresses to what the joined
+// body compresses to, byte for byte, wherever the split falls: snappy reads
+// the pieces in place, across its 64 KiB blocks too.
+TEST_P(CodecTest, PiecesCompressLikeTheJoinedInput) {
+  ASSERT_OK_AND_ASSIGN(auto c, Compressor::Make(GetParam(), 3));
+  std::string input;
+  while (input.size() < 200000) input += SampleData();
+  for (size_t split : {size_t{0}, size_t{1}, size_t{7}, size_t{65536}, size_t{65540},
+                       input.size() - 3, input.size()}) {
+    std::string joined;
+    ASSERT_OK(c->Compress(input, &joined));
+    ASSERT_OK_AND_ASSIGN(std::string_view pieces,
+                         c->CompressPieces(std::string_view(input).substr(0, split),
+                                           std::string_view(input).substr(split)));
+    EXPECT_EQ(std::string(pieces), joined) << "split at " << split;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,

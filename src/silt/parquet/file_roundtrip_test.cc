@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -109,6 +110,49 @@ TEST_P(SmallLimitsTest, SmallLimitsMakeManyRowGroupsAndPages) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DictionaryOnOff, SmallLimitsTest, ::testing::Bool());
+
+// A partition's rows written by their indices (out of order, as a batch
+// interleaves partitions) make the file that taking them into a batch of
+// their own and writing that makes, byte for byte, across many pages and
+// row groups.
+TEST_P(SmallLimitsTest, ListedRowsWriteTheFileTheirTakenBatchWrites) {
+  auto fs = fs::MakeMemoryFileSystem();
+  SchemaPtr schema = AllTypesSchema();
+  WriterOptions options;
+  options.enable_dictionary = GetParam();
+  options.row_group_bytes = 256 * 1024;
+  options.page_bytes = 2 * 1024;
+  RecordBatchPtr batch = MakeBatch(schema, 0, 8192);
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < 6000; ++i) rows.push_back(i * 7 % 8192);
+
+  RecordBatchPtr taken = columnar::TakeBatch(*batch, rows);
+  const std::string expected_file =
+      WriteFile(fs.get(), "/t/taken.parquet", schema, {taken}, options);
+  ASSERT_OK_AND_ASSIGN(auto listed,
+                       ParquetFileWriter::Open(fs.get(), "/t/listed.parquet", schema, options));
+  ASSERT_OK(listed->WriteRows(*batch, rows));
+  ASSERT_OK(listed->Close().status());
+  ASSERT_OK_AND_ASSIGN(std::string listed_file, fs->ReadFile("/t/listed.parquet"));
+  EXPECT_TRUE(listed_file == expected_file);
+
+  // Over several calls (slices, hence pages, fall elsewhere) the rows read
+  // back the same.
+  ASSERT_OK_AND_ASSIGN(auto split,
+                       ParquetFileWriter::Open(fs.get(), "/t/split.parquet", schema, options));
+  ASSERT_OK(split->WriteRows(*batch, std::span<const int64_t>(rows).subspan(0, 100)));
+  ASSERT_OK(split->WriteRows(*batch, std::span<const int64_t>(rows).subspan(100)));
+  ASSERT_OK(split->Close().status());
+  for (const char* path : {"/t/listed.parquet", "/t/split.parquet"}) {
+    RecordBatchPtr actual = ReadAll(fs.get(), path);
+    ASSERT_NE(actual, nullptr);
+    ASSERT_EQ(actual->num_rows, 6000);
+    for (int col_idx = 0; col_idx < schema->num_fields(); ++col_idx) {
+      ExpectColumnsEqual(*taken->column(col_idx), *actual->column(col_idx),
+                         std::string(path) + " " + schema->field(col_idx).name);
+    }
+  }
+}
 
 TEST(ParquetFileTest, FooterFollowsSparkConventions) {
   auto fs = fs::MakeMemoryFileSystem();

@@ -110,6 +110,37 @@ class FileWriterImpl final : public ParquetFileWriter {
     return Status::OK();
   }
 
+  Status WriteRows(const RecordBatch& batch, std::span<const int64_t> rows) override {
+    if (closed_) return Status::InvalidArgument("Parquet writer for ", path_, " is closed");
+    SILT_RETURN_NOT_OK(CheckBatch(batch));
+    // Nested fields are written from contiguous rows: their listed rows are
+    // taken once per call.
+    std::vector<columnar::ColumnPtr> taken(fields_.size());
+    for (size_t col_idx = 0; col_idx < fields_.size(); ++col_idx) {
+      if (fields_[col_idx].nested) {
+        taken[col_idx] = columnar::TakeColumn(*batch.columns[col_idx],
+                                              std::vector<int64_t>(rows.begin(), rows.end()));
+      }
+    }
+    const int64_t total = static_cast<int64_t>(rows.size());
+    int64_t done = 0;
+    while (done < total) {
+      const int64_t n = NextSliceRows(total - done);
+      for (size_t col_idx = 0; col_idx < fields_.size(); ++col_idx) {
+        const FieldWriter& f = fields_[col_idx];
+        SILT_RETURN_NOT_OK_CTX(
+            f.flat ? f.flat->WriteRows(*batch.columns[col_idx], rows.data() + done, n)
+                   : f.nested->Write(*taken[col_idx], done, n),
+            "writing ", path_);
+      }
+      done += n;
+      rg_rows_ += n;
+      num_rows_ += n;
+      if (BufferedBytes() >= options_.row_group_bytes) SILT_RETURN_NOT_OK(FlushRowGroup());
+    }
+    return Status::OK();
+  }
+
   int64_t num_rows() const override { return num_rows_; }
 
   int64_t estimated_size() const override {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,6 +149,11 @@ class ParquetFileWriter {
 
   // REQUIRES: batch.schema equals the writer's schema (same field order/types).
   virtual Status WriteBatch(const columnar::RecordBatch& batch) = 0;
+  // Writes rows[0], ..., rows.back() of `batch`, in that order, as
+  // WriteBatch(TakeBatch(batch, rows)) would, without copying them into
+  // columns of their own first (a partition's rows of a batch).
+  // REQUIRES: as WriteBatch; every index < batch.num_rows.
+  virtual Status WriteRows(const columnar::RecordBatch& batch, std::span<const int64_t> rows) = 0;
   // Rows written so far.
   virtual int64_t num_rows() const = 0;
   // Bytes the file will have if closed now (approximate until Close).
