@@ -260,6 +260,38 @@ TEST_F(CheckpointWriterTest, LogCleanupKeepsEverythingFromTheNewestExpiredCheckp
   EXPECT_EQ(none.files_deleted, 0);
 }
 
+// Cleanup indexes the log only when some commit file is at or before the
+// cutoff (decision 179): a log just younger than the cutoff keeps every
+// file, and once its commits reach the cutoff (the newest exactly at it)
+// the usual cleanup runs.
+TEST_F(CheckpointWriterTest, LogCleanupStartsWhenACommitReachesTheCutoff) {
+  Create();
+  AppendUntil(12);
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  const Metadata metadata = NewTableMetadata();
+  ASSERT_OK_AND_ASSIGN(int64_t retention_ms, LogRetentionMs(metadata.configuration));
+  LogCleanupOptions options;
+  options.minute_granularity = true;
+  const int64_t cutoff = (now - retention_ms) / 60000 * 60000;
+  // Versions 0..10 (checkpoint 10 among them) just younger than the
+  // cutoff: nothing expires.
+  for (int64_t v = 0; v <= 10; ++v) fs_->SetTime(Log(CommitFileName(v)), cutoff + 1 + v);
+  for (int64_t v = 11; v <= 12; ++v) fs_->SetTime(Log(CommitFileName(v)), now);
+  fs_->SetTime(Log(CheckpointFileName(10)), cutoff + 1);
+  ASSERT_OK_AND_ASSIGN(LogCleanupResult none,
+                       CleanUpExpiredLogs(fs_.get(), table_->log_path(), metadata, now, options));
+  EXPECT_EQ(none.files_deleted, 0);
+  // Version 10's commit exactly at the cutoff: everything before checkpoint
+  // 10 goes.
+  for (int64_t v = 0; v <= 10; ++v) fs_->SetTime(Log(CommitFileName(v)), cutoff - 10 + v);
+  ASSERT_OK_AND_ASSIGN(LogCleanupResult some,
+                       CleanUpExpiredLogs(fs_.get(), table_->log_path(), metadata, now, options));
+  EXPECT_EQ(some.kept_from_checkpoint, 10);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  ASSERT_FALSE(versions.empty());
+  EXPECT_EQ(versions.front(), 10);
+}
+
 TEST_F(CheckpointWriterTest, ProtectedCheckpointsGoOnlyWithEverythingBeforeThem) {
   Create();
   AppendUntil(25);

@@ -66,14 +66,19 @@ struct Listing {
   std::vector<std::pair<int64_t, std::string>> single_checkpoints;
 };
 
-Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
+Result<std::vector<fs::FileInfo>> ListLog(fs::FileSystem* fs, const std::string& log_dir) {
   SILT_ASSIGN_OR_RETURN_CTX(std::vector<fs::FileInfo> entries, fs->ListDir(log_dir),
                             "listing Delta log ", log_dir);
+  return entries;
+}
+
+// Indexes a listing of the log (consumed: its paths move into the result).
+Listing IndexLog(std::vector<fs::FileInfo> entries) {
   Listing out;
   // Per version: single/V2 checkpoint present, and multi-part parts by count.
   std::map<int64_t, bool> single;
   std::map<int64_t, std::map<int64_t, std::set<int64_t>>> parts;
-  for (const fs::FileInfo& entry : entries) {
+  for (fs::FileInfo& entry : entries) {
     if (entry.is_dir) continue;
     LogFileName name = ParseLogFileName(fs::BaseName(entry.path));
     switch (name.kind) {
@@ -90,7 +95,9 @@ Result<Listing> ListAll(fs::FileSystem* fs, const std::string& log_dir) {
         break;
       default: break;
     }
-    if (name.kind != LogFileKind::kOther) out.files.emplace_back(name.version, entry.path);
+    if (name.kind != LogFileKind::kOther) {
+      out.files.emplace_back(name.version, std::move(entry.path));
+    }
   }
   std::sort(out.times.commits.begin(), out.times.commits.end(),
             [](const auto& a, const auto& b) { return a.version < b.version; });
@@ -199,8 +206,8 @@ Status CleanUpSidecars(fs::FileSystem* fs, const std::string& log_dir, const Lis
 }  // namespace
 
 Result<LogFileTimes> ListLogFileTimes(fs::FileSystem* fs, const std::string& log_dir) {
-  SILT_ASSIGN_OR_RETURN(Listing listing, ListAll(fs, log_dir));
-  return std::move(listing.times);
+  SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> entries, ListLog(fs, log_dir));
+  return IndexLog(std::move(entries)).times;
 }
 
 int64_t TruncateToDayUtc(int64_t ms) {
@@ -243,7 +250,19 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
   }
   const int64_t cutoff_ms = options.minute_granularity ? (now_ms - retention_ms) / 60000 * 60000
                                                        : TruncateToDayUtc(now_ms - retention_ms);
-  SILT_ASSIGN_OR_RETURN(Listing listing, ListAll(fs, log_dir));
+  SILT_ASSIGN_OR_RETURN(std::vector<fs::FileInfo> entries, ListLog(fs, log_dir));
+  // A commit's monotonic time is never before its file time, so with no
+  // commit file at or before the cutoff nothing expires: a young table's
+  // log (a fast stream's holds some 100,000 files after a few hours) is
+  // not indexed for nothing, which doubled the listing's memory at each
+  // writer's first checkpoint after midnight UTC (decision 179).
+  const bool any_old_commit =
+      std::any_of(entries.begin(), entries.end(), [cutoff_ms](const fs::FileInfo& entry) {
+        return !entry.is_dir && entry.modification_time_ms <= cutoff_ms &&
+               ParseLogFileName(fs::BaseName(entry.path)).kind == LogFileKind::kCommit;
+      });
+  if (!any_old_commit) return result;
+  const Listing listing = IndexLog(std::move(entries));
   const LogFileTimes& t = listing.times;
   // The newest commit old enough to expire, then the newest complete
   // checkpoint at or before it: everything before that checkpoint goes.
