@@ -33,6 +33,7 @@ class FakeTimesFileSystem : public fs::ForwardingFileSystem {
   Result<std::vector<fs::FileInfo>> ListDir(const std::string& dir) override {
     SILT_ASSIGN_OR_RETURN(auto entries, target()->ListDir(dir));
     std::lock_guard<std::mutex> lock(mu_);
+    ++listings_;
     for (auto& e : entries) {
       auto it = times_.find(e.path);
       if (it != times_.end()) e.modification_time_ms = it->second;
@@ -40,9 +41,15 @@ class FakeTimesFileSystem : public fs::ForwardingFileSystem {
     return entries;
   }
 
+  int64_t listings() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return listings_;
+  }
+
  private:
   std::mutex mu_;
   std::map<std::string, int64_t> times_;
+  int64_t listings_ = 0;
 };
 
 Metadata NewTableMetadata(std::map<std::string, std::string> configuration = {}) {
@@ -290,6 +297,57 @@ TEST_F(CheckpointWriterTest, LogCleanupStartsWhenACommitReachesTheCutoff) {
   ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
   ASSERT_FALSE(versions.empty());
   EXPECT_EQ(versions.front(), 10);
+}
+
+// A pass records the oldest commit file it leaves (decision 180). While a
+// new day's cutoff is still before it, the handle's next checkpoint skips
+// cleanup without listing the log; once the recorded oldest commit is at or
+// before the cutoff, cleanup lists and deletes as usual.
+TEST_F(CheckpointWriterTest, LogCleanupSkipsTheListingWhileTheOldestCommitIsYounger) {
+  Create();
+  AppendUntil(10);  // checkpoint 10, then the day's first cleanup pass
+  ASSERT_OK_AND_ASSIGN(std::vector<fs::FileInfo> log, fs_->ListDir(table_->log_path()));
+  std::optional<int64_t> oldest;
+  for (const fs::FileInfo& entry : log) {
+    for (int64_t v = 0; v <= 10; ++v) {
+      if (fs::BaseName(entry.path) != CommitFileName(v)) continue;
+      if (!oldest || entry.modification_time_ms < *oldest) oldest = entry.modification_time_ms;
+    }
+  }
+  ASSERT_TRUE(oldest.has_value());
+  EXPECT_EQ(table_->log_oldest_commit_time_ms(), oldest);
+
+  // A new UTC day (the cutoff the handle last used is not today's): the
+  // next checkpoint's cleanup is skipped with no listing of its own.
+  table_->set_last_log_cleanup_cutoff_ms(0);
+  int64_t before = fs_->listings();
+  AppendUntil(20);
+  const int64_t skipped = fs_->listings() - before;
+  // The same ten commits and checkpoint from a handle that knows nothing of
+  // the log's age: one listing more, the cleanup's.
+  table_->set_last_log_cleanup_cutoff_ms(0);
+  table_->set_log_oldest_commit_time_ms(std::nullopt);
+  before = fs_->listings();
+  AppendUntil(30);
+  EXPECT_EQ(fs_->listings() - before, skipped + 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> all, table_->ListVersions());
+  EXPECT_EQ(all.front(), 0);
+
+  // The oldest commit reaches the cutoff (here by aging the files 40 days
+  // and telling the handle so): the next checkpoint's cleanup runs.
+  const int64_t now = SystemClock().NowMicros() / 1000;
+  for (int64_t v = 0; v <= 14; ++v) {
+    fs_->SetTime(Log(CommitFileName(v)), now - 40 * kDayMs + v);
+  }
+  fs_->SetTime(Log(CheckpointFileName(10)), now - 40 * kDayMs + 10);
+  table_->set_last_log_cleanup_cutoff_ms(0);
+  table_->set_log_oldest_commit_time_ms(now - 40 * kDayMs);
+  AppendUntil(40);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> versions, table_->ListVersions());
+  ASSERT_FALSE(versions.empty());
+  EXPECT_EQ(versions.front(), 10);
+  // What the pass left: commits from 10 on, version 10's the oldest.
+  EXPECT_EQ(table_->log_oldest_commit_time_ms(), now - 40 * kDayMs + 10);
 }
 
 TEST_F(CheckpointWriterTest, ProtectedCheckpointsGoOnlyWithEverythingBeforeThem) {

@@ -256,12 +256,17 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
   // log (a fast stream's holds some 100,000 files after a few hours) is
   // not indexed for nothing, which doubled the listing's memory at each
   // writer's first checkpoint after midnight UTC (decision 179).
-  const bool any_old_commit =
-      std::any_of(entries.begin(), entries.end(), [cutoff_ms](const fs::FileInfo& entry) {
-        return !entry.is_dir && entry.modification_time_ms <= cutoff_ms &&
-               ParseLogFileName(fs::BaseName(entry.path)).kind == LogFileKind::kCommit;
-      });
-  if (!any_old_commit) return result;
+  std::optional<int64_t> oldest_commit;
+  for (const fs::FileInfo& entry : entries) {
+    if (entry.is_dir || ParseLogFileName(fs::BaseName(entry.path)).kind != LogFileKind::kCommit) {
+      continue;
+    }
+    if (!oldest_commit || entry.modification_time_ms < *oldest_commit) {
+      oldest_commit = entry.modification_time_ms;
+    }
+  }
+  result.oldest_commit_file_time_ms = oldest_commit;
+  if (!oldest_commit || *oldest_commit > cutoff_ms) return result;
   const Listing listing = IndexLog(std::move(entries));
   const LogFileTimes& t = listing.times;
   // The newest commit old enough to expire, then the newest complete
@@ -305,6 +310,16 @@ Result<LogCleanupResult> CleanUpExpiredLogs(fs::FileSystem* fs, const std::strin
       return st.WithContextParts("cleaning up expired Delta log files in ", log_dir);
     }
     if (st.ok()) ++result.files_deleted;
+  }
+  // What the log holds now: every commit from the kept checkpoint on. A
+  // doomed commit skipped above as outside the log was never a log file.
+  result.oldest_commit_file_time_ms.reset();
+  for (const auto& commit : t.commits) {
+    if (commit.version < keep_from) continue;
+    if (!result.oldest_commit_file_time_ms ||
+        commit.file_time_ms < *result.oldest_commit_file_time_ms) {
+      result.oldest_commit_file_time_ms = commit.file_time_ms;
+    }
   }
   SILT_RETURN_NOT_OK(CleanUpSidecars(fs, log_dir, listing, keep_from, now_ms, &result));
   if (result.files_deleted > 0) {

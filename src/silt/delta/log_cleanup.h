@@ -51,6 +51,12 @@ struct LogCleanupResult {
   int64_t files_deleted = 0;
   // The checkpoint the log now starts at, or -1 when nothing was deleted.
   int64_t kept_from_checkpoint = -1;
+  // The oldest modification time among the commit files the log holds
+  // after this pass, when the pass listed the log and found one. Commit
+  // files are never rewritten and later ones are newer, so until a cutoff
+  // passes it nothing can expire and the next pass need not list the log
+  // (decision 180).
+  std::optional<int64_t> oldest_commit_file_time_ms;
 };
 
 // Deletes expired log files of the table whose log is `log_dir`, given its

@@ -80,6 +80,14 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   if (enabled.ok() && *enabled && retention_ms.ok()) {
     cutoff_ms = TruncateToDayUtc(now_ms - *retention_ms);
     if (table->last_log_cleanup_cutoff_ms() == cutoff_ms) return true;
+    // The cutoff moved (a new UTC day), but the oldest commit the last pass
+    // left is still after it: nothing can expire, and listing a fast
+    // stream's log (~13 MB for 86,000 files) would only cost memory.
+    const std::optional<int64_t> oldest = table->log_oldest_commit_time_ms();
+    if (oldest && *oldest > *cutoff_ms) {
+      table->set_last_log_cleanup_cutoff_ms(*cutoff_ms);
+      return true;
+    }
   }
   LogCleanupOptions cleanup_options;
   Result<int64_t> protected_before =
@@ -97,6 +105,7 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
                   " failed: ", cleanup.status().ToString());
   } else if (cutoff_ms) {
     table->set_last_log_cleanup_cutoff_ms(*cutoff_ms);
+    table->set_log_oldest_commit_time_ms(cleanup->oldest_commit_file_time_ms);
   }
   return true;
 }

@@ -168,6 +168,13 @@ class DeltaTable {
   // whole log again while the cutoff, a UTC day boundary, has not moved.
   std::optional<int64_t> last_log_cleanup_cutoff_ms() const { return last_log_cleanup_cutoff_ms_; }
   void set_last_log_cleanup_cutoff_ms(int64_t ms) { last_log_cleanup_cutoff_ms_ = ms; }
+  // The oldest commit file's modification time that the last such cleanup
+  // left in the log (LogCleanupResult), so that a later cutoff still before
+  // it skips the listing (decision 180). Both are read and set only by
+  // post-commit work, which runs on one thread at a time (an inline
+  // checkpoint first waits for the background one).
+  std::optional<int64_t> log_oldest_commit_time_ms() const { return log_oldest_commit_time_ms_; }
+  void set_log_oldest_commit_time_ms(std::optional<int64_t> ms) { log_oldest_commit_time_ms_ = ms; }
   // Which file actions the last V2 checkpoint written through this handle
   // put in which sidecar (checkpoint_writer_v2.cc), so the next one references
   // the unchanged sidecars again; null before the first.
@@ -269,6 +276,7 @@ class DeltaTable {
   // once (a LIST per 1,000 entries on S3).
   std::optional<LogListing> opening_listing_;
   std::optional<int64_t> last_log_cleanup_cutoff_ms_;
+  std::optional<int64_t> log_oldest_commit_time_ms_;
   mutable std::mutex sidecar_plan_mu_;
   std::shared_ptr<SidecarPlan> sidecar_plan_;
   std::shared_ptr<ClassicCheckpointPlan> classic_plan_;
