@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/commit_test_util.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/delta/table.h"
 #include "silt/fs/file_system.h"
@@ -29,21 +30,7 @@ void Append(const fs::FileSystemPtr& fs, DeltaTable* table, const columnar::Sche
   batch.schema = schema;
   batch.num_rows = 1;
   batch.columns = {column.Finish()};
-  ASSERT_OK_AND_ASSIGN(auto writer, TableWriter::Make(fs, "/t", schema, {}));
-  ASSERT_OK(writer->Write(batch));
-  ASSERT_OK_AND_ASSIGN(std::vector<AddFile> adds, writer->Finish());
-  SnapshotPtr snapshot;
-  ASSERT_OK_AND_ASSIGN(bool exists, table->Exists());
-  CommitRequest request;
-  if (exists) {
-    ASSERT_OK_AND_ASSIGN(snapshot, table->LatestSnapshot());
-  } else {
-    Metadata metadata;
-    metadata.schema = schema;
-    request.new_metadata = metadata;
-  }
-  request.adds = adds;
-  ASSERT_OK(Commit(table, snapshot, request).status());
+  test_util::WriteAndCommit(fs, table, batch, {});
 }
 
 TEST(AutoCompactorTest, CompactsInTheBackgroundEveryNCommits) {

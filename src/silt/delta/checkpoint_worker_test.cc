@@ -5,7 +5,7 @@
 #include <atomic>
 #include <future>
 #include <mutex>
-#include <thread>
+#include <optional>
 #include <vector>
 
 #include "silt/base/clock.h"
@@ -90,106 +90,98 @@ struct Ran {
   }
 };
 
-TEST(CheckpointWorkerTest, TheNextTaskStartsNoSoonerThanKTimesTheLastOnesDuration) {
-  TestClock clock;
-  CheckpointWorker worker(CheckpointPacing{.period_factor = 4, .max_pause_micros = 60'000'000},
-                          &clock);
-  const int64_t start = clock.MonotonicMicros();
-  ASSERT_TRUE(worker.Submit([&clock] { clock.Advance(2'000'000); }));  // a task of 2 s
-  worker.WaitIdle();
+// The paced worker's tests: a worker on the test clock, pausing
+// `period_factor` times the last task's duration, capped at
+// `max_pause_micros`. Declared after the clock and the record it uses, so
+// it is destroyed (and drained) first.
+class PacedCheckpointWorkerTest : public ::testing::Test {
+ protected:
+  CheckpointWorker& StartWorker(int64_t period_factor, int64_t max_pause_micros = 60'000'000) {
+    return worker_.emplace(
+        CheckpointPacing{.period_factor = period_factor, .max_pause_micros = max_pause_micros},
+        &clock_);
+  }
+
+  // Submits task `id`, which takes `micros` of the test clock, and waits for
+  // it: the worker then pauses until (k - 1) * micros from now.
+  void RunTimedTask(int id, int64_t micros) {
+    ASSERT_TRUE(worker_->Submit([this, id, micros] {
+      clock_.Advance(micros);
+      ran_.Add(id);
+    }));
+    worker_->WaitIdle();
+  }
+
+  TestClock clock_;
+  Ran ran_;
+  std::optional<CheckpointWorker> worker_;
+};
+
+TEST_F(PacedCheckpointWorkerTest, TheNextTaskStartsNoSoonerThanKTimesTheLastOnesDuration) {
+  CheckpointWorker& worker = StartWorker(4);
+  const int64_t start = clock_.MonotonicMicros();
+  RunTimedTask(1, 2'000'000);
   EXPECT_EQ(worker.not_before_micros(), start + 4 * 2'000'000);
 }
 
-TEST(CheckpointWorkerTest, ThePauseIsCapped) {
-  TestClock clock;
-  CheckpointWorker worker(CheckpointPacing{.period_factor = 4, .max_pause_micros = 1'000'000},
-                          &clock);
-  const int64_t start = clock.MonotonicMicros();
-  ASSERT_TRUE(worker.Submit([&clock] { clock.Advance(2'000'000); }));
-  worker.WaitIdle();
+TEST_F(PacedCheckpointWorkerTest, ThePauseIsCapped) {
+  CheckpointWorker& worker = StartWorker(4, /*max_pause_micros=*/1'000'000);
+  const int64_t start = clock_.MonotonicMicros();
+  RunTimedTask(1, 2'000'000);
   EXPECT_EQ(worker.not_before_micros(), start + 2'000'000 + 1'000'000);
 }
 
 // Tasks submitted during the pause wait for its end, the newest replacing
 // the older (by Submit or TrySubmit alike); the clock is moved only after
 // all were submitted, so without pacing task 2 would run at once.
-TEST(CheckpointWorkerTest, TasksSubmittedDuringThePauseWaitAndTheNewestRuns) {
-  TestClock clock;
-  Ran ran;
+TEST_F(PacedCheckpointWorkerTest, TasksSubmittedDuringThePauseWaitAndTheNewestRuns) {
+  CheckpointWorker& worker = StartWorker(4);
   std::promise<void> last_ran;
-  CheckpointWorker worker(CheckpointPacing{.period_factor = 4, .max_pause_micros = 60'000'000},
-                          &clock);
-  ASSERT_TRUE(worker.Submit([&] {
-    clock.Advance(1'000'000);
-    ran.Add(1);
-  }));
-  // Task 1 done; its pause lasts 3 s of the test clock.
-  while (ran.Get().empty() || worker.not_before_micros() == 0) std::this_thread::yield();
-  ASSERT_TRUE(worker.Submit([&] { ran.Add(2); }));
+  RunTimedTask(1, 1'000'000);  // its pause lasts 3 s of the test clock
+  ASSERT_TRUE(worker.Submit([&] { ran_.Add(2); }));
   EXPECT_TRUE(worker.Busy());
-  ASSERT_TRUE(worker.TrySubmit([&] { ran.Add(3); }));
+  ASSERT_TRUE(worker.TrySubmit([&] { ran_.Add(3); }));
   ASSERT_TRUE(worker.Submit([&] {
-    ran.Add(4);
+    ran_.Add(4);
     last_ran.set_value();
   }));
-  EXPECT_EQ(ran.Get(), (std::vector<int>{1}));
-  clock.Advance(3'000'000);
+  EXPECT_EQ(ran_.Get(), (std::vector<int>{1}));
+  clock_.Advance(3'000'000);
   last_ran.get_future().wait();
   worker.WaitIdle();
-  EXPECT_EQ(ran.Get(), (std::vector<int>{1, 4}));
+  EXPECT_EQ(ran_.Get(), (std::vector<int>{1, 4}));
 }
 
-TEST(CheckpointWorkerTest, WaitIdleRunsTheTaskWaitingForThePauseAtOnce) {
-  TestClock clock;
-  Ran ran;
-  CheckpointWorker worker(CheckpointPacing{.period_factor = 4, .max_pause_micros = 60'000'000},
-                          &clock);
-  ASSERT_TRUE(worker.Submit([&] {
-    clock.Advance(10'000'000);
-    ran.Add(1);
-  }));
+// In the next two tests the test clock never reaches the pause's end: only
+// hurrying runs the waiting task.
+TEST_F(PacedCheckpointWorkerTest, WaitIdleRunsTheTaskWaitingForThePauseAtOnce) {
+  CheckpointWorker& worker = StartWorker(4);
+  RunTimedTask(1, 10'000'000);
+  ASSERT_TRUE(worker.Submit([&] { ran_.Add(2); }));
   worker.WaitIdle();
-  ASSERT_TRUE(worker.Submit([&] { ran.Add(2); }));
-  // The test clock never reaches the pause's end: only hurrying runs it.
-  worker.WaitIdle();
-  EXPECT_EQ(ran.Get(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(ran_.Get(), (std::vector<int>{1, 2}));
 }
 
-TEST(CheckpointWorkerTest, TheDestructorRunsTheTaskWaitingForThePause) {
-  TestClock clock;
-  Ran ran;
-  {
-    CheckpointWorker worker(CheckpointPacing{.period_factor = 4, .max_pause_micros = 60'000'000},
-                            &clock);
-    ASSERT_TRUE(worker.Submit([&] {
-      clock.Advance(10'000'000);
-      ran.Add(1);
-    }));
-    worker.WaitIdle();
-    ASSERT_TRUE(worker.TrySubmit([&] { ran.Add(2); }));
-  }
-  EXPECT_EQ(ran.Get(), (std::vector<int>{1, 2}));
+TEST_F(PacedCheckpointWorkerTest, TheDestructorRunsTheTaskWaitingForThePause) {
+  CheckpointWorker& worker = StartWorker(4);
+  RunTimedTask(1, 10'000'000);
+  ASSERT_TRUE(worker.TrySubmit([&] { ran_.Add(2); }));
+  worker_.reset();
+  EXPECT_EQ(ran_.Get(), (std::vector<int>{1, 2}));
 }
 
-TEST(CheckpointWorkerTest, PeriodFactorOneRunsTasksBackToBack) {
-  TestClock clock;
-  Ran ran;
-  CheckpointWorker worker(CheckpointPacing{.period_factor = 1, .max_pause_micros = 60'000'000},
-                          &clock);
-  ASSERT_TRUE(worker.Submit([&] {
-    clock.Advance(10'000'000);
-    ran.Add(1);
-  }));
-  while (ran.Get().empty()) std::this_thread::yield();
+TEST_F(PacedCheckpointWorkerTest, PeriodFactorOneRunsTasksBackToBack) {
+  CheckpointWorker& worker = StartWorker(1);
+  RunTimedTask(1, 10'000'000);
   std::promise<void> second;
   ASSERT_TRUE(worker.Submit([&] {
-    ran.Add(2);
+    ran_.Add(2);
     second.set_value();
   }));
   // Runs without the clock moving.
   second.get_future().wait();
   worker.WaitIdle();
-  EXPECT_EQ(ran.Get(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(ran_.Get(), (std::vector<int>{1, 2}));
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // an appender's elided state (elide_checkpointed_files_test.cc): a small
 // partitioned table's metadata, add actions and streaming appends, and the
 // CommitTest fixture (a table at /t on a fault-injecting memory file
-// system).
+// system); and by the table maintenance tests (optimize, vacuum,
+// auto-compaction): a batch written and committed in one call.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,7 +11,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "silt/columnar/column.h"
 #include "silt/columnar/types.h"
 #include "silt/delta/table.h"
 #include "silt/testing/fault_injection_fs.h"
@@ -46,6 +49,30 @@ inline CommitRequest Append(std::string path, std::optional<Txn> txn = std::null
   r.adds = {Add(std::move(path))};
   r.txn = std::move(txn);
   return r;
+}
+
+// Writes `batch` into `table` (on `fs`) and commits its files as one
+// commit; when the table does not exist yet, that commit creates it with the
+// batch's schema, partitioned by `partition_columns`.
+inline void WriteAndCommit(const fs::FileSystemPtr& fs, DeltaTable* table,
+                           const columnar::RecordBatch& batch,
+                           const std::vector<std::string>& partition_columns) {
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       TableWriter::Make(fs, table->path(), batch.schema, partition_columns));
+  ASSERT_OK(writer->Write(batch));
+  CommitRequest request;
+  ASSERT_OK_AND_ASSIGN(request.adds, writer->Finish());
+  SnapshotPtr snapshot;
+  ASSERT_OK_AND_ASSIGN(bool exists, table->Exists());
+  if (exists) {
+    ASSERT_OK_AND_ASSIGN(snapshot, table->LatestSnapshot());
+  } else {
+    Metadata metadata;
+    metadata.schema = batch.schema;
+    metadata.partition_columns = partition_columns;
+    request.new_metadata = metadata;
+  }
+  ASSERT_OK(Commit(table, snapshot, request).status());
 }
 
 class CommitTest : public ::testing::Test {

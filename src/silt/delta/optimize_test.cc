@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/delta/commit_test_util.h"
 #include "silt/delta/partition_utils.h"
 #include "silt/fs/file_system.h"
 #include "silt/parquet/file_reader.h"
@@ -101,22 +102,7 @@ class OptimizeTest : public ::testing::Test {
     batch.schema = schema_;
     batch.num_rows = count;
     batch.columns = {id.Finish(), v.Finish(), p.Finish()};
-    ASSERT_OK_AND_ASSIGN(auto writer, TableWriter::Make(fs_, "/t", schema_, {"p"}));
-    ASSERT_OK(writer->Write(batch));
-    ASSERT_OK_AND_ASSIGN(std::vector<AddFile> adds, writer->Finish());
-    SnapshotPtr snapshot;
-    ASSERT_OK_AND_ASSIGN(bool exists, table_->Exists());
-    CommitRequest request;
-    if (exists) {
-      ASSERT_OK_AND_ASSIGN(snapshot, table_->LatestSnapshot());
-    } else {
-      Metadata metadata;
-      metadata.schema = schema_;
-      metadata.partition_columns = {"p"};
-      request.new_metadata = metadata;
-    }
-    request.adds = adds;
-    ASSERT_OK(Commit(table_.get(), snapshot, request).status());
+    test_util::WriteAndCommit(fs_, table_.get(), batch, {"p"});
   }
 
   std::vector<int64_t> Ids(SnapshotPtr snapshot) {

@@ -8,6 +8,7 @@
 
 #include "silt/base/clock.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/commit_test_util.h"
 #include "silt/delta/optimize.h"
 #include "silt/fs/file_system.h"
 #include "silt/testing/gtest_util.h"
@@ -64,22 +65,7 @@ class VacuumTest : public ::testing::Test {
     batch.schema = schema_;
     batch.num_rows = count;
     batch.columns = {id.Finish(), p.Finish()};
-    ASSERT_OK_AND_ASSIGN(auto writer, TableWriter::Make(fs_, "/t", schema_, {"p"}));
-    ASSERT_OK(writer->Write(batch));
-    ASSERT_OK_AND_ASSIGN(std::vector<AddFile> adds, writer->Finish());
-    ASSERT_OK_AND_ASSIGN(bool exists, table_->Exists());
-    SnapshotPtr snapshot;
-    CommitRequest request;
-    if (exists) {
-      ASSERT_OK_AND_ASSIGN(snapshot, table_->LatestSnapshot());
-    } else {
-      Metadata metadata;
-      metadata.schema = schema_;
-      metadata.partition_columns = {"p"};
-      request.new_metadata = metadata;
-    }
-    request.adds = adds;
-    ASSERT_OK(Commit(table_.get(), snapshot, request).status());
+    test_util::WriteAndCommit(fs_, table_.get(), batch, {"p"});
   }
 
   bool Exists(const std::string& path) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "silt/columnar/temporal.h"
+#include "silt/expr/seed_select_lists.h"
 #include "silt/expr/test_util.h"
 #include "silt/testing/gtest_util.h"
 
@@ -12,28 +13,10 @@ namespace {
 using columnar::DataType;
 using columnar::RecordBatch;
 using columnar::RecordBatchPtr;
+using seed::kFirstSelect;
+using seed::kSecondSelect;
 using testing::Render;
 using testing::Rows;
-
-constexpr const char* kFirstSelect =
-    "from_json(CAST(value AS STRING), 'device_id STRING NOT NULL, device_type STRING NOT NULL, "
-    "ingested_at STRING NOT NULL, payload STRING') AS e";
-
-const std::vector<std::string> kSecondSelect = {
-    "e.device_id",
-    "e.device_type",
-    "to_timestamp(e.ingested_at) AS event_time",
-    "CAST(get_json_object(e.payload, '$.linkquality') AS INT) AS linkquality",
-    "CAST(get_json_object(e.payload, '$.contact') AS BOOLEAN) AS contact",
-    "CAST(get_json_object(e.payload, '$.battery') AS INT) AS battery",
-    "CAST(get_json_object(e.payload, '$.power') AS DOUBLE) AS power",
-    "CAST(get_json_object(e.payload, '$.voltage') AS DOUBLE) AS voltage",
-    "CAST(get_json_object(e.payload, '$.current') AS DOUBLE) AS current",
-    "CAST(get_json_object(e.payload, '$.energy') AS DOUBLE) AS energy",
-    "get_json_object(e.payload, '$.state') AS plug_state",
-    "e.payload AS raw_payload",
-    "current_timestamp() AS processed_at",
-};
 
 // Kafka values are bytes.
 RecordBatchPtr KafkaBatch() {

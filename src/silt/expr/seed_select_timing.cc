@@ -25,29 +25,13 @@
 #include "silt/columnar/builder.h"
 #include "silt/expr/expression.h"
 #include "silt/expr/filter.h"
+#include "silt/expr/seed_select_lists.h"
 
 namespace silt::expr {
 namespace {
 
-const char* const kFirstSelect =
-    "from_json(CAST(value AS STRING), 'device_id STRING NOT NULL, device_type STRING NOT NULL, "
-    "ingested_at STRING NOT NULL, payload STRING') AS e";
-
-const std::vector<std::string> kSecondSelect = {
-    "e.device_id",
-    "e.device_type",
-    "to_timestamp(e.ingested_at) AS event_time",
-    "CAST(get_json_object(e.payload, '$.linkquality') AS INT) AS linkquality",
-    "CAST(get_json_object(e.payload, '$.contact') AS BOOLEAN) AS contact",
-    "CAST(get_json_object(e.payload, '$.battery') AS INT) AS battery",
-    "CAST(get_json_object(e.payload, '$.power') AS DOUBLE) AS power",
-    "CAST(get_json_object(e.payload, '$.voltage') AS DOUBLE) AS voltage",
-    "CAST(get_json_object(e.payload, '$.current') AS DOUBLE) AS current",
-    "CAST(get_json_object(e.payload, '$.energy') AS DOUBLE) AS energy",
-    "get_json_object(e.payload, '$.state') AS plug_state",
-    "e.payload AS raw_payload",
-    "current_timestamp() AS processed_at",
-};
+using seed::kFirstSelect;
+using seed::kSecondSelect;
 
 std::string SeedMessage(int64_t row_idx) {
   if (row_idx % 2 == 0) {

@@ -11,6 +11,7 @@
 #include "silt/columnar/types.h"
 #include "silt/parquet/compression.h"
 #include "silt/parquet/file_reader.h"
+#include "silt/parquet/file_test_util.h"
 #include "silt/parquet/parquet_metadata.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_encoder.h"
@@ -22,6 +23,9 @@ namespace {
 using columnar::Column;
 using columnar::DataType;
 using columnar::RecordBatchPtr;
+using test_util::Group;
+using test_util::Leaf;
+using test_util::WithRoot;
 
 struct HandColumn {
   SchemaElement element;
@@ -117,9 +121,7 @@ TEST(ParquetFileTest, ReadsHadoopFramedLz4Pages) {
   h.uncompressed_page_size = static_cast<int32_t>(plain.size());
   h.compressed_page_size = static_cast<int32_t>(framed.size());
   HandColumn c;
-  c.element.name = "x";
-  c.element.type = PhysicalType::kInt64;
-  c.element.repetition_type = Repetition::kRequired;
+  c.element = Leaf("x", PhysicalType::kInt64, Repetition::kRequired);
   c.codec = CompressionCodec::kLz4;
   c.chunk = SerializeThrift(h) + framed;
   auto fs = fs::MakeMemoryFileSystem();
@@ -136,9 +138,7 @@ TEST(ParquetFileTest, HugeRowCountInTheFooterIsCorruptionNotAnAllocation) {
   // A footer claiming 2^30 rows over a chunk whose one page holds 10 values:
   // the reader must refuse before sizing buffers by the claim.
   HandColumn c;
-  c.element.name = "x";
-  c.element.type = PhysicalType::kInt64;
-  c.element.repetition_type = Repetition::kRequired;
+  c.element = Leaf("x", PhysicalType::kInt64, Repetition::kRequired);
   std::vector<int64_t> values(10, 7);
   c.chunk = DataPageV1(10, Encoding::kPlain, Plain(values));
   const std::string file = BuildFile({c}, int64_t{1} << 30);
@@ -163,16 +163,12 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   add96(0, 2440588 + 19000);       // 2022-01-08
   HandColumn c96;
   c96.chunk = DataPageV1(3, Encoding::kPlain, int96);
-  c96.element.name = "i96";
-  c96.element.type = PhysicalType::kInt96;
-  c96.element.repetition_type = Repetition::kRequired;
+  c96.element = Leaf("i96", PhysicalType::kInt96, Repetition::kRequired);
 
   // TIMESTAMP(MILLIS, UTC) via the legacy converted type.
   HandColumn cms;
   cms.chunk = DataPageV1(3, Encoding::kPlain, Plain<int64_t>({-1, 0, 1700000000123}));
-  cms.element.name = "ms";
-  cms.element.type = PhysicalType::kInt64;
-  cms.element.repetition_type = Repetition::kRequired;
+  cms.element = Leaf("ms", PhysicalType::kInt64, Repetition::kRequired);
   cms.element.converted_type = ConvertedType::kTimestampMillis;
 
   // TIMESTAMP(NANOS, local) in a v2 page with a null in the middle.
@@ -192,9 +188,7 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   v2.data_page_header_v2->is_compressed = false;
   HandColumn cns;
   cns.chunk = Page(v2, lv + Plain<int64_t>({-1001, 2000000999}));
-  cns.element.name = "ns";
-  cns.element.type = PhysicalType::kInt64;
-  cns.element.repetition_type = Repetition::kOptional;
+  cns.element = Leaf("ns", PhysicalType::kInt64, Repetition::kOptional);
   cns.element.logical_type = LogicalType::Timestamp(false, TimeUnit::kNanos);
 
   // DECIMAL(30,2) in BYTE_ARRAY with minimal big-endian bytes, dictionary
@@ -220,9 +214,7 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
   HandColumn cdec;
   cdec.chunk = Page(dict_header, dict) + DataPageV1(3, Encoding::kPlainDictionary, indices);
   cdec.encoding = Encoding::kPlainDictionary;
-  cdec.element.name = "dec";
-  cdec.element.type = PhysicalType::kByteArray;
-  cdec.element.repetition_type = Repetition::kRequired;
+  cdec.element = Leaf("dec", PhysicalType::kByteArray, Repetition::kRequired);
   cdec.element.converted_type = ConvertedType::kDecimal;
   cdec.element.precision = 30;
   cdec.element.scale = 2;
@@ -257,22 +249,12 @@ TEST(ParquetFileTest, ReadsLegacyAndForeignEncodings) {
 TEST(ParquetFileTest, RequiredStructWithoutLevelsReads) {
   // required group s { required int32 a; }, then a flat column: no level
   // is stored at all.
-  SchemaElement s;
-  s.name = "s";
-  s.num_children = 1;
-  s.repetition_type = Repetition::kRequired;
-  SchemaElement a;
-  a.name = "a";
-  a.type = PhysicalType::kInt32;
-  a.repetition_type = Repetition::kRequired;
-  SchemaElement flat = a;
-  flat.name = "flat";
   std::string file(kParquetMagic);
   FileMetaData md;
-  SchemaElement root;
-  root.name = "schema";
-  root.num_children = 2;
-  md.schema = {root, s, a, flat};
+  md.schema = WithRoot(
+      {Group("s", 1, Repetition::kRequired), Leaf("a", PhysicalType::kInt32, Repetition::kRequired),
+       Leaf("flat", PhysicalType::kInt32, Repetition::kRequired)},
+      2);
   md.num_rows = 2;
   RowGroup rg;
   rg.num_rows = 2;

@@ -1,7 +1,7 @@
-// Test-only, shared by the Parquet file tests (file_*_test.cc): rows of
-// every primitive type generated from their row number, a column-by-column
-// value comparison, and one-call writing, footer parsing and reading of a
-// file.
+// Test-only, shared by the Parquet tests: rows of every primitive type
+// generated from their row number, a column-by-column value comparison,
+// one-call writing, footer parsing and reading of a file, and builders of
+// the footer's schema elements for schemas and files made by hand.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include "silt/parquet/file_reader.h"
 #include "silt/parquet/file_writer.h"
 #include "silt/parquet/parquet_metadata.h"
+#include "silt/parquet/parquet_schema.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::parquet::test_util {
@@ -227,6 +228,34 @@ inline RecordBatchPtr ReadAll(fs::FileSystem* fs, const std::string& path,
   }
   if (parts.empty()) return nullptr;
   return columnar::ConcatBatches(parts);
+}
+
+// A primitive schema element (a leaf column).
+inline SchemaElement Leaf(std::string name, PhysicalType type,
+                          Repetition rep = Repetition::kOptional) {
+  SchemaElement el;
+  el.name = std::move(name);
+  el.type = type;
+  el.repetition_type = rep;
+  return el;
+}
+
+// A group schema element whose `children` elements follow it.
+inline SchemaElement Group(std::string name, int children, Repetition rep = Repetition::kOptional) {
+  SchemaElement el;
+  el.name = std::move(name);
+  el.num_children = children;
+  el.repetition_type = rep;
+  return el;
+}
+
+// `children` (depth first) under a root element with `top_level` children.
+inline std::vector<SchemaElement> WithRoot(std::vector<SchemaElement> children, int top_level) {
+  SchemaElement root;
+  root.name = "schema";
+  root.num_children = top_level;
+  children.insert(children.begin(), root);
+  return children;
 }
 
 }  // namespace silt::parquet::test_util

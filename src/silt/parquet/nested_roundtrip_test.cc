@@ -9,6 +9,7 @@
 #include "silt/base/buffer.h"
 #include "silt/columnar/builder.h"
 #include "silt/parquet/file_reader.h"
+#include "silt/parquet/file_test_util.h"
 #include "silt/parquet/file_writer.h"
 #include "silt/parquet/parquet_metadata.h"
 #include "silt/parquet/parquet_schema.h"
@@ -28,6 +29,10 @@ using columnar::RecordBatchPtr;
 using columnar::SchemaPtr;
 using columnar::TypeId;
 using columnar::TypePtr;
+using test_util::Group;
+using test_util::Leaf;
+using test_util::ReadAll;
+using test_util::WithRoot;
 
 // Random values of any type; nested values get 0-4 elements, and nulls and
 // empty lists appear often so every definition level occurs.
@@ -175,22 +180,6 @@ void ExpectSameRows(const RecordBatch& expected, const RecordBatch& actual) {
   }
 }
 
-RecordBatchPtr ReadAllRowGroups(fs::FileSystem* fs, const std::string& path,
-                                const std::vector<std::string>& columns = {}) {
-  auto reader = ParquetFileReader::Open(fs, path);
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
-  if (!reader.ok()) return nullptr;
-  std::vector<RecordBatchPtr> parts;
-  for (int rg = 0; rg < (*reader)->num_row_groups(); ++rg) {
-    auto batch = (*reader)->ReadRowGroup(rg, columns);
-    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-    if (!batch.ok()) return nullptr;
-    parts.push_back(*batch);
-  }
-  if (parts.empty()) return nullptr;
-  return columnar::ConcatBatches(parts);
-}
-
 class NestedRoundTripTest : public ::testing::TestWithParam<std::tuple<bool, int64_t>> {};
 
 TEST_P(NestedRoundTripTest, StructsListsAndMapsThreeLevelsDeepReadBackIdentical) {
@@ -210,13 +199,13 @@ TEST_P(NestedRoundTripTest, StructsListsAndMapsThreeLevelsDeepReadBackIdentical)
     EXPECT_EQ(result.num_rows, 5001);
     ASSERT_EQ(result.column_stats.size(), static_cast<size_t>(schema->num_fields()));
   }
-  RecordBatchPtr actual = ReadAllRowGroups(fs.get(), "/t/n.parquet");
+  RecordBatchPtr actual = ReadAll(fs.get(), "/t/n.parquet");
   ASSERT_NE(actual, nullptr);
   EXPECT_TRUE(actual->schema->Equals(*schema)) << actual->schema->ToDdl();
   ExpectSameRows(*columnar::ConcatBatches(batches), *actual);
 
   // Projection of nested top-level columns, in the order asked.
-  RecordBatchPtr projected = ReadAllRowGroups(fs.get(), "/t/n.parquet", {"MM", "points"});
+  RecordBatchPtr projected = ReadAll(fs.get(), "/t/n.parquet", {"MM", "points"});
   ASSERT_NE(projected, nullptr);
   RecordBatchPtr all = columnar::ConcatBatches(batches);
   auto expected = std::make_shared<RecordBatch>();
@@ -236,7 +225,7 @@ TEST(NestedProjectionTest, StructFieldPathsReadOnlyTheirLeaves) {
     ASSERT_OK(writer->WriteBatch(*batch));
     ASSERT_OK(writer->Close().status());
   }
-  RecordBatchPtr got = ReadAllRowGroups(fs.get(), "/t/p.parquet", {"S.inner.d", "s.b", "s.inner"});
+  RecordBatchPtr got = ReadAll(fs.get(), "/t/p.parquet", {"S.inner.d", "s.b", "s.inner"});
   ASSERT_NE(got, nullptr);
   EXPECT_EQ(got->schema->ToDdl(),
             "STRUCT<`S.inner.d`: DECIMAL(20,2), `s.b`: STRING, "
@@ -303,11 +292,7 @@ TEST(NestedSchemaTest, LevelsFollowTheSchemaTree) {
   // optional group a (LIST) { repeated group list { optional int32 element; } }
   Field f{"a", DataType::Array(DataType::Int(), true), true, "{}"};
   ASSERT_OK_AND_ASSIGN(std::vector<SchemaElement> els, ParquetElementsForField(f));
-  SchemaElement root;
-  root.name = "schema";
-  root.num_children = 1;
-  els.insert(els.begin(), root);
-  ASSERT_OK_AND_ASSIGN(auto descs, BuildColumnDescriptors(els));
+  ASSERT_OK_AND_ASSIGN(auto descs, BuildColumnDescriptors(WithRoot(std::move(els), 1)));
   ASSERT_EQ(descs.size(), 1u);
   ASSERT_EQ(descs[0].leaves.size(), 1u);
   const ColumnDescriptor& leaf = descs[0].leaves[0];
@@ -320,27 +305,14 @@ TEST(NestedSchemaTest, LevelsFollowTheSchemaTree) {
 TEST(NestedSchemaTest, LegacyTwoLevelListsReadAsArrays) {
   // optional group a (LIST) { repeated int32 array; } and an unannotated
   // repeated group b { required int32 x; }.
-  SchemaElement root;
-  root.name = "schema";
-  root.num_children = 2;
-  SchemaElement a;
-  a.name = "a";
-  a.repetition_type = Repetition::kOptional;
-  a.num_children = 1;
+  SchemaElement a = Group("a", 1);
   a.converted_type = ConvertedType::kList;
-  SchemaElement array;
-  array.name = "array";
-  array.repetition_type = Repetition::kRepeated;
-  array.type = PhysicalType::kInt32;
-  SchemaElement b;
-  b.name = "b";
-  b.repetition_type = Repetition::kRepeated;
-  b.num_children = 1;
-  SchemaElement x;
-  x.name = "x";
-  x.repetition_type = Repetition::kRequired;
-  x.type = PhysicalType::kInt32;
-  ASSERT_OK_AND_ASSIGN(auto descs, BuildColumnDescriptors({root, a, array, b, x}));
+  ASSERT_OK_AND_ASSIGN(auto descs,
+                       BuildColumnDescriptors(
+                           WithRoot({a, Leaf("array", PhysicalType::kInt32, Repetition::kRepeated),
+                                     Group("b", 1, Repetition::kRepeated),
+                                     Leaf("x", PhysicalType::kInt32, Repetition::kRequired)},
+                                    2)));
   ASSERT_EQ(descs.size(), 2u);
   EXPECT_EQ(descs[0].field.type->ToDdl(), "ARRAY<INT>");
   EXPECT_FALSE(descs[0].field.type->contains_null());
@@ -430,7 +402,7 @@ TEST_P(EncodingsTest, ChosenEncodingsRoundTripInFlatAndNestedColumns) {
       EXPECT_EQ(st.page_type, GetParam() ? PageType::kDataPageV2 : PageType::kDataPage);
     }
   }
-  RecordBatchPtr actual = ReadAllRowGroups(fs.get(), "/t/e.parquet");
+  RecordBatchPtr actual = ReadAll(fs.get(), "/t/e.parquet");
   ASSERT_NE(actual, nullptr);
   ExpectSameRows(*columnar::ConcatBatches(batches), *actual);
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "silt/parquet/file_test_util.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::parquet {
@@ -10,29 +11,9 @@ namespace {
 using columnar::DataType;
 using columnar::TypeId;
 
-SchemaElement Leaf(std::string name, PhysicalType type, Repetition rep = Repetition::kOptional) {
-  SchemaElement el;
-  el.name = std::move(name);
-  el.type = type;
-  el.repetition_type = rep;
-  return el;
-}
-
-SchemaElement Group(std::string name, int children, Repetition rep = Repetition::kOptional) {
-  SchemaElement el;
-  el.name = std::move(name);
-  el.num_children = children;
-  el.repetition_type = rep;
-  return el;
-}
-
-std::vector<SchemaElement> WithRoot(std::vector<SchemaElement> children, int top_level) {
-  SchemaElement root;
-  root.name = "schema";
-  root.num_children = top_level;
-  children.insert(children.begin(), root);
-  return children;
-}
+using test_util::Group;
+using test_util::Leaf;
+using test_util::WithRoot;
 
 TEST(ParquetSchemaTest, DecimalWidthsMatchSpark) {
   EXPECT_EQ(DecimalFlbaWidth(1), 1);
