@@ -1,58 +1,46 @@
 #include "silt/json/flat_object_internal.h"
 
-#include <array>
 #include <bit>
 #include <charconv>
 #include <cstring>
 #include <system_error>
 
+#include "silt/json/plain_run_internal.h"
+
 namespace silt::json::internal {
 
 namespace {
-
-// Bytes that may appear unescaped inside a string of the subset: printable
-// ASCII but '"' and '\\'.
-constexpr std::array<bool, 256> MakePlainTable() {
-  std::array<bool, 256> table{};
-  for (int c = 0x20; c < 0x80; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
-  return table;
-}
-constexpr std::array<bool, 256> kPlain = MakePlainTable();
 
 constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-constexpr uint64_t kOnes = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-
-// Eight bytes as one little-endian word (the byte at p is the lowest).
-uint64_t Load64(const char* p) {
-  uint64_t word = 0;
-  std::memcpy(&word, p, sizeof(word));
-  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-  return word;
-}
-
-void Store64(char* p, uint64_t word) {
-  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-  std::memcpy(p, &word, sizeof(word));
-}
-
-// The high bit of each byte equal to `byte` (exact up to the first such
-// byte; bits above it may be spurious, so only the lowest set bit counts).
-uint64_t BytesEqual(uint64_t word, uint8_t byte) {
-  const uint64_t diff = word ^ (kOnes * byte);
-  return (diff - kOnes) & ~diff & kHighBits;
-}
-
-// The high bit of each byte of `word` that ends a plain run: a control
-// character, '"', '\\' or a non-ASCII byte (lowest set bit exact).
-uint64_t SpecialBytes(uint64_t word) {
-  // A byte below 0x20 borrows into its high bit when 0x20 is subtracted; a
-  // non-ASCII byte has it already: (a & ~word) | word == a | word.
-  const uint64_t control_or_high = ((word - kOnes * 0x20) | word) & kHighBits;
-  return control_or_high | BytesEqual(word, '"') | BytesEqual(word, '\\');
+// n bytes from src to dst, for the short runs between escapes without a
+// library call: two overlapping loads never read outside [src, src + n).
+void CopyRun(char* dst, const char* src, size_t n) {
+  if (n >= 8) {
+    if (n > 16) {
+      std::memcpy(dst, src, n);
+      return;
+    }
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    std::memcpy(&head, src, 8);
+    std::memcpy(&tail, src + n - 8, 8);
+    std::memcpy(dst, &head, 8);
+    std::memcpy(dst + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    uint32_t head = 0;
+    uint32_t tail = 0;
+    std::memcpy(&head, src, 4);
+    std::memcpy(&tail, src + n - 4, 4);
+    std::memcpy(dst, &head, 4);
+    std::memcpy(dst + n - 4, &tail, 4);
+  } else if (n > 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
 }
 
 // JSON white space: ' ', '\t', '\n', '\r' (any byte above ' ' is not, one
@@ -73,7 +61,8 @@ int HexValue(char c) {
 
 class Cursor {
  public:
-  explicit Cursor(std::string_view text) : pos_(text.data()), end_(text.data() + text.size()) {}
+  explicit Cursor(std::string_view text)
+      : begin_(text.data()), pos_(text.data()), end_(text.data() + text.size()) {}
 
   bool at_end() const { return pos_ == end_; }
   char peek() const { return *pos_; }
@@ -116,11 +105,11 @@ class Cursor {
     if (write == nullptr) return false;
     *escaped = true;
     char* const out = *write;
-    std::memcpy(out, start, static_cast<size_t>(pos_ - start));
+    CopyRun(out, start, static_cast<size_t>(pos_ - start));
     char* w = out + (pos_ - start);
     while (*pos_ == '\\') {
       if (!Escape(&w)) return false;
-      if (!PlainRun(&w)) return false;
+      if (!CopyPlainRun(&w)) return false;
     }
     if (*pos_ != '"') return false;
     *value = std::string_view(out, static_cast<size_t>(w - out));
@@ -206,32 +195,38 @@ class Cursor {
   }
 
  private:
-  // Moves to the first byte that is not plain (eight bytes at a time, byte
-  // by byte near the end of the text); false at the end of the text. With
-  // `write`, the plain bytes are copied there too (a whole word may be
-  // stored past the run: the buffer has room, see Scan()).
-  bool PlainRun(char** write = nullptr) {
-    while (true) {
-      if (end_ - pos_ >= 8) {
-        const uint64_t word = Load64(pos_);
-        const uint64_t special = SpecialBytes(word);
-        if (write != nullptr) Store64(*write, word);
-        if (special == 0) {
-          pos_ += 8;
-          if (write != nullptr) *write += 8;
-          continue;
-        }
-        const int plain = std::countr_zero(special) >> 3;
+  // Moves to the first byte that is not plain; false at the end of the
+  // text.
+  bool PlainRun() {
+    pos_ = FindPlainRunEnd(begin_, pos_, end_);
+    return pos_ != end_;
+  }
+
+  // As PlainRun(), copying the plain bytes to *write (advanced past them).
+  // With SIMD, whole blocks of 16 are stored, up to 15 bytes past the run:
+  // the buffer has room (see Scan()), and what follows overwrites them.
+  bool CopyPlainRun(char** write) {
+#if SILT_PLAIN_RUN_SIMD
+    using plain_run::kBitsPerByte;
+    while (end_ - pos_ >= 16) {
+      std::memcpy(*write, pos_, 16);
+      const uint64_t special = plain_run::SpecialBits16(pos_);
+      if (special != 0) {
+        const int plain = std::countr_zero(special) / kBitsPerByte;
         pos_ += plain;
-        if (write != nullptr) *write += plain;
+        *write += plain;
         return true;
       }
-      while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) {
-        if (write != nullptr) *(*write)++ = *pos_;
-        ++pos_;
-      }
-      return pos_ != end_;
+      pos_ += 16;
+      *write += 16;
     }
+#endif
+    const char* start = pos_;
+    pos_ = FindPlainRunEnd(begin_, pos_, end_);
+    const auto plain = static_cast<size_t>(pos_ - start);
+    CopyRun(*write, start, plain);
+    *write += plain;
+    return pos_ != end_;
   }
 
   // At a backslash: validates one escape and writes its UTF-8 bytes.
@@ -284,6 +279,7 @@ class Cursor {
     return true;
   }
 
+  const char* begin_;
   const char* pos_;
   const char* end_;
 };
@@ -293,8 +289,8 @@ class Cursor {
 bool FlatObjectScanner::Scan(std::string_view text) {
   members_.clear();
   // Decoded strings are never longer than their text; the slack takes the
-  // whole words PlainRun() stores past a run.
-  if (decoded_.size() < text.size() + 8) decoded_.resize(text.size() * 2 + 8);
+  // whole blocks CopyPlainRun() stores past a run.
+  if (decoded_.size() < text.size() + 16) decoded_.resize(text.size() * 2 + 16);
   char* write = decoded_.data();
   Cursor cursor(text);
   cursor.SkipSpace();
