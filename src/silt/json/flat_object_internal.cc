@@ -59,21 +59,27 @@ int HexValue(char c) {
   return -1;
 }
 
+// Reads an object whose last byte but white space, `last`, is its closing
+// brace (Scan() checks that first). Until that brace is consumed, pos_ <=
+// last_, so *pos_ is in the text, and a loop over white space or digits
+// stops at last_ without testing for the end. Strings, which may contain
+// '}', test for the end of the text instead.
 class Cursor {
  public:
-  explicit Cursor(std::string_view text)
-      : begin_(text.data()), pos_(text.data()), end_(text.data() + text.size()) {}
+  Cursor(std::string_view text, const char* last)
+      : begin_(text.data()), pos_(text.data()), last_(last), end_(text.data() + text.size()) {}
 
-  bool at_end() const { return pos_ == end_; }
   char peek() const { return *pos_; }
   void SkipSpace() {
-    while (pos_ != end_ && IsSpace(*pos_)) ++pos_;
+    while (IsSpace(*pos_)) ++pos_;
   }
   bool Consume(char c) {
-    if (pos_ == end_ || *pos_ != c) return false;
+    if (*pos_ != c) return false;
     ++pos_;
     return true;
   }
+  // After a consumed '}': true when it was the closing brace at last_.
+  bool ClosedAtLast() const { return pos_ == last_ + 1; }
   // White space, then `c`: compact JSON has none, so `c` is tried first.
   bool SkipSpaceAndConsume(char c) {
     if (Consume(c)) return true;
@@ -121,43 +127,41 @@ class Cursor {
   // RFC 8259's number grammar, classified as simdjson's DOM does.
   bool Number(FlatMember* member) {
     const char* start = pos_;
-    if (pos_ != end_ && *pos_ == '-') ++pos_;
+    if (*pos_ == '-') ++pos_;
     const char* digits = pos_;
-    if (pos_ == end_ || !IsDigit(*pos_)) return false;
-    // The digits as an integer while they fit (at most 19 of them).
+    if (!IsDigit(*pos_)) return false;
+    // The digits as an integer; it wraps past 19 of them, and is then not
+    // used (the checks on int_digits and fraction_digits below).
     uint64_t mantissa = 0;
     if (*pos_ == '0') {
       ++pos_;
     } else {
-      while (pos_ != end_ && IsDigit(*pos_)) mantissa = mantissa * 10 + (*pos_++ - '0');
+      while (IsDigit(*pos_)) mantissa = mantissa * 10 + static_cast<uint64_t>(*pos_++ - '0');
     }
     const size_t int_digits = static_cast<size_t>(pos_ - digits);
     if (int_digits > 19) return false;
     bool is_float = false;
     int64_t fraction_digits = 0;
-    if (pos_ != end_ && *pos_ == '.') {
+    if (*pos_ == '.') {
       is_float = true;
       ++pos_;
-      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      if (!IsDigit(*pos_)) return false;
       const char* fraction = pos_;
-      while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      while (IsDigit(*pos_)) mantissa = mantissa * 10 + static_cast<uint64_t>(*pos_++ - '0');
       fraction_digits = pos_ - fraction;
-      if (int_digits + static_cast<size_t>(fraction_digits) <= 19) {
-        for (const char* p = fraction; p != pos_; ++p) mantissa = mantissa * 10 + (*p - '0');
-      }
     }
     int64_t exponent = 0;
     bool small_exponent = true;
-    if (pos_ != end_ && (*pos_ == 'e' || *pos_ == 'E')) {
+    if (*pos_ == 'e' || *pos_ == 'E') {
       is_float = true;
       ++pos_;
       bool negative = false;
-      if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) negative = *pos_++ == '-';
-      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      if (*pos_ == '+' || *pos_ == '-') negative = *pos_++ == '-';
+      if (!IsDigit(*pos_)) return false;
       const char* exponent_digits = pos_;
       // Only a short exponent's value is used (small_exponent below): a
       // long one is not accumulated, so it cannot overflow.
-      while (pos_ != end_ && IsDigit(*pos_)) {
+      while (IsDigit(*pos_)) {
         if (pos_ - exponent_digits < 4) exponent = exponent * 10 + (*pos_ - '0');
         ++pos_;
       }
@@ -281,6 +285,7 @@ class Cursor {
 
   const char* begin_;
   const char* pos_;
+  const char* last_;
   const char* end_;
 };
 
@@ -292,7 +297,11 @@ bool FlatObjectScanner::Scan(std::string_view text) {
   // whole blocks CopyPlainRun() stores past a run.
   if (decoded_.size() < text.size() + 16) decoded_.resize(text.size() * 2 + 16);
   char* write = decoded_.data();
-  Cursor cursor(text);
+  // The closing brace first: it bounds the Cursor's loops (see there).
+  const char* last = text.data() + text.size();
+  while (last != text.data() && IsSpace(last[-1])) --last;
+  if (last == text.data() || *--last != '}') return false;
+  Cursor cursor(text, last);
   cursor.SkipSpace();
   if (!cursor.Consume('{')) return false;
   cursor.SkipSpace();
@@ -303,7 +312,6 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped, nullptr)) return false;
       if (!cursor.SkipSpaceAndConsume(':')) return false;
       cursor.SkipSpace();
-      if (cursor.at_end()) return false;
       switch (cursor.peek()) {
         case '"':
           cursor.Consume('"');
@@ -334,8 +342,7 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       return false;
     }
   }
-  cursor.SkipSpace();
-  return cursor.at_end();
+  return cursor.ClosedAtLast();
 }
 
 }  // namespace silt::json::internal

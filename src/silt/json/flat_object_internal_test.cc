@@ -341,13 +341,46 @@ const Rows kCorpus = {
     R"({"state":"a long run before the escape \n then a raw control)"
     "\x01"
     R"("})",
+    // Where the object ends: the scanner looks for its closing brace first.
+    "{\"state\":\"ON\",\"power\":1.5}  \t\r\n",
+    R"({"power":12)",
+    R"({"power":12}})",
+    R"({"power":12} })",
+    R"({"power":1.})",
+    R"({"power":1e})",
+    R"({"power":2e-})",
+    R"({"power":1E+5 })",
+    R"({"power":-})",
+    R"({"power":})",
+    R"({"contact":tru})",
+    R"({"contact":true}x})",
+    R"({"state":"x\"})",
+    R"({"state":"x\})",
+    R"({"state":"}"})",
+    R"({"state":"}")",
+    R"({"state" "x"})",
+    R"({"state":"x" "power":1})",
+    "}",
+    "{",
+    "{}}",
+    " { } ",
 };
+
+// Every prefix of every row: texts that end inside every kind of token.
+Rows Prefixes(const Rows& rows) {
+  Rows out;
+  for (const std::optional<std::string>& row : rows) {
+    if (!row) continue;
+    for (size_t length = 0; length <= row->size(); ++length) out.push_back(row->substr(0, length));
+  }
+  return out;
+}
 
 const std::vector<std::string> kKeyPaths = {"$.power",   "$.voltage", "$.current",
                                             "$.battery", "$.contact", "$.linkquality",
                                             "$.state",   "$.missing", "$['state']"};
 
-TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
+void ExpectKeysAgreeWithTheDomPath(const Rows& rows) {
   for (bool capture : {false, true}) {
     // `fast` has only `$.name` paths (the scanner runs); `dom` also has a
     // nested path, which sends every row through the DOM.
@@ -358,7 +391,7 @@ TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
       ASSERT_OK(dom->AddPath(path, capture).status());
     }
     ASSERT_OK(dom->AddPath("$.a.b", capture).status());
-    ColumnPtr input = StringColumn(kCorpus);
+    ColumnPtr input = StringColumn(rows);
     for (int round = 0; round < 2; ++round) {
       ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> fast_out, fast->Evaluate(*input));
       ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> dom_out, dom->Evaluate(*input));
@@ -368,6 +401,23 @@ TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
             << kKeyPaths[path_idx] << " capture " << capture;
       }
     }
+  }
+}
+
+TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
+  ExpectKeysAgreeWithTheDomPath(kCorpus);
+}
+
+TEST(FlatObjectScannerTest, TruncatedRowsAgreeWithTheDomPath) {
+  const Rows prefixes = Prefixes(kCorpus);
+  ExpectKeysAgreeWithTheDomPath(prefixes);
+  // Each in a heap block of its own, so that ASan sees any read past the
+  // end; whether it is read is the same as from a longer buffer.
+  FlatObjectScanner scanner;
+  for (const std::optional<std::string>& row : prefixes) {
+    OwnText text(0, row->size());
+    std::copy(row->begin(), row->end(), text.begin);
+    EXPECT_EQ(scanner.Scan(std::string_view(text.begin, row->size())), scanner.Scan(*row)) << *row;
   }
 }
 
