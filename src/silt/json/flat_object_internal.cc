@@ -1,58 +1,46 @@
 #include "silt/json/flat_object_internal.h"
 
-#include <array>
 #include <bit>
 #include <charconv>
 #include <cstring>
 #include <system_error>
 
+#include "silt/json/plain_run_internal.h"
+
 namespace silt::json::internal {
 
 namespace {
-
-// Bytes that may appear unescaped inside a string of the subset: printable
-// ASCII but '"' and '\\'.
-constexpr std::array<bool, 256> MakePlainTable() {
-  std::array<bool, 256> table{};
-  for (int c = 0x20; c < 0x80; ++c) table[static_cast<size_t>(c)] = c != '"' && c != '\\';
-  return table;
-}
-constexpr std::array<bool, 256> kPlain = MakePlainTable();
 
 constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-constexpr uint64_t kOnes = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-
-// Eight bytes as one little-endian word (the byte at p is the lowest).
-uint64_t Load64(const char* p) {
-  uint64_t word = 0;
-  std::memcpy(&word, p, sizeof(word));
-  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-  return word;
-}
-
-void Store64(char* p, uint64_t word) {
-  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-  std::memcpy(p, &word, sizeof(word));
-}
-
-// The high bit of each byte equal to `byte` (exact up to the first such
-// byte; bits above it may be spurious, so only the lowest set bit counts).
-uint64_t BytesEqual(uint64_t word, uint8_t byte) {
-  const uint64_t diff = word ^ (kOnes * byte);
-  return (diff - kOnes) & ~diff & kHighBits;
-}
-
-// The high bit of each byte of `word` that ends a plain run: a control
-// character, '"', '\\' or a non-ASCII byte (lowest set bit exact).
-uint64_t SpecialBytes(uint64_t word) {
-  // A byte below 0x20 borrows into its high bit when 0x20 is subtracted; a
-  // non-ASCII byte has it already: (a & ~word) | word == a | word.
-  const uint64_t control_or_high = ((word - kOnes * 0x20) | word) & kHighBits;
-  return control_or_high | BytesEqual(word, '"') | BytesEqual(word, '\\');
+// n bytes from src to dst, for the short runs between escapes without a
+// library call: two overlapping loads never read outside [src, src + n).
+void CopyRun(char* dst, const char* src, size_t n) {
+  if (n >= 8) {
+    if (n > 16) {
+      std::memcpy(dst, src, n);
+      return;
+    }
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    std::memcpy(&head, src, 8);
+    std::memcpy(&tail, src + n - 8, 8);
+    std::memcpy(dst, &head, 8);
+    std::memcpy(dst + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    uint32_t head = 0;
+    uint32_t tail = 0;
+    std::memcpy(&head, src, 4);
+    std::memcpy(&tail, src + n - 4, 4);
+    std::memcpy(dst, &head, 4);
+    std::memcpy(dst + n - 4, &tail, 4);
+  } else if (n > 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
 }
 
 // JSON white space: ' ', '\t', '\n', '\r' (any byte above ' ' is not, one
@@ -71,20 +59,27 @@ int HexValue(char c) {
   return -1;
 }
 
+// Reads an object whose last byte but white space, `last`, is its closing
+// brace (Scan() checks that first). Until that brace is consumed, pos_ <=
+// last_, so *pos_ is in the text, and a loop over white space or digits
+// stops at last_ without testing for the end. Strings, which may contain
+// '}', test for the end of the text instead.
 class Cursor {
  public:
-  explicit Cursor(std::string_view text) : pos_(text.data()), end_(text.data() + text.size()) {}
+  Cursor(std::string_view text, const char* last)
+      : begin_(text.data()), pos_(text.data()), last_(last), end_(text.data() + text.size()) {}
 
-  bool at_end() const { return pos_ == end_; }
   char peek() const { return *pos_; }
   void SkipSpace() {
-    while (pos_ != end_ && IsSpace(*pos_)) ++pos_;
+    while (IsSpace(*pos_)) ++pos_;
   }
   bool Consume(char c) {
-    if (pos_ == end_ || *pos_ != c) return false;
+    if (*pos_ != c) return false;
     ++pos_;
     return true;
   }
+  // After a consumed '}': true when it was the closing brace at last_.
+  bool ClosedAtLast() const { return pos_ == last_ + 1; }
   // White space, then `c`: compact JSON has none, so `c` is tried first.
   bool SkipSpaceAndConsume(char c) {
     if (Consume(c)) return true;
@@ -116,11 +111,11 @@ class Cursor {
     if (write == nullptr) return false;
     *escaped = true;
     char* const out = *write;
-    std::memcpy(out, start, static_cast<size_t>(pos_ - start));
+    CopyRun(out, start, static_cast<size_t>(pos_ - start));
     char* w = out + (pos_ - start);
     while (*pos_ == '\\') {
       if (!Escape(&w)) return false;
-      if (!PlainRun(&w)) return false;
+      if (!CopyPlainRun(&w)) return false;
     }
     if (*pos_ != '"') return false;
     *value = std::string_view(out, static_cast<size_t>(w - out));
@@ -132,43 +127,41 @@ class Cursor {
   // RFC 8259's number grammar, classified as simdjson's DOM does.
   bool Number(FlatMember* member) {
     const char* start = pos_;
-    if (pos_ != end_ && *pos_ == '-') ++pos_;
+    if (*pos_ == '-') ++pos_;
     const char* digits = pos_;
-    if (pos_ == end_ || !IsDigit(*pos_)) return false;
-    // The digits as an integer while they fit (at most 19 of them).
+    if (!IsDigit(*pos_)) return false;
+    // The digits as an integer; it wraps past 19 of them, and is then not
+    // used (the checks on int_digits and fraction_digits below).
     uint64_t mantissa = 0;
     if (*pos_ == '0') {
       ++pos_;
     } else {
-      while (pos_ != end_ && IsDigit(*pos_)) mantissa = mantissa * 10 + (*pos_++ - '0');
+      while (IsDigit(*pos_)) mantissa = mantissa * 10 + static_cast<uint64_t>(*pos_++ - '0');
     }
     const size_t int_digits = static_cast<size_t>(pos_ - digits);
     if (int_digits > 19) return false;
     bool is_float = false;
     int64_t fraction_digits = 0;
-    if (pos_ != end_ && *pos_ == '.') {
+    if (*pos_ == '.') {
       is_float = true;
       ++pos_;
-      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      if (!IsDigit(*pos_)) return false;
       const char* fraction = pos_;
-      while (pos_ != end_ && IsDigit(*pos_)) ++pos_;
+      while (IsDigit(*pos_)) mantissa = mantissa * 10 + static_cast<uint64_t>(*pos_++ - '0');
       fraction_digits = pos_ - fraction;
-      if (int_digits + static_cast<size_t>(fraction_digits) <= 19) {
-        for (const char* p = fraction; p != pos_; ++p) mantissa = mantissa * 10 + (*p - '0');
-      }
     }
     int64_t exponent = 0;
     bool small_exponent = true;
-    if (pos_ != end_ && (*pos_ == 'e' || *pos_ == 'E')) {
+    if (*pos_ == 'e' || *pos_ == 'E') {
       is_float = true;
       ++pos_;
       bool negative = false;
-      if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) negative = *pos_++ == '-';
-      if (pos_ == end_ || !IsDigit(*pos_)) return false;
+      if (*pos_ == '+' || *pos_ == '-') negative = *pos_++ == '-';
+      if (!IsDigit(*pos_)) return false;
       const char* exponent_digits = pos_;
       // Only a short exponent's value is used (small_exponent below): a
       // long one is not accumulated, so it cannot overflow.
-      while (pos_ != end_ && IsDigit(*pos_)) {
+      while (IsDigit(*pos_)) {
         if (pos_ - exponent_digits < 4) exponent = exponent * 10 + (*pos_ - '0');
         ++pos_;
       }
@@ -206,32 +199,45 @@ class Cursor {
   }
 
  private:
-  // Moves to the first byte that is not plain (eight bytes at a time, byte
-  // by byte near the end of the text); false at the end of the text. With
-  // `write`, the plain bytes are copied there too (a whole word may be
-  // stored past the run: the buffer has room, see Scan()).
-  bool PlainRun(char** write = nullptr) {
-    while (true) {
-      if (end_ - pos_ >= 8) {
-        const uint64_t word = Load64(pos_);
-        const uint64_t special = SpecialBytes(word);
-        if (write != nullptr) Store64(*write, word);
-        if (special == 0) {
-          pos_ += 8;
-          if (write != nullptr) *write += 8;
+  // Moves to the first byte that is not plain; false at the end of the
+  // text.
+  bool PlainRun() {
+    pos_ = FindPlainRunEnd(begin_, pos_, end_);
+    return pos_ != end_;
+  }
+
+  // As PlainRun(), copying the plain bytes to *write (advanced past them).
+  // With SIMD, whole blocks of 16 are stored, up to 15 bytes past the run:
+  // the buffer has room (see Scan()), and what follows overwrites them.
+  bool CopyPlainRun(char** write) {
+#if SILT_PLAIN_RUN_SIMD
+    using plain_run::kBitsPerByte;
+    while (end_ - pos_ >= 16) {
+      std::memcpy(*write, pos_, 16);
+      const uint64_t special = plain_run::SpecialBits16(pos_);
+      if (special != 0) {
+        const int plain = std::countr_zero(special) / kBitsPerByte;
+        pos_ += plain;
+        *write += plain;
+        // An escaped quote, the usual escape of a JSON text inside a
+        // string, without leaving the loop.
+        if (pos_[0] == '\\' && end_ - pos_ >= 2 && pos_[1] == '"') {
+          *(*write)++ = '"';
+          pos_ += 2;
           continue;
         }
-        const int plain = std::countr_zero(special) >> 3;
-        pos_ += plain;
-        if (write != nullptr) *write += plain;
         return true;
       }
-      while (pos_ != end_ && kPlain[static_cast<unsigned char>(*pos_)]) {
-        if (write != nullptr) *(*write)++ = *pos_;
-        ++pos_;
-      }
-      return pos_ != end_;
+      pos_ += 16;
+      *write += 16;
     }
+#endif
+    const char* start = pos_;
+    pos_ = FindPlainRunEnd(begin_, pos_, end_);
+    const auto plain = static_cast<size_t>(pos_ - start);
+    CopyRun(*write, start, plain);
+    *write += plain;
+    return pos_ != end_;
   }
 
   // At a backslash: validates one escape and writes its UTF-8 bytes.
@@ -284,7 +290,9 @@ class Cursor {
     return true;
   }
 
+  const char* begin_;
   const char* pos_;
+  const char* last_;
   const char* end_;
 };
 
@@ -293,10 +301,14 @@ class Cursor {
 bool FlatObjectScanner::Scan(std::string_view text) {
   members_.clear();
   // Decoded strings are never longer than their text; the slack takes the
-  // whole words PlainRun() stores past a run.
-  if (decoded_.size() < text.size() + 8) decoded_.resize(text.size() * 2 + 8);
+  // whole blocks CopyPlainRun() stores past a run.
+  if (decoded_.size() < text.size() + 16) decoded_.resize(text.size() * 2 + 16);
   char* write = decoded_.data();
-  Cursor cursor(text);
+  // The closing brace first: it bounds the Cursor's loops (see there).
+  const char* last = text.data() + text.size();
+  while (last != text.data() && IsSpace(last[-1])) --last;
+  if (last == text.data() || *--last != '}') return false;
+  Cursor cursor(text, last);
   cursor.SkipSpace();
   if (!cursor.Consume('{')) return false;
   cursor.SkipSpace();
@@ -307,7 +319,6 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       if (!cursor.Consume('"') || !cursor.String(&member.key, &escaped, nullptr)) return false;
       if (!cursor.SkipSpaceAndConsume(':')) return false;
       cursor.SkipSpace();
-      if (cursor.at_end()) return false;
       switch (cursor.peek()) {
         case '"':
           cursor.Consume('"');
@@ -338,8 +349,7 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       return false;
     }
   }
-  cursor.SkipSpace();
-  return cursor.at_end();
+  return cursor.ClosedAtLast();
 }
 
 }  // namespace silt::json::internal

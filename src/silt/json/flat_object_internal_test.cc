@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "silt/json/json_decoder.h"
 #include "silt/json/json_multi_path.h"
 #include "silt/json/json_test_util.h"
+#include "silt/json/plain_run_internal.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::json {
@@ -21,6 +24,7 @@ namespace {
 using columnar::ColumnBuilder;
 using columnar::ColumnPtr;
 using columnar::DataType;
+using internal::FindPlainRunEnd;
 using internal::FlatKind;
 using internal::FlatObjectScanner;
 using test_util::Rows;
@@ -162,6 +166,119 @@ TEST(FlatObjectScannerTest, DecodesEscapesToUtf8InTheScan) {
   }
 }
 
+// The definition FindPlainRunEnd() implements, byte by byte: printable
+// ASCII (0x20 to 0x7F) but '"' and '\\'.
+const char* ReferencePlainRunEnd(const char* p, const char* end) {
+  while (p != end) {
+    const auto byte = static_cast<unsigned char>(*p);
+    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') break;
+    ++p;
+  }
+  return p;
+}
+
+// A text of `length` bytes in a heap block of its own, after `offset` bytes
+// of quotes: ASan sees a read past its end, and a read before its start
+// that is not masked off finds a quote there.
+struct OwnText {
+  OwnText(size_t offset, size_t length)
+      : block(new char[offset + length]), begin(block.get() + offset), end(begin + length) {
+    std::fill(block.get(), begin, '"');
+    std::fill(begin, end, 'a');
+  }
+  std::unique_ptr<char[]> block;
+  char* begin;
+  char* end;
+};
+
+TEST(PlainRunTest, FindsTheSpecialByteAtEveryPositionAlignmentAndLength) {
+  // Lengths 0..40 cover the portable loop (under 16), whole blocks and the
+  // overlapping last block; offsets 0..15 every alignment of the text and
+  // of each start within it.
+  const unsigned char specials[] = {'"', '\\', 0x00, 0x0a, 0x1f, 0x80, 0xc3, 0xff};
+  for (size_t length = 0; length <= 40; ++length) {
+    for (size_t offset = 0; offset < 16; ++offset) {
+      OwnText text(offset, length);
+      for (size_t start = 0; start <= length; ++start) {
+        const char* p = text.begin + start;
+        ASSERT_EQ(FindPlainRunEnd(text.begin, p, text.end), text.end)
+            << "length " << length << " offset " << offset << " start " << start;
+        for (size_t at = start; at < length; ++at) {
+          for (const unsigned char special : specials) {
+            text.begin[at] = static_cast<char>(special);
+            ASSERT_EQ(FindPlainRunEnd(text.begin, p, text.end), text.begin + at)
+                << "length " << length << " offset " << offset << " start " << start << " at " << at
+                << " byte " << static_cast<int>(special);
+            // A second special byte after the first changes nothing.
+            if (at + 1 < length) {
+              text.begin[length - 1] = '"';
+              ASSERT_EQ(FindPlainRunEnd(text.begin, p, text.end), text.begin + at);
+              text.begin[length - 1] = 'a';
+            }
+            text.begin[at] = 'a';
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PlainRunTest, ClassifiesEveryByteValueAsTheDefinitionDoes) {
+  for (size_t length : {1, 7, 8, 15, 16, 17, 31, 32, 33}) {
+    OwnText text(0, length);
+    for (size_t at = 0; at < length; ++at) {
+      for (int byte = 0; byte < 256; ++byte) {
+        text.begin[at] = static_cast<char>(byte);
+        for (size_t start = 0; start <= at; ++start) {
+          ASSERT_EQ(FindPlainRunEnd(text.begin, text.begin + start, text.end),
+                    ReferencePlainRunEnd(text.begin + start, text.end))
+              << "length " << length << " at " << at << " byte " << byte << " start " << start;
+        }
+      }
+      text.begin[at] = 'a';
+    }
+  }
+}
+
+TEST(FlatObjectScannerTest, EscapesAtEveryPositionOfAStringAtTheEndOfTheText) {
+  // A value of 0..40 bytes ending right before `"}` (the envelope's payload
+  // is its last member), with one escape at each position, or two escaped
+  // quotes in a row: the blocks copied while decoding never read past the
+  // text (each in its own heap block for ASan), and the decoded value is the
+  // DOM path's.
+  const std::vector<std::string> escapes = {R"(\")", R"(\\)", R"(\n)", R"(\u00e9)", R"(\"\")"};
+  Rows rows;
+  for (size_t length = 0; length <= 40; ++length) {
+    for (size_t at = 0; at <= length; ++at) {
+      for (const std::string& escape : escapes) {
+        std::string value(length, 'x');
+        for (size_t i = 0; i < length; ++i) value[i] = static_cast<char>('a' + i % 26);
+        value.insert(at, escape);
+        rows.push_back("{\"k\":\"" + value + "\"}");
+      }
+    }
+  }
+  auto dom = JsonMultiPathEvaluator::Make();
+  ASSERT_OK(dom->AddPath("$.k", false).status());
+  // A nested path sends every row through the DOM (as in the tests below).
+  ASSERT_OK(dom->AddPath("$.a.b", false).status());
+  ColumnPtr input = StringColumn(rows);
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> dom_out, dom->Evaluate(*input));
+  FlatObjectScanner scanner;
+  for (size_t row_idx = 0; row_idx < rows.size(); ++row_idx) {
+    const std::string& row = *rows[row_idx];
+    for (size_t offset : {0, 1, 7}) {
+      OwnText text(offset, row.size());
+      std::copy(row.begin(), row.end(), text.begin);
+      ASSERT_TRUE(scanner.Scan(std::string_view(text.begin, row.size()))) << row;
+      ASSERT_EQ(scanner.members().size(), 1u) << row;
+      ASSERT_FALSE(dom_out[0]->IsNull(static_cast<int64_t>(row_idx))) << row;
+      ASSERT_EQ(scanner.members()[0].text, dom_out[0]->StringValue(static_cast<int64_t>(row_idx)))
+          << row;
+    }
+  }
+}
+
 // A row of a string or captured result column as text ("null", "s:<text>",
 // "k<kind>:<bits>").
 std::vector<std::string> Render(const columnar::Column& column) {
@@ -224,13 +341,46 @@ const Rows kCorpus = {
     R"({"state":"a long run before the escape \n then a raw control)"
     "\x01"
     R"("})",
+    // Where the object ends: the scanner looks for its closing brace first.
+    "{\"state\":\"ON\",\"power\":1.5}  \t\r\n",
+    R"({"power":12)",
+    R"({"power":12}})",
+    R"({"power":12} })",
+    R"({"power":1.})",
+    R"({"power":1e})",
+    R"({"power":2e-})",
+    R"({"power":1E+5 })",
+    R"({"power":-})",
+    R"({"power":})",
+    R"({"contact":tru})",
+    R"({"contact":true}x})",
+    R"({"state":"x\"})",
+    R"({"state":"x\})",
+    R"({"state":"}"})",
+    R"({"state":"}")",
+    R"({"state" "x"})",
+    R"({"state":"x" "power":1})",
+    "}",
+    "{",
+    "{}}",
+    " { } ",
 };
+
+// Every prefix of every row: texts that end inside every kind of token.
+Rows Prefixes(const Rows& rows) {
+  Rows out;
+  for (const std::optional<std::string>& row : rows) {
+    if (!row) continue;
+    for (size_t length = 0; length <= row->size(); ++length) out.push_back(row->substr(0, length));
+  }
+  return out;
+}
 
 const std::vector<std::string> kKeyPaths = {"$.power",   "$.voltage", "$.current",
                                             "$.battery", "$.contact", "$.linkquality",
                                             "$.state",   "$.missing", "$['state']"};
 
-TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
+void ExpectKeysAgreeWithTheDomPath(const Rows& rows) {
   for (bool capture : {false, true}) {
     // `fast` has only `$.name` paths (the scanner runs); `dom` also has a
     // nested path, which sends every row through the DOM.
@@ -241,7 +391,7 @@ TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
       ASSERT_OK(dom->AddPath(path, capture).status());
     }
     ASSERT_OK(dom->AddPath("$.a.b", capture).status());
-    ColumnPtr input = StringColumn(kCorpus);
+    ColumnPtr input = StringColumn(rows);
     for (int round = 0; round < 2; ++round) {
       ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> fast_out, fast->Evaluate(*input));
       ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> dom_out, dom->Evaluate(*input));
@@ -251,6 +401,23 @@ TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
             << kKeyPaths[path_idx] << " capture " << capture;
       }
     }
+  }
+}
+
+TEST(FlatObjectScannerTest, GetJsonObjectKeysAgreeWithTheDomPath) {
+  ExpectKeysAgreeWithTheDomPath(kCorpus);
+}
+
+TEST(FlatObjectScannerTest, TruncatedRowsAgreeWithTheDomPath) {
+  const Rows prefixes = Prefixes(kCorpus);
+  ExpectKeysAgreeWithTheDomPath(prefixes);
+  // Each in a heap block of its own, so that ASan sees any read past the
+  // end; whether it is read is the same as from a longer buffer.
+  FlatObjectScanner scanner;
+  for (const std::optional<std::string>& row : prefixes) {
+    OwnText text(0, row->size());
+    std::copy(row->begin(), row->end(), text.begin);
+    EXPECT_EQ(scanner.Scan(std::string_view(text.begin, row->size())), scanner.Scan(*row)) << *row;
   }
 }
 
