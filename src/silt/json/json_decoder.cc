@@ -70,7 +70,7 @@ class FieldLookup {
   int Find(std::string_view key) const {
     if (names_.size() <= kLinearMax) {
       for (size_t i = 0; i < names_.size(); ++i) {
-        if (names_[i] == key) return static_cast<int>(i);
+        if (internal::SameKey(names_[i], key)) return static_cast<int>(i);
       }
       return -1;
     }
@@ -81,7 +81,7 @@ class FieldLookup {
   // schema order, as producers write them, then needs one comparison each).
   int Find(std::string_view key, size_t expected) const {
     // (A schema that repeats a name keeps Find's first-match answer.)
-    if (unique_ && expected < names_.size() && names_[expected] == key) {
+    if (unique_ && expected < names_.size() && internal::SameKey(names_[expected], key)) {
       return static_cast<int>(expected);
     }
     return Find(key);
@@ -308,7 +308,8 @@ struct JsonDecoder::Impl {
   // not files: flat objects of string and null members take DecodeFlat.
   bool flat_strings = false;
   internal::FlatObjectScanner scanner;
-  std::vector<int> flat_member;  // per field: its member in scanner, or -1
+  std::vector<int> flat_member;               // per field: its member in scanner, or -1
+  std::vector<ColumnBuilder*> flat_builders;  // per field, bound per batch
 
   template <typename RowText>
   Result<ColumnPtr> Decode(int64_t num_rows, const RowText& row_text, ColumnPtr* corrupt_record,
@@ -399,6 +400,8 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
                                             std::vector<int64_t>* source_rows) {
   if (source_rows != nullptr) source_rows->clear();
   BindBuilders(root.get(), root_builder.get());
+  flat_builders.clear();
+  for (const std::unique_ptr<Node>& child : root->children) flat_builders.push_back(child->builder);
   root_builder->Reserve(num_rows);
   const bool want_corrupt = corrupt_record != nullptr;
   if (want_corrupt) corrupt_builder->Reserve(num_rows);
@@ -481,32 +484,40 @@ RowResult JsonDecoder::Impl::DecodeRow(std::string_view text, DecodeStats* stats
 }
 
 bool JsonDecoder::Impl::DecodeFlat() {
-  const std::vector<internal::FlatMember>& members = scanner.members();
-  std::fill(flat_member.begin(), flat_member.end(), -1);
-  for (size_t member_idx = 0; member_idx < members.size(); ++member_idx) {
+  // Raw pointers: the appends below store bytes, which would otherwise make
+  // the compiler reload every vector's data after each one.
+  const internal::FlatMember* const members = scanner.members().data();
+  const size_t num_members = scanner.members().size();
+  int* const slots = flat_member.data();
+  const FieldLookup& lookup = *root->lookup;
+  // flat_member is all -1 between rows: the loop below resets what it used.
+  for (size_t member_idx = 0; member_idx < num_members; ++member_idx) {
     const internal::FlatMember& member = members[member_idx];
-    const int field_idx = root->lookup->Find(member.key, member_idx);
+    const int field_idx = lookup.Find(member.key, member_idx);
     if (field_idx < 0) continue;
     // Other values are re-printed as text, and a repeated field has Spark's
     // occurrence rules: both left to the DOM path.
-    int& slot = flat_member[static_cast<size_t>(field_idx)];
+    int& slot = slots[field_idx];
     if ((member.kind != internal::FlatKind::kString && member.kind != internal::FlatKind::kNull) ||
         slot >= 0) {
+      std::fill(flat_member.begin(), flat_member.end(), -1);
       return false;
     }
     slot = static_cast<int>(member_idx);
   }
   row_lone_surrogates = false;
   markers = false;
-  for (size_t field_idx = 0; field_idx < root->children.size(); ++field_idx) {
-    ColumnBuilder* builder = root->children[field_idx]->builder;
-    const int slot = flat_member[field_idx];
-    if (slot < 0 || members[static_cast<size_t>(slot)].kind == internal::FlatKind::kNull) {
+  ColumnBuilder* const* const builders = flat_builders.data();
+  const size_t num_fields = flat_builders.size();
+  for (size_t field_idx = 0; field_idx < num_fields; ++field_idx) {
+    ColumnBuilder* builder = builders[field_idx];
+    const int slot = slots[field_idx];
+    slots[field_idx] = -1;
+    if (slot < 0 || members[slot].kind == internal::FlatKind::kNull) {
       builder->AppendNull();
-      continue;
+    } else {
+      builder->AppendString(members[slot].text);
     }
-    const internal::FlatMember& member = members[static_cast<size_t>(slot)];
-    builder->AppendString(member.text);
   }
   root_builder->AppendValid();
   return true;
@@ -1248,7 +1259,7 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
       !impl.value_root && !impl.file_reader &&
       std::all_of(impl.root->children.begin(), impl.root->children.end(),
                   [](const std::unique_ptr<Node>& child) { return child->id == TypeId::kString; });
-  impl.flat_member.resize(impl.root->children.size());
+  impl.flat_member.assign(impl.root->children.size(), -1);
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",
                                    schema->ToDdl());
