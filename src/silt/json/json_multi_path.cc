@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,75 +44,82 @@ bool HasStandIn(std::string_view text) {
 
 int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
 
+// The number of set bits of a zero-padded bitmap of `bits` bits.
+int64_t CountSetBits(const uint8_t* bitmap, int64_t bits) {
+  const int64_t bytes = BitmapBytes(bits);
+  int64_t count = 0;
+  int64_t byte = 0;
+  for (; byte + 8 <= bytes; byte += 8) {
+    uint64_t word;
+    std::memcpy(&word, bitmap + byte, sizeof(word));
+    count += std::popcount(word);
+  }
+  for (; byte < bytes; ++byte) count += std::popcount(static_cast<unsigned>(bitmap[byte]));
+  return count;
+}
+
 // The result columns of one path over one input column, written in place:
 // Start() sizes the offsets, values and validity buffers for the whole
-// batch (zero-filled, so a null costs one offset store), each row then
-// writes its slots without a builder's per-type dispatch, and Finish()
-// hands the buffers to the columns. A capturing path's `kind` and `bits`
-// children are valid on the same rows and share one validity buffer.
+// batch, zero-filled, so a row without a result (NULL) costs nothing: rows
+// are written by index, in increasing order, each at most once, and
+// Finish() carries the text offsets over the rows without text and counts
+// the nulls. A capturing path's `kind` and `bits` children are valid on the
+// same rows and share one validity buffer.
 class ResultWriter {
  public:
   void Start(int64_t rows, bool capture) {
     rows_ = rows;
-    row_ = 0;
-    texts_ = 0;
-    captured_ = 0;
     capture_ = capture;
-    text_validity_ = NewZeroed(BitmapBytes(rows));
-    text_offsets_ = NewZeroed((rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
-    text_data_ = std::make_shared<Buffer>();
-    if (data_reserve_ > 0) text_data_->Reserve(data_reserve_);
-    offsets_ = text_offsets_->mutable_data_as<int32_t>();
+    offsets_ = nullptr;
+    // A capturing path's rows are mostly numbers: its text buffers are
+    // made on its first text row.
+    if (!capture) StartText();
     if (capture) {
       captured_validity_ = NewZeroed(BitmapBytes(rows));
       kinds_ = NewZeroed(rows);
       bits_ = NewZeroed(rows * static_cast<int64_t>(sizeof(int64_t)));
+      captured_valid_ = captured_validity_->mutable_data();
+      kind_values_ = kinds_->mutable_data_as<int8_t>();
+      bit_values_ = bits_->mutable_data_as<int64_t>();
     }
   }
 
-  // A row without a result (NULL).
-  void Null() {
-    offsets_[row_ + 1] = offsets_[row_];
-    ++row_;
-  }
-  void Text(std::string_view text) {
+  void Text(int64_t row, std::string_view text) {
+    if (offsets_ == nullptr) StartText();
     text_data_->Append(text.data(), static_cast<int64_t>(text.size()));
-    offsets_[row_ + 1] = static_cast<int32_t>(text_data_->size());
-    columnar::SetBit(text_validity_->mutable_data(), row_);
-    ++texts_;
-    ++row_;
+    offsets_[row + 1] = static_cast<int32_t>(text_data_->size());
+    columnar::SetBit(text_valid_, row);
   }
   // REQUIRES: Start(rows, capture = true).
-  void Captured(int8_t kind, int64_t bits) {
-    offsets_[row_ + 1] = offsets_[row_];
-    kinds_->mutable_data_as<int8_t>()[row_] = kind;
-    bits_->mutable_data_as<int64_t>()[row_] = bits;
-    columnar::SetBit(captured_validity_->mutable_data(), row_);
-    ++captured_;
-    ++row_;
+  void Captured(int64_t row, int8_t kind, int64_t bits) {
+    kind_values_[row] = kind;
+    bit_values_[row] = bits;
+    columnar::SetBit(captured_valid_, row);
   }
 
-  // REQUIRES: every row of Start() written.
   ColumnPtr Finish() {
-    data_reserve_ = text_data_->size();
-    auto text = std::make_shared<columnar::Column>();
-    text->type = columnar::DataType::String();
-    text->length = rows_;
-    text->null_count = rows_ - texts_;
-    if (text->null_count > 0) text->validity = std::move(text_validity_);
-    text->values = std::move(text_offsets_);
-    text->data = std::move(text_data_);
-    text_validity_ = nullptr;
+    ColumnPtr text;
+    if (offsets_ != nullptr) {
+      text = FinishText();
+    } else {
+      // No text row: one all-NULL column while batches keep their length
+      // (columns are immutable).
+      if (null_text_ == nullptr || null_text_->length != rows_) {
+        null_text_ = columnar::MakeNullColumn(columnar::DataType::String(), rows_);
+      }
+      text = null_text_;
+    }
     if (!capture_) return text;
     auto column = std::make_shared<columnar::Column>();
     column->type = CapturedType();
     column->length = rows_;
     column->children.push_back(std::move(text));
+    const int64_t captured_nulls = rows_ - CountSetBits(captured_valid_, rows_);
     for (int child = 0; child < 2; ++child) {
       auto scalar = std::make_shared<columnar::Column>();
       scalar->type = child == 0 ? columnar::DataType::Byte() : columnar::DataType::Long();
       scalar->length = rows_;
-      scalar->null_count = rows_ - captured_;
+      scalar->null_count = captured_nulls;
       if (scalar->null_count > 0) scalar->validity = captured_validity_;
       scalar->values = child == 0 ? std::move(kinds_) : std::move(bits_);
       column->children.push_back(std::move(scalar));
@@ -127,20 +135,54 @@ class ResultWriter {
     return buffer;
   }
 
+  void StartText() {
+    text_validity_ = NewZeroed(BitmapBytes(rows_));
+    text_offsets_ = NewZeroed((rows_ + 1) * static_cast<int64_t>(sizeof(int32_t)));
+    text_data_ = std::make_shared<Buffer>();
+    if (data_reserve_ > 0) text_data_->Reserve(data_reserve_);
+    text_valid_ = text_validity_->mutable_data();
+    offsets_ = text_offsets_->mutable_data_as<int32_t>();
+  }
+
+  ColumnPtr FinishText() {
+    // A row without text ends where the previous row ended (its slot is
+    // still zero; texts were appended in row order).
+    int32_t end = 0;
+    for (int64_t row = 1; row <= rows_; ++row) {
+      end = std::max(end, offsets_[row]);
+      offsets_[row] = end;
+    }
+    data_reserve_ = text_data_->size();
+    auto text = std::make_shared<columnar::Column>();
+    text->type = columnar::DataType::String();
+    text->length = rows_;
+    text->null_count = rows_ - CountSetBits(text_valid_, rows_);
+    if (text->null_count > 0) text->validity = std::move(text_validity_);
+    text->values = std::move(text_offsets_);
+    text->data = std::move(text_data_);
+    text_validity_ = nullptr;
+    offsets_ = nullptr;
+    return text;
+  }
+
   int64_t rows_ = 0;
-  int64_t row_ = 0;
-  int64_t texts_ = 0;
-  int64_t captured_ = 0;
   bool capture_ = false;
   // The previous batch's text bytes: the next batch's first reservation.
   int64_t data_reserve_ = 0;
+  // The buffers' bytes, written per row; offsets_ is null until the
+  // batch's text buffers exist.
+  uint8_t* text_valid_ = nullptr;
   int32_t* offsets_ = nullptr;
+  uint8_t* captured_valid_ = nullptr;
+  int8_t* kind_values_ = nullptr;
+  int64_t* bit_values_ = nullptr;
   BufferPtr text_validity_;
   BufferPtr text_offsets_;
   BufferPtr text_data_;
   BufferPtr captured_validity_;
   BufferPtr kinds_;
   BufferPtr bits_;
+  ColumnPtr null_text_;
 };
 
 // One compiled path with its output buffers.
@@ -197,14 +239,13 @@ struct PathProgram {
     }
   }
 
-  // Writes this row's result (`matched`: Eval's result).
-  void AppendResult(bool matched, const std::string& text) {
-    if (!matched) {
-      results.Null();
-    } else if (capture && captured_kind != 0) {
-      results.Captured(captured_kind, captured_bits);
+  // Writes row `row`'s result (`matched`: Eval's result; unmatched is NULL).
+  void AppendResult(int64_t row, bool matched, const std::string& text) {
+    if (!matched) return;
+    if (capture && captured_kind != 0) {
+      results.Captured(row, captured_kind, captured_bits);
     } else {
-      results.Text(text);
+      results.Text(row, text);
     }
   }
 
@@ -325,119 +366,168 @@ struct PathProgram {
 
 namespace {
 
-// The distinct names of a batch's `$.name` paths, found by one probe of a
-// small open-addressing table (keyed by a key's length and three of its
-// bytes) instead of comparing every member with every name.
+// The `$.name` paths of a batch over the rows the scanner reads: each
+// member's key finds its distinct name through one probe of a small
+// open-addressing table whose slots hold a name's length and its first and
+// last (overlapping) words, which together are the whole name when it has
+// at most 16 bytes, so a probe compares three integers and no bytes. The
+// first non-null member of each name decides, as in the DOM loop (a row
+// stamp per name, so nothing is reset per row), and goes straight to the
+// result writers of the paths that read that name; a path whose name the
+// row lacks writes nothing (NULL).
 class KeyNames {
  public:
-  // `names`: one per `$.name` path, repeats allowed (`$.a` and `$['a']`).
-  void Build(const std::vector<std::string_view>& names) {
+  // `keys`: the active `$.name` paths, names repeated allowed (`$.a` and
+  // `$['a']`, or one path captured and one not).
+  void Build(const std::vector<PathProgram*>& keys) {
     distinct_.clear();
-    name_of_path_.clear();
+    std::vector<int> name_of_path;
+    for (PathProgram* program : keys) {
+      const std::string_view name = program->instrs[1].name;
+      const auto found = std::find(distinct_.begin(), distinct_.end(), name);
+      name_of_path.push_back(static_cast<int>(found - distinct_.begin()));
+      if (found == distinct_.end()) distinct_.push_back(name);
+    }
     size_t slots = 16;
-    while (slots < names.size() * 2) slots *= 2;
-    slots_.assign(slots, -1);
+    while (slots < distinct_.size() * 2) slots *= 2;
+    slots_.assign(slots, Slot{});
     mask_ = slots - 1;
-    for (std::string_view name : names) {
-      int found = Find(name);
-      if (found < 0) {
-        found = static_cast<int>(distinct_.size());
-        distinct_.push_back(name);
-        // An empty name is never matched by the scanner's rows (as before
-        // the table): it stays out of it.
-        if (!name.empty()) {
-          size_t slot = Hash(name) & mask_;
-          while (slots_[slot] >= 0) slot = (slot + 1) & mask_;
-          slots_[slot] = found;
-        }
+    readers_.clear();
+    for (size_t name_idx = 0; name_idx < distinct_.size(); ++name_idx) {
+      const std::string_view name = distinct_[name_idx];
+      // Each name's paths, contiguous.
+      Slot key;
+      key.first_reader = static_cast<int32_t>(readers_.size());
+      for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
+        if (name_of_path[key_idx] == static_cast<int>(name_idx)) readers_.push_back(keys[key_idx]);
       }
-      name_of_path_.push_back(found);
-    }
-    first_.resize(distinct_.size());
-  }
-
-  // The distinct name equal to `key`, or -1.
-  int Find(std::string_view key) const {
-    if (key.empty()) return -1;
-    for (size_t slot = Hash(key) & mask_;; slot = (slot + 1) & mask_) {
-      const int index = slots_[slot];
-      if (index < 0) return -1;
-      if (internal::SameKey(distinct_[static_cast<size_t>(index)], key)) return index;
+      key.end_reader = static_cast<int32_t>(readers_.size());
+      // An empty name is never matched by the scanner's rows (as before
+      // the table): it stays out of it.
+      if (name.empty()) continue;
+      key.size = name.size();
+      Words(name, &key.head, &key.tail);
+      key.name = static_cast<int32_t>(name_idx);
+      size_t slot = Hash(key.head, key.tail, name.size()) & mask_;
+      while (slots_[slot].name >= 0) slot = (slot + 1) & mask_;
+      slots_[slot] = key;
     }
   }
 
-  // Per row: the first non-null member of each distinct name (null: none).
-  const std::vector<const internal::FlatMember*>& FirstMembers(
-      const std::vector<internal::FlatMember>& members) {
-    std::fill(first_.begin(), first_.end(), nullptr);
+  // Writes the results of row `row`, whose members the scanner read.
+  void WriteRow(int64_t row, const std::vector<internal::FlatMember>& members) {
+    // Locals: the result writes store bytes, which would otherwise make the
+    // compiler reload these members after each one.
+    Slot* const slots = slots_.data();
+    const size_t mask = mask_;
+    PathProgram* const* const readers = readers_.data();
     for (const internal::FlatMember& member : members) {
       if (member.kind == internal::FlatKind::kNull) continue;
-      const int index = Find(member.key);
-      if (index >= 0 && first_[static_cast<size_t>(index)] == nullptr) {
-        first_[static_cast<size_t>(index)] = &member;
+      Slot* slot = Find(slots, mask, member.key);
+      if (slot == nullptr || slot->seen == row) continue;  // not wanted, or found before
+      slot->seen = row;
+      for (int32_t reader = slot->first_reader; reader < slot->end_reader; ++reader) {
+        Write(row, member, readers[reader]);
       }
     }
-    return first_;
   }
-  int name_of_path(size_t key_idx) const { return name_of_path_[key_idx]; }
 
  private:
-  static size_t Hash(std::string_view key) {
-    const auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<uint8_t>(key[i])); };
-    const size_t h =
-        key.size() ^ (byte(0) << 6) ^ (byte(key.size() / 2) << 12) ^ (byte(key.size() - 1) << 18);
-    return (h * 0x9E3779B97F4A7C15ULL) >> 40;
+  struct Slot {
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    size_t size = 0;
+    int32_t name = -1;  // index in distinct_; -1: an empty slot
+    // The paths reading the name: readers_[first_reader, end_reader).
+    int32_t first_reader = 0;
+    int32_t end_reader = 0;
+    // The last row in which the name was found (rows of one batch).
+    int64_t seen = -1;
+  };
+
+  // The first and last words of `key` (4 or 8 bytes, overlapping; the bytes
+  // themselves below 4), never reading outside it.
+  static void Words(std::string_view key, uint64_t* head, uint64_t* tail) {
+    const size_t n = key.size();
+    const char* p = key.data();
+    if (n >= 8) {
+      std::memcpy(head, p, 8);
+      std::memcpy(tail, p + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t a;
+      uint32_t b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      *head = a;
+      *tail = b;
+    } else {
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < n; ++i) {
+        bytes |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+      }
+      *head = bytes;
+      *tail = 0;
+    }
+  }
+  static size_t Hash(uint64_t head, uint64_t tail, size_t size) {
+    return static_cast<size_t>(
+        ((head ^ (tail * 0x9E3779B97F4A7C15ULL) ^ size) * 0xFF51AFD7ED558CCDULL) >> 40);
   }
 
-  std::vector<std::string_view> distinct_;
-  std::vector<int> name_of_path_;
-  std::vector<int> slots_;
-  size_t mask_ = 0;
-  std::vector<const internal::FlatMember*> first_;
-};
-
-// The `$.name` results of one row the scanner read: as the DOM loop gives
-// them, the first non-null member of each name, strings unquoted, numbers
-// and booleans captured or re-printed.
-void AppendFlatKeys(const std::vector<internal::FlatMember>& members,
-                    const std::vector<PathProgram*>& keys, KeyNames* names) {
-  const std::vector<const internal::FlatMember*>& first = names->FirstMembers(members);
-  for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
-    PathProgram* program = keys[key_idx];
-    const internal::FlatMember* found = first[static_cast<size_t>(names->name_of_path(key_idx))];
-    ResultWriter& results = program->results;
-    if (found == nullptr) {
-      results.Null();
-      continue;
+  // The slot of the wanted name equal to `key`, or null.
+  Slot* Find(Slot* slots, size_t mask, std::string_view key) const {
+    if (key.empty()) return nullptr;
+    uint64_t head;
+    uint64_t tail;
+    Words(key, &head, &tail);
+    for (size_t slot = Hash(head, tail, key.size()) & mask;; slot = (slot + 1) & mask) {
+      Slot& entry = slots[slot];
+      if (entry.name < 0) return nullptr;
+      if (entry.head == head && entry.tail == tail && entry.size == key.size() &&
+          (key.size() <= 16 || std::memcmp(distinct_[static_cast<size_t>(entry.name)].data(),
+                                           key.data(), key.size()) == 0)) {
+        return &entry;
+      }
     }
-    if (found->kind == internal::FlatKind::kString) {
-      results.Text(found->text);
-      continue;
+  }
+
+  // One path's result for the first non-null member of its name: strings
+  // unquoted, numbers and booleans captured or re-printed.
+  static void Write(int64_t row, const internal::FlatMember& member, PathProgram* program) {
+    ResultWriter& results = program->results;
+    if (member.kind == internal::FlatKind::kString) {
+      results.Text(row, member.text);
+      return;
     }
     CapturedKind kind = CapturedKind::kBool;
     int64_t bits = 0;
-    switch (found->kind) {
+    switch (member.kind) {
       case internal::FlatKind::kInt64:
         kind = CapturedKind::kInt64;
-        bits = found->int_value;
+        bits = member.int_value;
         break;
       case internal::FlatKind::kDouble:
         kind = CapturedKind::kDouble;
-        bits = std::bit_cast<int64_t>(found->double_value);
+        bits = std::bit_cast<int64_t>(member.double_value);
         break;
       case internal::FlatKind::kTrue: bits = 1; break;
       default: break;  // kFalse (kNull and kString never get here)
     }
     if (program->capture) {
-      results.Captured(static_cast<int8_t>(kind), bits);
+      results.Captured(row, static_cast<int8_t>(kind), bits);
     } else {
       std::string& text = program->levels[0].buffer;
       text.clear();
       AppendCapturedText(kind, bits, &text);
-      results.Text(text);
+      results.Text(row, text);
     }
   }
-}
+
+  std::vector<std::string_view> distinct_;
+  std::vector<PathProgram*> readers_;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
 
 }  // namespace
 
@@ -527,7 +617,6 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   // `$.name` paths are served by one pass over the top-level members of a
   // row instead of one pass per path; the others run their programs.
   std::vector<PathProgram*> keys;
-  std::vector<std::string_view> key_names;
   std::vector<PathProgram*> general;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
     if (!program->active) continue;
@@ -535,7 +624,6 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     active.push_back(program.get());
     if (program->IsTopLevelKey()) {
       keys.push_back(program.get());
-      key_names.push_back(program->instrs[1].name);
     } else {
       general.push_back(program.get());
     }
@@ -547,22 +635,20 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   // the single-pass scanner without building a DOM tape; any other text
   // takes the DOM path below.
   const bool scan_flat = general.empty() && !keys.empty();
-  if (scan_flat) impl.key_names.Build(key_names);
+  if (scan_flat) impl.key_names.Build(keys);
+  // A row left unwritten is NULL (ResultWriter): skipped and NULL inputs,
+  // malformed JSON and missing paths write nothing.
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
     if ((rows != nullptr && !columnar::GetBit(rows, row_idx)) || json_strings.IsNull(row_idx)) {
-      for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
       continue;
     }
     const std::string_view text = json_strings.StringValue(row_idx);
     if (scan_flat && impl.scanner.Scan(text)) {
-      AppendFlatKeys(impl.scanner.members(), keys, &impl.key_names);
+      impl.key_names.WriteRow(row_idx, impl.scanner.members());
       continue;
     }
     dom::element root;
-    if (impl.reader.Parse(text, &root) != internal::ParseOutcome::kValue) {
-      for (PathProgram* program : active) program->AppendResult(false, program->levels[0].buffer);
-      continue;
-    }
+    if (impl.reader.Parse(text, &root) != internal::ParseOutcome::kValue) continue;
     const bool markers = impl.reader.has_markers();
     const bool lone = impl.reader.has_lone_surrogates();
     auto start_row = [&](PathProgram* program) {
@@ -587,7 +673,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
         for (dom::key_value_pair member : members) {
           if (member.value.is_null()) continue;
           for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
-            if (key_state[key_idx] != 0 || member.key != key_names[key_idx]) continue;
+            if (key_state[key_idx] != 0 || member.key != keys[key_idx]->instrs[1].name) continue;
             const bool written =
                 keys[key_idx]->Eval(member.value, 2, Style::kRaw, 0) && !keys[key_idx]->raw_failed;
             key_state[key_idx] = written ? 1 : 2;
@@ -597,7 +683,8 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
         }
       }
       for (size_t key_idx = 0; key_idx < keys.size(); ++key_idx) {
-        keys[key_idx]->AppendResult(key_state[key_idx] == 1, keys[key_idx]->levels[0].buffer);
+        keys[key_idx]->AppendResult(row_idx, key_state[key_idx] == 1,
+                                    keys[key_idx]->levels[0].buffer);
       }
     }
     for (PathProgram* program : general) {
@@ -606,7 +693,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       const bool matched = (program->tuple_field ? program->EvalTupleField(root)
                                                  : program->Eval(root, 0, Style::kRaw, 0)) &&
                            !program->raw_failed;
-      program->AppendResult(matched, top.buffer);
+      program->AppendResult(row_idx, matched, top.buffer);
     }
   }
   std::vector<ColumnPtr> out;

@@ -147,6 +147,107 @@ TEST(JsonMultiPathEvaluatorTest, ResultColumnsAreWellFormedForEveryRowKind) {
   }
 }
 
+// A row of a string or captured result column as text ("null", "s:<text>",
+// "k<kind>:<bits>").
+std::vector<std::string> RenderResult(const columnar::Column& column) {
+  std::vector<std::string> out;
+  const bool captured = column.type->id() == columnar::TypeId::kStruct;
+  for (int64_t row_idx = 0; row_idx < column.length; ++row_idx) {
+    const columnar::Column& text = captured ? *column.children[0] : column;
+    if (captured && column.children[1]->IsValid(row_idx)) {
+      out.push_back("k" + std::to_string(column.children[1]->Value<int8_t>(row_idx)) + ":" +
+                    std::to_string(column.children[2]->Value<int64_t>(row_idx)));
+    } else if (text.IsValid(row_idx)) {
+      out.push_back("s:" + std::string(text.StringValue(row_idx)));
+    } else {
+      out.push_back("null");
+    }
+  }
+  return out;
+}
+
+TEST(JsonMultiPathEvaluatorTest, KeyTableFindsExactlyTheNamesTheDomPathFinds) {
+  // The flat rows' `$.name` lookup compares a name's length and first and
+  // last words: names of every length around the 4-, 8- and 16-byte word
+  // edges, names that differ only where the words do not reach (past 16
+  // bytes), prefixes of each other, an empty key, a name read by several
+  // paths (captured and not, `$.a` and `$['a']`), and more names than the
+  // table's first size. Every result must be the DOM path's.
+  std::vector<std::string> names = {"a",
+                                    "ab",
+                                    "abc",
+                                    "abcd",
+                                    "abcde",
+                                    "abcdefg",
+                                    "abcdefgh",
+                                    "abcdefghi",
+                                    "abcdefghijklmnop",
+                                    "abcdefghijklmnopq",
+                                    "abcdefghXjklmnopqrst",
+                                    "abcdefghYjklmnopqrst",
+                                    "abcdefghijklmnopqrst",
+                                    "bcde",
+                                    "abce",
+                                    "ebcd",
+                                    "state",
+                                    "power",
+                                    "voltage",
+                                    "current",
+                                    "contact",
+                                    "battery"};
+  for (int extra = 0; extra < 24; ++extra) names.push_back("n" + std::to_string(extra * 37));
+  std::vector<std::string> paths;
+  for (const std::string& name : names) paths.push_back("$['" + name + "']");
+  paths.push_back("$.a");
+  paths.push_back("$.state");
+  std::vector<std::string> docs;
+  for (size_t shift = 0; shift < 5; ++shift) {
+    std::string doc = "{";
+    for (size_t name_idx = 0; name_idx < names.size(); ++name_idx) {
+      const std::string& name = names[(name_idx * 7 + shift) % names.size()];
+      if ((name_idx + shift) % 4 == 0) continue;  // some names missing
+      if (doc.size() > 1) doc += ",";
+      // A null first (skipped), then a value; the same name again later
+      // (the first non-null member decides).
+      const std::string value = (name_idx % 3 == 0)   ? std::to_string(name_idx * 11)
+                                : (name_idx % 3 == 1) ? "\"v" + std::to_string(name_idx) + "\""
+                                                      : (shift % 2 == 0 ? "true" : "2.5");
+      doc += "\"" + name + "\":null,\"" + name + "\":" + value + ",\"" + name + "\":\"later\"";
+    }
+    docs.push_back(doc + "}");
+  }
+  docs.push_back(R"({"abcdefghZjklmnopqrst":1,"abcdefghijklmnopqrs":2,"abcdefghijklmnopqrstu":3})");
+  docs.push_back(R"({"ab":1,"abc":null,"abcd":"x","":5,"a":false})");
+  Rows input_rows(docs.begin(), docs.end());
+  input_rows.push_back(std::nullopt);
+  input_rows.push_back("not json");
+  ColumnPtr input = StringColumn(input_rows);
+  auto fast = JsonMultiPathEvaluator::Make();
+  auto dom = JsonMultiPathEvaluator::Make();
+  for (bool capture : {false, true}) {
+    for (const std::string& path : paths) {
+      ASSERT_OK(fast->AddPath(path, capture).status());
+      ASSERT_OK(dom->AddPath(path, capture).status());
+    }
+  }
+  // A nested path sends every row of `dom` through the DOM.
+  ASSERT_OK(dom->AddPath("$.z.z").status());
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> fast_out, fast->Evaluate(*input));
+    ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> dom_out, dom->Evaluate(*input));
+    for (int path_idx = 0; path_idx < fast->num_paths(); ++path_idx) {
+      ASSERT_OK(columnar::ValidateColumn(*fast_out[static_cast<size_t>(path_idx)]));
+      EXPECT_EQ(RenderResult(*fast_out[static_cast<size_t>(path_idx)]),
+                RenderResult(*dom_out[static_cast<size_t>(path_idx)]))
+          << paths[static_cast<size_t>(path_idx) % paths.size()];
+    }
+  }
+  // The flat rows found their names (the test is not vacuous).
+  ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> out, fast->Evaluate(*input));
+  EXPECT_EQ(RenderResult(*out[12])[docs.size() - 2], "null");  // "abcdefghijklmnopqrst"
+  EXPECT_EQ(RenderResult(*out[1])[docs.size() - 1], "s:1");    // "ab"
+}
+
 TEST(JsonMultiPathEvaluatorTest, AddingAPathTwiceReusesIt) {
   auto multi = JsonMultiPathEvaluator::Make();
   ASSERT_OK_AND_ASSIGN(int first, multi->AddPath("$.a"));

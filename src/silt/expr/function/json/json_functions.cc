@@ -262,6 +262,10 @@ class JsonCastKernel final : public Kernel {
   }
 
  private:
+  // One pass over the captured rows writes the result's values and
+  // validity in place; the rows left to the text (rare: strings, values a
+  // direct conversion cannot give exactly) are cast afterwards and patched
+  // in.
   template <typename Out>
   Result<ColumnPtr> Convert(const KernelInfo& info, const ExecArgs& args, const Column& captured) {
     const Column& text = *captured.children[0];
@@ -269,48 +273,6 @@ class JsonCastKernel final : public Kernel {
     const Column& bits = *captured.children[2];
     const int64_t length = captured.length;
     const bool ansi = info.options.ansi;
-    states_.assign(static_cast<size_t>(length), Fused::kNull);
-    values_.resize(static_cast<size_t>(length));
-    bool any_text = false;
-    for (int64_t row = 0; row < length; ++row) {
-      Fused& state = states_[static_cast<size_t>(row)];
-      if (kind.IsValid(row)) {
-        Out value{};
-        state = ConvertCaptured<Out>(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
-                                     bits.Value<int64_t>(row), ansi, &value);
-        std::memcpy(&values_[static_cast<size_t>(row)], &value, sizeof(Out));
-      } else if (text.IsValid(row)) {
-        state = Fused::kText;
-      }
-      any_text |= state == Fused::kText;
-    }
-    ColumnPtr cast;
-    if (any_text) {
-      // The rows left to the text: get_json_object's text, cast as usual.
-      columnar::ColumnBuilder texts(DataType::String());
-      texts.Reserve(length);
-      for (int64_t row = 0; row < length; ++row) {
-        if (states_[static_cast<size_t>(row)] != Fused::kText) {
-          texts.AppendNull();
-        } else if (text.IsValid(row)) {
-          texts.AppendString(text.StringValue(row));
-        } else {
-          scratch_.clear();
-          json::AppendCapturedText(static_cast<json::CapturedKind>(kind.Value<int8_t>(row)),
-                                   bits.Value<int64_t>(row), &scratch_);
-          texts.AppendString(scratch_);
-        }
-      }
-      CastOptions options;
-      options.ansi = ansi;
-      options.zone_offset_micros = info.options.session_zone_offset_micros;
-      options.zone = info.options.session_zone.get();
-      options.context = context_;
-      if (info.options.dead_letter && args.eval != nullptr) {
-        options.row_errors = args.eval->row_errors;
-      }
-      SILT_ASSIGN_OR_RETURN(cast, CastColumn(*texts.Finish(), info.type, options));
-    }
     // The result's buffers are sized once and filled in place (zero bytes
     // under nulls, as ColumnBuilder leaves them).
     auto validity = std::make_shared<Buffer>();
@@ -322,28 +284,72 @@ class JsonCastKernel final : public Kernel {
       values->Resize(length * static_cast<int64_t>(sizeof(Out)));
     }
     uint8_t* valid_bits = validity->mutable_data();
+    uint8_t* out_values = values->mutable_data();
+    const uint8_t* kind_valid = kind.validity != nullptr ? kind.validity->data() : nullptr;
+    const uint8_t* text_valid = text.validity != nullptr ? text.validity->data() : nullptr;
+    const int8_t* kinds = kind.values->data_as<int8_t>();
+    const int64_t* bit_values = bits.values->data_as<int64_t>();
+    const bool all_captured = kind.null_count == 0;
+    const bool no_text = text.null_count == length;
+    text_rows_.clear();
     int64_t valid_count = 0;
     for (int64_t row = 0; row < length; ++row) {
-      Fused state = states_[static_cast<size_t>(row)];
-      bool valid = state == Fused::kValue;
-      Out value{};
-      if (valid) {
-        std::memcpy(&value, &values_[static_cast<size_t>(row)], sizeof(Out));
-      } else if (state == Fused::kText && cast->IsValid(row)) {
-        valid = true;
-        if constexpr (std::is_same_v<Out, bool>) {
-          value = cast->BoolValue(row);
+      if (all_captured || columnar::GetBit(kind_valid, row)) {
+        Out value{};
+        const Fused state = ConvertCaptured<Out>(static_cast<json::CapturedKind>(kinds[row]),
+                                                 bit_values[row], ansi, &value);
+        if (state == Fused::kValue) {
+          columnar::SetBit(valid_bits, row);
+          ++valid_count;
+          if constexpr (std::is_same_v<Out, bool>) {
+            if (value) columnar::SetBit(out_values, row);
+          } else {
+            reinterpret_cast<Out*>(out_values)[row] = value;
+          }
+        } else if (state == Fused::kText) {
+          text_rows_.push_back(row);
+        }
+      } else if (!no_text && (text_valid == nullptr || columnar::GetBit(text_valid, row))) {
+        text_rows_.push_back(row);
+      }
+    }
+    if (!text_rows_.empty()) {
+      // get_json_object's text of those rows, cast as usual (a column of the
+      // batch's length, so that row errors name the batch's rows).
+      columnar::ColumnBuilder texts(DataType::String());
+      texts.Reserve(length);
+      int64_t next = 0;
+      for (int64_t row : text_rows_) {
+        texts.AppendNulls(row - next);
+        next = row + 1;
+        if (text.IsValid(row)) {
+          texts.AppendString(text.StringValue(row));
         } else {
-          value = cast->Value<Out>(row);
+          scratch_.clear();
+          json::AppendCapturedText(static_cast<json::CapturedKind>(kinds[row]), bit_values[row],
+                                   &scratch_);
+          texts.AppendString(scratch_);
         }
       }
-      if (!valid) continue;
-      columnar::SetBit(valid_bits, row);
-      ++valid_count;
-      if constexpr (std::is_same_v<Out, bool>) {
-        if (value) columnar::SetBit(values->mutable_data(), row);
-      } else {
-        values->mutable_data_as<Out>()[row] = value;
+      texts.AppendNulls(length - next);
+      CastOptions options;
+      options.ansi = ansi;
+      options.zone_offset_micros = info.options.session_zone_offset_micros;
+      options.zone = info.options.session_zone.get();
+      options.context = context_;
+      if (info.options.dead_letter && args.eval != nullptr) {
+        options.row_errors = args.eval->row_errors;
+      }
+      SILT_ASSIGN_OR_RETURN(ColumnPtr cast, CastColumn(*texts.Finish(), info.type, options));
+      for (int64_t row : text_rows_) {
+        if (!cast->IsValid(row)) continue;
+        columnar::SetBit(valid_bits, row);
+        ++valid_count;
+        if constexpr (std::is_same_v<Out, bool>) {
+          if (cast->BoolValue(row)) columnar::SetBit(out_values, row);
+        } else {
+          reinterpret_cast<Out*>(out_values)[row] = cast->Value<Out>(row);
+        }
       }
     }
     auto out = std::make_shared<Column>();
@@ -358,9 +364,8 @@ class JsonCastKernel final : public Kernel {
   std::shared_ptr<JsonCallLink> link_;
   int capture_index_;
   std::string context_;
-  // Per-batch scratch, reused.
-  std::vector<Fused> states_;
-  std::vector<uint64_t> values_;  // each holds an Out
+  // Per-batch scratch, reused: the rows cast through their text.
+  std::vector<int64_t> text_rows_;
   std::string scratch_;
 };
 

@@ -417,6 +417,68 @@ TEST(JsonFusedCastTest, GivesExactlyTheCastOfTheTextForEveryInput) {
   }
 }
 
+TEST(JsonFusedCastTest, FlatRowsGiveExactlyTheCastOfTheText) {
+  // Only `$.name` paths over the input: the rows the single-pass scanner
+  // reads take the flat path (numbers captured by the scanner, written by
+  // row index), the others the DOM. Each token appears as a flat member,
+  // after a null and before a repeat of its name (the first non-null member
+  // decides), beside other members, under an escaped key (not flat), nested
+  // (not flat), and in invalid JSON (NULL).
+  columnar::ColumnBuilder docs(DataType::String());
+  for (const std::string& token : FusedCastValueTokens()) {
+    docs.AppendString(R"({"x":)" + token + "}");
+    docs.AppendString(R"({"x":null,"x":)" + token + R"(,"x":7})");
+    docs.AppendString(R"({"y":"s","z":1.5,"x":)" + token + R"(,"w":true})");
+    docs.AppendString(R"({"\u0078":)" + token + "}");
+    docs.AppendString(R"({"x":)" + token + R"(,"n":{"a":1}})");
+    docs.AppendString(R"({"x":)" + token);
+  }
+  docs.AppendNull();
+  docs.AppendString("");
+  columnar::RecordBatchPtr batch = MakeBatch({{"j", docs.Finish()}});
+  std::vector<std::string> items = {"get_json_object(j, '$.x')", "get_json_object(j, '$.y')"};
+  for (const char* type : {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE"}) {
+    for (const char* path : {"$.x", "$[\\'x\\']", "$.z", "$.w", "$.missing"}) {
+      items.push_back(std::string("CAST(get_json_object(j, '") + path + "') AS " + type + ")");
+      items.push_back(std::string("TRY_CAST(get_json_object(j, '") + path + "') AS " + type + ")");
+    }
+  }
+  for (bool ansi : {false, true}) {
+    EvalOptions options;
+    options.ansi = ansi;
+    BindSession fused;
+    BindSession plain;
+    plain.state().fuse_json_casts = false;
+    std::vector<BoundExpressionPtr> fused_bound;
+    std::vector<BoundExpressionPtr> plain_bound;
+    for (const std::string& item : items) {
+      ASSERT_OK_AND_ASSIGN(ExpressionPtr parsed, ParseExpression(item));
+      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr a, Bind(*parsed, batch->schema, options, &fused));
+      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr b, Bind(*parsed, batch->schema, options, &plain));
+      fused_bound.push_back(std::move(a));
+      plain_bound.push_back(std::move(b));
+    }
+    // Every cast fused (only the two plain calls are left).
+    EXPECT_EQ(fused.state().json_calls.size(), 2u);
+    for (size_t idx = 0; idx < items.size(); ++idx) {
+      SCOPED_TRACE(items[idx] + (ansi ? " (ANSI)" : ""));
+      Result<ColumnPtr> a = fused_bound[idx]->Evaluate(*batch, {});
+      Result<ColumnPtr> b = plain_bound[idx]->Evaluate(*batch, {});
+      ASSERT_EQ(a.ok(), b.ok()) << (a.ok() ? b.status() : a.status()).ToString();
+      if (!a.ok()) {
+        EXPECT_EQ(a.status().ToString(), b.status().ToString());
+        continue;
+      }
+      std::string why;
+      if (idx < 2) {
+        EXPECT_EQ(testing::Render(**a), testing::Render(**b));
+      } else {
+        EXPECT_TRUE(SameColumn(**a, **b, &why)) << why;
+      }
+    }
+  }
+}
+
 TEST(JsonFusedCastTest, ReadsNumbersStringsAndOverflowAsSparkDoes) {
   auto batch =
       MakeBatch({{"j", StringColumn({R"({"x": 21.5})", R"({"x": "21.5"})", R"({"x": 3000000000})",
