@@ -1,5 +1,6 @@
 #include "silt/columnar/temporal.h"
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -306,6 +307,25 @@ int64_t FixedDigits(std::string_view s, size_t at, size_t n) {
   return v;
 }
 
+// "hh:mm:ss" in the eight bytes at `p`, read as one word: false unless the
+// colons are there and the six others are ASCII digits.
+bool ReadClock(const char* p, int64_t* hour, int64_t* minute, int64_t* second) {
+  static_assert(std::endian::native == std::endian::little, "bytes are read little-endian");
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  // Byte k of the word is p[k]: digits must be 0x30..0x39 (high nibble 3,
+  // and adding 6 keeps it 3), colons exactly 0x3a.
+  constexpr uint64_t kMask = 0xF0F0FFF0F0FFF0F0ULL;
+  constexpr uint64_t kShape = 0x30303A30303A3030ULL;
+  constexpr uint64_t kSix = 0x0606000606000606ULL;
+  if ((word & kMask) != kShape || ((word + kSix) & kMask) != kShape) return false;
+  const auto digit = [word](int k) { return static_cast<int64_t>((word >> (8 * k)) & 0x0F); };
+  *hour = digit(0) * 10 + digit(1);
+  *minute = digit(3) * 10 + digit(4);
+  *second = digit(6) * 10 + digit(7);
+  return true;
+}
+
 // "yyyy-mm-dd[T ]hh:mm:ss" at the start of `s` with exactly these widths,
 // the form nearly every timestamp in data has: false when `s` does not
 // start so (then the general reader decides), else the fields. The general
@@ -327,11 +347,9 @@ bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int
     *second = memo->second;
     return true;
   }
-  if ((s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return false;
-  *hour = FixedDigits(s, 11, 2);
-  *minute = FixedDigits(s, 14, 2);
-  *second = FixedDigits(s, 17, 2);
-  if (*hour < 0 || *minute < 0 || *second < 0) return false;
+  if ((s[10] != 'T' && s[10] != ' ') || !ReadClock(s.data() + 11, hour, minute, second)) {
+    return false;
+  }
   if (same_date) {
     *days = memo->days;
   } else {

@@ -106,6 +106,18 @@ void RleEncoder::AppendLiteralGroup(const uint32_t* values) {
   // on the stack and appended at once; up to 16 bits wide (dictionary
   // indices, levels) the group is one 128-bit word.
   if constexpr (std::endian::native == std::endian::little) {
+    if (bit_width_ <= 8) {
+      // Up to 8 bits wide (levels, small dictionaries) the group fits one
+      // 64-bit word, whose shifts cost less than the 128-bit ones below.
+      uint64_t word = 0;
+      for (int i = 0; i < 8; ++i) word |= static_cast<uint64_t>(values[i]) << (i * bit_width_);
+      char bytes[sizeof(word)];
+      std::memcpy(bytes, &word, sizeof(word));
+      out_.append(bytes, static_cast<size_t>(bit_width_));
+      num_values_base_ += 8;
+      if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
+      return;
+    }
     if (bit_width_ <= 16) {
       unsigned __int128 word = 0;
       for (int i = 0; i < 8; ++i) {

@@ -22,10 +22,8 @@
 // Thread safety: one instance per thread.
 #pragma once
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -67,33 +65,6 @@ class TypedStatistics {
   int64_t nan_count_ = 0;
 };
 
-namespace stats_internal {
-
-// a < b in Parquet's byte-wise unsigned order (string_view's order: its
-// char_traits<char> compares bytes as unsigned char), eight bytes at a time
-// inline: values of a column mostly differ within their first words, where
-// a call to memcmp costs more than the comparison.
-inline bool BytesLess(std::string_view a, std::string_view b) {
-  static_assert(std::endian::native == std::endian::little, "words are read little-endian");
-  const size_t n = a.size() < b.size() ? a.size() : b.size();
-  size_t pos = 0;
-  for (; pos + 8 <= n; pos += 8) {
-    uint64_t x;
-    uint64_t y;
-    std::memcpy(&x, a.data() + pos, 8);
-    std::memcpy(&y, b.data() + pos, 8);
-    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
-  }
-  for (; pos < n; ++pos) {
-    const auto x = static_cast<unsigned char>(a[pos]);
-    const auto y = static_cast<unsigned char>(b[pos]);
-    if (x != y) return x < y;
-  }
-  return a.size() < b.size();
-}
-
-}  // namespace stats_internal
-
 template <typename T>
 void TypedStatistics<T>::Update(const T* values, int64_t count) {
   if (count == 0) return;
@@ -101,11 +72,14 @@ void TypedStatistics<T>::Update(const T* values, int64_t count) {
     std::string_view lo = values[0];
     std::string_view hi = values[0];
     for (int64_t i = 1; i < count; ++i) {
-      // lo <= hi, so a value below lo cannot be above hi: one comparison
-      // for a new minimum, two otherwise.
-      if (stats_internal::BytesLess(values[i], lo)) {
+      // string_view compares through char_traits<char>, which orders bytes
+      // as unsigned char: Parquet's byte-wise unsigned order. lo <= hi, so
+      // a value at or below lo needs no second comparison (a column's
+      // values often repeat its extrema: few devices, few states).
+      const int vs_lo = values[i].compare(lo);
+      if (vs_lo < 0) {
         lo = values[i];
-      } else if (stats_internal::BytesLess(hi, values[i])) {
+      } else if (vs_lo > 0 && hi < values[i]) {
         hi = values[i];
       }
     }
