@@ -55,7 +55,9 @@ uint64_t HashBytes(const char* data, size_t size) {
     };
     a = (byte(pos) << 16) | (byte(pos + rest / 2) << 8) | byte(size - 1);
   }
-  return Mix(MulFold(a ^ kSeed2, b ^ h));
+  // The folded product mixes every input bit into the low bits the table
+  // indexes by; no final mixer needed.
+  return MulFold(a ^ kSeed2, b ^ h);
 }
 
 }  // namespace silt::parquet::dict_internal
