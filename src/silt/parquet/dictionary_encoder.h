@@ -26,6 +26,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "silt/parquet/bytes_internal.h"
+
 namespace silt::parquet {
 
 namespace dict_internal {
@@ -61,35 +63,10 @@ inline uint64_t Hash(const T& v) {
   }
 }
 
-// a == b for byte strings, inline up to 16 bytes (two overlapping words,
-// never read past either end): a column's dictionary hits are mostly short
-// values (ids, states), where a call to memcmp costs more than the test.
-inline bool BytesEqual(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n >= 8 && n <= 16) {
-    uint64_t a0, b0, a1, b1;
-    std::memcpy(&a0, a.data(), 8);
-    std::memcpy(&b0, b.data(), 8);
-    std::memcpy(&a1, a.data() + n - 8, 8);
-    std::memcpy(&b1, b.data() + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  if (n >= 4 && n < 8) {
-    uint32_t a0, b0, a1, b1;
-    std::memcpy(&a0, a.data(), 4);
-    std::memcpy(&b0, b.data(), 4);
-    std::memcpy(&a1, a.data() + n - 4, 4);
-    std::memcpy(&b1, b.data() + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  return n == 0 || std::memcmp(a.data(), b.data(), n) == 0;
-}
-
 template <typename T>
 inline bool BitEqual(const T& a, const T& b) {
   if constexpr (std::is_same_v<T, std::string_view>) {
-    return BytesEqual(a, b);
+    return bytes_internal::Equal(a, b);
   } else {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
   }

@@ -91,6 +91,26 @@ TEST(DictionaryEncoderTest, StringsOfEveryLengthDifferingInOneByteGetTheirOwnInd
   }
 }
 
+TEST(BytesInternalTest, EqualAgreesWithStringViewAtEveryLength) {
+  // Lengths around the 4-, 8- and 16-byte word paths, equal or differing
+  // in one byte anywhere; ShortEqual decides everything up to 16 bytes.
+  for (size_t len = 0; len <= 24; ++len) {
+    const std::string a(len, 'q');
+    for (size_t pos = 0; pos <= len; ++pos) {
+      std::string b = a;
+      if (pos < len) b[pos] = 'r';
+      EXPECT_EQ(bytes_internal::Equal(a, b), a == b) << len << " " << pos;
+      bool decided = false;
+      const bool equal = bytes_internal::ShortEqual(a, b, &decided);
+      EXPECT_EQ(decided, len <= 16) << len;
+      if (decided) {
+        EXPECT_EQ(equal, a == b) << len << " " << pos;
+      }
+    }
+    EXPECT_FALSE(bytes_internal::Equal(a, a + "q"));
+  }
+}
+
 TEST(DictionaryEncoderTest, ClearForgetsEntries) {
   DictionaryEncoder<std::string_view> dict;
   std::vector<std::string_view> values = {"a", "b"};

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "silt/parquet/bytes_internal.h"
 #include "silt/parquet/parquet_metadata.h"
 
 namespace silt::parquet {
@@ -76,6 +77,11 @@ void TypedStatistics<T>::Update(const T* values, int64_t count) {
       // as unsigned char: Parquet's byte-wise unsigned order. lo <= hi, so
       // a value at or below lo needs no second comparison (a column's
       // values often repeat its extrema: few devices, few states).
+      // A value equal to the one before it changes nothing; short ones are
+      // told equal inline (ids and states repeat in runs), long ones of
+      // equal length go on to the comparisons.
+      bool decided;
+      if (bytes_internal::ShortEqual(values[i], values[i - 1], &decided)) continue;
       const int vs_lo = values[i].compare(lo);
       if (vs_lo < 0) {
         lo = values[i];
