@@ -55,11 +55,28 @@ void RleEncoder::PutRun(uint32_t value, int64_t count) {
   for (int64_t i = 0; i < count; ++i) Put(value);
 }
 
-void RleEncoder::FlushGroup() {
-  const uint32_t v = buffered_[0];
+void RleEncoder::PutMany(const uint32_t* values, int64_t count) {
+  int64_t pos = 0;
+  while (pos < count) {
+    if (num_buffered_ != 0 || pos + 8 > count) {
+      Put(values[pos++]);
+    } else if (run_length_ > 0 && values[pos] == run_value_) {
+      // Put()'s first case: the pending run takes an equal value.
+      ++run_length_;
+      ++pos;
+    } else {
+      // Put() would buffer these 8 and flush them as one group: take them
+      // where they are.
+      FlushGroupOf(values + pos);
+      pos += 8;
+    }
+  }
+}
+
+void RleEncoder::FlushGroupOf(const uint32_t* values) {
+  const uint32_t v = values[0];
   bool all_equal = true;
-  for (int i = 1; i < 8; ++i) all_equal &= buffered_[i] == v;
-  num_buffered_ = 0;
+  for (int i = 1; i < 8; ++i) all_equal &= values[i] == v;
   if (all_equal) {
     if (run_length_ > 0 && run_value_ == v) {
       run_length_ += 8;
@@ -74,7 +91,7 @@ void RleEncoder::FlushGroup() {
     return;
   }
   if (run_length_ > 0) EmitRepeatedRun();
-  AppendLiteralGroup(buffered_);
+  AppendLiteralGroup(values);
 }
 
 void RleEncoder::EmitRepeatedRun() {
