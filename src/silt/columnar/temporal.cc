@@ -1,5 +1,6 @@
 #include "silt/columnar/temporal.h"
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -306,37 +307,62 @@ int64_t FixedDigits(std::string_view s, size_t at, size_t n) {
   return v;
 }
 
+// "hh:mm:ss" in the eight bytes at `p`, read as one word: false unless the
+// colons are there and the six others are ASCII digits.
+bool ReadClock(const char* p, int64_t* hour, int64_t* minute, int64_t* second) {
+  static_assert(std::endian::native == std::endian::little, "bytes are read little-endian");
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  // Byte k of the word is p[k]: digits must be 0x30..0x39 (high nibble 3,
+  // and adding 6 keeps it 3), colons exactly 0x3a.
+  constexpr uint64_t kMask = 0xF0F0FFF0F0FFF0F0ULL;
+  constexpr uint64_t kShape = 0x30303A30303A3030ULL;
+  constexpr uint64_t kSix = 0x0606000606000606ULL;
+  if ((word & kMask) != kShape || ((word + kSix) & kMask) != kShape) return false;
+  const auto digit = [word](int k) { return static_cast<int64_t>((word >> (8 * k)) & 0x0F); };
+  *hour = digit(0) * 10 + digit(1);
+  *minute = digit(3) * 10 + digit(4);
+  *second = digit(6) * 10 + digit(7);
+  return true;
+}
+
 // "yyyy-mm-dd[T ]hh:mm:ss" at the start of `s` with exactly these widths,
 // the form nearly every timestamp in data has: false when `s` does not
 // start so (then the general reader decides), else the fields. The general
 // reader gives the same result for such a prefix.
 // With `memo`, a start equal to the memo's (which held the shape) gives
-// its fields without reading them, and a start read anew is remembered.
+// its fields without reading them; a start whose date (its first 10 bytes)
+// equals the memo's reads only the time (the date's day number costs more
+// than the rest, and a column's events mostly share their day, not their
+// second); a start read anew is remembered.
 bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int64_t* minute,
                            int64_t* second, TimestampParser::Canonical* memo) {
   if (s.size() < 19 || (s.size() > 19 && IsAsciiDigit(s[19]))) return false;
-  if (memo != nullptr && memo->valid && std::memcmp(s.data(), memo->text, 19) == 0) {
+  const bool same_date =
+      memo != nullptr && memo->valid && std::memcmp(s.data(), memo->text, 10) == 0;
+  if (same_date && std::memcmp(s.data() + 10, memo->text + 10, 9) == 0) {
     *days = memo->days;
     *hour = memo->hour;
     *minute = memo->minute;
     *second = memo->second;
     return true;
   }
-  if (s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' ||
-      s[16] != ':') {
+  if ((s[10] != 'T' && s[10] != ' ') || !ReadClock(s.data() + 11, hour, minute, second)) {
     return false;
   }
-  const int64_t year = FixedDigits(s, 0, 4);
-  const int64_t month = FixedDigits(s, 5, 2);
-  const int64_t day = FixedDigits(s, 8, 2);
-  *hour = FixedDigits(s, 11, 2);
-  *minute = FixedDigits(s, 14, 2);
-  *second = FixedDigits(s, 17, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1 || *hour < 0 || *minute < 0 || *second < 0 ||
-      day > DaysInMonth(year, static_cast<int>(month))) {
-    return false;
+  if (same_date) {
+    *days = memo->days;
+  } else {
+    if (s[4] != '-' || s[7] != '-') return false;
+    const int64_t year = FixedDigits(s, 0, 4);
+    const int64_t month = FixedDigits(s, 5, 2);
+    const int64_t day = FixedDigits(s, 8, 2);
+    if (year < 0 || month < 1 || month > 12 || day < 1 ||
+        day > DaysInMonth(year, static_cast<int>(month))) {
+      return false;
+    }
+    *days = DaysFromCivil64(year, month, day);
   }
-  *days = DaysFromCivil64(year, month, day);
   if (memo != nullptr) {
     std::memcpy(memo->text, s.data(), 19);
     memo->valid = true;
@@ -346,6 +372,13 @@ bool ReadCanonicalDateTime(std::string_view s, int64_t* days, int64_t* hour, int
     memo->second = *second;
   }
   return true;
+}
+
+// Microseconds of a fraction of `digits` (1..9) digits: the value scaled to
+// six digits, the ones beyond the sixth truncated (Spark's rule).
+int64_t FractionMicros(int64_t fraction, int digits) {
+  static constexpr int64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+  return digits <= 6 ? fraction * kPow10[6 - digits] : fraction / kPow10[digits - 6];
 }
 
 std::optional<int64_t> ParseTimestampImpl(std::string_view s, int64_t default_zone_offset_micros,
@@ -365,22 +398,18 @@ std::optional<int64_t> ParseTimestampImpl(std::string_view s, int64_t default_zo
       ++pos;
       int64_t fraction = 0;
       if (!ReadNumber(s, &pos, 9, &fraction, &digits)) return false;
-      // Scale to microseconds, truncating digits beyond the sixth.
-      while (digits < 6) {
-        fraction *= 10;
-        ++digits;
-      }
-      while (digits > 6) {
-        fraction /= 10;
-        --digits;
-      }
-      fraction_micros = fraction;
+      fraction_micros = FractionMicros(fraction, digits);
     }
     return true;
   };
   auto read_zone = [&]() {
     if (pos < s.size()) {
       std::string_view zone = s.substr(pos);
+      // "Z" ends most ISO-8601 texts; ParseZone's answer for it, sooner.
+      if (zone.size() == 1 && zone.front() == 'Z') {
+        zone_seconds = 0;
+        return true;
+      }
       if (zone.front() == ' ') zone.remove_prefix(1);
       zone_seconds = ParseZone(zone);
       if (!zone_seconds) return false;

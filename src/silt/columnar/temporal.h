@@ -66,8 +66,9 @@ std::optional<int64_t> ParseTimestamp(std::string_view s, int64_t default_zone_o
 
 // ParseTimestamp for a column of texts: remembers the fields of the last
 // "yyyy-mm-dd[T ]hh:mm:ss" start it read (the canonical shape, exactly these
-// widths), so a text that starts with the same 19 bytes (events of one
-// batch mostly share their second) skips reading them again. Results are
+// widths), so a text that starts with the same 19 bytes skips reading them
+// again, and one with the same date (the first 10 bytes: events of one
+// batch mostly share their day) reads only its time. Results are
 // ParseTimestamp's for every text.
 //
 // Thread safety: one parser per thread.

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace silt::columnar {
@@ -205,6 +207,7 @@ TEST(TimestampParserTest, GivesParseTimestampsResultForEveryText) {
       "  2026-06-22T08:16:01Z",
       "2026-02-30T08:16:01Z",
       "2026-02-30T08:16:01Z",
+      "2026-02-30T09:16:01Z",
       "2026-06-22T24:16:01Z",
       "2026-06-22T24:16:01Z",
       "2026-06-22T08:16:01.1234567891Z",
@@ -213,6 +216,15 @@ TEST(TimestampParserTest, GivesParseTimestampsResultForEveryText) {
       "2026-06-22X08:16:01",
       "2026-6-22T08:16:01",
       "2026-06-22T08:16:01",
+      // Same date as the remembered start, other times, good and broken.
+      "2026-06-22T09:00:59.9Z",
+      "2026-06-22 09:00:58",
+      "2026-06-22T0x:00:58Z",
+      "2026-06-22T09-00-58Z",
+      "2026-06-22T23:59:59.999999999Z",
+      "2026-06-22T09:60:00Z",
+      "2026-06-23T00:00:00Z",
+      "2026-06-22T09:00:59.9Z",
       "",
   };
   for (int64_t offset : {int64_t{0}, int64_t{-3600} * kMicrosPerSecond}) {
@@ -228,6 +240,28 @@ TEST(TimestampParserTest, GivesParseTimestampsResultForEveryText) {
   EXPECT_EQ(parser.Parse("2026-06-22T08:16:00.123456Z"), kSummerMicros);
   EXPECT_EQ(parser.Parse("2026-06-22T08:16:00.123457Z"), kSummerMicros + 1);
   EXPECT_EQ(parser.Parse("2026-06-22T08:16:60.123457Z"), std::nullopt);
+}
+
+TEST(TimestampParserTest, CanonicalShapeReadsAsTheGeneralReaderReadsIt) {
+  // The same instants without leading zeros are not the canonical shape,
+  // so ParseTimestamp reads them with its general reader; the parser's
+  // canonical path (with and without a remembered date) must agree.
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"2026-06-02T08:06:00.123Z", "2026-6-2T8:6:0.123Z"},
+      {"2026-06-02T09:06:05.5Z", "2026-6-2T9:6:5.5Z"},
+      {"2026-06-02T09:06:05.123456789Z", "2026-6-2T9:6:5.123456789Z"},
+      {"2026-06-02 23:59:59+02:00", "2026-6-2 23:59:59+02:00"},
+      {"2024-02-29T00:00:01.000001Z", "2024-2-29T0:0:1.000001Z"},
+      {"2024-02-29T00:00:02 UTC", "2024-2-29T0:0:2 UTC"},
+      {"1969-12-01T03:04:05.9-01:00", "1969-12-1T3:4:5.9-01:00"},
+  };
+  TimestampParser parser;
+  for (const auto& [canonical, general] : pairs) {
+    const std::optional<int64_t> expected = ParseTimestamp(general);
+    ASSERT_TRUE(expected.has_value()) << general;
+    EXPECT_EQ(parser.Parse(canonical), expected) << canonical;
+    EXPECT_EQ(ParseTimestamp(canonical), expected) << canonical;
+  }
 }
 
 }  // namespace

@@ -745,7 +745,7 @@ class TypedColumnWriter final : public ColumnWriter {
       // nothing.
       bits = std::max(1, BitWidthFor(page_max_index_));
       index_encoder_.Reset(bits);
-      for (uint32_t idx : page_indices_) index_encoder_.Put(idx);
+      index_encoder_.PutMany(page_indices_.data(), static_cast<int64_t>(page_indices_.size()));
       indices = index_encoder_.Finish();
       if (dict_pages_ == 0 && !DictionaryPaysOff(static_cast<int64_t>(indices.size()) + 1)) {
         DictionaryToPlain();

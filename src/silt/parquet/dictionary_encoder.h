@@ -26,6 +26,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "silt/parquet/bytes_internal.h"
+
 namespace silt::parquet {
 
 namespace dict_internal {
@@ -46,9 +48,14 @@ inline uint64_t Hash(const T& v) {
   if constexpr (std::is_same_v<T, std::string_view>) {
     return HashBytes(v.data(), v.size());
   } else if constexpr (sizeof(T) <= 8) {
+    // One 64x64->128-bit multiplication, its halves folded: every input bit
+    // reaches the low bits the table indexes by (the xor keeps zero apart
+    // from the multiplier's fixed point).
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    return Mix(bits);
+    const unsigned __int128 product =
+        static_cast<unsigned __int128>(bits ^ 0x2d358dccaa6c78a5ULL) * 0x9e3779b97f4a7c15ULL;
+    return static_cast<uint64_t>(product) ^ static_cast<uint64_t>(product >> 64);
   } else {
     uint64_t parts[2];
     std::memcpy(parts, &v, 16);
@@ -59,7 +66,7 @@ inline uint64_t Hash(const T& v) {
 template <typename T>
 inline bool BitEqual(const T& a, const T& b) {
   if constexpr (std::is_same_v<T, std::string_view>) {
-    return a == b;
+    return bytes_internal::Equal(a, b);
   } else {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
   }
@@ -114,7 +121,7 @@ class DictionaryEncoder {
 
   uint32_t IndexOf(const T& v) {
     const uint64_t h = dict_internal::Hash(v);
-    size_t mask = slots_.size() - 1;
+    const size_t mask = mask_;
     size_t slot = static_cast<size_t>(h) & mask;
     while (true) {
       const uint32_t e = slots_[slot];
@@ -127,7 +134,7 @@ class DictionaryEncoder {
     entries_.push_back(Store(v));
     hashes_.push_back(h);
     slots_[slot] = idx + 1;
-    if (entries_.size() * 2 > slots_.size()) Grow();
+    if (idx >= max_index_before_grow_) Grow();
     return idx;
   }
 
@@ -140,6 +147,8 @@ class DictionaryEncoder {
       slots[slot] = static_cast<uint32_t>(idx + 1);
     }
     slots_.swap(slots);
+    mask_ = slots_.size() - 1;
+    max_index_before_grow_ = static_cast<uint32_t>(slots_.size() / 2);
   }
 
   // Byte arrays are copied into arena blocks that never move, so stored
@@ -166,6 +175,10 @@ class DictionaryEncoder {
   static constexpr size_t kBlockSize = 256 * 1024;
 
   std::vector<uint32_t> slots_;  // entry index + 1, 0 = empty
+  // slots_.size() - 1, and the index whose insertion grows the table (at
+  // half full), kept beside it: the hot loop reads them per value.
+  size_t mask_ = kInitialSlots - 1;
+  uint32_t max_index_before_grow_ = kInitialSlots / 2;
   std::vector<T> entries_;
   std::vector<uint64_t> hashes_;
   // Byte-array storage.

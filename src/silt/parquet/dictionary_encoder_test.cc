@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace silt::parquet {
@@ -60,6 +61,54 @@ TEST(DictionaryEncoderTest, StringsAreCopiedAndOutliveTheirSource) {
   EXPECT_EQ(dict.entries()[2], "banana");
   EXPECT_EQ(dict.entries()[3], std::string(300000, 'z'));
   EXPECT_EQ(dict.plain_size(4), 4 * 4 + 5 + 6 + 300000);
+}
+
+TEST(DictionaryEncoderTest, StringsOfEveryLengthDifferingInOneByteGetTheirOwnIndex) {
+  // HashBytes reads 16-byte steps and a tail of two overlapping words (or
+  // three bytes): strings of lengths around those steps that differ in any
+  // one byte, or only in length, are distinct entries, and each reads back
+  // to its first index.
+  std::vector<std::string> owned;
+  for (size_t len = 0; len <= 40; ++len) {
+    const std::string base(len, 'k');
+    owned.push_back(base);
+    for (size_t pos = 0; pos < len; ++pos) {
+      std::string v = base;
+      v[pos] = '\xff';
+      owned.push_back(v);
+    }
+  }
+  std::vector<std::string_view> views(owned.begin(), owned.end());
+  DictionaryEncoder<std::string_view> dict;
+  std::vector<uint32_t> indices;
+  dict.Encode(views.data(), static_cast<int64_t>(views.size()), &indices);
+  dict.Encode(views.data(), static_cast<int64_t>(views.size()), &indices);
+  ASSERT_EQ(dict.size(), static_cast<int64_t>(views.size()));
+  for (size_t i = 0; i < views.size(); ++i) {
+    EXPECT_EQ(indices[i], i);
+    EXPECT_EQ(indices[views.size() + i], i);
+    EXPECT_EQ(dict.entries()[i], views[i]);
+  }
+}
+
+TEST(BytesInternalTest, EqualAgreesWithStringViewAtEveryLength) {
+  // Lengths around the 4-, 8- and 16-byte word paths, equal or differing
+  // in one byte anywhere; ShortEqual decides everything up to 16 bytes.
+  for (size_t len = 0; len <= 24; ++len) {
+    const std::string a(len, 'q');
+    for (size_t pos = 0; pos <= len; ++pos) {
+      std::string b = a;
+      if (pos < len) b[pos] = 'r';
+      EXPECT_EQ(bytes_internal::Equal(a, b), a == b) << len << " " << pos;
+      bool decided = false;
+      const bool equal = bytes_internal::ShortEqual(a, b, &decided);
+      EXPECT_EQ(decided, len <= 16) << len;
+      if (decided) {
+        EXPECT_EQ(equal, a == b) << len << " " << pos;
+      }
+    }
+    EXPECT_FALSE(bytes_internal::Equal(a, a + "q"));
+  }
 }
 
 TEST(DictionaryEncoderTest, ClearForgetsEntries) {

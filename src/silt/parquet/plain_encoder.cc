@@ -24,14 +24,17 @@ void PlainEncodeBooleans(const uint8_t* values, int64_t count, std::string* out)
 void PlainEncodeByteArrays(const std::string_view* values, int64_t count, std::string* out) {
   size_t total = 0;
   for (int64_t i = 0; i < count; ++i) total += 4 + values[i].size();
-  size_t pos = out->size();
-  out->resize(pos + total);
-  char* dst = out->data();
+  // Appended value by value into reserved capacity: growing the string by
+  // resize() would first zero every byte that is then overwritten
+  // (std::string has no uninitialised resize before C++23), which cost
+  // more than the appends' capacity checks.
+  out->reserve(out->size() + total);
   for (int64_t i = 0; i < count; ++i) {
     const uint32_t len = static_cast<uint32_t>(values[i].size());
-    std::memcpy(dst + pos, &len, 4);
-    if (len != 0) std::memcpy(dst + pos + 4, values[i].data(), len);
-    pos += 4 + len;
+    char prefix[4];
+    std::memcpy(prefix, &len, 4);
+    out->append(prefix, 4);
+    out->append(values[i].data(), values[i].size());
   }
 }
 

@@ -55,11 +55,28 @@ void RleEncoder::PutRun(uint32_t value, int64_t count) {
   for (int64_t i = 0; i < count; ++i) Put(value);
 }
 
-void RleEncoder::FlushGroup() {
-  const uint32_t v = buffered_[0];
+void RleEncoder::PutMany(const uint32_t* values, int64_t count) {
+  int64_t pos = 0;
+  while (pos < count) {
+    if (num_buffered_ != 0 || pos + 8 > count) {
+      Put(values[pos++]);
+    } else if (run_length_ > 0 && values[pos] == run_value_) {
+      // Put()'s first case: the pending run takes an equal value.
+      ++run_length_;
+      ++pos;
+    } else {
+      // Put() would buffer these 8 and flush them as one group: take them
+      // where they are.
+      FlushGroupOf(values + pos);
+      pos += 8;
+    }
+  }
+}
+
+void RleEncoder::FlushGroupOf(const uint32_t* values) {
+  const uint32_t v = values[0];
   bool all_equal = true;
-  for (int i = 1; i < 8; ++i) all_equal &= buffered_[i] == v;
-  num_buffered_ = 0;
+  for (int i = 1; i < 8; ++i) all_equal &= values[i] == v;
   if (all_equal) {
     if (run_length_ > 0 && run_value_ == v) {
       run_length_ += 8;
@@ -74,7 +91,7 @@ void RleEncoder::FlushGroup() {
     return;
   }
   if (run_length_ > 0) EmitRepeatedRun();
-  AppendLiteralGroup(buffered_);
+  AppendLiteralGroup(values);
 }
 
 void RleEncoder::EmitRepeatedRun() {
@@ -106,6 +123,18 @@ void RleEncoder::AppendLiteralGroup(const uint32_t* values) {
   // on the stack and appended at once; up to 16 bits wide (dictionary
   // indices, levels) the group is one 128-bit word.
   if constexpr (std::endian::native == std::endian::little) {
+    if (bit_width_ <= 8) {
+      // Up to 8 bits wide (levels, small dictionaries) the group fits one
+      // 64-bit word, whose shifts cost less than the 128-bit ones below.
+      uint64_t word = 0;
+      for (int i = 0; i < 8; ++i) word |= static_cast<uint64_t>(values[i]) << (i * bit_width_);
+      char bytes[sizeof(word)];
+      std::memcpy(bytes, &word, sizeof(word));
+      out_.append(bytes, static_cast<size_t>(bit_width_));
+      num_values_base_ += 8;
+      if (++literal_groups_ == kMaxLiteralGroups) EndLiteralRun();
+      return;
+    }
     if (bit_width_ <= 16) {
       unsigned __int128 word = 0;
       for (int i = 0; i < 8; ++i) {

@@ -41,6 +41,10 @@ class RleEncoder {
   }
   // Appends `count` copies of `value`.
   void PutRun(uint32_t value, int64_t count);
+  // Appends values[0, count): the same encoding as Put() of each in turn,
+  // with whole groups of 8 taken from `values` where they are.
+  // REQUIRES: every value < 2^bit_width.
+  void PutMany(const uint32_t* values, int64_t count);
 
   // Number of values put since the last Reset/Finish.
   int64_t num_values() const { return num_values_base_ + run_length_ + num_buffered_; }
@@ -52,7 +56,13 @@ class RleEncoder {
   std::string_view Finish();
 
  private:
-  void FlushGroup();
+  void FlushGroup() {
+    num_buffered_ = 0;
+    FlushGroupOf(buffered_);
+  }
+  // Folds the 8 `values` into the repeated run or bit-packs them.
+  // REQUIRES: num_buffered_ == 0.
+  void FlushGroupOf(const uint32_t* values);
   void EmitRepeatedRun();
   void EndLiteralRun();
   void AppendLiteralGroup(const uint32_t* values);

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "silt/parquet/bytes_internal.h"
 #include "silt/parquet/parquet_metadata.h"
 
 namespace silt::parquet {
@@ -73,9 +74,20 @@ void TypedStatistics<T>::Update(const T* values, int64_t count) {
     std::string_view hi = values[0];
     for (int64_t i = 1; i < count; ++i) {
       // string_view compares through char_traits<char>, which orders bytes
-      // as unsigned char: Parquet's byte-wise unsigned order.
-      if (values[i] < lo) lo = values[i];
-      if (hi < values[i]) hi = values[i];
+      // as unsigned char: Parquet's byte-wise unsigned order. lo <= hi, so
+      // a value at or below lo needs no second comparison (a column's
+      // values often repeat its extrema: few devices, few states).
+      // A value equal to the one before it changes nothing; short ones are
+      // told equal inline (ids and states repeat in runs), long ones of
+      // equal length go on to the comparisons.
+      bool decided;
+      if (bytes_internal::ShortEqual(values[i], values[i - 1], &decided)) continue;
+      const int vs_lo = values[i].compare(lo);
+      if (vs_lo < 0) {
+        lo = values[i];
+      } else if (vs_lo > 0 && hi < values[i]) {
+        hi = values[i];
+      }
     }
     if (!has_min_max_) {
       min_.assign(lo);

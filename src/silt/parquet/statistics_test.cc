@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,32 @@ TEST(StatisticsTest, StringsCompareAsUnsignedBytes) {
   // The legacy signed order disagrees for BYTE_ARRAY: not written.
   EXPECT_FALSE(t.min.has_value());
   EXPECT_FALSE(t.max.has_value());
+}
+
+TEST(StatisticsTest, StringExtremaAreThoseOfStringViewOrder) {
+  // Values that repeat the extrema, differ in high and low bytes at every
+  // position, and are prefixes of each other, in several orders: Update's
+  // extrema are std::min_element's and std::max_element's.
+  std::mt19937 rng(183);
+  std::vector<std::string> owned;
+  for (int len = 0; len <= 20; ++len) {
+    for (int variant = 0; variant < 12; ++variant) {
+      std::string v(static_cast<size_t>(len), 'a');
+      for (char& c : v) c = static_cast<char>("a\x7f\x80\xff"[rng() % 4]);
+      owned.push_back(v);
+      owned.push_back(v);
+    }
+  }
+  std::vector<std::string_view> views(owned.begin(), owned.end());
+  for (int round = 0; round < 4; ++round) {
+    std::shuffle(views.begin(), views.end(), rng);
+    TypedStatistics<std::string_view> s;
+    s.Update(views.data(), static_cast<int64_t>(views.size()) / 2);
+    s.Update(views.data() + views.size() / 2,
+             static_cast<int64_t>(views.size() - views.size() / 2));
+    EXPECT_EQ(s.min(), *std::min_element(views.begin(), views.end()));
+    EXPECT_EQ(s.max(), *std::max_element(views.begin(), views.end()));
+  }
 }
 
 TEST(StatisticsTest, StringExtremaOutliveTheBatch) {
