@@ -237,7 +237,62 @@ class ResultWriter {
     return column;
   }
 
+  // A flat member's number or boolean: the common conversions (an integer
+  // that fits, a double to DOUBLE, a boolean or 0/1 to BOOLEAN) directly,
+  // the others through Captured(). REQUIRES: Start(rows, capture = true,
+  // a cast); `member` not a string or null.
+  void CastFlat(int64_t row, const internal::FlatMember& member) {
+    using internal::FlatKind;
+    switch (cast_) {
+      case CaptureCast::kInt:
+        if (member.kind == FlatKind::kInt64 &&
+            member.int_value >= std::numeric_limits<int32_t>::min() &&
+            member.int_value <= std::numeric_limits<int32_t>::max()) {
+          return Store(row, static_cast<int32_t>(member.int_value));
+        }
+        break;
+      case CaptureCast::kLong:
+        if (member.kind == FlatKind::kInt64) return Store(row, member.int_value);
+        break;
+      case CaptureCast::kDouble:
+        if (member.kind == FlatKind::kDouble) return Store(row, member.double_value);
+        if (member.kind == FlatKind::kInt64) {
+          return Store(row, static_cast<double>(member.int_value));
+        }
+        break;
+      case CaptureCast::kBoolean:
+        if (member.kind == FlatKind::kTrue ||
+            (member.kind == FlatKind::kInt64 && member.int_value == 1)) {
+          columnar::SetBit(cast_data_, row);
+          columnar::SetBit(captured_valid_, row);
+          return;
+        }
+        if (member.kind == FlatKind::kFalse ||
+            (member.kind == FlatKind::kInt64 && member.int_value == 0)) {
+          columnar::SetBit(captured_valid_, row);
+          return;
+        }
+        break;
+      default: break;
+    }
+    switch (member.kind) {
+      case internal::FlatKind::kInt64: CastRow(row, CapturedKind::kInt64, member.int_value); return;
+      case internal::FlatKind::kDouble:
+        CastRow(row, CapturedKind::kDouble, std::bit_cast<int64_t>(member.double_value));
+        return;
+      default:
+        CastRow(row, CapturedKind::kBool, member.kind == internal::FlatKind::kTrue ? 1 : 0);
+        return;
+    }
+  }
+
  private:
+  template <typename Out>
+  void Store(int64_t row, Out value) {
+    std::memcpy(cast_data_ + row * static_cast<int64_t>(sizeof(Out)), &value, sizeof(Out));
+    columnar::SetBit(captured_valid_, row);
+  }
+
   // Bytes per value of a cast's type; 0 for BOOLEAN (a bitmap).
   static int64_t CastWidth(CaptureCast cast) {
     switch (cast) {
@@ -292,8 +347,7 @@ class ResultWriter {
   bool CastInto(int64_t row, CapturedKind kind, int64_t bits) {
     Out value;
     if (!CastCaptured<Out>(kind, bits, ansi_, &value)) return false;
-    std::memcpy(cast_data_ + row * static_cast<int64_t>(sizeof(Out)), &value, sizeof(Out));
-    columnar::SetBit(captured_valid_, row);
+    Store(row, value);
     return true;
   }
 
@@ -691,6 +745,10 @@ class KeyNames {
     ResultWriter& results = program->results;
     if (member.kind == internal::FlatKind::kString) {
       results.Text(row, member.text);
+      return;
+    }
+    if (program->cast != CaptureCast::kNone) {
+      results.CastFlat(row, member);
       return;
     }
     CapturedKind kind = CapturedKind::kBool;
