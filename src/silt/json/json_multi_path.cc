@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,6 +61,98 @@ int64_t CountSetBits(const uint8_t* bitmap, int64_t bits) {
   return count;
 }
 
+// ---- The cast of a captured scalar (CaptureCast): Spark's CAST of the text
+// get_json_object prints for it (AppendCapturedText), computed from the
+// number itself when the result is certain without the text.
+
+// Java's Double.toString prints magnitudes in [1e-3, 1e7) without an
+// exponent (JsonGen::Double); only those texts parse as integers.
+bool PrintsPlain(double d) {
+  const double magnitude = std::fabs(d);
+  return magnitude >= 1e-3 && magnitude < 1e7;
+}
+
+// CAST(text AS Out) for the text of (kind, bits): true with *out when that
+// is certain without the text; false when only the text decides (the
+// caller casts the text, so values, NULLs and ANSI errors stay the text
+// cast's).
+template <typename Out>
+bool CastCaptured(CapturedKind kind, int64_t bits, bool ansi, Out* out) {
+  if (kind == CapturedKind::kUint64) {
+    const uint64_t u = std::bit_cast<uint64_t>(bits);
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      if constexpr (std::is_floating_point_v<Out>) {
+        *out = static_cast<Out>(u);  // one correctly rounded conversion, as strtod/strtof
+        return true;
+      }
+      return false;
+    }
+    kind = CapturedKind::kInt64;
+  }
+  if constexpr (std::is_same_v<Out, bool>) {
+    if (kind == CapturedKind::kBool || (kind == CapturedKind::kInt64 && (bits == 0 || bits == 1))) {
+      *out = bits != 0;  // "true"/"false"/"1"/"0"
+      return true;
+    }
+    return false;
+  } else {
+    switch (kind) {
+      case CapturedKind::kInt64:
+        if constexpr (std::is_floating_point_v<Out>) {
+          *out = static_cast<Out>(bits);
+          return true;
+        } else {
+          if (bits < std::numeric_limits<Out>::min() || bits > std::numeric_limits<Out>::max()) {
+            return false;
+          }
+          *out = static_cast<Out>(bits);
+          return true;
+        }
+      case CapturedKind::kDouble: {
+        const double d = std::bit_cast<double>(bits);
+        if constexpr (std::is_same_v<Out, double>) {
+          // Double.toString round-trips.
+          *out = d;
+          return true;
+        } else if constexpr (std::is_same_v<Out, float>) {
+          // The text is within half a double ulp of d, so strtof(text) and
+          // (float)d agree unless d lies exactly on a rounding boundary
+          // between two floats (or beyond the largest float).
+          if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) {
+            return false;
+          }
+          const float f = static_cast<float>(d);
+          if (static_cast<double>(f) != d) {
+            const float next = std::nextafter(f, d > static_cast<double>(f)
+                                                     ? std::numeric_limits<float>::infinity()
+                                                     : -std::numeric_limits<float>::infinity());
+            if ((static_cast<double>(f) + static_cast<double>(next)) / 2 == d) return false;
+          }
+          *out = f;
+          return true;
+        } else {
+          // Non-ANSI reads "21.5" as 21 (UTF8String.toInt); ANSI rejects
+          // the fraction, and no integer type reads an exponent.
+          if (ansi) return false;
+          if (d == 0) {
+            *out = 0;
+            return true;
+          }
+          if (!PrintsPlain(d)) return false;
+          const double whole = std::trunc(d);  // |whole| < 1e7: exact
+          if (whole < static_cast<double>(std::numeric_limits<Out>::min()) ||
+              whole > static_cast<double>(std::numeric_limits<Out>::max())) {
+            return false;
+          }
+          *out = static_cast<Out>(whole);
+          return true;
+        }
+      }
+      default: return false;
+    }
+  }
+}
+
 // The result columns of one path over one input column, written in place:
 // Start() sizes the offsets, values and validity buffers for the whole
 // batch, zero-filled, so a row without a result (NULL) costs nothing: rows
@@ -67,14 +162,23 @@ int64_t CountSetBits(const uint8_t* bitmap, int64_t bits) {
 // same rows and share one validity buffer.
 class ResultWriter {
  public:
-  void Start(int64_t rows, bool capture) {
+  // `cast` (with `capture`): captured scalars are written cast (AddPath).
+  void Start(int64_t rows, bool capture, CaptureCast cast, bool ansi) {
     rows_ = rows;
     capture_ = capture;
+    cast_ = capture ? cast : CaptureCast::kNone;
+    ansi_ = ansi;
     offsets_ = nullptr;
     // A capturing path's rows are mostly numbers: its text buffers are
     // made on its first text row.
     if (!capture) StartText();
-    if (capture) {
+    if (cast_ != CaptureCast::kNone) {
+      captured_validity_ = NewZeroed(BitmapBytes(rows));
+      captured_valid_ = captured_validity_->mutable_data();
+      const int64_t width = CastWidth(cast_);
+      cast_values_ = NewZeroed(width == 0 ? BitmapBytes(rows) : rows * width);
+      cast_data_ = cast_values_->mutable_data();
+    } else if (capture) {
       captured_validity_ = NewZeroed(BitmapBytes(rows));
       kinds_ = NewZeroed(rows);
       bits_ = NewZeroed(rows * static_cast<int64_t>(sizeof(int64_t)));
@@ -92,6 +196,10 @@ class ResultWriter {
   }
   // REQUIRES: Start(rows, capture = true).
   void Captured(int64_t row, int8_t kind, int64_t bits) {
+    if (cast_ != CaptureCast::kNone) {
+      CastRow(row, static_cast<CapturedKind>(kind), bits);
+      return;
+    }
     kind_values_[row] = kind;
     bit_values_[row] = bits;
     columnar::SetBit(captured_valid_, row);
@@ -110,6 +218,7 @@ class ResultWriter {
       text = null_text_;
     }
     if (!capture_) return text;
+    if (cast_ != CaptureCast::kNone) return FinishCast(std::move(text));
     auto column = std::make_shared<columnar::Column>();
     column->type = CapturedType();
     column->length = rows_;
@@ -128,7 +237,138 @@ class ResultWriter {
     return column;
   }
 
+  // A flat member's number or boolean: the common conversions (an integer
+  // that fits, a double to DOUBLE, a boolean or 0/1 to BOOLEAN) directly,
+  // the others through Captured(). REQUIRES: Start(rows, capture = true,
+  // a cast); `member` not a string or null.
+  void CastFlat(int64_t row, const internal::FlatMember& member) {
+    using internal::FlatKind;
+    switch (cast_) {
+      case CaptureCast::kInt:
+        if (member.kind == FlatKind::kInt64 &&
+            member.int_value >= std::numeric_limits<int32_t>::min() &&
+            member.int_value <= std::numeric_limits<int32_t>::max()) {
+          return Store(row, static_cast<int32_t>(member.int_value));
+        }
+        break;
+      case CaptureCast::kLong:
+        if (member.kind == FlatKind::kInt64) return Store(row, member.int_value);
+        break;
+      case CaptureCast::kDouble:
+        if (member.kind == FlatKind::kDouble) return Store(row, member.double_value);
+        if (member.kind == FlatKind::kInt64) {
+          return Store(row, static_cast<double>(member.int_value));
+        }
+        break;
+      case CaptureCast::kBoolean:
+        if (member.kind == FlatKind::kTrue ||
+            (member.kind == FlatKind::kInt64 && member.int_value == 1)) {
+          columnar::SetBit(cast_data_, row);
+          columnar::SetBit(captured_valid_, row);
+          return;
+        }
+        if (member.kind == FlatKind::kFalse ||
+            (member.kind == FlatKind::kInt64 && member.int_value == 0)) {
+          columnar::SetBit(captured_valid_, row);
+          return;
+        }
+        break;
+      default: break;
+    }
+    switch (member.kind) {
+      case internal::FlatKind::kInt64: CastRow(row, CapturedKind::kInt64, member.int_value); return;
+      case internal::FlatKind::kDouble:
+        CastRow(row, CapturedKind::kDouble, std::bit_cast<int64_t>(member.double_value));
+        return;
+      default:
+        CastRow(row, CapturedKind::kBool, member.kind == internal::FlatKind::kTrue ? 1 : 0);
+        return;
+    }
+  }
+
  private:
+  template <typename Out>
+  void Store(int64_t row, Out value) {
+    std::memcpy(cast_data_ + row * static_cast<int64_t>(sizeof(Out)), &value, sizeof(Out));
+    columnar::SetBit(captured_valid_, row);
+  }
+
+  // Bytes per value of a cast's type; 0 for BOOLEAN (a bitmap).
+  static int64_t CastWidth(CaptureCast cast) {
+    switch (cast) {
+      case CaptureCast::kByte: return 1;
+      case CaptureCast::kShort: return 2;
+      case CaptureCast::kInt:
+      case CaptureCast::kFloat: return 4;
+      case CaptureCast::kLong:
+      case CaptureCast::kDouble: return 8;
+      default: return 0;
+    }
+  }
+
+  void CastRow(int64_t row, CapturedKind kind, int64_t bits) {
+    switch (cast_) {
+      case CaptureCast::kBoolean: {
+        bool value = false;
+        if (CastCaptured<bool>(kind, bits, ansi_, &value)) {
+          if (value) columnar::SetBit(cast_data_, row);
+          columnar::SetBit(captured_valid_, row);
+          return;
+        }
+        break;
+      }
+      case CaptureCast::kByte:
+        if (CastInto<int8_t>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kShort:
+        if (CastInto<int16_t>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kInt:
+        if (CastInto<int32_t>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kLong:
+        if (CastInto<int64_t>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kFloat:
+        if (CastInto<float>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kDouble:
+        if (CastInto<double>(row, kind, bits)) return;
+        break;
+      case CaptureCast::kNone: break;
+    }
+    // Only the text decides: the caller casts it.
+    cast_scratch_.clear();
+    AppendCapturedText(kind, bits, &cast_scratch_);
+    Text(row, cast_scratch_);
+  }
+
+  template <typename Out>
+  bool CastInto(int64_t row, CapturedKind kind, int64_t bits) {
+    Out value;
+    if (!CastCaptured<Out>(kind, bits, ansi_, &value)) return false;
+    Store(row, value);
+    return true;
+  }
+
+  ColumnPtr FinishCast(ColumnPtr text) {
+    const columnar::TypePtr& type = CapturedCastType(cast_);
+    auto value = std::make_shared<columnar::Column>();
+    value->type = type->fields()[1].type;
+    value->length = rows_;
+    value->null_count = rows_ - CountSetBits(captured_valid_, rows_);
+    if (value->null_count > 0) value->validity = std::move(captured_validity_);
+    value->values = std::move(cast_values_);
+    captured_validity_ = nullptr;
+    cast_values_ = nullptr;
+    auto column = std::make_shared<columnar::Column>();
+    column->type = type;
+    column->length = rows_;
+    column->children.push_back(std::move(text));
+    column->children.push_back(std::move(value));
+    return column;
+  }
+
   static BufferPtr NewZeroed(int64_t size) {
     auto buffer = std::make_shared<Buffer>();
     buffer->Resize(size);
@@ -167,6 +407,11 @@ class ResultWriter {
 
   int64_t rows_ = 0;
   bool capture_ = false;
+  CaptureCast cast_ = CaptureCast::kNone;
+  bool ansi_ = false;
+  uint8_t* cast_data_ = nullptr;
+  BufferPtr cast_values_;
+  std::string cast_scratch_;
   // The previous batch's text bytes: the next batch's first reservation.
   int64_t data_reserve_ = 0;
   // The buffers' bytes, written per row; offsets_ is null until the
@@ -211,6 +456,9 @@ struct PathProgram {
   // AddPath's capture_scalars (only for paths without wildcards, whose
   // single match is the result): results are CapturedType() columns.
   bool capture = false;
+  // AddPath's cast and ANSI setting (with capture).
+  CaptureCast cast = CaptureCast::kNone;
+  bool ansi = false;
   bool active = true;
   // The scalar captured for the current row (0: none).
   int8_t captured_kind = 0;
@@ -499,6 +747,10 @@ class KeyNames {
       results.Text(row, member.text);
       return;
     }
+    if (program->cast != CaptureCast::kNone) {
+      results.CastFlat(row, member);
+      return;
+    }
     CapturedKind kind = CapturedKind::kBool;
     int64_t bits = 0;
     switch (member.kind) {
@@ -561,6 +813,24 @@ const columnar::TypePtr& CapturedType() {
   return type;
 }
 
+const columnar::TypePtr& CapturedCastType(CaptureCast cast) {
+  static const std::vector<columnar::TypePtr> types = [] {
+    const columnar::TypePtr values[] = {columnar::DataType::Boolean(), columnar::DataType::Byte(),
+                                        columnar::DataType::Short(),   columnar::DataType::Int(),
+                                        columnar::DataType::Long(),    columnar::DataType::Float(),
+                                        columnar::DataType::Double()};
+    std::vector<columnar::TypePtr> out;
+    for (const columnar::TypePtr& value : values) {
+      out.push_back(columnar::DataType::Struct({
+          columnar::Field{"text", columnar::DataType::String(), true},
+          columnar::Field{"value", value, true},
+      }));
+    }
+    return out;
+  }();
+  return types[static_cast<size_t>(cast) - 1];
+}
+
 void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out) {
   internal::JsonGen gen;
   gen.Reset(out);
@@ -578,7 +848,8 @@ std::string JsonTupleFieldPath(std::string_view key) {
   return std::string(kTupleFieldPrefix) + std::string(key);
 }
 
-Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_scalars) {
+Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_scalars,
+                                            CaptureCast cast, bool ansi) {
   const bool tuple_field = path.substr(0, kTupleFieldPrefix.size()) == kTupleFieldPrefix;
   std::vector<Instr> instrs;
   if (!tuple_field) {
@@ -588,9 +859,15 @@ Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_
   const bool capture =
       capture_scalars && std::none_of(instrs.begin(), instrs.end(),
                                       [](const Instr& instr) { return instr.op == Op::kWildcard; });
+  // The cast and its ANSI setting only matter to a capturing path.
+  if (!capture) cast = CaptureCast::kNone;
+  if (cast == CaptureCast::kNone) ansi = false;
   for (size_t path_idx = 0; path_idx < impl_->paths.size(); ++path_idx) {
     const PathProgram& existing = *impl_->paths[path_idx];
-    if (existing.text == path && existing.capture == capture) return static_cast<int>(path_idx);
+    if (existing.text == path && existing.capture == capture && existing.cast == cast &&
+        existing.ansi == ansi) {
+      return static_cast<int>(path_idx);
+    }
   }
   auto program = std::make_unique<PathProgram>();
   program->text = std::string(path);
@@ -598,6 +875,8 @@ Result<int> JsonMultiPathEvaluator::AddPath(std::string_view path, bool capture_
   if (tuple_field) program->tuple_key = std::string(path.substr(kTupleFieldPrefix.size()));
   program->instrs = std::move(instrs);
   program->capture = capture;
+  program->cast = cast;
+  program->ansi = ansi;
   // Each nested level consumes at least two instructions.
   program->levels.resize(program->instrs.size() / 2 + 2);
   impl_->paths.push_back(std::move(program));
@@ -620,7 +899,7 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
   std::vector<PathProgram*> general;
   for (const std::unique_ptr<PathProgram>& program : impl.paths) {
     if (!program->active) continue;
-    program->results.Start(json_strings.length, program->capture);
+    program->results.Start(json_strings.length, program->capture, program->cast, program->ansi);
     active.push_back(program.get());
     if (program->IsTopLevelKey()) {
       keys.push_back(program.get());
@@ -708,7 +987,10 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
     if (program->inactive_nulls == nullptr ||
         program->inactive_nulls->length != json_strings.length) {
       program->inactive_nulls = columnar::MakeNullColumn(
-          program->capture ? CapturedType() : columnar::DataType::String(), json_strings.length);
+          program->cast != CaptureCast::kNone ? CapturedCastType(program->cast)
+          : program->capture                  ? CapturedType()
+                                              : columnar::DataType::String(),
+          json_strings.length);
     }
     out.push_back(program->inactive_nulls);
   }

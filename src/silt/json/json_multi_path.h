@@ -35,6 +35,14 @@ const columnar::TypePtr& CapturedType();
 // path: it starts with a control character no path can start with.
 std::string JsonTupleFieldPath(std::string_view key);
 
+// The target type of a fused CAST(get_json_object(x, path) AS type): a
+// captured scalar is converted to it as the path's result is written.
+enum class CaptureCast : int8_t { kNone, kBoolean, kByte, kShort, kInt, kLong, kFloat, kDouble };
+
+// STRUCT<text: STRING, value: the cast's type> (BOOLEAN, TINYINT, ...,
+// DOUBLE), the result of a path added with a cast. REQUIRES: cast != kNone.
+const columnar::TypePtr& CapturedCastType(CaptureCast cast);
+
 // Appends the text get_json_object gives for a captured scalar (Jackson's
 // re-printing: integers verbatim, doubles as Java's Double.toString).
 void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out);
@@ -55,9 +63,20 @@ class JsonMultiPathEvaluator {
   // NULL, so a consumer that wants a number reads it without the text round
   // trip; any other result is in `text` exactly as without capture (kind
   // NULL). AppendCapturedText() gives a captured value's text.
+  //
+  // With capture_scalars and a `cast` other than kNone, the result column is
+  // a CapturedCastType(cast) struct instead: `value` holds Spark's
+  // CAST(text AS type) (ANSI when `ansi`; TRY_CAST reads as non-ANSI) of
+  // the text the path gives, on the rows whose number or boolean converts
+  // without the text, and `text` holds the path's text on every other
+  // non-NULL row (strings, objects, and the numbers whose text decides: an
+  // overflow, a fraction under ANSI, an exponent, a float's rounding tie),
+  // for the caller to cast; both NULL where the path's result is NULL. So a
+  // batch whose `text` is all NULL needs no pass of the cast's own.
   // Errors: InvalidArgument for a malformed path, naming the path and the
   // position, as JsonPathEvaluator::Make.
-  Result<int> AddPath(std::string_view path, bool capture_scalars = false);
+  Result<int> AddPath(std::string_view path, bool capture_scalars = false,
+                      CaptureCast cast = CaptureCast::kNone, bool ansi = false);
   int num_paths() const;
   // An inactive path is not evaluated: its result is an all-NULL column.
   // Paths start active.

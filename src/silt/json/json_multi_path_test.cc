@@ -147,6 +147,63 @@ TEST(JsonMultiPathEvaluatorTest, ResultColumnsAreWellFormedForEveryRowKind) {
   }
 }
 
+TEST(JsonMultiPathEvaluatorTest, CastCaptureConvertsNumbersAndLeavesTheRestAsText) {
+  // A path added with a cast writes the numbers it converts exactly into
+  // `value` and the path's text of every other row into `text` (the
+  // caller's cast decides those); the flat scanner's rows and the DOM's
+  // rows alike. Each (cast, ANSI) pair is its own path. Exhaustive value
+  // comparisons against the cast of the text are JsonFusedCastTest's.
+  auto multi = JsonMultiPathEvaluator::Make();
+  ASSERT_OK_AND_ASSIGN(int as_int, multi->AddPath("$.x", true, CaptureCast::kInt, false));
+  ASSERT_OK_AND_ASSIGN(int as_int_ansi, multi->AddPath("$.x", true, CaptureCast::kInt, true));
+  ASSERT_OK_AND_ASSIGN(int as_bool, multi->AddPath("$.x", true, CaptureCast::kBoolean, false));
+  ASSERT_OK_AND_ASSIGN(int unused, multi->AddPath("$.x", true, CaptureCast::kDouble, false));
+  EXPECT_EQ(multi->AddPath("$.x", true, CaptureCast::kInt, true).ValueOrDie(), as_int_ansi);
+  EXPECT_EQ(multi->num_paths(), 4);
+  multi->SetActive(unused, false);
+  ColumnPtr input = StringColumn({
+      R"({"x":21.5})",
+      R"({"x":7})",
+      R"({"x":"7"})",
+      R"({"x":1e20})",
+      R"({"x":true})",
+      std::nullopt,
+      R"({"y":1})",
+      R"({"x":1, "n":{"a":1}})",
+      R"({"\u0078":0})",
+  });
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> results, multi->Evaluate(*input));
+    for (const ColumnPtr& result : results) {
+      ASSERT_OK(columnar::ValidateColumn(*result));
+      ASSERT_EQ(result->children.size(), 2u);
+    }
+    const columnar::Column& plain = *results[static_cast<size_t>(as_int)];
+    EXPECT_TRUE(plain.type->Equals(*CapturedCastType(CaptureCast::kInt)));
+    const std::optional<std::string> n = std::nullopt;
+    EXPECT_EQ(ToRows(*plain.children[0]), (Rows{n, n, "7", "1.0E20", "true", n, n, n, n}));
+    const columnar::Column& ints = *plain.children[1];
+    EXPECT_EQ(ints.null_count, 5);
+    EXPECT_EQ(ints.Value<int32_t>(0), 21);
+    EXPECT_EQ(ints.Value<int32_t>(1), 7);
+    EXPECT_EQ(ints.Value<int32_t>(7), 1);
+    EXPECT_EQ(ints.Value<int32_t>(8), 0);
+    // ANSI: the fraction goes to the text.
+    const columnar::Column& ansi = *results[static_cast<size_t>(as_int_ansi)];
+    EXPECT_EQ(ToRows(*ansi.children[0]), (Rows{"21.5", n, "7", "1.0E20", "true", n, n, n, n}));
+    EXPECT_TRUE(ansi.children[1]->IsNull(0));
+    const columnar::Column& bools = *results[static_cast<size_t>(as_bool)];
+    EXPECT_EQ(ToRows(*bools.children[0]), (Rows{"21.5", "7", "7", "1.0E20", n, n, n, n, n}));
+    EXPECT_TRUE(bools.children[1]->BoolValue(4));
+    EXPECT_TRUE(bools.children[1]->BoolValue(7));
+    EXPECT_FALSE(bools.children[1]->BoolValue(8));
+    EXPECT_EQ(bools.children[1]->null_count, 6);
+    const columnar::Column& inactive = *results[static_cast<size_t>(unused)];
+    EXPECT_TRUE(inactive.type->Equals(*CapturedCastType(CaptureCast::kDouble)));
+    EXPECT_EQ(inactive.null_count, input->length);
+  }
+}
+
 // A row of a string or captured result column as text ("null", "s:<text>",
 // "k<kind>:<bits>").
 std::vector<std::string> RenderResult(const columnar::Column& column) {

@@ -341,7 +341,7 @@ Result<BoundNodePtr> BindCast(BoundNodePtr child, const TypePtr& to, bool user_s
   info.sql = std::move(sql);
   std::unique_ptr<Kernel> kernel;
   if (from.id() == TypeId::kString) {
-    kernel = MakeJsonCastKernel(*child, to, std::string(context), session);
+    kernel = MakeJsonCastKernel(*child, to, ansi, std::string(context), session);
   }
   if (kernel == nullptr) kernel = std::make_unique<CastKernel>(std::string(context), try_cast);
   std::vector<BoundNodePtr> args;

@@ -51,11 +51,13 @@ class JsonPathGroup {
 
   // Adds `path`; returns its index for Get. Errors: InvalidArgument for a
   // malformed path.
-  // With `capture_scalars`, Get returns json::CapturedType() columns (see
+  // With `capture_scalars`, Get returns json::CapturedType() columns, or
+  // with a `cast` json::CapturedCastType(cast) columns (see
   // JsonMultiPathEvaluator::AddPath).
   // Each AddPath is one use of the path.
-  Result<int> AddPath(std::string_view path, bool capture_scalars = false) {
-    SILT_ASSIGN_OR_RETURN(int index, evaluator_->AddPath(path, capture_scalars));
+  Result<int> AddPath(std::string_view path, bool capture_scalars = false,
+                      json::CaptureCast cast = json::CaptureCast::kNone, bool ansi = false) {
+    SILT_ASSIGN_OR_RETURN(int index, evaluator_->AddPath(path, capture_scalars, cast, ansi));
     if (static_cast<size_t>(index) >= uses_.size()) uses_.resize(static_cast<size_t>(index) + 1);
     if (uses_[static_cast<size_t>(index)]++ == 0) evaluator_->SetActive(index, true);
     return index;
@@ -118,8 +120,9 @@ struct BindSession::State {
 // bound with `session` over a literal path and `to` is a type the fused
 // path handles (BOOLEAN, TINYINT..BIGINT, FLOAT, DOUBLE); null otherwise.
 // The kernel keeps `child` as its argument (see JsonCallLink) and gives the
-// same values and errors as CastColumn over get_json_object's strings.
+// same values and errors as CastColumn over get_json_object's strings with
+// `ansi` (the cast's: false for TRY_CAST).
 std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
-                                           std::string context, BindSession* session);
+                                           bool ansi, std::string context, BindSession* session);
 
 }  // namespace silt::expr

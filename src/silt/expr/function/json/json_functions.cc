@@ -13,15 +13,11 @@
 // with FAILFAST an error naming the row (FromJsonValueKernel).
 //
 // CAST(get_json_object(x, 'path') AS BOOLEAN/TINYINT..BIGINT/FLOAT/DOUBLE)
-// bound with a BindSession reads JSON numbers straight from the shared parse
-// instead of printing and re-parsing them (JsonCastKernel); any value it
-// cannot convert exactly as the text would be cast goes through the text.
+// bound with a BindSession has get_json_object convert the JSON numbers at
+// its path to the cast's type as it writes them (JsonCastKernel); any value
+// it cannot convert exactly as the text would be cast goes through the text.
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <cstring>
-#include <limits>
-#include <type_traits>
 
 #include "silt/base/strings.h"
 #include "silt/base/utf8.h"
@@ -138,99 +134,24 @@ class JsonPathKernel final : public Kernel {
 };
 
 // ---- CAST(get_json_object(x, 'path') AS type), fused: a JSON number (or
-// boolean) at the path is converted directly instead of being printed the
-// way get_json_object prints it and parsed back by the cast. Every value the
-// direct conversion cannot give exactly as CastColumn would over that text
-// (and every non-number result) goes through the text and CastColumn, so
-// values, NULLs and ANSI errors are those of the unfused cast.
+// boolean) at the path is converted as the evaluator writes it
+// (JsonMultiPathEvaluator::AddPath with a CaptureCast) instead of being
+// printed the way get_json_object prints it and parsed back by the cast.
+// Every value the direct conversion cannot give exactly as CastColumn would
+// over that text (and every non-number result) comes as text and goes
+// through CastColumn, so values, NULLs and ANSI errors are those of the
+// unfused cast.
 
-// What the direct conversion decided for a row.
-enum class Fused : uint8_t { kNull, kValue, kText };
-
-// Java's Double.toString prints magnitudes in [1e-3, 1e7) without an
-// exponent (JsonGen::Double); only those texts parse as integers.
-bool PrintsPlain(double d) {
-  const double magnitude = std::fabs(d);
-  return magnitude >= 1e-3 && magnitude < 1e7;
-}
-
-// CAST(text AS Out) for the text get_json_object prints for a captured
-// scalar, when that is certain without the text; kText otherwise.
-template <typename Out>
-Fused ConvertCaptured(json::CapturedKind kind, int64_t bits, bool ansi, Out* out) {
-  if (kind == json::CapturedKind::kUint64) {
-    const uint64_t u = std::bit_cast<uint64_t>(bits);
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      if constexpr (std::is_floating_point_v<Out>) {
-        *out = static_cast<Out>(u);  // one correctly rounded conversion, as strtod/strtof
-        return Fused::kValue;
-      }
-      return Fused::kText;
-    }
-    kind = json::CapturedKind::kInt64;
-  }
-  if constexpr (std::is_same_v<Out, bool>) {
-    if (kind == json::CapturedKind::kBool ||
-        (kind == json::CapturedKind::kInt64 && (bits == 0 || bits == 1))) {
-      *out = bits != 0;  // "true"/"false"/"1"/"0"
-      return Fused::kValue;
-    }
-    return Fused::kText;
-  } else {
-    switch (kind) {
-      case json::CapturedKind::kInt64:
-        if constexpr (std::is_floating_point_v<Out>) {
-          *out = static_cast<Out>(bits);
-          return Fused::kValue;
-        } else {
-          if (bits < std::numeric_limits<Out>::min() || bits > std::numeric_limits<Out>::max()) {
-            return Fused::kText;
-          }
-          *out = static_cast<Out>(bits);
-          return Fused::kValue;
-        }
-      case json::CapturedKind::kDouble: {
-        const double d = std::bit_cast<double>(bits);
-        if constexpr (std::is_same_v<Out, double>) {
-          // Double.toString round-trips.
-          *out = d;
-          return Fused::kValue;
-        } else if constexpr (std::is_same_v<Out, float>) {
-          // The text is within half a double ulp of d, so strtof(text) and
-          // (float)d agree unless d lies exactly on a rounding boundary
-          // between two floats (or beyond the largest float).
-          if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max()))) {
-            return Fused::kText;
-          }
-          const float f = static_cast<float>(d);
-          if (static_cast<double>(f) != d) {
-            const float next = std::nextafter(f, d > static_cast<double>(f)
-                                                     ? std::numeric_limits<float>::infinity()
-                                                     : -std::numeric_limits<float>::infinity());
-            if ((static_cast<double>(f) + static_cast<double>(next)) / 2 == d) return Fused::kText;
-          }
-          *out = f;
-          return Fused::kValue;
-        } else {
-          // Non-ANSI reads "21.5" as 21 (UTF8String.toInt); ANSI rejects
-          // the fraction, and no integer type reads an exponent.
-          if (ansi) return Fused::kText;
-          if (d == 0) {
-            *out = 0;
-            return Fused::kValue;
-          }
-          if (!PrintsPlain(d)) return Fused::kText;
-          const double whole = std::trunc(d);  // |whole| < 1e7: exact
-          if (whole < static_cast<double>(std::numeric_limits<Out>::min()) ||
-              whole > static_cast<double>(std::numeric_limits<Out>::max())) {
-            return Fused::kText;
-          }
-          *out = static_cast<Out>(whole);
-          return Fused::kValue;
-        }
-      }
-      default: return Fused::kText;
-    }
+json::CaptureCast CaptureCastOf(TypeId id) {
+  switch (id) {
+    case TypeId::kBoolean: return json::CaptureCast::kBoolean;
+    case TypeId::kByte: return json::CaptureCast::kByte;
+    case TypeId::kShort: return json::CaptureCast::kShort;
+    case TypeId::kInt: return json::CaptureCast::kInt;
+    case TypeId::kLong: return json::CaptureCast::kLong;
+    case TypeId::kFloat: return json::CaptureCast::kFloat;
+    case TypeId::kDouble: return json::CaptureCast::kDouble;
+    default: return json::CaptureCast::kNone;
   }
 }
 
@@ -246,127 +167,65 @@ class JsonCastKernel final : public Kernel {
       return Status::Internal("fused JSON cast without input in '", info.sql, "'");
     }
     SILT_ASSIGN_OR_RETURN(ColumnPtr captured, link_->group->Get(capture_index_, input));
-    if (captured->type->id() != TypeId::kStruct) {
-      return Status::Internal("fused JSON cast over an uncaptured path in '", info.sql, "'");
+    if (captured->type->id() != TypeId::kStruct || captured->children.size() != 2 ||
+        !captured->children[1]->type->Equals(*info.type)) {
+      return Status::Internal("fused JSON cast over a path not cast to ", info.type->ToDdl(),
+                              " in '", info.sql, "'");
     }
-    switch (info.type->id()) {
-      case TypeId::kBoolean: return Convert<bool>(info, args, *captured);
-      case TypeId::kByte: return Convert<int8_t>(info, args, *captured);
-      case TypeId::kShort: return Convert<int16_t>(info, args, *captured);
-      case TypeId::kInt: return Convert<int32_t>(info, args, *captured);
-      case TypeId::kLong: return Convert<int64_t>(info, args, *captured);
-      case TypeId::kFloat: return Convert<float>(info, args, *captured);
-      case TypeId::kDouble: return Convert<double>(info, args, *captured);
-      default: return Status::Internal("fused JSON cast to ", info.type->ToDdl());
+    const Column& text = *captured->children[0];
+    const ColumnPtr& converted = captured->children[1];
+    // Usually every row was converted (or is NULL): the evaluator's column
+    // is the result.
+    if (text.null_count == text.length) return converted;
+    // The rows left to the text: get_json_object's text cast as usual (the
+    // batch's length, so that row errors name the batch's rows), patched
+    // over a copy of the converted rows.
+    CastOptions options;
+    options.ansi = info.options.ansi;
+    options.zone_offset_micros = info.options.session_zone_offset_micros;
+    options.zone = info.options.session_zone.get();
+    options.context = context_;
+    if (info.options.dead_letter && args.eval != nullptr) {
+      options.row_errors = args.eval->row_errors;
     }
-  }
-
- private:
-  // One pass over the captured rows writes the result's values and
-  // validity in place; the rows left to the text (rare: strings, values a
-  // direct conversion cannot give exactly) are cast afterwards and patched
-  // in.
-  template <typename Out>
-  Result<ColumnPtr> Convert(const KernelInfo& info, const ExecArgs& args, const Column& captured) {
-    const Column& text = *captured.children[0];
-    const Column& kind = *captured.children[1];
-    const Column& bits = *captured.children[2];
-    const int64_t length = captured.length;
-    const bool ansi = info.options.ansi;
-    // The result's buffers are sized once and filled in place (zero bytes
-    // under nulls, as ColumnBuilder leaves them).
+    SILT_ASSIGN_OR_RETURN(ColumnPtr cast, CastColumn(text, info.type, options));
+    const int64_t length = converted->length;
+    const bool is_bool = info.type->id() == TypeId::kBoolean;
+    const int64_t width = is_bool ? 0 : info.type->byte_width();
     auto validity = std::make_shared<Buffer>();
     validity->Resize((length + 7) / 8);
     auto values = std::make_shared<Buffer>();
-    if constexpr (std::is_same_v<Out, bool>) {
-      values->Resize((length + 7) / 8);
-    } else {
-      values->Resize(length * static_cast<int64_t>(sizeof(Out)));
-    }
+    values->Resize(is_bool ? (length + 7) / 8 : length * width);
+    // A text row is NULL in `converted`: converted rows have validity.
+    std::memcpy(validity->mutable_data(), converted->validity->data(), (length + 7) / 8);
+    std::memcpy(values->mutable_data(), converted->values->data(), values->size());
     uint8_t* valid_bits = validity->mutable_data();
     uint8_t* out_values = values->mutable_data();
-    const uint8_t* kind_valid = kind.validity != nullptr ? kind.validity->data() : nullptr;
-    const uint8_t* text_valid = text.validity != nullptr ? text.validity->data() : nullptr;
-    const int8_t* kinds = kind.values->data_as<int8_t>();
-    const int64_t* bit_values = bits.values->data_as<int64_t>();
-    const bool all_captured = kind.null_count == 0;
-    const bool no_text = text.null_count == length;
-    text_rows_.clear();
-    int64_t valid_count = 0;
+    int64_t null_count = converted->null_count;
     for (int64_t row = 0; row < length; ++row) {
-      if (all_captured || columnar::GetBit(kind_valid, row)) {
-        Out value{};
-        const Fused state = ConvertCaptured<Out>(static_cast<json::CapturedKind>(kinds[row]),
-                                                 bit_values[row], ansi, &value);
-        if (state == Fused::kValue) {
-          columnar::SetBit(valid_bits, row);
-          ++valid_count;
-          if constexpr (std::is_same_v<Out, bool>) {
-            if (value) columnar::SetBit(out_values, row);
-          } else {
-            reinterpret_cast<Out*>(out_values)[row] = value;
-          }
-        } else if (state == Fused::kText) {
-          text_rows_.push_back(row);
-        }
-      } else if (!no_text && (text_valid == nullptr || columnar::GetBit(text_valid, row))) {
-        text_rows_.push_back(row);
-      }
-    }
-    if (!text_rows_.empty()) {
-      // get_json_object's text of those rows, cast as usual (a column of the
-      // batch's length, so that row errors name the batch's rows).
-      columnar::ColumnBuilder texts(DataType::String());
-      texts.Reserve(length);
-      int64_t next = 0;
-      for (int64_t row : text_rows_) {
-        texts.AppendNulls(row - next);
-        next = row + 1;
-        if (text.IsValid(row)) {
-          texts.AppendString(text.StringValue(row));
-        } else {
-          scratch_.clear();
-          json::AppendCapturedText(static_cast<json::CapturedKind>(kinds[row]), bit_values[row],
-                                   &scratch_);
-          texts.AppendString(scratch_);
-        }
-      }
-      texts.AppendNulls(length - next);
-      CastOptions options;
-      options.ansi = ansi;
-      options.zone_offset_micros = info.options.session_zone_offset_micros;
-      options.zone = info.options.session_zone.get();
-      options.context = context_;
-      if (info.options.dead_letter && args.eval != nullptr) {
-        options.row_errors = args.eval->row_errors;
-      }
-      SILT_ASSIGN_OR_RETURN(ColumnPtr cast, CastColumn(*texts.Finish(), info.type, options));
-      for (int64_t row : text_rows_) {
-        if (!cast->IsValid(row)) continue;
-        columnar::SetBit(valid_bits, row);
-        ++valid_count;
-        if constexpr (std::is_same_v<Out, bool>) {
-          if (cast->BoolValue(row)) columnar::SetBit(out_values, row);
-        } else {
-          reinterpret_cast<Out*>(out_values)[row] = cast->Value<Out>(row);
-        }
+      if (!text.IsValid(row) || !cast->IsValid(row)) continue;
+      columnar::SetBit(valid_bits, row);
+      --null_count;
+      if (is_bool) {
+        if (cast->BoolValue(row)) columnar::SetBit(out_values, row);
+      } else {
+        std::memcpy(out_values + row * width, cast->values->data() + row * width,
+                    static_cast<size_t>(width));
       }
     }
     auto out = std::make_shared<Column>();
     out->type = info.type;
     out->length = length;
-    out->null_count = length - valid_count;
-    if (out->null_count > 0) out->validity = std::move(validity);
+    out->null_count = null_count;
+    if (null_count > 0) out->validity = std::move(validity);
     out->values = std::move(values);
     return ColumnPtr(std::move(out));
   }
 
+ private:
   std::shared_ptr<JsonCallLink> link_;
   int capture_index_;
   std::string context_;
-  // Per-batch scratch, reused: the rows cast through their text.
-  std::vector<int64_t> text_rows_;
-  std::string scratch_;
 };
 
 // A STRING argument: other atomic types are cast, as Spark's implicit casts
@@ -683,7 +542,7 @@ Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
 }  // namespace
 
 std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
-                                           std::string context, BindSession* session) {
+                                           bool ansi, std::string context, BindSession* session) {
   if (session == nullptr || !session->state().fuse_json_casts) return nullptr;
   switch (to->id()) {
     case TypeId::kBoolean:
@@ -705,7 +564,8 @@ std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columna
   std::shared_ptr<JsonCallLink> link = found->second;
   // A wildcard's result is built from several matches: never captured.
   if (link->path.find('*') != std::string::npos) return nullptr;
-  Result<int> capture_index = link->group->AddPath(link->path, /*capture_scalars=*/true);
+  Result<int> capture_index =
+      link->group->AddPath(link->path, /*capture_scalars=*/true, CaptureCastOf(to->id()), ansi);
   if (!capture_index.ok()) return nullptr;
   link->group->ReleasePath(link->path_index);
   link->fused = true;
