@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -103,6 +104,9 @@ class CastKernel final : public Kernel {
     options.zone = info.options.session_zone.get();
     options.context = context_;
     options.try_cast = try_cast_;
+    if (try_cast_ && TryCastsByRow(*info.type)) {
+      return TryCastColumn(*args.args[0].column, info.type, options);
+    }
     if (info.options.dead_letter && args.eval != nullptr)
       options.row_errors = args.eval->row_errors;
     return CastColumn(*args.args[0].column, info.type, options);
@@ -232,6 +236,52 @@ Result<ColumnPtr> CastColumn(const Column& input, const TypePtr& to, const CastO
   }
 }
 
+namespace {
+
+// `column` with the rows `rows` made NULL.
+ColumnPtr WithNullRows(const ColumnPtr& column, const std::vector<int64_t>& rows) {
+  auto out = std::make_shared<Column>(*column);
+  auto bits = std::make_shared<Buffer>();
+  const int64_t bytes = BitmapBytes(out->length);
+  if (column->validity != nullptr) {
+    bits->Append(column->validity->data(), bytes);
+  } else {
+    bits->Resize(bytes);
+    std::memset(bits->mutable_data(), 0xff, static_cast<size_t>(bytes));
+  }
+  for (int64_t row : rows) {
+    if (columnar::GetBit(bits->data(), row)) {
+      columnar::ClearBit(bits->mutable_data(), row);
+      ++out->null_count;
+    }
+  }
+  out->validity = std::move(bits);
+  return out;
+}
+
+}  // namespace
+
+bool TryCastsByRow(const DataType& to) {
+  switch (to.id()) {
+    case TypeId::kArray:
+    case TypeId::kMap:
+    case TypeId::kStruct:
+    case TypeId::kVariant: return false;
+    default: return true;
+  }
+}
+
+Result<ColumnPtr> TryCastColumn(const Column& input, const TypePtr& to, CastOptions options) {
+  // Each ANSI failure is reported as a row error instead of failing the
+  // call, and that row becomes NULL (decision 186).
+  RowErrors failures;
+  options.ansi = true;
+  options.row_errors = &failures;
+  SILT_ASSIGN_OR_RETURN(ColumnPtr out, CastColumn(input, to, options));
+  if (failures.empty()) return out;
+  return WithNullRows(out, failures.rows);
+}
+
 void AppendValueText(const Column& column, int64_t row, const CastOptions& options,
                      std::string* out) {
   const DataType& type = *column.type;
@@ -341,7 +391,8 @@ Result<BoundNodePtr> BindCast(BoundNodePtr child, const TypePtr& to, bool user_s
   info.sql = std::move(sql);
   std::unique_ptr<Kernel> kernel;
   if (from.id() == TypeId::kString) {
-    kernel = MakeJsonCastKernel(*child, to, ansi, std::string(context), session);
+    kernel = MakeJsonCastKernel(*child, to, ansi, try_cast && TryCastsByRow(*to),
+                                std::string(context), session);
   }
   if (kernel == nullptr) kernel = std::make_unique<CastKernel>(std::string(context), try_cast);
   std::vector<BoundNodePtr> args;

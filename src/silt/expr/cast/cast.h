@@ -58,6 +58,16 @@ bool CastForceNullable(const columnar::DataType& from, const columnar::DataType&
 Result<columnar::ColumnPtr> CastColumn(const columnar::Column& input, const columnar::TypePtr& to,
                                        const CastOptions& options);
 
+// Spark's TRY mode (TRY_CAST): CastColumn with the ANSI rules, and NULL in
+// each row where the ANSI cast fails (never an error or a dead letter;
+// `options.ansi` and `options.row_errors` are ignored).
+// REQUIRES: TryCastsByRow(*to).
+Result<columnar::ColumnPtr> TryCastColumn(const columnar::Column& input,
+                                          const columnar::TypePtr& to, CastOptions options);
+// False for ARRAY, MAP, STRUCT and VARIANT: their ANSI failures name
+// elements, not rows, so TRY_CAST to them keeps the non-ANSI cast.
+bool TryCastsByRow(const columnar::DataType& to);
+
 // Appends row `row` of `column` as CAST(... AS STRING) prints it.
 // REQUIRES: the row is valid.
 void AppendValueText(const columnar::Column& column, int64_t row, const CastOptions& options,

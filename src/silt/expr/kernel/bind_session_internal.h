@@ -121,8 +121,10 @@ struct BindSession::State {
 // path handles (BOOLEAN, TINYINT..BIGINT, FLOAT, DOUBLE); null otherwise.
 // The kernel keeps `child` as its argument (see JsonCallLink) and gives the
 // same values and errors as CastColumn over get_json_object's strings with
-// `ansi` (the cast's: false for TRY_CAST).
+// `ansi`, or, with `try_cast`, as TryCastColumn (Spark's TRY mode: ANSI
+// rules, NULL where they fail; `ansi` is then ignored).
 std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
-                                           bool ansi, std::string context, BindSession* session);
+                                           bool ansi, bool try_cast, std::string context,
+                                           BindSession* session);
 
 }  // namespace silt::expr

@@ -157,8 +157,12 @@ json::CaptureCast CaptureCastOf(TypeId id) {
 
 class JsonCastKernel final : public Kernel {
  public:
-  JsonCastKernel(std::shared_ptr<JsonCallLink> link, int capture_index, std::string context)
-      : link_(std::move(link)), capture_index_(capture_index), context_(std::move(context)) {}
+  JsonCastKernel(std::shared_ptr<JsonCallLink> link, int capture_index, bool try_cast,
+                 std::string context)
+      : link_(std::move(link)),
+        capture_index_(capture_index),
+        try_cast_(try_cast),
+        context_(std::move(context)) {}
 
   Result<ColumnPtr> Exec(const KernelInfo& info, const ExecArgs& args) override {
     ColumnPtr input = std::move(link_->input);
@@ -188,7 +192,8 @@ class JsonCastKernel final : public Kernel {
     if (info.options.dead_letter && args.eval != nullptr) {
       options.row_errors = args.eval->row_errors;
     }
-    SILT_ASSIGN_OR_RETURN(ColumnPtr cast, CastColumn(text, info.type, options));
+    SILT_ASSIGN_OR_RETURN(ColumnPtr cast, try_cast_ ? TryCastColumn(text, info.type, options)
+                                                    : CastColumn(text, info.type, options));
     const int64_t length = converted->length;
     const bool is_bool = info.type->id() == TypeId::kBoolean;
     const int64_t width = is_bool ? 0 : info.type->byte_width();
@@ -225,6 +230,7 @@ class JsonCastKernel final : public Kernel {
  private:
   std::shared_ptr<JsonCallLink> link_;
   int capture_index_;
+  bool try_cast_;
   std::string context_;
 };
 
@@ -542,7 +548,10 @@ Result<BoundNodePtr> BindSchemaOfJson(CallSite& site) {
 }  // namespace
 
 std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columnar::TypePtr& to,
-                                           bool ansi, std::string context, BindSession* session) {
+                                           bool ansi, bool try_cast, std::string context,
+                                           BindSession* session) {
+  // TRY mode converts by the ANSI rules (and makes their failures NULL).
+  if (try_cast) ansi = true;
   if (session == nullptr || !session->state().fuse_json_casts) return nullptr;
   switch (to->id()) {
     case TypeId::kBoolean:
@@ -570,7 +579,8 @@ std::unique_ptr<Kernel> MakeJsonCastKernel(const BoundNode& child, const columna
   link->group->ReleasePath(link->path_index);
   link->fused = true;
   calls.erase(found);
-  return std::make_unique<JsonCastKernel>(std::move(link), *capture_index, std::move(context));
+  return std::make_unique<JsonCastKernel>(std::move(link), *capture_index, try_cast,
+                                          std::move(context));
 }
 
 void RegisterJsonFunctions(FunctionRegistry* registry) {
