@@ -34,7 +34,7 @@ import pytest
 from helpers import (checkpoint_query_id, describe, kill, log_versions, read_commit, run_silt,
                      start_silt, write_job)
 
-NUM_EVENTS = 4000
+NUM_EVENTS = 8000
 PER_TRIGGER = 20
 MIN_KILLS = 20
 MAX_KILLS = 34
