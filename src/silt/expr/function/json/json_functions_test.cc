@@ -368,6 +368,28 @@ bool SameColumn(const columnar::Column& a, const columnar::Column& b, std::strin
   return true;
 }
 
+// The same expressions bound twice: with the fused JSON casts and without.
+struct FusedAndPlain {
+  BindSession fused;
+  BindSession plain;
+  std::vector<BoundExpressionPtr> fused_bound;
+  std::vector<BoundExpressionPtr> plain_bound;
+};
+
+void BindFusedAndPlain(const std::vector<std::string>& items, const columnar::SchemaPtr& schema,
+                       bool ansi, FusedAndPlain* out) {
+  EvalOptions options;
+  options.ansi = ansi;
+  out->plain.state().fuse_json_casts = false;
+  for (const std::string& item : items) {
+    ASSERT_OK_AND_ASSIGN(ExpressionPtr parsed, ParseExpression(item));
+    ASSERT_OK_AND_ASSIGN(BoundExpressionPtr a, Bind(*parsed, schema, options, &out->fused));
+    ASSERT_OK_AND_ASSIGN(BoundExpressionPtr b, Bind(*parsed, schema, options, &out->plain));
+    out->fused_bound.push_back(std::move(a));
+    out->plain_bound.push_back(std::move(b));
+  }
+}
+
 TEST(JsonFusedCastTest, GivesExactlyTheCastOfTheTextForEveryInput) {
   columnar::RecordBatchPtr batch = FusedCastBatch();
   std::vector<std::string> items = {"get_json_object(j, '$.x')"};
@@ -378,21 +400,15 @@ TEST(JsonFusedCastTest, GivesExactlyTheCastOfTheTextForEveryInput) {
     }
   }
   for (bool ansi : {false, true}) {
-    EvalOptions options;
-    options.ansi = ansi;
-    BindSession fused;
-    BindSession plain;
-    plain.state().fuse_json_casts = false;
-    std::vector<BoundExpressionPtr> fused_bound;
-    std::vector<BoundExpressionPtr> plain_bound;
-    for (const std::string& item : items) {
-      ASSERT_OK_AND_ASSIGN(ExpressionPtr parsed, ParseExpression(item));
-      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr a, Bind(*parsed, batch->schema, options, &fused));
-      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr b, Bind(*parsed, batch->schema, options, &plain));
-      EXPECT_EQ(a->name(), b->name());
-      EXPECT_TRUE(a->type()->Equals(*b->type()));
-      fused_bound.push_back(std::move(a));
-      plain_bound.push_back(std::move(b));
+    FusedAndPlain bound;
+    ASSERT_NO_FATAL_FAILURE(BindFusedAndPlain(items, batch->schema, ansi, &bound));
+    BindSession& fused = bound.fused;
+    BindSession& plain = bound.plain;
+    const std::vector<BoundExpressionPtr>& fused_bound = bound.fused_bound;
+    const std::vector<BoundExpressionPtr>& plain_bound = bound.plain_bound;
+    for (size_t idx = 0; idx < items.size(); ++idx) {
+      EXPECT_EQ(fused_bound[idx]->name(), plain_bound[idx]->name());
+      EXPECT_TRUE(fused_bound[idx]->type()->Equals(*plain_bound[idx]->type()));
     }
     // The fused session took over the casts' get_json_object calls (all but
     // the plain call and the wildcard paths').
@@ -444,20 +460,11 @@ TEST(JsonFusedCastTest, FlatRowsGiveExactlyTheCastOfTheText) {
     }
   }
   for (bool ansi : {false, true}) {
-    EvalOptions options;
-    options.ansi = ansi;
-    BindSession fused;
-    BindSession plain;
-    plain.state().fuse_json_casts = false;
-    std::vector<BoundExpressionPtr> fused_bound;
-    std::vector<BoundExpressionPtr> plain_bound;
-    for (const std::string& item : items) {
-      ASSERT_OK_AND_ASSIGN(ExpressionPtr parsed, ParseExpression(item));
-      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr a, Bind(*parsed, batch->schema, options, &fused));
-      ASSERT_OK_AND_ASSIGN(BoundExpressionPtr b, Bind(*parsed, batch->schema, options, &plain));
-      fused_bound.push_back(std::move(a));
-      plain_bound.push_back(std::move(b));
-    }
+    FusedAndPlain bound;
+    ASSERT_NO_FATAL_FAILURE(BindFusedAndPlain(items, batch->schema, ansi, &bound));
+    BindSession& fused = bound.fused;
+    const std::vector<BoundExpressionPtr>& fused_bound = bound.fused_bound;
+    const std::vector<BoundExpressionPtr>& plain_bound = bound.plain_bound;
     // Every cast fused (only the two plain calls are left).
     EXPECT_EQ(fused.state().json_calls.size(), 2u);
     for (size_t idx = 0; idx < items.size(); ++idx) {
