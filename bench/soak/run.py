@@ -8,9 +8,10 @@ source at a steady `rowsPerSecond`, for a given duration, and samples the
 silt process from /proc every `--interval` seconds:
 
   - RSS (VmRSS), CPU seconds (utime + stime of all threads),
-  - the table's latest version (= batches committed so far),
+  - the table's latest version (= batches committed so far, read from the
+    query checkpoint's `commits/`),
   - the size of `_delta_log` (commits, checkpoints, everything in it) and
-    the number of files in it.
+    the number of files in it, every `--log-interval` seconds.
 
 CPU per batch over an interval is the CPU time spent in it divided by the
 versions committed in it. The flatness criterion of issue #22: split the run
@@ -100,28 +101,61 @@ def proc_sample(pid: int):
         return None
 
 
-def log_state(log_dir: Path):
-    """(latest commit version, bytes in _delta_log, files in it)."""
-    latest, size, count = -1, 0, 0
-    try:
-        entries = list(os.scandir(log_dir))
-    except FileNotFoundError:
-        return latest, size, count
-    for entry in entries:
+class LogState:
+    """Size and file count of `_delta_log`. Files there are written once and
+    never rewritten (but `_last_checkpoint`), so each one's size is stat-ed
+    once and remembered: a fast stream's log reaches a million files, and a
+    stat of each every sample would take the harness seconds and a core."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.sizes = {}
+
+    def _size(self, path: str, name: str) -> int:
+        size = self.sizes.get(path)
+        if size is None:
+            size = os.stat(path).st_size
+            if name != "_last_checkpoint":
+                self.sizes[path] = size
+        return size
+
+    def sample(self):
+        """(bytes in _delta_log, files in it)."""
+        size, count, seen = 0, 0, set()
         try:
-            if entry.is_dir():
-                for sub in os.scandir(entry.path):
-                    size += sub.stat().st_size
-                    count += 1
-                continue
-            size += entry.stat().st_size
+            entries = list(os.scandir(self.log_dir))
         except FileNotFoundError:
-            continue  # removed by log cleanup while listing
-        count += 1
-        name = entry.name
-        if name.endswith(".json") and len(name) == 25 and name[:20].isdigit():
-            latest = max(latest, int(name[:20]))
-    return latest, size, count
+            return size, count
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    for sub in os.scandir(entry.path):
+                        size += self._size(sub.path, sub.name)
+                        seen.add(sub.path)
+                        count += 1
+                    continue
+                size += self._size(entry.path, entry.name)
+            except FileNotFoundError:
+                continue  # removed by log cleanup while listing
+            seen.add(entry.path)
+            count += 1
+        if len(self.sizes) > len(seen):  # forget what log cleanup removed
+            self.sizes = {k: v for k, v in self.sizes.items() if k in seen}
+        return size, count
+
+
+def latest_batch(checkpoint: Path) -> int:
+    """The newest batch id in the query checkpoint's `commits/` (a few
+    hundred files at most: the checkpoint keeps minBatchesToRetain). This
+    job's table is created by batch 0, so it is also the table's version."""
+    latest = -1
+    try:
+        for entry in os.scandir(checkpoint / "commits"):
+            if entry.name.isdigit():
+                latest = max(latest, int(entry.name))
+    except FileNotFoundError:
+        pass
+    return latest
 
 
 def load_average() -> float:
@@ -156,13 +190,21 @@ class Engine:
         self.t0 = time.monotonic()
         self.rows = []  # t, rss_mb, cpu_s, version, log_mb, log_files, load1
         self.rusage = None
+        self.log_state = LogState(self.table / "_delta_log")
+        self.log_every = args.log_interval
+        self.log_next = 0.0
+        self.log_last = (0, 0)
 
     def sample(self, now: float):
         got = proc_sample(self.popen.pid)
         if got is None or self.popen.poll() is not None:
             return False
         rss, cpu = got
-        version, size, count = log_state(self.table / "_delta_log")
+        version = latest_batch(self.dir / "checkpoint")
+        if now >= self.log_next:
+            self.log_last = self.log_state.sample()
+            self.log_next = now + self.log_every
+        size, count = self.log_last
         self.rows.append((now - self.t0, rss / 2**20, cpu, version, size / 2**20, count,
                           load_average()))
         return True
@@ -320,6 +362,8 @@ def main():
     ap.add_argument("--rate", type=float, default=10000, help="rows per second (default 10000)")
     ap.add_argument("--devices", type=int, default=20, help="generator numDevices (default 20)")
     ap.add_argument("--interval", type=float, default=1.0, help="sampling period, s")
+    ap.add_argument("--log-interval", type=float, default=10.0,
+                    help="period of the _delta_log size and file count, s (default 10)")
     ap.add_argument("--window", type=float, default=10.0,
                     help="trailing window of the CPU-per-batch column, s (default 10)")
     ap.add_argument("--table-option", action="append", type=parse_pair, default=[],
