@@ -79,6 +79,32 @@ int64_t CheckpointWorker::not_before_micros() {
   return not_before_micros_;
 }
 
+void CheckpointWorker::AddCommitBytes(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  commit_bytes_total_ += bytes;
+}
+
+int64_t CheckpointWorker::commit_bytes_total() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return commit_bytes_total_;
+}
+
+void CheckpointWorker::RecordCheckpoint(int64_t checkpoint_bytes, int64_t commit_bytes_mark) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (commit_bytes_mark < checkpoint_mark_) return;
+  checkpoint_bytes_ = checkpoint_bytes;
+  checkpoint_mark_ = commit_bytes_mark;
+}
+
+bool CheckpointWorker::CheckpointBytesDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pacing_.bytes_factor <= 0 || checkpoint_mark_ < 0) return true;
+  if (checkpoint_bytes_ <= pacing_.bytes_floor) return true;
+  // Overflow-safe form of (total - mark) * factor >= checkpoint bytes.
+  const int64_t since = commit_bytes_total_ - checkpoint_mark_;
+  return since >= (checkpoint_bytes_ + pacing_.bytes_factor - 1) / pacing_.bytes_factor;
+}
+
 void CheckpointWorker::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {

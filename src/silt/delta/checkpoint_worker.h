@@ -17,6 +17,16 @@
 // is still the handle's last). WaitIdle and the destructor cut the pause
 // short: the waiting task runs at once.
 //
+// Byte pacing (decision 189): the writer reports each commit's bytes and
+// each checkpoint written through the handle reports its own; a due
+// checkpoint is submitted only once the commits since the last one hold at
+// least 1/bytes_factor of that checkpoint's bytes (CheckpointBytesDue;
+// checkpoints up to bytes_floor are not paced). A
+// log keeps its checkpoints as long as its commits (delta.logRetentionDuration),
+// so without this a fast stream's checkpoints, each the whole table state,
+// grew the log by the state's size every few dozen commits; with it they add
+// at most bytes_factor times the bytes of the commits.
+//
 // Thread safety: TrySubmit, Submit, Busy and WaitIdle may be called from any
 // thread; the destructor runs the waiting task and waits for it, so whatever
 // a task references must outlive the worker.
@@ -40,6 +50,12 @@ struct CheckpointPacing {
   // The pause after a task (the (k-1)·t above) is never longer than this,
   // which bounds how far the table's newest checkpoint falls behind.
   int64_t max_pause_micros = 10'000'000;
+  // A checkpoint of S bytes is followed by the next only once the commits
+  // since it hold S / bytes_factor bytes. 0 turns byte pacing off.
+  int64_t bytes_factor = 10;
+  // Checkpoints up to this size are written whenever due: a small table's
+  // checkpoint is mostly its fixed footer and costs little.
+  int64_t bytes_floor = 1 << 20;
 };
 
 class CheckpointWorker {
@@ -67,6 +83,20 @@ class CheckpointWorker {
   // starts; 0 before the first task.
   int64_t not_before_micros();
 
+  // Byte pacing. Adds a commit's bytes to the running total.
+  void AddCommitBytes(int64_t bytes);
+  // The running total of commit bytes, to pass to RecordCheckpoint for a
+  // checkpoint of the version committed last.
+  int64_t commit_bytes_total();
+  // A checkpoint of `checkpoint_bytes` was written for the version at which
+  // the running total was `commit_bytes_mark`. An older checkpoint finishing
+  // after a newer one was recorded is ignored.
+  void RecordCheckpoint(int64_t checkpoint_bytes, int64_t commit_bytes_mark);
+  // True when the commits since the last recorded checkpoint hold at least
+  // 1/bytes_factor of its bytes; true before the first, after one of at most
+  // bytes_floor, and without pacing.
+  bool CheckpointBytesDue();
+
  private:
   void Loop();
   // Starts the thread if needed. REQUIRES: mu_ held.
@@ -85,6 +115,9 @@ class CheckpointWorker {
   int hurry_ = 0;         // callers of WaitIdle / the destructor: no pause
   bool stop_ = false;
   int64_t not_before_micros_ = 0;
+  int64_t commit_bytes_total_ = 0;
+  int64_t checkpoint_bytes_ = 0;  // the last recorded checkpoint's size
+  int64_t checkpoint_mark_ = -1;  // and the commit total at its version
   std::thread thread_;
 };
 

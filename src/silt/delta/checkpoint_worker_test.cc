@@ -184,5 +184,40 @@ TEST_F(PacedCheckpointWorkerTest, PeriodFactorOneRunsTasksBackToBack) {
   EXPECT_EQ(ran_.Get(), (std::vector<int>{1, 2}));
 }
 
+// Decision 189: a due checkpoint waits until the commits since the last one
+// hold 1/bytes_factor of its bytes, counted from the commit total at the
+// checkpoint's version; small checkpoints are not paced.
+TEST(CheckpointWorkerTest, BytePacingWaitsForCommitsWorthATenthOfTheLastCheckpoint) {
+  CheckpointWorker worker(CheckpointPacing{.bytes_factor = 10, .bytes_floor = 1000});
+  EXPECT_TRUE(worker.CheckpointBytesDue());  // none recorded yet
+  worker.AddCommitBytes(500);
+  const int64_t mark = worker.commit_bytes_total();
+  EXPECT_EQ(mark, 500);
+  worker.AddCommitBytes(300);  // committed while the checkpoint was written
+  worker.RecordCheckpoint(5000, mark);
+  // 300 bytes since its version; 500 are needed.
+  EXPECT_FALSE(worker.CheckpointBytesDue());
+  worker.AddCommitBytes(199);
+  EXPECT_FALSE(worker.CheckpointBytesDue());
+  worker.AddCommitBytes(1);
+  EXPECT_TRUE(worker.CheckpointBytesDue());
+  // An older checkpoint that finishes late does not replace the newer one.
+  worker.RecordCheckpoint(100, mark - 1);
+  EXPECT_TRUE(worker.CheckpointBytesDue());
+  worker.RecordCheckpoint(50'000, worker.commit_bytes_total());
+  EXPECT_FALSE(worker.CheckpointBytesDue());
+  worker.RecordCheckpoint(100, mark - 1);
+  EXPECT_FALSE(worker.CheckpointBytesDue());
+  // At or below the floor a checkpoint is written whenever due.
+  worker.RecordCheckpoint(1000, worker.commit_bytes_total());
+  EXPECT_TRUE(worker.CheckpointBytesDue());
+}
+
+TEST(CheckpointWorkerTest, BytePacingOffWritesEveryDueCheckpoint) {
+  CheckpointWorker worker(CheckpointPacing{.bytes_factor = 0, .bytes_floor = 0});
+  worker.RecordCheckpoint(1'000'000, worker.commit_bytes_total());
+  EXPECT_TRUE(worker.CheckpointBytesDue());
+}
+
 }  // namespace
 }  // namespace silt::delta

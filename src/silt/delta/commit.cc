@@ -594,7 +594,8 @@ Result<CommitResult> CommitImpl(DeltaTable* table, SnapshotPtr read_snapshot,
           // A classic checkpoint written in the background since the last
           // commit: drop its files before the next one is due (decision 161).
           committed = table->ElideClassicCheckpointedFiles(std::move(committed));
-          const bool checkpointed = PostCommitAdvanced(table, committed, kept_metadata, version);
+          const bool checkpointed = PostCommitAdvanced(table, committed, kept_metadata, version,
+                                                       static_cast<int64_t>(text.size()));
           if (committed != nullptr && committed->files_elided() && !checkpointed) {
             // The next checkpoint builds on the last one written: without
             // this one, the state must be read whole again.

@@ -2,6 +2,8 @@
 #include <simdjson.h>
 
 #include <condition_variable>
+#include <iterator>
+#include <map>
 #include <mutex>
 
 #include "silt/base/uuid.h"
@@ -124,6 +126,63 @@ TEST(BackgroundCheckpointTest, CommitsDoNotWaitForTheCheckpointAndItHoldsItsVers
     EXPECT_EQ(at->files().size(), static_cast<size_t>(version)) << "version " << version;
     EXPECT_EQ(at->TxnVersion("query"), version - 1) << "version " << version;
   }
+}
+
+// Decision 189: once a background checkpoint is larger than the floor
+// (1 MiB), the next due one is written only when the commits since it hold a
+// tenth of its bytes: each checkpoint after a large one is at the first due
+// version where that holds, so the log's checkpoints stay within ten times
+// its commits' bytes.
+TEST(BackgroundCheckpointTest, LargeCheckpointsWaitForCommitsWorthATenthOfTheirBytes) {
+  auto fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(fs, "/t"));
+  table->set_background_checkpoints(true);
+  CommitRequest create;
+  create.new_metadata = NewTableMetadata();
+  create.new_metadata->configuration = {{"delta.checkpointInterval", "1"}};
+  create.operation = "CREATE TABLE";
+  SnapshotPtr state;
+  ASSERT_OK(CommitAndAdvance(table.get(), &state, create).status());
+  constexpr int64_t kVersions = 100;
+  for (int64_t batch = 0; batch + 1 < kVersions; ++batch) {
+    CommitRequest append = Append("p=x/" + NewUuid() + ".parquet", Txn{"query", batch, 1});
+    for (int i = 0; i < 300; ++i) append.adds.push_back(Add("p=x/" + NewUuid() + ".parquet"));
+    ASSERT_OK(CommitAndAdvance(table.get(), &state, append).status());
+    // Each due checkpoint is written before the next commit (no time
+    // pacing), so only the byte rule skips any.
+    table->WaitForBackgroundCheckpoint();
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<fs::FileInfo> log, fs->ListDir("/t/_delta_log"));
+  std::map<int64_t, int64_t> commit_bytes, checkpoint_bytes;
+  for (const fs::FileInfo& f : log) {
+    const std::string name = f.path.substr(f.path.rfind('/') + 1);
+    if (name.ends_with(".json")) commit_bytes[std::stoll(name.substr(0, 20))] = f.size;
+    if (name.ends_with(".checkpoint.parquet")) {
+      checkpoint_bytes[std::stoll(name.substr(0, 20))] = f.size;
+    }
+  }
+  ASSERT_EQ(commit_bytes.size(), static_cast<size_t>(kVersions));
+  int64_t large = 0, skipped = 0;
+  for (auto it = checkpoint_bytes.begin(); it != checkpoint_bytes.end(); ++it) {
+    const auto [version, bytes] = *it;
+    auto next = std::next(it);
+    const int64_t last = next == checkpoint_bytes.end() ? kVersions - 1 : next->first;
+    int64_t since = 0;
+    for (int64_t v = version + 1; v <= last; ++v) {
+      since += commit_bytes[v];
+      const bool enough = bytes <= (1 << 20) || since * 10 >= bytes;
+      if (v < last) {
+        EXPECT_FALSE(enough) << "version " << v << " was due and not written after " << version;
+      } else if (next != checkpoint_bytes.end()) {
+        EXPECT_TRUE(enough) << "version " << v << " written too soon after " << version;
+      }
+    }
+    if (bytes > (1 << 20)) ++large;
+    if (next != checkpoint_bytes.end()) skipped += next->first - version - 1;
+  }
+  // The table grew past the floor and the rule skipped due versions.
+  EXPECT_GE(large, 2);
+  EXPECT_GT(skipped, 0);
 }
 
 // Regression (issue #23, point 1): a commit that is not UTF-8 would make the

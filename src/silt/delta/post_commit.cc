@@ -28,10 +28,12 @@ int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 // versions, then expired log cleanup.
 // `snapshot` (may be null) is the state at `version` when the committer
 // knows it (CommitAndAdvance), else the state the commit was made on: either
-// spares re-reading the previous checkpoint. Returns false when a checkpoint
-// was due and not written.
+// spares re-reading the previous checkpoint. `commit_bytes_mark` (set on a
+// handle with background checkpoints) is the worker's commit byte total at
+// `version`, recorded with the checkpoint's size for byte pacing. Returns
+// false when a checkpoint was due and not written.
 bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
-                int64_t version) {
+                int64_t version, std::optional<int64_t> commit_bytes_mark) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (!due.ok()) {
     SILT_LOG_WARN("delta", "not checkpointing ", table->path(), " at version ", version, ": ",
@@ -62,6 +64,9 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   }
   SILT_LOG_DEBUG("delta", "wrote checkpoint ", checkpoint->path, " (", checkpoint->num_actions,
                  " actions)");
+  if (commit_bytes_mark) {
+    table->checkpoint_worker()->RecordCheckpoint(checkpoint->size_in_bytes, *commit_bytes_mark);
+  }
 #if defined(__GLIBC__)
   // Encoding the checkpoint allocated and freed buffers of the size of the
   // table state; glibc keeps such memory in its heaps (its mmap threshold
@@ -117,11 +122,14 @@ bool PostCommitInline(DeltaTable* table, const SnapshotPtr& snapshot_hint, const
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (due.ok() && !*due) return true;  // nothing to write: no wait either
   table->WaitForBackgroundCheckpoint();
-  return PostCommit(table, snapshot_hint, metadata, version);
+  std::optional<int64_t> mark;
+  if (table->background_checkpoints()) mark = table->checkpoint_worker()->commit_bytes_total();
+  return PostCommit(table, snapshot_hint, metadata, version, mark);
 }
 
 bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const Metadata& metadata,
-                        int64_t version) {
+                        int64_t version, int64_t commit_bytes) {
+  if (table->background_checkpoints()) table->checkpoint_worker()->AddCommitBytes(commit_bytes);
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (due.ok() && !*due) return true;  // most commits: nothing to write, no wait
   if (!due.ok() || !table->background_checkpoints() || committed == nullptr) {
@@ -152,17 +160,24 @@ bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const M
   } else if (committed->files_elided()) {
     return PostCommitInline(table, committed, metadata, version);
   }
+  // Byte pacing (decision 189): the commits since the last checkpoint are
+  // still too few bytes for another copy of the whole state.
+  CheckpointWorker* worker = table->checkpoint_worker();
+  if (!worker->CheckpointBytesDue()) {
+    SILT_LOG_DEBUG("delta", "checkpoint of ", table->path(), " at version ", version,
+                   " skipped: the commits since the last one hold too few bytes");
+    return true;
+  }
   // A whole state may wait for the running checkpoint and be written after
   // it (decision 162: with several writers, the writer of a due version
   // writes its checkpoint as Spark's does). A state without its
   // checkpointed files builds on the handle's last checkpoint, which the
   // running one is about to replace: it is skipped instead.
-  auto task = [table, committed, metadata, version] {
-    PostCommit(table, committed, metadata, version);
+  auto task = [table, committed, metadata, version, mark = worker->commit_bytes_total()] {
+    PostCommit(table, committed, metadata, version, mark);
   };
-  const bool submitted = committed->files_elided()
-                             ? table->checkpoint_worker()->TrySubmit(std::move(task))
-                             : table->checkpoint_worker()->Submit(std::move(task));
+  const bool submitted = committed->files_elided() ? worker->TrySubmit(std::move(task))
+                                                   : worker->Submit(std::move(task));
   if (!submitted) {
     SILT_LOG_DEBUG("delta", "checkpoint of ", table->path(), " at version ", version,
                    " skipped: the previous one is still being written");

@@ -30,9 +30,12 @@ bool PostCommitInline(DeltaTable* table, const SnapshotPtr& snapshot_hint, const
 // does not drop the checkpoint's files afterwards; else PostCommitInline.
 // The worker shares `committed`, so the writer's next ApplyCommit copies the
 // state once instead of moving it (StartFromSnapshot); nothing else is
-// copied. Returns as PostCommitInline (true when no checkpoint is missing
-// that the writer's state needs).
+// copied. `commit_bytes` is the size of the commit file just written: with
+// background checkpoints a due checkpoint is skipped while the commits since
+// the last one hold too few bytes (CheckpointWorker's byte pacing, decision
+// 189). Returns as PostCommitInline (true when no checkpoint is missing that
+// the writer's state needs).
 bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const Metadata& metadata,
-                        int64_t version);
+                        int64_t version, int64_t commit_bytes);
 
 }  // namespace silt::delta::post_commit_internal
