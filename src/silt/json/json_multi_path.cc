@@ -27,6 +27,7 @@ namespace silt::json {
 namespace {
 
 namespace dom = simdjson::dom;
+using columnar::BitmapBytes;
 using columnar::ColumnPtr;
 using columnar::TypeId;
 using internal::ValueKind;
@@ -44,8 +45,6 @@ bool HasStandIn(std::string_view text) {
   }
   return false;
 }
-
-int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
 
 // The number of set bits of a zero-padded bitmap of `bits` bits.
 int64_t CountSetBits(const uint8_t* bitmap, int64_t bits) {
