@@ -710,6 +710,103 @@ def wait_for(predicate, timeout=30.0, interval=0.005):
 
 
 # --------------------------------------------------------------------------
+# Crash tests: kill -9 a running query at a moment aimed by watching its
+# table and checkpoint directories (test_*crash*.py, test_dead_letter.py)
+
+
+def wait_for_change(proc, probe, deadline, interval=0.002):
+    """Polls `probe()` (every `interval` seconds; 0 polls without pausing)
+    until it differs from its first value or the process exits. True when
+    the change was seen while the process ran."""
+    start = probe()
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        if probe() != start:
+            return True
+        if interval:
+            time.sleep(interval)
+    return False
+
+
+def kill_at_probed_moment(proc, probes, mode, rng, deadline, jitter_s, log_path,
+                          interval=0.002):
+    """Kills `proc` at the moment `mode` names: a key of `probes` (name ->
+    probe function), right after that probe's value changes, or "random", a
+    random instant up to `jitter_s` seconds after the "after offsets" probe
+    changes (bounded by a batch's start, so a fast build still gets its
+    kills in). Returns what to count the kill as: `mode`, or "timeout" when
+    the moment did not come by `deadline`; None when silt exited by itself
+    first (it drained its input), after asserting it exited 0."""
+    if mode == "random":
+        seen = wait_for_change(proc, probes["after offsets"], deadline, interval)
+        time.sleep(rng.uniform(0.0, jitter_s))
+        seen = seen and proc.poll() is None
+    else:
+        seen = wait_for_change(proc, probes[mode], deadline, interval)
+    if proc.poll() is not None:
+        assert proc.returncode == 0, f"silt failed on restart; see {log_path}"
+        return None
+    kill(proc)
+    return mode if seen else "timeout"
+
+
+def kill_after_commit_or_at_random(proc, rng, table, timeout_s, log_path):
+    """Kills `proc`, half the time (by `rng`) right after a new version of
+    `table`'s log appears (aimed between that table's commit and the next
+    table's), otherwise 0.05-0.6 s after the start. Returns "aimed" or
+    "random", or None when silt exited by itself first (it drained the
+    topic), after asserting it exited 0."""
+    started = time.monotonic()
+    aimed = rng.random() < 0.5
+    if aimed:
+        first = Path(table) / "_delta_log"
+        known = set(first.glob("*.json")) if first.exists() else set()
+        while proc.poll() is None and time.monotonic() < started + timeout_s:
+            if first.exists() and set(first.glob("*.json")) - known:
+                break
+    else:
+        end = started + rng.uniform(0.05, 0.6)
+        while proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.002)
+    if proc.poll() is not None:
+        proc.wait()
+        assert proc.returncode == 0, f"silt failed; see {log_path}"
+        return None
+    kill(proc)
+    return "aimed" if aimed else "random"
+
+
+def txn_batches(table, query_id):
+    """batch -> version of each commit carrying the query's txn (each once)."""
+    out = {}
+    for version in log_versions(table):
+        for action in read_commit(table, version):
+            if "txn" in action and action["txn"]["appId"] == query_id:
+                assert action["txn"]["version"] not in out, f"{table}: batch committed twice"
+                out[action["txn"]["version"]] = version
+    return out
+
+
+def newest_batch(table, query_id):
+    """The query's newest batch committed to `table`; -1 for none yet."""
+    try:
+        return max(txn_batches(table, query_id), default=-1)
+    except FileNotFoundError:
+        return -1
+
+
+def landed_between_commits(checkpoint, first, last):
+    """Whether the query has committed a batch to table `first` that table
+    `last` does not hold yet (a kill landed between the two tables'
+    commits); False before the checkpoint names its query."""
+    if not (Path(checkpoint) / "metadata").exists():
+        return False
+    query_id = checkpoint_query_id(checkpoint)
+    return newest_batch(first, query_id) > newest_batch(last, query_id)
+
+
+# --------------------------------------------------------------------------
 # One statement in Spark 4 and in silt (the test_delta4*.py modules)
 
 

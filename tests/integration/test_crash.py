@@ -21,7 +21,7 @@ from helpers import (
     checkpoint_query_id,
     describe,
     json_file_job,
-    kill,
+    kill_at_probed_moment,
     log_versions,
     read_commit,
     read_with_deltalake,
@@ -72,18 +72,6 @@ def committed_without_commit_mark(table, checkpoint):
     return bool(txns) and txns[0] not in checkpoint_batches(checkpoint, "commits")
 
 
-def wait_for_change(proc, probe, deadline):
-    """Polls `probe()` until it differs from its first value or the process
-    exits. Returns True when the change was seen while the process ran."""
-    start = probe()
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        if probe() != start:
-            return True
-    return False
-
-
 def test_kill_9_at_random_moments_never_loses_or_duplicates_a_record(silt_bin, silt, work):
     input_dir = work / "in"
     input_dir.mkdir()
@@ -116,21 +104,13 @@ def test_kill_9_at_random_moments_never_loses_or_duplicates_a_record(silt_bin, s
         while sum(kills.values()) < MAX_KILLS:
             proc = start_silt(silt_bin, "run", job, stdout=subprocess.DEVNULL, stderr=err)
             mode = rng.choices(modes, weights)[0]
-            deadline = time.monotonic() + RUN_TIMEOUT_S
-            if mode == "random":
-                # A random instant within the next batch: bounded by the
-                # batch's start so that a fast build still gets its kills in.
-                seen = wait_for_change(proc, probes["after offsets"], deadline)
-                time.sleep(rng.uniform(0.0, 0.02))
-                seen = seen and proc.poll() is None
-            else:
-                seen = wait_for_change(proc, probes[mode], deadline)
-            if proc.poll() is not None:
-                # The run drained the input before the moment came.
-                assert proc.returncode == 0, f"silt failed on restart; see {stderr_log}"
-                break
-            kill(proc)
-            kills[mode if seen else "timeout"] += 1
+            # Tight polling (interval 0): the moments are milliseconds apart.
+            killed_as = kill_at_probed_moment(proc, probes, mode, rng,
+                                              time.monotonic() + RUN_TIMEOUT_S, 0.02, stderr_log,
+                                              interval=0)
+            if killed_as is None:
+                break  # the run drained the input before the moment came
+            kills[killed_as] += 1
             if committed_without_commit_mark(table, checkpoint):
                 windows["between table commit and commits/N"] += 1
             if sum(kills.values()) >= MIN_KILLS and rng.random() < 0.1:

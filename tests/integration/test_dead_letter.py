@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -31,8 +30,8 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
-from helpers import (checkpoint_query_id, describe, kill, log_versions, read_commit, run_silt,
-                     start_silt, write_job)
+from helpers import (checkpoint_query_id, describe, kill_after_commit_or_at_random,
+                     landed_between_commits, run_silt, start_silt, txn_batches, write_job)
 
 NUM_EVENTS = 8000
 PER_TRIGGER = 20
@@ -113,23 +112,6 @@ def dead_letter_job(work, kafka, topic, main, dead, per_trigger=PER_TRIGGER):
     })
 
 
-def txn_batches(table, query_id):
-    out = {}
-    for version in log_versions(table):
-        for action in read_commit(table, version):
-            if "txn" in action and action["txn"]["appId"] == query_id:
-                assert action["txn"]["version"] not in out, f"{table}: batch committed twice"
-                out[action["txn"]["version"]] = version
-    return out
-
-
-def newest_batch(table, query_id):
-    try:
-        return max(txn_batches(table, query_id), default=-1)
-    except FileNotFoundError:
-        return -1
-
-
 def rows_of(path):
     from deltalake import DeltaTable
     return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
@@ -183,36 +165,19 @@ def test_kill_9_every_record_lands_once_in_the_table_or_the_dead_letters(kafka, 
     rng = random.Random(18)
     kills = Counter()
     between = 0
-    query_id = None
     finished = False
     with open(work / "silt.log", "w") as log:
         while sum(kills.values()) < MAX_KILLS:
             proc = start_silt(silt_bin, "run", job, stdout=log, stderr=log)
-            started = time.monotonic()
-            aimed = rng.random() < 0.5
-            if aimed:
-                # Right after a dead-letter commit, before the main table's.
-                first = dead / "_delta_log"
-                known = set(first.glob("*.json")) if first.exists() else set()
-                while proc.poll() is None and time.monotonic() < started + RUN_TIMEOUT_S:
-                    if first.exists() and set(first.glob("*.json")) - known:
-                        break
-            else:
-                end = started + rng.uniform(0.05, 0.6)
-                while proc.poll() is None and time.monotonic() < end:
-                    time.sleep(0.002)
-            if proc.poll() is not None:
-                proc.wait()
-                assert proc.returncode == 0, f"silt failed; see {work / 'silt.log'}"
+            killed_as = kill_after_commit_or_at_random(proc, rng, dead, RUN_TIMEOUT_S,
+                                                       work / "silt.log")
+            if killed_as is None:
                 if sum(kills.values()) >= MIN_KILLS:
                     finished = True
                     break
                 pytest.fail(f"the topic drained after only {sum(kills.values())} kills")
-            kill(proc)
-            kills["aimed" if aimed else "random"] += 1
-            if query_id is None and (work / "checkpoint" / "metadata").exists():
-                query_id = checkpoint_query_id(work / "checkpoint")
-            if query_id and newest_batch(dead, query_id) > newest_batch(main, query_id):
+            kills[killed_as] += 1
+            if landed_between_commits(work / "checkpoint", dead, main):
                 between += 1
     if not finished:
         proc = run_silt(silt_bin, "run", job, timeout=300)

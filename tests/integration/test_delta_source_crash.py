@@ -23,7 +23,7 @@ from helpers import (
     checkpoint_batches,
     describe,
     json_file_job,
-    kill,
+    kill_at_probed_moment,
     read_with_deltalake,
     read_with_silt,
     start_silt,
@@ -42,17 +42,6 @@ RUN_TIMEOUT_S = 60
 @pytest.fixture(scope="module")
 def minio():
     yield from minio_service.server_fixture()
-
-
-def wait_for_change(proc, probe, deadline):
-    start = probe()
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        if probe() != start:
-            return True
-        time.sleep(0.002)
-    return False
 
 
 def write_inputs(input_dir):
@@ -89,18 +78,11 @@ def crash_until_drained(silt_bin, job_path, probes, seed, log_path, env=None):
             proc = start_silt(silt_bin, "run", job_path, stdout=subprocess.DEVNULL, stderr=err,
                               env=env)
             mode = rng.choice(modes)
-            deadline = time.monotonic() + RUN_TIMEOUT_S
-            if mode == "random":
-                seen = wait_for_change(proc, probes["after offsets"], deadline)
-                time.sleep(rng.uniform(0.0, 0.03))
-                seen = seen and proc.poll() is None
-            else:
-                seen = wait_for_change(proc, probes[mode], deadline)
-            if proc.poll() is not None:
-                assert proc.returncode == 0, f"silt failed on restart; see {log_path}"
+            killed_as = kill_at_probed_moment(proc, probes, mode, rng,
+                                              time.monotonic() + RUN_TIMEOUT_S, 0.03, log_path)
+            if killed_as is None:
                 break
-            kill(proc)
-            kills[mode if seen else "timeout"] += 1
+            kills[killed_as] += 1
     return kills
 
 

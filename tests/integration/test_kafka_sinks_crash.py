@@ -23,8 +23,8 @@ from collections import Counter
 
 import pytest
 
-from helpers import (checkpoint_query_id, describe, kill, log_versions, read_commit, run_silt,
-                     start_silt, write_job)
+from helpers import (checkpoint_query_id, describe, kill_after_commit_or_at_random,
+                     landed_between_commits, run_silt, start_silt, txn_batches, write_job)
 import torture
 
 NUM_EVENTS = torture.scaled(6000)
@@ -45,24 +45,6 @@ def make_events():
     rng = random.Random(1616)
     return [{"id": i, "key": f"k{rng.randrange(KEYS)}", "type": rng.choice("abc"),
              "v": rng.randrange(1000), "seq": i} for i in range(NUM_EVENTS)]
-
-
-def txn_batches(table, query_id):
-    """batch -> version of each commit carrying the query's txn (each once)."""
-    out = {}
-    for version in log_versions(table):
-        for action in read_commit(table, version):
-            if "txn" in action and action["txn"]["appId"] == query_id:
-                assert action["txn"]["version"] not in out, f"{table}: batch committed twice"
-                out[action["txn"]["version"]] = version
-    return out
-
-
-def newest_batch(table, query_id):
-    try:
-        return max(txn_batches(table, query_id), default=-1)
-    except FileNotFoundError:
-        return -1
 
 
 def test_kill_9_routed_and_merged_tables_stay_exact(kafka, silt_bin, work):
@@ -98,7 +80,6 @@ def test_kill_9_routed_and_merged_tables_stay_exact(kafka, silt_bin, work):
     kills = Counter()
     between = 0
     restarts = 0
-    query_id = None
     finished = False
     with open(work / "silt.log", "w") as log:
         while sum(kills.values()) < MAX_KILLS:
@@ -109,32 +90,16 @@ def test_kill_9_routed_and_merged_tables_stay_exact(kafka, silt_bin, work):
                 time.sleep(1.0)
                 kafka.restart()
                 restarts += 1
-            started = time.monotonic()
-            aimed = rng.random() < 0.5
-            if aimed:
-                first = tables["type_a"] / "_delta_log"
-                known = set(first.glob("*.json")) if first.exists() else set()
-                while proc.poll() is None and time.monotonic() < started + RUN_TIMEOUT_S:
-                    if first.exists() and set(first.glob("*.json")) - known:
-                        break
-            else:
-                end = started + rng.uniform(0.05, 0.6)
-                while proc.poll() is None and time.monotonic() < end:
-                    time.sleep(0.002)
-            if proc.poll() is not None:
-                proc.wait()
-                assert proc.returncode == 0, f"silt failed; see {work / 'silt.log'}"
+            killed_as = kill_after_commit_or_at_random(proc, rng, tables["type_a"], RUN_TIMEOUT_S,
+                                                       work / "silt.log")
+            if killed_as is None:
                 if sum(kills.values()) >= MIN_KILLS:
                     finished = True
                     break
                 # Drained before enough kills: nothing left to kill.
                 pytest.fail(f"the topic drained after only {sum(kills.values())} kills")
-            kill(proc)
-            kills["aimed" if aimed else "random"] += 1
-            if query_id is None and (work / "checkpoint" / "metadata").exists():
-                query_id = checkpoint_query_id(work / "checkpoint")
-            if query_id and newest_batch(tables["type_a"], query_id) > newest_batch(
-                    tables["latest"], query_id):
+            kills[killed_as] += 1
+            if landed_between_commits(work / "checkpoint", tables["type_a"], tables["latest"]):
                 between += 1
     if not finished:
         proc = run_silt(silt_bin, "run", job, timeout=300)

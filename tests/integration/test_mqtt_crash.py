@@ -25,8 +25,9 @@ import pytest
 
 import mosquitto_service
 import torture
-from helpers import duckdb_delta_scan, kill, log_versions, start_silt, write_job
-from test_crash import count_entries, wait_for_change
+from helpers import (duckdb_delta_scan, kill, log_versions, start_silt, wait_for_change,
+                     write_job)
+from test_crash import count_entries
 
 pytestmark = pytest.mark.skipif(not mosquitto_service.available(),
                                 reason="mosquitto not installed (scripts/install-build-deps.sh)")
@@ -185,7 +186,7 @@ def test_mqtt_kill_9_and_broker_restarts_keep_every_acknowledged_message_once(
                     time.sleep(rng.uniform(0.05, 1.0))
                     seen = True
                 else:
-                    seen = wait_for_change(proc, probes[mode], deadline)
+                    seen = wait_for_change(proc, probes[mode], deadline, interval=0)
                 assert proc.poll() is None, f"silt exited ({proc.returncode}); see {stderr_log}"
                 kill(proc)
                 proc = None

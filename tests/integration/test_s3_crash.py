@@ -23,8 +23,8 @@ from collections import Counter
 import pytest
 
 import minio_service
-from helpers import describe, json_file_job, kill, read_with_silt, start_silt, write_input_file, \
-    write_job
+from helpers import (describe, json_file_job, kill_at_probed_moment, read_with_silt, start_silt,
+                     wait_for_change, write_input_file, write_job)
 import torture
 
 NUM_FILES = torture.scaled(120)
@@ -40,19 +40,6 @@ RUN_TIMEOUT_S = 60
 @pytest.fixture(scope="module")
 def minio():
     yield from minio_service.server_fixture()
-
-
-def wait_for_change(proc, probe, deadline):
-    """Polls `probe()` until it differs from its first value or the process
-    exits. True when the change was seen while the process ran."""
-    start = probe()
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        if probe() != start:
-            return True
-        time.sleep(0.002)
-    return False
 
 
 def test_kill_9_with_table_and_checkpoint_on_s3_never_loses_or_duplicates(
@@ -96,18 +83,11 @@ def test_kill_9_with_table_and_checkpoint_on_s3_never_loses_or_duplicates(
                 wait_for_change(proc, probes["after offsets"], time.monotonic() + RUN_TIMEOUT_S)
                 minio.restart(down_seconds=2)
                 restarts += 1
-            deadline = time.monotonic() + RUN_TIMEOUT_S
-            if mode == "random":
-                seen = wait_for_change(proc, probes["after offsets"], deadline)
-                time.sleep(rng.uniform(0.0, 0.05))
-                seen = seen and proc.poll() is None
-            else:
-                seen = wait_for_change(proc, probes[mode], deadline)
-            if proc.poll() is not None:
-                assert proc.returncode == 0, f"silt failed on restart; see {stderr_log}"
+            killed_as = kill_at_probed_moment(proc, probes, mode, rng,
+                                              time.monotonic() + RUN_TIMEOUT_S, 0.05, stderr_log)
+            if killed_as is None:
                 break
-            kill(proc)
-            kills[mode if seen else "timeout"] += 1
+            kills[killed_as] += 1
             if sum(kills.values()) >= MIN_KILLS and rng.random() < 0.1:
                 break
     total_kills = sum(kills.values())

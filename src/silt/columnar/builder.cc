@@ -11,8 +11,6 @@ bool HasOffsets(TypeId id) {
          id == TypeId::kMap;
 }
 
-int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
-
 }  // namespace
 
 ColumnBuilder::ColumnBuilder(TypePtr type, MemoryPool* pool) : type_(std::move(type)), pool_(pool) {

@@ -8,8 +8,6 @@ namespace silt::columnar {
 
 namespace {
 
-int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
-
 // A zero-filled buffer of `size` bytes.
 BufferPtr ZeroBuffer(int64_t size) {
   auto buffer = std::make_shared<Buffer>();

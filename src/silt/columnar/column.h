@@ -22,6 +22,10 @@ namespace silt::columnar {
 // The target number of rows per batch between the source and Parquet pages.
 inline constexpr int64_t kTargetBatchRows = 8192;
 
+// The bytes a bitmap of `bits` bits takes (validity bitmaps and BOOLEAN
+// values), the last byte zero-padded.
+inline constexpr int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
+
 inline bool GetBit(const uint8_t* bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 inline void SetBit(uint8_t* bits, int64_t i) {
   bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));

@@ -28,10 +28,8 @@ using columnar::Field;
 using columnar::TypeId;
 using columnar::TypePtr;
 using internal::FieldLookup;
-using internal::Fit;
 using internal::Node;
 using internal::RowResult;
-using internal::ValueKind;
 
 namespace {
 

@@ -20,15 +20,6 @@ namespace silt::json {
 
 namespace dom = simdjson::dom;
 using columnar::ColumnBuilder;
-using columnar::ColumnPtr;
-using columnar::DataType;
-using columnar::Field;
-using columnar::TypeId;
-using columnar::TypePtr;
-using internal::FieldLookup;
-using internal::Fit;
-using internal::Node;
-using internal::RowResult;
 using internal::ValueKind;
 
 namespace {

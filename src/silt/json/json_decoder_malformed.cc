@@ -19,17 +19,10 @@
 namespace silt::json {
 
 namespace dom = simdjson::dom;
-using columnar::ColumnBuilder;
-using columnar::ColumnPtr;
-using columnar::DataType;
-using columnar::Field;
 using columnar::TypeId;
-using columnar::TypePtr;
-using internal::FieldLookup;
 using internal::Fit;
 using internal::Node;
 using internal::RowResult;
-using internal::ValueKind;
 
 void JsonDecoder::Impl::AppendValueJson(std::string_view span, std::string* out) {
   // The span was read whole without an error: it is one value.

@@ -19,14 +19,9 @@
 
 #include "silt/base/result.h"
 #include "silt/columnar/column.h"
+#include "silt/json/capture_cast.h"
 
 namespace silt::json {
-
-// The kinds of a captured scalar (the `kind` field of CapturedType()).
-enum class CapturedKind : int8_t { kInt64 = 1, kUint64 = 2, kDouble = 3, kBool = 4 };
-
-// STRUCT<text: STRING, kind: TINYINT, bits: BIGINT>.
-const columnar::TypePtr& CapturedType();
 
 // The path AddPath() takes for json_tuple's field `key`: the value of the
 // root object's last member named exactly `key` that is not JSON null (a
@@ -34,18 +29,6 @@ const columnar::TypePtr& CapturedType();
 // an object or has no such member (Spark's JsonTuple). Not a get_json_object
 // path: it starts with a control character no path can start with.
 std::string JsonTupleFieldPath(std::string_view key);
-
-// The target type of a fused CAST(get_json_object(x, path) AS type): a
-// captured scalar is converted to it as the path's result is written.
-enum class CaptureCast : int8_t { kNone, kBoolean, kByte, kShort, kInt, kLong, kFloat, kDouble };
-
-// STRUCT<text: STRING, value: the cast's type> (BOOLEAN, TINYINT, ...,
-// DOUBLE), the result of a path added with a cast. REQUIRES: cast != kNone.
-const columnar::TypePtr& CapturedCastType(CaptureCast cast);
-
-// Appends the text get_json_object gives for a captured scalar (Jackson's
-// re-printing: integers verbatim, doubles as Java's Double.toString).
-void AppendCapturedText(CapturedKind kind, int64_t bits, std::string* out);
 
 class JsonMultiPathEvaluator {
  public:

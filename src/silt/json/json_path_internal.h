@@ -5,6 +5,7 @@
 // Thread safety: PathParser is used by one thread; Instr lists are values.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -19,7 +19,7 @@
 
 namespace silt::expr {
 
-inline int64_t BitmapBytes(int64_t bits) { return (bits + 7) / 8; }
+using columnar::BitmapBytes;
 
 // Returns a validity bitmap `a AND b` over `length` bits (either may be null
 // = all valid), and its null count. Null result when both are null.
