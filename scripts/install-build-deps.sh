@@ -19,7 +19,7 @@ PKGS=(
   libsimdjson-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev librdkafka-dev
   libgtest-dev libgmock-dev
-  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
+  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev libdeflate-dev ccache
   libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
   libmosquitto-dev
 )
@@ -33,7 +33,7 @@ PKGS=(
 ARM64_LIBS=(
   libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
   libfmt-dev librdkafka-dev libgtest-dev libgmock-dev
-  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev
+  libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev libdeflate-dev
   libre2-dev libroaring-dev libcpp-httplib-dev libmosquitto-dev
   libsimdjson14 libyaml-cpp0.7 libcctz2
 )

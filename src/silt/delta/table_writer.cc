@@ -1,10 +1,14 @@
 // TableWriter: splits batches by partition tuple and streams each group into
 // its own Parquet file under a Hive-style directory.
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "silt/base/clock.h"
 #include "silt/base/uuid.h"
@@ -18,20 +22,52 @@ namespace silt::delta {
 
 namespace {
 
+// Whether two partition keys hold the same bytes. Keys of up to 16 bytes
+// (dates, small integers, device names) are compared as two overlapping
+// words inline: this runs for every row of every partition column, where a
+// call to memcmp cost more than the comparison.
+inline bool SameKey(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n >= 8 && n <= 16) {
+    uint64_t a0, b0, a1, b1;
+    std::memcpy(&a0, a.data(), 8);
+    std::memcpy(&b0, b.data(), 8);
+    std::memcpy(&a1, a.data() + n - 8, 8);
+    std::memcpy(&b1, b.data() + n - 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    uint32_t a0, b0, a1, b1;
+    std::memcpy(&a0, a.data(), 4);
+    std::memcpy(&b0, b.data(), 4);
+    std::memcpy(&a1, a.data() + n - 4, 4);
+    std::memcpy(&b1, b.data() + n - 4, 4);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  return a == b;
+}
+
 // Dictionary codes of one partition column: 0 for null, 1.. for each
 // distinct value in order of first appearance. Returns the number of codes
 // handed out (nulls included). One typed pass per column; values are
 // compared by their bytes, so no per-row allocation happens, and a row
 // equal to the row before takes its code without a hash lookup (partition
 // values come in runs: one date for a whole batch, a few device types).
+// Every row's code is written, so `codes` is only sized, not zero-filled:
+// the caller keeps it across batches.
 uint32_t PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* codes) {
   const int64_t n = column.length;
-  codes->assign(static_cast<size_t>(n), 0);
+  codes->resize(static_cast<size_t>(n));
+  uint32_t* const out = codes->data();
   const columnar::DataType& type = *column.type;
-  if (type.id() == columnar::TypeId::kNull) return 1;
+  if (type.id() == columnar::TypeId::kNull) {
+    std::fill(out, out + n, 0u);
+    return 1;
+  }
   if (type.id() == columnar::TypeId::kBoolean) {
     for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
-      if (column.IsValid(row_idx)) (*codes)[row_idx] = column.BoolValue(row_idx) ? 2 : 1;
+      out[row_idx] = column.IsValid(row_idx) ? (column.BoolValue(row_idx) ? 2u : 1u) : 0u;
     }
     return 3;
   }
@@ -43,16 +79,19 @@ uint32_t PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* c
   std::string_view last_key;
   uint32_t last_code = 0;  // 0: no valid row seen yet
   for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
-    if (!column.IsValid(row_idx)) continue;
+    if (!column.IsValid(row_idx)) {
+      out[row_idx] = 0;
+      continue;
+    }
     std::string_view key =
         var_width ? column.StringValue(row_idx) : std::string_view(fixed + row_idx * width, width);
-    if (last_code == 0 || key != last_key) {
+    if (last_code == 0 || !SameKey(key, last_key)) {
       auto [it, inserted] =
           dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
       last_key = key;
       last_code = it->second;
     }
-    (*codes)[row_idx] = last_code;
+    out[row_idx] = last_code;
   }
   return static_cast<uint32_t>(dictionary.size() + 1);
 }
@@ -207,39 +246,54 @@ class TableWriterImpl final : public TableWriter {
     if (partition_indices_.empty()) return WriteGroup(PartitionValues(), *data);
 
     // Group rows by partition tuple: combine the per-column codes into a
-    // group id column by column.
+    // group id column by column. The vectors are members, kept across
+    // batches, and every element used is written before it is read.
     const int64_t n = batch.num_rows;
-    std::vector<uint32_t> group(static_cast<size_t>(n), 0);
-    std::vector<uint32_t> codes;
+    std::vector<uint32_t>& group = group_;
+    std::vector<uint32_t>& codes = codes_;
+    std::vector<uint32_t>& dense = dense_;
+    group.resize(static_cast<size_t>(n));
     uint32_t num_groups = 1;
-    std::vector<uint32_t> dense;
+    bool first_column = true;
     for (int idx : partition_indices_) {
       const uint32_t num_codes = PartitionCodes(*batch.column(idx), &codes);
       // Group ids are handed out in order of first appearance either way.
+      // Before the first column every row is in group 0.
       if (static_cast<uint64_t>(num_groups) * num_codes <= kMaxDenseGroupPairs) {
         constexpr uint32_t kUnset = ~uint32_t{0};
         dense.assign(static_cast<size_t>(num_groups) * num_codes, kUnset);
         uint32_t next = 0;
         for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
-          uint32_t& id = dense[static_cast<size_t>(group[row_idx]) * num_codes + codes[row_idx]];
+          const uint32_t previous = first_column ? 0 : group[row_idx];
+          uint32_t& id = dense[static_cast<size_t>(previous) * num_codes + codes[row_idx]];
           if (id == kUnset) id = next++;
           group[row_idx] = id;
         }
         num_groups = next;
+        first_column = false;
         continue;
       }
       std::unordered_map<uint64_t, uint32_t> combined;
       for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
-        uint64_t key = (static_cast<uint64_t>(group[row_idx]) << 32) | codes[row_idx];
+        const uint32_t previous = first_column ? 0 : group[row_idx];
+        uint64_t key = (static_cast<uint64_t>(previous) << 32) | codes[row_idx];
         auto [it, inserted] = combined.try_emplace(key, static_cast<uint32_t>(combined.size()));
         group[row_idx] = it->second;
       }
       num_groups = static_cast<uint32_t>(combined.size());
+      first_column = false;
     }
-    std::vector<std::vector<int64_t>> rows(num_groups);
-    for (int64_t row_idx = 0; row_idx < n; ++row_idx) rows[group[row_idx]].push_back(row_idx);
+    // Each group's row list keeps its capacity for the next batch.
+    if (group_rows_.size() < num_groups) group_rows_.resize(num_groups);
+    for (uint32_t group_idx = 0; group_idx < num_groups; ++group_idx) {
+      group_rows_[group_idx].clear();
+    }
+    for (int64_t row_idx = 0; row_idx < n; ++row_idx) {
+      group_rows_[group[row_idx]].push_back(row_idx);
+    }
 
-    for (const auto& group_rows : rows) {
+    for (uint32_t group_idx = 0; group_idx < num_groups; ++group_idx) {
+      const std::vector<int64_t>& group_rows = group_rows_[group_idx];
       PartitionValues values;
       for (size_t p = 0; p < partition_indices_.size(); ++p) {
         const int idx = partition_indices_[p];
@@ -381,6 +435,12 @@ class TableWriterImpl final : public TableWriter {
   // Abort).
   std::vector<AddFile> finished_;
   std::vector<std::string> written_;
+  // Write()'s per-batch grouping arrays, kept so a batch reuses the
+  // previous one's capacity instead of allocating and zero-filling.
+  std::vector<uint32_t> group_;
+  std::vector<uint32_t> codes_;
+  std::vector<uint32_t> dense_;
+  std::vector<std::vector<int64_t>> group_rows_;
   int64_t file_counter_ = 0;
 };
 

@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "silt/columnar/builder.h"
 #include "silt/columnar/temporal.h"
@@ -167,6 +170,54 @@ TEST_F(TableWriterTest, CommittedRowsScanBackWithPartitionColumns) {
   EXPECT_EQ(snapshot->files().size(), adds.size());
   ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot));
   EXPECT_TRUE(scan->schema()->Equals(*EventSchema()));
+  std::vector<Row> got;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
+    if (batch == nullptr) break;
+    ASSERT_OK(columnar::ValidateBatch(*batch));
+    for (const Row& r : ReadRows(*batch)) got.push_back(r);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected);
+}
+
+// Write() keeps its grouping arrays across batches (decision 188): a
+// batch smaller than the one before, or with fewer partitions, must not see
+// the previous batch's groups or codes.
+TEST_F(TableWriterTest, BatchesThatShrinkAndGrowKeepEveryRowInItsPartition) {
+  const std::vector<std::optional<std::string>> types = {"smart_plug", std::nullopt, "contact",
+                                                         "a-much-longer-device-type-name", "plug"};
+  std::vector<Row> expected;
+  std::vector<columnar::RecordBatchPtr> batches;
+  int serial = 0;
+  for (int batch_rows : {500, 7, 1, 300, 40}) {
+    std::vector<Row> rows;
+    for (int row_idx = 0; row_idx < batch_rows; ++row_idx, ++serial) {
+      // Batch sizes 7 and 1 hold one partition only; the others rotate
+      // through every type (null included) and three dates in runs.
+      const bool single = batch_rows < 10;
+      const auto& type = types[single ? 2 : static_cast<size_t>((serial / 3) % 5)];
+      const int32_t date = single ? kDay2 : kDay1 + (serial / 7) % 3;
+      rows.push_back(Row{"dev-" + std::to_string(serial), type,
+                         serial % 4 == 0 ? std::nullopt : std::optional<double>(serial * 0.5),
+                         date});
+    }
+    expected.insert(expected.end(), rows.begin(), rows.end());
+    batches.push_back(MakeBatch(rows));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<AddFile> adds, WriteAll(batches));
+
+  CommitRequest create;
+  Metadata m;
+  m.schema = EventSchema();
+  m.partition_columns = {"device_type", "event_date"};
+  create.new_metadata = m;
+  create.adds = adds;
+  create.txn = Txn{"query", 0, std::nullopt};
+  ASSERT_OK(Commit(table_.get(), nullptr, create).status());
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
+  ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot));
   std::vector<Row> got;
   while (true) {
     ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());

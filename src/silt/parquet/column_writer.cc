@@ -19,6 +19,7 @@
 #include "silt/parquet/parquet_schema.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_encoder.h"
+#include "silt/parquet/scratch_internal.h"
 #include "silt/parquet/statistics.h"
 
 namespace silt::parquet {
@@ -872,7 +873,7 @@ class TypedColumnWriter final : public ColumnWriter {
   int64_t page_num_rows_ = 0;
   RleEncoder def_levels_{1};
   RleEncoder rep_levels_{1};
-  std::vector<uint32_t> page_indices_;
+  internal::ScratchVector<uint32_t> page_indices_;
   uint32_t page_max_index_ = 0;  // largest of page_indices_
   std::string page_plain_;
 
@@ -899,12 +900,12 @@ class TypedColumnWriter final : public ColumnWriter {
   TypedStatistics<T> file_stats_;
 
   // Scratch reused across slices and pages.
-  std::vector<T> scratch_;
-  std::vector<T> plain_values_;  // DictionaryToPlain
+  internal::ScratchVector<T> scratch_;
+  internal::ScratchVector<T> plain_values_;  // DictionaryToPlain
   RleEncoder index_encoder_;
   std::string levels_;
   std::string body_;
-  std::vector<T> transcode_ints_;
+  internal::ScratchVector<T> transcode_ints_;
   std::vector<std::string_view> transcode_views_;
 };
 

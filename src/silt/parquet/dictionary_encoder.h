@@ -79,9 +79,11 @@ class DictionaryEncoder {
  public:
   DictionaryEncoder() { slots_.assign(kInitialSlots, 0); }
 
-  // Appends the dictionary index of each of `count` values to `indices`,
-  // inserting new values.
-  void Encode(const T* values, int64_t count, std::vector<uint32_t>* indices) {
+  // Appends the dictionary index of each of `count` values to `indices`
+  // (a std::vector<uint32_t>, or the writer's ScratchVector<uint32_t>, whose
+  // resize does not zero what this overwrites), inserting new values.
+  template <typename IndexVector>
+  void Encode(const T* values, int64_t count, IndexVector* indices) {
     const size_t base = indices->size();
     indices->resize(base + static_cast<size_t>(count));
     uint32_t* out = indices->data() + base;

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "silt/parquet/scratch_internal.h"
 
 namespace silt::parquet {
 namespace {
@@ -89,6 +92,29 @@ TEST(DictionaryEncoderTest, StringsOfEveryLengthDifferingInOneByteGetTheirOwnInd
     EXPECT_EQ(indices[views.size() + i], i);
     EXPECT_EQ(dict.entries()[i], views[i]);
   }
+}
+
+TEST(DictionaryEncoderTest, ScratchVectorIndicesMatchStdVectorIndices) {
+  // The column writer encodes into a ScratchVector, whose resize leaves the
+  // new elements unwritten; Encode must still fill every one, including
+  // after earlier contents and after a shrink.
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < 3000; ++i) values.push_back((i * 7919) % 257 - 100);
+  DictionaryEncoder<int64_t> plain_dict;
+  DictionaryEncoder<int64_t> scratch_dict;
+  std::vector<uint32_t> expected;
+  internal::ScratchVector<uint32_t> got;
+  for (int64_t start : {0, 1000, 2999, 500}) {
+    const int64_t count = static_cast<int64_t>(values.size()) - start;
+    plain_dict.Encode(values.data() + start, count, &expected);
+    scratch_dict.Encode(values.data() + start, count, &got);
+    if (start == 2999) {
+      expected.resize(expected.size() / 2);
+      got.resize(got.size() / 2);
+    }
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), expected.begin()));
 }
 
 TEST(BytesInternalTest, EqualAgreesWithStringViewAtEveryLength) {

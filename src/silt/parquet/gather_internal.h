@@ -15,15 +15,16 @@
 #include <vector>
 
 #include "silt/columnar/column.h"
+#include "silt/parquet/scratch_internal.h"
 
 namespace silt::parquet::internal {
 
 template <typename T>
 using GatherFn = const T* (*)(const columnar::Column& column, int64_t offset, int64_t length,
-                              std::vector<T>* scratch, int64_t* count);
+                              ScratchVector<T>* scratch, int64_t* count);
 template <typename T>
 using GatherAtFn = const T* (*)(const columnar::Column& column, const int64_t* rows, int64_t length,
-                                std::vector<T>* scratch, int64_t* count);
+                                ScratchVector<T>* scratch, int64_t* count);
 
 // Row `i` of a slice: offset + i, or rows[i].
 struct RangeRows {
@@ -35,15 +36,20 @@ struct ListedRows {
   int64_t operator[](int64_t i) const { return rows[i]; }
 };
 
+// Room for `length` values. What the scratch held is not kept: growing it
+// copies nothing and (ScratchVector) fills nothing.
 template <typename T>
-T* ScratchFor(std::vector<T>* scratch, int64_t length) {
-  if (static_cast<int64_t>(scratch->size()) < length) scratch->resize(static_cast<size_t>(length));
+T* ScratchFor(ScratchVector<T>* scratch, int64_t length) {
+  if (static_cast<int64_t>(scratch->size()) < length) {
+    scratch->clear();
+    scratch->resize(static_cast<size_t>(length));
+  }
   return scratch->data();
 }
 
 template <typename Src, typename T, bool kHasNulls, typename Rows>
 const T* GatherFixedRows(const columnar::Column& column, Rows rows, int64_t length,
-                         std::vector<T>* scratch, int64_t* count) {
+                         ScratchVector<T>* scratch, int64_t* count) {
   const Src* src = column.raw_values<Src>();
   T* dst = ScratchFor(scratch, length);
   if constexpr (kHasNulls) {
@@ -65,7 +71,7 @@ const T* GatherFixedRows(const columnar::Column& column, Rows rows, int64_t leng
 
 template <typename Src, typename T, bool kHasNulls>
 const T* GatherFixed(const columnar::Column& column, int64_t offset, int64_t length,
-                     std::vector<T>* scratch, int64_t* count) {
+                     ScratchVector<T>* scratch, int64_t* count) {
   if constexpr (!kHasNulls && std::is_same_v<Src, T>) {
     *count = length;
     return column.raw_values<Src>() + offset;
@@ -75,13 +81,13 @@ const T* GatherFixed(const columnar::Column& column, int64_t offset, int64_t len
 
 template <typename Src, typename T, bool kHasNulls>
 const T* GatherFixedAt(const columnar::Column& column, const int64_t* rows, int64_t length,
-                       std::vector<T>* scratch, int64_t* count) {
+                       ScratchVector<T>* scratch, int64_t* count) {
   return GatherFixedRows<Src, T, kHasNulls>(column, ListedRows{rows}, length, scratch, count);
 }
 
 template <bool kHasNulls, typename Rows>
 const uint8_t* GatherBoolsRows(const columnar::Column& column, Rows rows, int64_t length,
-                               std::vector<uint8_t>* scratch, int64_t* count) {
+                               ScratchVector<uint8_t>* scratch, int64_t* count) {
   uint8_t* dst = ScratchFor(scratch, length);
   const uint8_t* bits = column.values->data();
   int64_t k = 0;
@@ -102,19 +108,20 @@ const uint8_t* GatherBoolsRows(const columnar::Column& column, Rows rows, int64_
 
 template <bool kHasNulls>
 const uint8_t* GatherBools(const columnar::Column& column, int64_t offset, int64_t length,
-                           std::vector<uint8_t>* scratch, int64_t* count) {
+                           ScratchVector<uint8_t>* scratch, int64_t* count) {
   return GatherBoolsRows<kHasNulls>(column, RangeRows{offset}, length, scratch, count);
 }
 
 template <bool kHasNulls>
 const uint8_t* GatherBoolsAt(const columnar::Column& column, const int64_t* rows, int64_t length,
-                             std::vector<uint8_t>* scratch, int64_t* count) {
+                             ScratchVector<uint8_t>* scratch, int64_t* count) {
   return GatherBoolsRows<kHasNulls>(column, ListedRows{rows}, length, scratch, count);
 }
 
 template <bool kHasNulls, typename Rows>
 const std::string_view* GatherStringsRows(const columnar::Column& column, Rows rows, int64_t length,
-                                          std::vector<std::string_view>* scratch, int64_t* count) {
+                                          ScratchVector<std::string_view>* scratch,
+                                          int64_t* count) {
   std::string_view* dst = ScratchFor(scratch, length);
   const int32_t* offs = column.offsets();
   const char* data = column.data ? reinterpret_cast<const char*>(column.data->data()) : "";
@@ -139,14 +146,14 @@ const std::string_view* GatherStringsRows(const columnar::Column& column, Rows r
 
 template <bool kHasNulls>
 const std::string_view* GatherStrings(const columnar::Column& column, int64_t offset,
-                                      int64_t length, std::vector<std::string_view>* scratch,
+                                      int64_t length, ScratchVector<std::string_view>* scratch,
                                       int64_t* count) {
   return GatherStringsRows<kHasNulls>(column, RangeRows{offset}, length, scratch, count);
 }
 
 template <bool kHasNulls>
 const std::string_view* GatherStringsAt(const columnar::Column& column, const int64_t* rows,
-                                        int64_t length, std::vector<std::string_view>* scratch,
+                                        int64_t length, ScratchVector<std::string_view>* scratch,
                                         int64_t* count) {
   return GatherStringsRows<kHasNulls>(column, ListedRows{rows}, length, scratch, count);
 }

@@ -1,6 +1,6 @@
 #include "silt/parquet/page_reader.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,8 +25,7 @@ Status UnsupportedLevelEncoding(Encoding encoding) {
 // never a wrong value.
 Status CheckPageCrc(const PageHeader& header, std::string_view body) {
   if (!header.crc) return Status::OK();
-  const auto crc = static_cast<uint32_t>(
-      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  const uint32_t crc = libdeflate_crc32(0, body.data(), body.size());
   if (crc != static_cast<uint32_t>(*header.crc)) {
     return Status::Corruption("page checksum mismatch (header says ",
                               static_cast<uint32_t>(*header.crc), ", the page has ", crc, ")");

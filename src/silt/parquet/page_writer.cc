@@ -1,6 +1,6 @@
 #include "silt/parquet/page_writer.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <cstdint>
 #include <limits>
@@ -23,11 +23,13 @@ Status AppendPage(const PageParts& parts, Compressor* compressor, bool checksum,
   header->uncompressed_page_size = static_cast<int32_t>(levels.size() + body_size);
   header->compressed_page_size = static_cast<int32_t>(levels.size() + compressed.size());
   if (checksum) {
-    uLong crc =
-        crc32(0L, reinterpret_cast<const Bytef*>(levels.data()), static_cast<uInt>(levels.size()));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(compressed.data()),
-                static_cast<uInt>(compressed.size()));
-    header->crc = static_cast<int32_t>(static_cast<uint32_t>(crc));
+    // libdeflate's CRC-32 (the same gzip polynomial as zlib's crc32) folds
+    // with carry-less multiplication on x86-64 and the CRC32 instructions
+    // on arm64: about 0.3 instructions per byte against zlib 1.2.13's 3.9
+    // (decision 188).
+    uint32_t crc = libdeflate_crc32(0, levels.data(), levels.size());
+    crc = libdeflate_crc32(crc, compressed.data(), compressed.size());
+    header->crc = static_cast<int32_t>(crc);
   }
   thrift::CompactWriter w(out);
   header->Write(&w);

@@ -104,14 +104,15 @@ Result<ColumnPtr> ExpandConstant(const Column& constant, int64_t num_rows) {
     case columnar::TypeId::kBinary: {
       std::string_view value = constant.StringValue(0);
       auto offsets = std::make_shared<Buffer>();
-      offsets->Resize((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
+      // Every offset and byte is written below: no zero-fill first.
+      offsets->ResizeUninitialized((num_rows + 1) * static_cast<int64_t>(sizeof(int32_t)));
       auto data = std::make_shared<Buffer>();
       int64_t total = static_cast<int64_t>(value.size()) * num_rows;
       if (total > std::numeric_limits<int32_t>::max()) {
         return Status::ResourceExhausted("Repeating a ", value.size(), "-byte constant over ",
                                          num_rows, " rows exceeds the 2 GiB string column limit");
       }
-      data->Resize(total);
+      data->ResizeUninitialized(total);
       int32_t* off = offsets->mutable_data_as<int32_t>();
       uint8_t* bytes = data->mutable_data();
       for (int64_t row = 0; row < num_rows; ++row) {
@@ -128,7 +129,7 @@ Result<ColumnPtr> ExpandConstant(const Column& constant, int64_t num_rows) {
   int width = type.byte_width();
   if (width > 0) {
     auto values = std::make_shared<Buffer>();
-    values->Resize(num_rows * width);
+    values->ResizeUninitialized(num_rows * width);
     const uint8_t* src = constant.values->data();
     uint8_t* dst = values->mutable_data();
     for (int64_t row = 0; row < num_rows; ++row) {
