@@ -21,7 +21,7 @@ PKGS=(
   libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev ccache
   libre2-dev libcctz-dev librocksdb-dev libroaring-dev tzdata libcpp-httplib-dev
-  libmosquitto-dev libmimalloc-dev
+  libmosquitto-dev
 )
 # The libraries silt links, installed again for arm64 by --arm64: the -dev
 # packages that are Multi-Arch: same (co-installable with the amd64 ones).
@@ -34,7 +34,7 @@ ARM64_LIBS=(
   libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
   libfmt-dev librdkafka-dev libgtest-dev libgmock-dev
   libcurl4-openssl-dev libssl-dev libbrotli-dev libxxhash-dev
-  libre2-dev libroaring-dev libcpp-httplib-dev libmosquitto-dev libmimalloc-dev
+  libre2-dev libroaring-dev libcpp-httplib-dev libmosquitto-dev
   libsimdjson14 libyaml-cpp0.7 libcctz2
 )
 arm64=0

@@ -18,8 +18,8 @@
 #include "silt/cli/build_info.h"
 #include "silt/cli/command.h"
 
-#if defined(SILT_MIMALLOC)
-#include <mimalloc.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
 #endif
 
 namespace {
@@ -36,19 +36,25 @@ void PrintError(const std::string& message) {
   fmt::print(stderr, "silt: error: {}\n", message);
 }
 
-// Start-up settings of the allocator the build linked (decision 187).
+// glibc malloc's start-up settings (decision 187). By default a block freed
+// above the mmap threshold raises that threshold to its size (up to 32 MiB)
+// and the trim threshold to twice that, and the top of a heap is handed back
+// to the OS whenever more than the trim threshold is free there: each batch
+// of a query (tens of MB of record, column and page buffers, freed at its
+// end) was mmapped or trimmed and then faulted in again by the next one.
+// Fixed thresholds keep such buffers in the heap (setting one also stops the
+// dynamic adjustment), and the top pad grows the main heap in 8 MiB steps
+// instead of one system call per block. Memory still goes back to the OS
+// where it went before: malloc_trim(0) after each Delta checkpoint and
+// compaction (decisions 57, 170), and blocks of 32 MiB and more are still
+// mmapped and unmapped on free. When GLIBC_TUNABLES is set, the user's
+// settings are left alone.
 void ConfigureAllocator() {
-#if defined(SILT_MIMALLOC)
-  // mimalloc hands pages that stay free for decommit_delay back to the OS
-  // (25 ms by default). A query frees most of a batch's memory at the end of
-  // the batch and allocates as much again for the next one a few hundred ms
-  // later, so at 25 ms every batch faulted its pages in anew: on workload A
-  // 2.4x glibc's page faults. After 1 s the pages of a busy query are reused
-  // and an idle one (a trigger interval of seconds) still shrinks. The
-  // MIMALLOC_DECOMMIT_DELAY environment variable, when set, wins.
-  if (std::getenv("MIMALLOC_DECOMMIT_DELAY") == nullptr) {
-    mi_option_set(mi_option_decommit_delay, 1000);
-  }
+#if defined(__GLIBC__)
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 8 << 20);
 #endif
 }
 
