@@ -113,10 +113,11 @@ def test_restart_between_batches_gives_the_uninterrupted_table(silt, work):
 
 
 def test_kill_9_at_random_moments_gives_the_uninterrupted_table(silt, silt_bin, work):
-    # 300 one-file batches, so that a kill lands in every phase of a batch:
-    # reading, the state commit, the table commit, commits/N.
+    # 600 one-file batches, so that a kill lands in every phase of a batch:
+    # reading, the state commit, the table commit, commits/N (300 ran out
+    # before the 40th kill once the binary got faster).
     batches = [[("d%d" % (k % 7), float(k), 13 * b + k % 13) for k in range(40)]
-               for b in range(300)]
+               for b in range(600)]
     write_batches(work / "in", batches)
     whole = work / "whole"
     whole.mkdir()
