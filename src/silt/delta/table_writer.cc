@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "silt/base/clock.h"
+#include "silt/base/short_bytes.h"
 #include "silt/base/uuid.h"
 #include "silt/delta/column_mapping.h"
 #include "silt/delta/partition_utils.h"
@@ -21,32 +22,6 @@
 namespace silt::delta {
 
 namespace {
-
-// Whether two partition keys hold the same bytes. Keys of up to 16 bytes
-// (dates, small integers, device names) are compared as two overlapping
-// words inline: this runs for every row of every partition column, where a
-// call to memcmp cost more than the comparison.
-inline bool SameKey(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n >= 8 && n <= 16) {
-    uint64_t a0, b0, a1, b1;
-    std::memcpy(&a0, a.data(), 8);
-    std::memcpy(&b0, b.data(), 8);
-    std::memcpy(&a1, a.data() + n - 8, 8);
-    std::memcpy(&b1, b.data() + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  if (n >= 4 && n < 8) {
-    uint32_t a0, b0, a1, b1;
-    std::memcpy(&a0, a.data(), 4);
-    std::memcpy(&b0, b.data(), 4);
-    std::memcpy(&a1, a.data() + n - 4, 4);
-    std::memcpy(&b1, b.data() + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  return a == b;
-}
 
 // Dictionary codes of one partition column: 0 for null, 1.. for each
 // distinct value in order of first appearance. Returns the number of codes
@@ -85,7 +60,7 @@ uint32_t PartitionCodes(const columnar::Column& column, std::vector<uint32_t>* c
     }
     std::string_view key =
         var_width ? column.StringValue(row_idx) : std::string_view(fixed + row_idx * width, width);
-    if (last_code == 0 || !SameKey(key, last_key)) {
+    if (last_code == 0 || !short_bytes::Equal(key, last_key)) {
       auto [it, inserted] =
           dictionary.try_emplace(key, static_cast<uint32_t>(dictionary.size() + 1));
       last_key = key;

@@ -96,6 +96,17 @@ class TableWriterTest : public ::testing::Test {
     return writer->Finish();
   }
 
+  // Every row of `snapshot`, each batch validated, in scan order.
+  void ScanAll(const SnapshotPtr& snapshot, std::vector<Row>* rows) {
+    ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot));
+    while (true) {
+      ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
+      if (batch == nullptr) break;
+      ASSERT_OK(columnar::ValidateBatch(*batch));
+      for (const Row& r : ReadRows(*batch)) rows->push_back(r);
+    }
+  }
+
   fs::FileSystemPtr fs_;
   std::unique_ptr<DeltaTable> table_;
 };
@@ -171,12 +182,7 @@ TEST_F(TableWriterTest, CommittedRowsScanBackWithPartitionColumns) {
   ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot));
   EXPECT_TRUE(scan->schema()->Equals(*EventSchema()));
   std::vector<Row> got;
-  while (true) {
-    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
-    if (batch == nullptr) break;
-    ASSERT_OK(columnar::ValidateBatch(*batch));
-    for (const Row& r : ReadRows(*batch)) got.push_back(r);
-  }
+  ASSERT_NO_FATAL_FAILURE(ScanAll(snapshot, &got));
   std::sort(expected.begin(), expected.end());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, expected);
@@ -217,14 +223,8 @@ TEST_F(TableWriterTest, BatchesThatShrinkAndGrowKeepEveryRowInItsPartition) {
   create.txn = Txn{"query", 0, std::nullopt};
   ASSERT_OK(Commit(table_.get(), nullptr, create).status());
   ASSERT_OK_AND_ASSIGN(SnapshotPtr snapshot, table_->LatestSnapshot());
-  ASSERT_OK_AND_ASSIGN(auto scan, TableScan::Make(fs_, table_->path(), snapshot));
   std::vector<Row> got;
-  while (true) {
-    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr batch, scan->Next());
-    if (batch == nullptr) break;
-    ASSERT_OK(columnar::ValidateBatch(*batch));
-    for (const Row& r : ReadRows(*batch)) got.push_back(r);
-  }
+  ASSERT_NO_FATAL_FAILURE(ScanAll(snapshot, &got));
   std::sort(expected.begin(), expected.end());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, expected);

@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "silt/parquet/bytes_internal.h"
+#include "silt/base/short_bytes.h"
 
 namespace silt::parquet {
 
@@ -66,7 +66,7 @@ inline uint64_t Hash(const T& v) {
 template <typename T>
 inline bool BitEqual(const T& a, const T& b) {
   if constexpr (std::is_same_v<T, std::string_view>) {
-    return bytes_internal::Equal(a, b);
+    return short_bytes::Equal(a, b);
   } else {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
   }

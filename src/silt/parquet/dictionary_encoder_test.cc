@@ -125,15 +125,15 @@ TEST(BytesInternalTest, EqualAgreesWithStringViewAtEveryLength) {
     for (size_t pos = 0; pos <= len; ++pos) {
       std::string b = a;
       if (pos < len) b[pos] = 'r';
-      EXPECT_EQ(bytes_internal::Equal(a, b), a == b) << len << " " << pos;
+      EXPECT_EQ(short_bytes::Equal(a, b), a == b) << len << " " << pos;
       bool decided = false;
-      const bool equal = bytes_internal::ShortEqual(a, b, &decided);
+      const bool equal = short_bytes::ShortEqual(a, b, &decided);
       EXPECT_EQ(decided, len <= 16) << len;
       if (decided) {
         EXPECT_EQ(equal, a == b) << len << " " << pos;
       }
     }
-    EXPECT_FALSE(bytes_internal::Equal(a, a + "q"));
+    EXPECT_FALSE(short_bytes::Equal(a, a + "q"));
   }
 }
 

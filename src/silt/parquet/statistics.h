@@ -28,7 +28,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "silt/parquet/bytes_internal.h"
+#include "silt/base/short_bytes.h"
 #include "silt/parquet/parquet_metadata.h"
 
 namespace silt::parquet {
@@ -81,7 +81,7 @@ void TypedStatistics<T>::Update(const T* values, int64_t count) {
       // told equal inline (ids and states repeat in runs), long ones of
       // equal length go on to the comparisons.
       bool decided;
-      if (bytes_internal::ShortEqual(values[i], values[i - 1], &decided)) continue;
+      if (short_bytes::ShortEqual(values[i], values[i - 1], &decided)) continue;
       const int vs_lo = values[i].compare(lo);
       if (vs_lo < 0) {
         lo = values[i];

@@ -1,5 +1,6 @@
-// Inline equality of short byte strings for the Parquet writer's per-value
-// loops (dictionary lookups, statistics): up to 16 bytes are compared as
+// Inline equality of short byte strings for per-value loops (the Parquet
+// writer's dictionary lookups and statistics, the Delta table writer's
+// partition keys): up to 16 bytes are compared as
 // two overlapping words, never read past either end, where a call to
 // memcmp costs more than the test itself.
 //
@@ -10,7 +11,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace silt::parquet::bytes_internal {
+namespace silt::short_bytes {
 
 // Whether a == b, answered inline (*decided = true) unless both are longer
 // than 16 bytes and of equal length: then returns false with
@@ -52,4 +53,4 @@ inline bool Equal(std::string_view a, std::string_view b) {
   return decided ? equal : std::memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-}  // namespace silt::parquet::bytes_internal
+}  // namespace silt::short_bytes
