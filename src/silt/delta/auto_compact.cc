@@ -70,16 +70,24 @@ void AutoCompactor::Wait() {
   if (thread_.joinable()) thread_.join();
 }
 
-void AutoCompactor::OnCommit() {
+void AutoCompactor::OnCommit(SnapshotPtr latest) {
   ++commits_since_last_;
   if (commits_since_last_ < options_.every_n_commits || running_.load()) return;
+  // A state that has not seen this compactor's last commit would select the
+  // files it removed (a Conflict, and a rewrite thrown away); the writer
+  // reads that commit before its next one (CommitAndAdvance leaves its
+  // state behind when another writer committed in between).
+  if (latest != nullptr &&
+      (latest->files_elided() || latest->version() < last_commit_version_.load())) {
+    return;
+  }
   if (thread_.joinable()) thread_.join();  // the previous one has finished
   commits_since_last_ = 0;
   running_.store(true);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this, latest = std::move(latest)]() mutable { Run(std::move(latest)); });
 }
 
-void AutoCompactor::Run() {
+void AutoCompactor::Run(SnapshotPtr latest) {
   if (table_ == nullptr) {
     Result<std::unique_ptr<DeltaTable>> table = DeltaTable::Open(fs_, table_path_);
     if (!table.ok()) {
@@ -89,18 +97,26 @@ void AutoCompactor::Run() {
     }
     table_ = std::move(*table);
   }
-  Result<SnapshotPtr> snapshot =
-      snapshot_ ? table_->Update(std::move(snapshot_)) : table_->LatestSnapshot();
-  snapshot_.reset();
-  if (!snapshot.ok()) {
-    SILT_LOG_WARN("autoCompact", "cannot read ", table_path_,
-                  " (the stream continues): ", snapshot.status().message());
-    running_.store(false);
-    return;
+  // The writer's state, shared and read-only (decision 192); else this
+  // compactor's own, brought up to date.
+  SnapshotPtr state = std::move(latest);
+  if (state != nullptr) {
+    snapshot_.reset();
+  } else {
+    Result<SnapshotPtr> snapshot =
+        snapshot_ ? table_->Update(std::move(snapshot_)) : table_->LatestSnapshot();
+    snapshot_.reset();
+    if (!snapshot.ok()) {
+      SILT_LOG_WARN("autoCompact", "cannot read ", table_path_,
+                    " (the stream continues): ", snapshot.status().message());
+      running_.store(false);
+      return;
+    }
+    snapshot_ = *snapshot;
+    state = snapshot_;
   }
-  snapshot_ = *snapshot;
   OptimizeOptions optimize;
-  optimize.snapshot = snapshot_;
+  optimize.snapshot = state;
   optimize.target_file_bytes = options_.max_file_bytes;
   optimize.row_group_bytes = options_.row_group_bytes;
   optimize.min_input_files = 2;
@@ -114,8 +130,13 @@ void AutoCompactor::Run() {
                   " failed (the stream continues): ", result.status().message());
   } else if (result->version >= 0) {
     selector_.Compacted(result->added_files);
+    last_commit_version_.store(result->version);
     compactions_.fetch_add(1);
   }
+  // Nothing of the writer's state outlives the run: the writer's next
+  // commit then advances it without copying its file lists.
+  optimize.snapshot.reset();
+  state.reset();
 #if defined(__GLIBC__)
   // The compaction decoded its input and encoded its output in this
   // thread's malloc arena; glibc keeps freed memory there (and raises its

@@ -92,9 +92,15 @@ class AutoCompactSelector {
 // compaction runs at a time; commits that arrive meanwhile only count
 // towards the next one. Failures (a Conflict with another compaction, I/O
 // errors) are logged as warnings: the writer is never stopped by them.
-// Between runs it keeps its snapshot and brings it up to date from the
-// commits since (DeltaTable::Update), so a run reads the new commits, not
-// the table's checkpoint.
+//
+// Which state a run selects from (decision 192): a writer that keeps the
+// table's state in memory (the streaming sink) passes it to OnCommit, and
+// the run reads that immutable snapshot, shared, for as long as it lasts:
+// the process then holds one copy of the live files and remove tombstones,
+// not two (the tombstones grow with the table's age: ~2 per batch, kept 7
+// days). Without one, the compactor keeps its own snapshot between runs and
+// brings it up to date from the commits since (DeltaTable::Update), so a run
+// reads the new commits, not the table's checkpoint.
 class AutoCompactor {
  public:
   AutoCompactor(fs::FileSystemPtr fs, std::string table_path, AutoCompactOptions options);
@@ -103,15 +109,20 @@ class AutoCompactor {
   AutoCompactor(const AutoCompactor&) = delete;
   AutoCompactor& operator=(const AutoCompactor&) = delete;
 
-  // Called after each commit; may start a compaction.
-  void OnCommit();
+  // Called after each commit; may start a compaction. `latest`, when given,
+  // is the caller's state of the table after that commit (a writer's
+  // CommitAndAdvance snapshot, not files_elided): the run selects from it
+  // and holds it only while it runs. A state older than this compactor's
+  // last commit (the writer has not read that commit yet) starts nothing:
+  // the next commit tries again.
+  void OnCommit(SnapshotPtr latest = nullptr);
   // Compactions that committed a version so far.
   int64_t compactions() const { return compactions_.load(); }
   // Waits for a running compaction (tests).
   void Wait();
 
  private:
-  void Run();
+  void Run(SnapshotPtr latest);
 
   fs::FileSystemPtr fs_;
   std::string table_path_;
@@ -119,7 +130,11 @@ class AutoCompactor {
   int64_t commits_since_last_ = 0;
   // Used by the background thread only (one run at a time).
   std::unique_ptr<DeltaTable> table_;
+  // Kept between runs only for callers that pass no state to OnCommit.
   SnapshotPtr snapshot_;
+  // The version of this compactor's last compaction commit (-1: none yet);
+  // written by the background thread, read by OnCommit.
+  std::atomic<int64_t> last_commit_version_{-1};
   AutoCompactSelector selector_;
   std::thread thread_;
   std::atomic<bool> running_{false};

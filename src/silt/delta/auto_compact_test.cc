@@ -125,6 +125,54 @@ TEST(AutoCompactorTest, CompactedFilesWaitForTheirOwnGeneration) {
   EXPECT_EQ(Rows(fs, table.get()), 10);
 }
 
+// A writer that passes its state (decision 192): the run selects from it,
+// holds it only while it runs, and a state that has not seen the
+// compactor's last commit starts nothing until a current one arrives.
+TEST(AutoCompactorTest, SelectsFromTheWritersStateAndLetsItGo) {
+  fs::FileSystemPtr fs = fs::MakeMemoryFileSystem();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeltaTable> table, DeltaTable::Open(fs, "/t"));
+  auto schema = DataType::Struct({Field{"id", DataType::Long()}});
+  AutoCompactOptions options;
+  options.every_n_commits = 1;
+  options.min_num_files = 3;
+  AutoCompactor compactor(fs, "/t", options);
+  int64_t id = 0;
+  SnapshotPtr state;
+  auto commit = [&] {
+    Append(fs, table.get(), schema, id++);
+    ASSERT_OK_AND_ASSIGN(state, table->LatestSnapshot());
+    compactor.OnCommit(state);
+    compactor.Wait();
+  };
+  for (int i = 0; i < 3; ++i) commit();
+  EXPECT_EQ(compactor.compactions(), 1);
+  // The run has let go of the writer's state: only `state` holds it.
+  EXPECT_EQ(state.use_count(), 1);
+  ASSERT_EQ(LivePaths(table.get()).size(), 1u);
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr compacted, table->LatestSnapshot());
+
+  // Three new files, but the state passed is from before the compaction's
+  // commit: it would select the removed files, so nothing starts.
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr stale, table->SnapshotAt(compacted->version() - 1));
+  ASSERT_EQ(stale->files().size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    Append(fs, table.get(), schema, id++);
+    compactor.OnCommit(stale);
+    compactor.Wait();
+  }
+  EXPECT_EQ(compactor.compactions(), 1);
+  EXPECT_EQ(LivePaths(table.get()).size(), 4u);
+  // A current state: the three new files are compacted, the first output
+  // (generation 1) is left alone.
+  ASSERT_OK_AND_ASSIGN(state, table->LatestSnapshot());
+  compactor.OnCommit(state);
+  compactor.Wait();
+  EXPECT_EQ(compactor.compactions(), 2);
+  EXPECT_EQ(LivePaths(table.get()).size(), 2u);
+  EXPECT_EQ(state.use_count(), 1);
+  EXPECT_EQ(Rows(fs, table.get()), 6);
+}
+
 // A compaction writes row groups of at most AutoCompactOptions::
 // row_group_bytes (decision 170: what it holds encoded before a flush), not
 // OPTIMIZE's 32 MB; the rows are the same.

@@ -53,8 +53,8 @@ class Snapshot {
   int64_t elided_since() const { return elided_since_; }
   // The number of live files, elided ones included.
   int64_t num_files() const { return elided_files_ + static_cast<int64_t>(files_.size()); }
-  // This snapshot with only `files` live (a subset of files(), any order):
-  // lets a TableScan read chosen files, e.g. one compaction bin.
+  // This snapshot with only `files` live (a subset of files(), any order) and
+  // no tombstones (decision 192): a TableScan of chosen files, e.g. one bin.
   std::shared_ptr<const Snapshot> WithFiles(std::vector<AddFile> files) const;
   // As WithFiles, scanned with `schema` instead of the table's (the change
   // data feed reads _change_data files, which add _change_type).
@@ -81,8 +81,8 @@ class Snapshot {
 
  private:
   friend class DeltaTable;
-  // WithFiles (table.cc) copies every member but files_ by name: a member
-  // added here must be added there too.
+  // WithFiles (table.cc) copies every member but files_ and tombstones_ by
+  // name: a member added here must be added there too.
   int64_t version_ = -1;
   int64_t timestamp_ms_ = 0;
   Protocol protocol_;

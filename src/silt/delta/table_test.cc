@@ -186,6 +186,15 @@ TEST_F(DeltaTableTest, UpdateAppliesOnlyNewCommitsAndEqualsAFullReplay) {
   EXPECT_EQ(Paths(*v3_snapshot), (std::vector<std::string>{"p=x/a.parquet", "p=x/b.parquet"}));
   ASSERT_EQ(v3_snapshot->tombstones().size(), 1u);
   EXPECT_EQ(v3_snapshot->tombstones()[0].path, "p=y/c.parquet");
+
+  // A scan's view of chosen files carries no tombstones (decision 192); the
+  // state it came from keeps its own.
+  SnapshotPtr one = v3_snapshot->WithFiles({v3_snapshot->files()[1]});
+  EXPECT_EQ(Paths(*one), (std::vector<std::string>{"p=x/b.parquet"}));
+  EXPECT_EQ(one->version(), 3);
+  EXPECT_EQ(one->TxnVersion("app1"), 1);
+  EXPECT_TRUE(one->tombstones().empty());
+  EXPECT_EQ(v3_snapshot->tombstones().size(), 1u);
 }
 
 // The per-batch update of a streaming writer looks up only the files the

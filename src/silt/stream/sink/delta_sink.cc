@@ -470,7 +470,9 @@ Result<SinkBatchResult> DeltaSink::Commit() {
     return result;
   }
   result.table_version = committed->version;
-  if (auto_compactor_ != nullptr) auto_compactor_->OnCommit();
+  // The compactor selects from this state (shared) instead of keeping its
+  // own copy of the table's files and tombstones (decision 192).
+  if (auto_compactor_ != nullptr) auto_compactor_->OnCommit(snapshot_);
   result.rows_written = rows_;
   return result;
 }
