@@ -135,3 +135,43 @@ def test_incremental_classic_checkpoints_read_by_spark_delta_rs_duckdb(silt, spa
     expected = sorted(list(range(25 * PARTITIONS)) + [1_000_000 + n for n in range(4)])
     for ids in ids_all_readers(silt, spark, table):
         assert ids == expected
+
+
+def test_staged_adds_read_by_spark_delta_rs_duckdb(silt, spark, work):
+    """Decision 190: once a writer's state holds kClassicStageAdds (2,048)
+    files added since its last checkpoint, they are encoded as a row group
+    of add rows and dropped from the state; the next checkpoint copies that
+    group. With a checkpoint every 16 versions and 150 files a batch,
+    checkpoint 16 freezes 2,048 of its 2,550 adds, version 30 stages the
+    2,100 files of versions 17..30, and checkpoint 32 is [frozen 2,048]
+    [staged 2,100][tail: 502 + 300][protocol, metaData, txn]."""
+    table = work / "table"
+    log = table / "_delta_log"
+    inbox = work / "in"
+    inbox.mkdir()
+    for n in range(33):
+        write_input_file(inbox / f"part-{n:04d}.json",
+                         [json.dumps({"id": i, "k": i % PARTITIONS})
+                          for i in range(n * PARTITIONS, (n + 1) * PARTITIONS)])
+    job = json_file_job("staged", inbox, table, work / "checkpoint", SCHEMA,
+                        max_files_per_trigger=1, partition_by=["k"])
+    job["sink"]["options"] = {"delta.checkpointInterval": 16}
+    result = silt("run", write_job(work / "job.yaml", job), timeout=600)
+    assert result.returncode == 0, result.stderr
+
+    live = live_files(table)
+    checkpoints = sorted(int(p.name[:20]) for p in log.glob("*.checkpoint.parquet"))
+    assert checkpoints == [16, 32]
+    for version in checkpoints:
+        assert checkpoint_paths(log / f"{version:020d}.checkpoint.parquet") == live[version]
+    meta = pq.ParquetFile(log / f"{32:020d}.checkpoint.parquet").metadata
+    add_groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups - 1)]
+    assert add_groups == [2048, 14 * PARTITIONS, 17 * PARTITIONS - 2048 + 2 * PARTITIONS]
+    rows16, bytes16 = first_row_group_bytes(log / f"{16:020d}.checkpoint.parquet")
+    rows32, bytes32 = first_row_group_bytes(log / f"{32:020d}.checkpoint.parquet")
+    assert rows16 == 2048 and bytes32 == bytes16
+
+    drop_commits_before(log, 32)
+    expected = list(range(33 * PARTITIONS))
+    for ids in ids_all_readers(silt, spark, table):
+        assert ids == expected

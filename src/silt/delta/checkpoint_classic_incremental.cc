@@ -10,6 +10,7 @@
 
 #include "silt/base/logging.h"
 #include "silt/columnar/builder.h"
+#include "silt/delta/checkpoint_worker.h"
 #include "silt/delta/checkpoint_writer_internal.h"
 #include "silt/delta/table_properties.h"
 #include "silt/fs/page_cache.h"
@@ -177,10 +178,23 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
     prev = std::move(opened);
   }
 
+  // The previous plan's staged adds (decision 190), copied as frozen groups
+  // after the previous checkpoint's.
+  std::vector<OpenParquet> staged;
+  if (prev) {
+    for (const std::string& staged_file : previous->staged_files) {
+      SILT_ASSIGN_OR_RETURN_CTX(OpenParquet opened,
+                                OpenWithFooter(previous->staged_fs.get(), staged_file),
+                                "building the checkpoint at version ", version);
+      staged.push_back(std::move(opened));
+    }
+  }
+
   // The adds to encode: the previous tail and the files since (elided), or
   // every live file (whole state).
   std::vector<const AddFile*> pending;
-  const int64_t prior_frozen_adds = prev ? previous->num_frozen_adds : 0;
+  const int64_t prior_frozen_adds =
+      prev ? previous->num_frozen_adds + previous->num_staged_adds : 0;
   if (prev) {
     pending.reserve(previous->tail.size() + snapshot.files().size());
     for (const AddFile& add : previous->tail) pending.push_back(&add);
@@ -253,6 +267,12 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
     plan->num_frozen_groups = previous->num_frozen_groups;
     plan->num_frozen_adds = previous->num_frozen_adds;
   }
+  for (OpenParquet& part : staged) {
+    if (!st.ok()) break;
+    st = append_all(&part);
+    plan->num_frozen_groups += part.meta.row_groups.size();
+  }
+  if (prev) plan->num_frozen_adds += previous->num_staged_adds;
   if (st.ok() && frozen) {
     st = append_all(&*frozen);
     plan->num_frozen_groups += frozen->meta.row_groups.size();
@@ -279,6 +299,7 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
   plan->tail.reserve(pending.size() - num_freeze);
   for (size_t i = num_freeze; i < pending.size(); ++i) plan->tail.push_back(*pending[i]);
   plan->state_elided_since = snapshot.elided_since();
+  plan->schema = schema;
   plan->state_paths.reserve(snapshot.files().size());
   for (const AddFile& add : snapshot.files()) plan->state_paths.push_back(add.path);
   if (num_rows != head_info.num_actions + snapshot.num_files()) {
@@ -306,40 +327,94 @@ void DeltaTable::set_classic_checkpoint_plan(std::shared_ptr<ClassicCheckpointPl
 
 SnapshotPtr DeltaTable::ElideClassicCheckpointedFiles(SnapshotPtr snapshot) const {
   if (!elide_checkpointed_files_ || snapshot == nullptr) return snapshot;
+  // `state` without its files, to be set: `state` itself when this is its
+  // only reference, created non-const by replay (nobody observes it being
+  // emptied), else a copy of everything but the files (no tombstones to
+  // copy).
+  auto without_files = [](SnapshotPtr state) {
+    const int64_t elided_since = state->elided_since_;
+    const int64_t elided_files = state->elided_files_;
+    std::shared_ptr<Snapshot> out;
+    if (state.use_count() == 1) {
+      out = std::const_pointer_cast<Snapshot>(std::move(state));
+    } else {
+      out = std::const_pointer_cast<Snapshot>(state->WithFiles({}));
+    }
+    out->elided_since_ = elided_since;
+    out->elided_files_ = elided_files;
+    return out;
+  };
   const std::shared_ptr<ClassicCheckpointPlan> plan = classic_checkpoint_plan();
   if (plan == nullptr || plan->version > snapshot->version() ||
-      plan->version <= snapshot->elided_since() || plan->table_id != snapshot->metadata().id ||
-      !snapshot->tombstones().empty() || plan->state_elided_since != snapshot->elided_since()) {
+      plan->version < snapshot->elided_since() || plan->table_id != snapshot->metadata().id ||
+      !snapshot->tombstones().empty()) {
     return snapshot;
   }
-  const int64_t total = snapshot->num_files();
-  // The files the state holds that the checkpoint does not: those added
-  // after plan->version (blind appends since, none removed). Both lists are
-  // sorted by path.
-  std::vector<AddFile> since;
-  const std::vector<std::string>& held = plan->state_paths;
-  size_t j = 0;
+  if (plan->version > snapshot->elided_since()) {
+    if (plan->state_elided_since != snapshot->elided_since()) return snapshot;
+    const int64_t total = snapshot->num_files();
+    // The files the state holds that the checkpoint does not: those added
+    // after plan->version (blind appends since, none removed). Both lists are
+    // sorted by path.
+    std::vector<AddFile> since;
+    const std::vector<std::string>& held = plan->state_paths;
+    size_t j = 0;
+    for (const AddFile& add : snapshot->files_) {
+      while (j < held.size() && held[j] < add.path) ++j;
+      if (j < held.size() && held[j] == add.path) continue;
+      since.push_back(add);
+    }
+    if (snapshot->files_.size() - since.size() != held.size()) {
+      return snapshot;  // not the state the checkpoint was written from
+    }
+    std::shared_ptr<Snapshot> elided = without_files(std::move(snapshot));
+    elided->elided_files_ = total - static_cast<int64_t>(since.size());
+    elided->elided_since_ = plan->version;
+    elided->files_ = std::move(since);
+    snapshot = std::move(elided);
+  }
+
+  // Staging (decision 190): the state holds as many files since the
+  // checkpoint as a frozen group, and the plan describes exactly the files
+  // it elides. Only while no checkpoint waits or runs: that one reads the
+  // plan, and was given a state whose elided files the plan must still match.
+  if (static_cast<int64_t>(snapshot->files_.size()) < kClassicStageAdds ||
+      snapshot->elided_files_ !=
+          plan->num_frozen_adds + static_cast<int64_t>(plan->tail.size()) + plan->num_staged_adds ||
+      plan->schema == nullptr) {
+    return snapshot;
+  }
+  if (checkpoint_worker_ != nullptr && checkpoint_worker_->Busy()) return snapshot;
   for (const AddFile& add : snapshot->files_) {
-    while (j < held.size() && held[j] < add.path) ++j;
-    if (j < held.size() && held[j] == add.path) continue;
-    since.push_back(add);
+    if (add.deletion_vector) return snapshot;
   }
-  if (snapshot->files_.size() - since.size() != held.size()) {
-    return snapshot;  // not the state the checkpoint was written from
+  if (plan->staged_fs == nullptr) plan->staged_fs = fs::MakeMemoryFileSystem();
+  const std::string staged_file =
+      "/staged-" + std::to_string(plan->staged_files.size()) + ".parquet";
+  std::vector<const AddFile*> adds;
+  adds.reserve(snapshot->files_.size());
+  for (const AddFile& add : snapshot->files_) adds.push_back(&add);
+  Status st =
+      WriteAddRows(plan->staged_fs.get(), staged_file, plan->schema, adds, plan->write_stats);
+  if (!st.ok()) {
+    // The files stay in the state; the next checkpoint encodes them.
+    SILT_LOG_WARN("delta", "staging ", adds.size(), " adds of ", path_, " since version ",
+                  plan->version, " failed: ", st.ToString());
+    plan->staged_fs->DeleteFile(staged_file).IgnoreError("a partly written memory file");
+    return snapshot;
   }
-  std::shared_ptr<Snapshot> elided;
-  if (snapshot.use_count() == 1) {
-    // The only reference, created non-const by replay: nobody observes it
-    // being emptied.
-    elided = std::const_pointer_cast<Snapshot>(std::move(snapshot));
-  } else {
-    // Shared: a copy of everything but the files (no tombstones to copy).
-    elided = std::const_pointer_cast<Snapshot>(snapshot->WithFiles({}));
+  const int64_t num_staged = static_cast<int64_t>(adds.size());
+  adds.clear();
+  {
+    std::lock_guard<std::mutex> lock(sidecar_plan_mu_);
+    plan->staged_files.push_back(staged_file);
+    plan->num_staged_adds += num_staged;
   }
-  elided->elided_files_ = total - static_cast<int64_t>(since.size());
-  elided->elided_since_ = plan->version;
-  elided->files_ = std::move(since);
-  return elided;
+  std::shared_ptr<Snapshot> staged = without_files(std::move(snapshot));
+  staged->elided_files_ += num_staged;
+  staged->files_.clear();
+  staged->files_.shrink_to_fit();
+  return staged;
 }
 
 }  // namespace silt::delta

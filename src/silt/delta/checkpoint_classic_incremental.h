@@ -24,6 +24,16 @@
 // as decision 135 does for V2 checkpoints), so the writer holds only the
 // files added since plus the tail.
 //
+// Staged adds (decision 190): a streaming writer's checkpoints are paced by
+// bytes (decision 189), so the commits between two of them grow with the
+// table and so would the files its state holds. Once the state holds
+// kClassicStageAdds files added since the last checkpoint, and no
+// checkpoint is waiting or running through the handle, those files are
+// encoded as add rows (a row group in memory, a seventh of their size as
+// AddFile structs) into the plan and dropped from the state; the next
+// checkpoint copies the staged row groups after the frozen ones, as frozen
+// groups themselves.
+//
 // Thread safety: one checkpoint per handle at a time (the commit path
 // writes these inline).
 #pragma once
@@ -33,14 +43,19 @@
 #include <vector>
 
 #include "silt/base/result.h"
+#include "silt/columnar/types.h"
 #include "silt/delta/actions.h"
 #include "silt/delta/checkpoint_writer.h"
 #include "silt/delta/table.h"
+#include "silt/fs/file_system.h"
 
 namespace silt::delta {
 
 // Adds in the tail group before they are frozen into their own row group.
 constexpr int64_t kClassicTailAdds = 2'048;
+// Files added since the last checkpoint a writer's state holds before they
+// are staged (see above).
+constexpr int64_t kClassicStageAdds = kClassicTailAdds;
 
 // What the last incremental classic checkpoint written through a handle
 // holds (see above).
@@ -60,6 +75,15 @@ struct ClassicCheckpointPlan {
   // the files the checkpoint holds (DeltaTable::ElideClassicCheckpointedFiles).
   std::vector<std::string> state_paths;
   int64_t state_elided_since = -1;
+  // Adds since `version` the writer's state no longer holds (decision 190):
+  // Parquet files of add rows in `staged_fs` (memory), in the checkpoint
+  // schema `schema` (this checkpoint's, read back), in staging order.
+  // Appended to only on the writer's thread while no checkpoint is waiting
+  // or running through the handle, the only other reader.
+  columnar::SchemaPtr schema;
+  fs::FileSystemPtr staged_fs;
+  std::vector<std::string> staged_files;
+  int64_t num_staged_adds = 0;
 };
 
 // True when the writer's checkpoint of `snapshot` through `table` takes the
@@ -81,10 +105,9 @@ Result<CheckpointInfo> WriteWriterCheckpoint(DeltaTable* table, const Snapshot& 
 // in `table`. A whole state (not files_elided) is encoded whole; a state
 // without its checkpointed files needs the handle's plan at
 // snapshot.elided_since() and that checkpoint file unchanged (same size and
-// row groups), and copies its frozen groups. Errors: Internal when the state
-// is elided and the plan or the file does not match (the caller reads the
-// state whole again); as WriteCheckpoint otherwise; Corruption / IOError
-// reading the previous checkpoint.
+// row groups), and copies its frozen groups and the plan's staged ones. Errors: Internal when the
+// state is elided and the plan or the file does not match (the caller reads the state whole again);
+// as WriteCheckpoint otherwise; Corruption / IOError reading the previous checkpoint.
 Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
                                                          const Snapshot& snapshot, int64_t now_ms);
 

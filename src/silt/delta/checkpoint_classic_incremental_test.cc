@@ -227,6 +227,48 @@ TEST_F(ClassicIncrementalTest, BackgroundCheckpointsAreDroppedByTheNextCommit) {
   EXPECT_GT(plan->num_frozen_groups, 0u);
 }
 
+// Decision 190: with many files between two checkpoints (byte pacing,
+// decision 189, makes that gap grow with the table), the writer's state
+// holds fewer than kClassicStageAdds of them; the rest are staged as
+// encoded add rows and copied into the next checkpoint.
+TEST_F(ClassicIncrementalTest, FilesBetweenCheckpointsAreStagedNotHeld) {
+  // 1,000 files a batch, a checkpoint every 4: 3,000 files would be held
+  // before each checkpoint.
+  constexpr int kFiles = 1'000;
+  for (bool background : {false, true}) {
+    SCOPED_TRACE(background ? "background" : "inline");
+    table_->set_background_checkpoints(background);
+    int64_t most_held = 0;
+    int64_t most_staged = 0;
+    for (int b = 0; b < 4 * kInterval; ++b) {
+      ASSERT_OK(Append(kFiles));
+      ASSERT_NE(state_, nullptr);
+      table_->WaitForBackgroundCheckpoint();
+      EXPECT_EQ(state_->num_files(), next_);
+      // The writer's state is whole until the first checkpoint.
+      if (state_->version() <= kInterval) continue;
+      most_held = std::max<int64_t>(most_held, static_cast<int64_t>(state_->files().size()));
+      auto plan = table_->classic_checkpoint_plan();
+      ASSERT_NE(plan, nullptr);
+      most_staged = std::max(most_staged, plan->num_staged_adds);
+      if (state_->version() % kInterval == 0) ExpectSameAsFull(state_->version());
+    }
+    // Staged once the third batch since a checkpoint is in: 2,000 <
+    // kClassicStageAdds <= 3,000.
+    EXPECT_LE(most_held, 2 * kFiles);
+    EXPECT_GE(most_staged, 3 * kFiles);
+  }
+  // A reader with only the last checkpoint and the commits after it.
+  const int64_t last_cp = table_->classic_checkpoint_plan()->version;
+  for (int64_t v = 0; v < last_cp; ++v) {
+    ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(v)));
+  }
+  auto fresh = DeltaTable::Open(fs_, "/t").ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(SnapshotPtr read, fresh->LatestSnapshot());
+  EXPECT_EQ(static_cast<int64_t>(read->files().size()), next_);
+  EXPECT_EQ(read->TxnVersion("q"), batch_ - 1);
+}
+
 // A state someone else still holds (the background checkpoint's task, a
 // reader) is copied without its files, never emptied under its holder.
 TEST_F(ClassicIncrementalTest, ElidingASharedStateLeavesItWhole) {
