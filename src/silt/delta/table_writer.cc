@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "silt/base/clock.h"
@@ -267,20 +268,43 @@ class TableWriterImpl final : public TableWriter {
       group_rows_[group[row_idx]].push_back(row_idx);
     }
 
+    if (made_dirs_.size() > kMaxMadeDirs) made_dirs_.clear();
+    std::vector<PartitionValues> group_values(num_groups);
+    std::vector<std::string> new_dirs;
     for (uint32_t group_idx = 0; group_idx < num_groups; ++group_idx) {
-      const std::vector<int64_t>& group_rows = group_rows_[group_idx];
-      PartitionValues values;
+      const int64_t first_row = group_rows_[group_idx].front();
+      PartitionValues& values = group_values[group_idx];
       for (size_t p = 0; p < partition_indices_.size(); ++p) {
         const int idx = partition_indices_[p];
         values.emplace_back(partition_names_[p],
-                            SerializePartitionValue(*batch.column(idx), group_rows.front()));
+                            SerializePartitionValue(*batch.column(idx), first_row));
         SILT_RETURN_NOT_OK(
-            CheckPartitionPathValue(values.back().first, values.back().second, group_rows.front()));
+            CheckPartitionPathValue(values.back().first, values.back().second, first_row));
       }
+      // Column-mapped tables put files under random directories instead.
+      if (column_mapping_) continue;
+      std::string dir = PartitionDirectory(values);
+      if (open_.contains(dir) || made_dirs_.contains(dir)) continue;
+      SILT_ASSIGN_OR_RETURN_CTX(std::string physical,
+                                CheckInsideTable(table_path_, fs::JoinPath(table_path_, dir)),
+                                "writing a data file of Delta table ", table_path_);
+      new_dirs.push_back(std::move(physical));
+      made_dirs_.insert(std::move(dir));
+    }
+    // The batch's partition directories are made before its files, all in
+    // one call: the local file system then syncs each parent directory once
+    // rather than once per new partition (a batch of events spanning days
+    // adds a date directory per day under each device type's).
+    if (!new_dirs.empty()) {
+      SILT_RETURN_NOT_OK_CTX(fs_->CreateDirs(new_dirs),
+                             "creating the partition directories of Delta table ", table_path_);
+    }
+    for (uint32_t group_idx = 0; group_idx < num_groups; ++group_idx) {
+      const std::vector<int64_t>& group_rows = group_rows_[group_idx];
       // A partition's rows go to its file by their indices, not copied
       // into a batch of their own first.
-      SILT_RETURN_NOT_OK(
-          WriteGroup(std::move(values), *data, num_groups == 1 ? nullptr : &group_rows));
+      SILT_RETURN_NOT_OK(WriteGroup(std::move(group_values[group_idx]), *data,
+                                    num_groups == 1 ? nullptr : &group_rows));
     }
     return Status::OK();
   }
@@ -361,9 +385,13 @@ class TableWriterImpl final : public TableWriter {
           CheckInsideTable(table_path_, fs::JoinPath(table_path_, file.relative_path)),
           "writing a data file of Delta table ", table_path_);
       file.partition_values = std::move(values);
+      // Written in place: no reader looks for a data file before a commit
+      // names it, and the name is new (a UUID), so the temp file and rename
+      // of an atomic write would only cost a directory update each.
       SILT_ASSIGN_OR_RETURN_CTX(file.writer,
-                                parquet::ParquetFileWriter::Open(fs_.get(), file.physical_path,
-                                                                 data_schema_, options_.parquet),
+                                parquet::ParquetFileWriter::Open(
+                                    fs_.get(), file.physical_path, data_schema_, options_.parquet,
+                                    parquet::ParquetFileWriter::Publish::kInPlace),
                                 "writing a data file of Delta table ", table_path_);
       it = open_.emplace(dir, std::move(file)).first;
     }
@@ -416,6 +444,12 @@ class TableWriterImpl final : public TableWriter {
   std::vector<uint32_t> codes_;
   std::vector<uint32_t> dense_;
   std::vector<std::vector<int64_t>> group_rows_;
+  // Partition directories this writer has made sure exist (CreateDirs), so
+  // a stream's later batches in the same partitions skip the call. Cleared
+  // past kMaxMadeDirs entries; a directory deleted meanwhile (an empty one
+  // by vacuum) is made again when its file is created.
+  static constexpr size_t kMaxMadeDirs = 4096;
+  std::unordered_set<std::string> made_dirs_;
   int64_t file_counter_ = 0;
 };
 

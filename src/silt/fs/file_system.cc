@@ -75,6 +75,11 @@ Status FileSystem::DeleteFiles(const std::vector<std::string>& paths) {
   return Status::OK();
 }
 
+Status FileSystem::CreateDirs(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) SILT_RETURN_NOT_OK(CreateDir(path));
+  return Status::OK();
+}
+
 Result<FileSystemPtr> FileSystemForPath(const std::string& path_or_uri) {
   std::string_view scheme = internal::Scheme(path_or_uri);
   if (scheme.empty() || EqualsIgnoreCase(scheme, "file")) {

@@ -99,6 +99,20 @@ class FileSystem {
   // Close(). Replaces any existing file at `path`.
   virtual Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) = 0;
 
+  // OpenForWrite for a new file that no reader looks for by its name until
+  // the writer names it somewhere else (a Delta data file, which readers
+  // find only in a commit written after Close): the file may be written in
+  // place, under `path` itself. Close() makes it durable (its bytes and its
+  // directory entry) as OpenForWrite's does, but until then a listing of
+  // the directory may show it partial, and a crash may leave it so; Abort()
+  // deletes it. REQUIRES: nothing exists at `path` (the local file system
+  // refuses to replace a file: IOError). The default, for stores whose
+  // objects appear only complete (S3, memory) and for wrappers, is
+  // OpenForWrite.
+  virtual Result<std::unique_ptr<WritableFile>> OpenForWriteInPlace(const std::string& path) {
+    return OpenForWrite(path);
+  }
+
   virtual Result<FileInfo> GetFileInfo(const std::string& path) = 0;
   // True when a file (or, locally, a directory) exists at `path`.
   virtual Result<bool> Exists(const std::string& path);
@@ -128,6 +142,13 @@ class FileSystem {
   virtual Status DeleteFiles(const std::vector<std::string>& paths);
   // Creates a directory and its parents (no-op on object stores).
   virtual Status CreateDir(const std::string& path) = 0;
+  // CreateDir for each of `paths`, where a store can do it for less than one
+  // call each: the local file system creates every missing directory first
+  // and then syncs each of their parents once (a batch's new partition
+  // directories mostly share a parent) instead of once per directory. When
+  // it returns OK, every directory exists and its entry is durable. The
+  // default calls CreateDir for each path.
+  virtual Status CreateDirs(const std::vector<std::string>& paths);
   // Deletes a directory tree (tests, vacuum of empty dirs). A missing
   // directory is not an error: object stores have no empty directories.
   virtual Status DeleteDirRecursive(const std::string& path) = 0;
@@ -157,6 +178,9 @@ class ForwardingFileSystem : public FileSystem {
   Result<std::unique_ptr<WritableFile>> OpenForWrite(const std::string& path) override {
     return target_->OpenForWrite(path);
   }
+  // OpenForWriteInPlace is not forwarded: the default calls this object's
+  // OpenForWrite, so a double that overrides OpenForWrite (to drop unsynced
+  // data, to fail) sees data files too.
   Result<FileInfo> GetFileInfo(const std::string& path) override {
     return target_->GetFileInfo(path);
   }
@@ -175,6 +199,8 @@ class ForwardingFileSystem : public FileSystem {
     return target_->DeleteFiles(paths);
   }
   Status CreateDir(const std::string& path) override { return target_->CreateDir(path); }
+  // CreateDirs is not forwarded either: the default calls this object's
+  // CreateDir.
   Status DeleteDirRecursive(const std::string& path) override {
     return target_->DeleteDirRecursive(path);
   }

@@ -9,7 +9,8 @@
 // fsync'd after publishing so the new entry survives a power loss. Readers
 // therefore never see a partial file, and a crash leaves at most an orphaned
 // temp file, which listings skip. PutIfAbsentUnsynced publishes the same way
-// and skips both fsyncs.
+// and skips both fsyncs. OpenForWriteInPlace writes the file under its own
+// name (no temp, no rename) and syncs it and its directory at Close.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -111,10 +112,16 @@ Status SyncDir(std::string_view dir) {
 
 // mkdir -p that also fsyncs the parent of each directory it creates, so a
 // table's new "_delta_log" directory survives a power loss with its files.
-Status MakeDirs(const std::string& dir) {
+// With `unsynced_parents`, those parents are appended there instead, for the
+// caller to sync (CreateDirs: once each, after creating all its directories).
+Status MakeDirs(const std::string& dir, std::vector<std::string>* unsynced_parents = nullptr) {
   if (dir.empty() || dir == "/") return Status::OK();
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (::mkdir(dir.c_str(), 0777) == 0) return SyncDir(DirName(dir));
+    if (::mkdir(dir.c_str(), 0777) == 0) {
+      if (unsynced_parents == nullptr) return SyncDir(DirName(dir));
+      unsynced_parents->emplace_back(DirName(dir));
+      return Status::OK();
+    }
     int err = errno;
     if (err == EEXIST) {
       struct stat st;
@@ -122,7 +129,7 @@ Status MakeDirs(const std::string& dir) {
       return PosixWriteError("create directory", dir, ENOTDIR);
     }
     if (err != ENOENT || attempt > 0) return PosixWriteError("create directory", dir, err);
-    SILT_RETURN_NOT_OK(MakeDirs(std::string(DirName(dir))));
+    SILT_RETURN_NOT_OK(MakeDirs(std::string(DirName(dir)), unsynced_parents));
   }
   return Status::OK();
 }
@@ -163,6 +170,24 @@ Result<std::unique_ptr<TempFile>> CreateTempFile(const std::string& path) {
     }
   }
   return Status::IOError("Cannot create a temp file next to '", path, "'");
+}
+
+// Creates `path` itself for writing in place (OpenForWriteInPlace),
+// creating missing parent directories; refuses to replace a file.
+Result<std::unique_ptr<TempFile>> CreateInPlace(const std::string& path) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      auto file = std::make_unique<TempFile>();
+      file->fd.Adopt(fd);
+      file->path = path;
+      return file;
+    }
+    int err = errno;
+    if (err != ENOENT || attempt > 0) return PosixWriteError("create", path, err);
+    SILT_RETURN_NOT_OK(MakeDirs(std::string(DirName(path))));
+  }
+  return Status::IOError("Cannot create '", path, "'");
 }
 
 Status WriteAll(int fd, std::string_view data, std::string_view path) {
@@ -280,10 +305,16 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   std::string path_;
 };
 
+// Writes a temp file that Close() renames to `local_path`, or, when the
+// temp's path is `local_path` itself (OpenForWriteInPlace), the file in
+// place: then Close() has nothing to rename, and the directory's fsync
+// after the file's finds the new entry already written on file systems
+// that sync a new file's entry with it (ext4), where a rename would have
+// changed the directory again.
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::unique_ptr<TempFile> temp, std::string local_path)
-      : temp_(std::move(temp)), path_(std::move(local_path)) {}
+      : temp_(std::move(temp)), path_(std::move(local_path)), in_place_(temp_->path == path_) {}
 
   ~PosixWritableFile() override {
     if (!done_) Abort().IgnoreError("a writer destroyed without Close() discards its file");
@@ -309,7 +340,7 @@ class PosixWritableFile final : public WritableFile {
     if (st.ok() && ::fsync(temp_->fd.get()) != 0) st = PosixError("sync", path_, errno);
     Status close_st = temp_->fd.Close(path_);
     if (st.ok()) st = close_st;
-    if (st.ok() && ::rename(temp_->path.c_str(), path_.c_str()) != 0) {
+    if (st.ok() && !in_place_ && ::rename(temp_->path.c_str(), path_.c_str()) != 0) {
       st = PosixWriteError("replace", path_, errno);
     }
     if (!st.ok()) {
@@ -345,6 +376,7 @@ class PosixWritableFile final : public WritableFile {
 
   std::unique_ptr<TempFile> temp_;
   std::string path_;
+  bool in_place_;
   std::string buffer_;
   int64_t bytes_written_ = 0;
   bool done_ = false;
@@ -450,6 +482,13 @@ class LocalFileSystem final : public FileSystem {
         std::make_unique<PosixWritableFile>(std::move(temp), std::move(local)));
   }
 
+  Result<std::unique_ptr<WritableFile>> OpenForWriteInPlace(const std::string& path) override {
+    SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
+    SILT_ASSIGN_OR_RETURN(std::unique_ptr<TempFile> file, CreateInPlace(local));
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<PosixWritableFile>(std::move(file), std::move(local)));
+  }
+
   Result<FileInfo> GetFileInfo(const std::string& path) override {
     SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
     SILT_ASSIGN_OR_RETURN(struct stat st, Stat(local, path));
@@ -492,6 +531,18 @@ class LocalFileSystem final : public FileSystem {
   Status CreateDir(const std::string& path) override {
     SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
     return MakeDirs(local);
+  }
+
+  Status CreateDirs(const std::vector<std::string>& paths) override {
+    std::vector<std::string> parents;
+    for (const std::string& path : paths) {
+      SILT_ASSIGN_OR_RETURN(std::string local, ToLocalPath(path));
+      SILT_RETURN_NOT_OK(MakeDirs(local, &parents));
+    }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    for (const std::string& parent : parents) SILT_RETURN_NOT_OK(SyncDir(parent));
+    return Status::OK();
   }
 
   Status DeleteDirRecursive(const std::string& path) override {

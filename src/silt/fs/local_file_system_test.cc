@@ -146,6 +146,29 @@ TEST_F(LocalFileSystemTest, InFlightWriterTempFileIsHiddenFromListings) {
   EXPECT_EQ(RawNames(dir_.path()), std::vector<std::string>{"big.parquet"});
 }
 
+TEST_F(LocalFileSystemTest, InPlaceWriterWritesUnderItsNameWithoutATempFile) {
+  // A missing partition directory is created; the file is there at once.
+  ASSERT_OK_AND_ASSIGN(auto writer, fs_->OpenForWriteInPlace(Path("p=1/part-0.parquet")));
+  ASSERT_OK(writer->Append("da"));
+  EXPECT_EQ(RawNames(Path("p=1")), std::vector<std::string>{"part-0.parquet"});
+  ASSERT_OK(writer->Append("ta"));
+  ASSERT_OK(writer->Close());
+  EXPECT_EQ(RawNames(Path("p=1")), std::vector<std::string>{"part-0.parquet"});
+  ASSERT_OK_AND_ASSIGN(std::string data, fs_->ReadFile(Path("p=1/part-0.parquet")));
+  EXPECT_EQ(data, "data");
+  EXPECT_EQ(writer->bytes_written(), 4);
+  // It never replaces a file.
+  ASSERT_RAISES(IOError, fs_->OpenForWriteInPlace(Path("p=1/part-0.parquet")));
+  ASSERT_OK_AND_ASSIGN(data, fs_->ReadFile(Path("p=1/part-0.parquet")));
+  EXPECT_EQ(data, "data");
+  // Abort, explicit or by destruction, deletes the file.
+  ASSERT_OK_AND_ASSIGN(auto aborted, fs_->OpenForWriteInPlace(Path("p=1/part-1.parquet")));
+  ASSERT_OK(aborted->Append("x"));
+  ASSERT_OK(aborted->Abort());
+  { ASSERT_OK_AND_ASSIGN(auto dropped, fs_->OpenForWriteInPlace(Path("p=1/part-2.parquet"))); }
+  EXPECT_EQ(RawNames(Path("p=1")), std::vector<std::string>{"part-0.parquet"});
+}
+
 TEST_F(LocalFileSystemTest, OrphanedTempsAreListedAtAnyDepthAndNothingElse) {
   ASSERT_OK(fs_->WriteFile(Path("p=1/done.parquet"), "d"));
   ASSERT_OK(fs_->WriteFile(Path("_log/.hidden.crc"), "c"));
@@ -180,6 +203,19 @@ TEST_F(LocalFileSystemTest, CreateDirMakesParentsAndIsIdempotent) {
   EXPECT_TRUE(std::filesystem::is_directory(Path("a/b/c")));
   ASSERT_OK(fs_->WriteFile(Path("file"), "f"));
   ASSERT_RAISES(IOError, fs_->CreateDir(Path("file")));
+}
+
+TEST_F(LocalFileSystemTest, CreateDirsMakesEveryDirectoryAndItsParents) {
+  ASSERT_OK(fs_->CreateDir(Path("t/x=1")));
+  ASSERT_OK(fs_->CreateDirs(
+      {Path("t/x=1"), Path("t/x=1/d=2"), Path("t/x=1/d=3"), Path("t/x=2/d=2"), Path("u/v/w")}));
+  for (const char* dir : {"t/x=1/d=2", "t/x=1/d=3", "t/x=2/d=2", "u/v/w"}) {
+    EXPECT_TRUE(std::filesystem::is_directory(Path(dir))) << dir;
+  }
+  ASSERT_OK(fs_->CreateDirs({}));
+  ASSERT_OK(fs_->WriteFile(Path("file"), "f"));
+  ASSERT_RAISES(IOError, fs_->CreateDirs({Path("t/x=3"), Path("file")}));
+  EXPECT_TRUE(std::filesystem::is_directory(Path("t/x=3")));
 }
 
 // Processes (not just threads) racing to create the same commit file: exactly

@@ -337,7 +337,8 @@ class FileWriterImpl final : public ParquetFileWriter {
 Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Open(fs::FileSystem* fs,
                                                                    const std::string& path,
                                                                    columnar::SchemaPtr schema,
-                                                                   WriterOptions options) {
+                                                                   WriterOptions options,
+                                                                   Publish publish) {
   if (options.page_bytes <= 0 || options.row_group_bytes <= 0 ||
       options.dictionary_page_bytes_limit < 0) {
     return Status::InvalidArgument("Parquet writer options for ", path,
@@ -399,7 +400,9 @@ Result<std::unique_ptr<ParquetFileWriter>> ParquetFileWriter::Open(fs::FileSyste
     }
     columns.push_back(std::move(f));
   }
-  SILT_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file, fs->OpenForWrite(path));
+  SILT_ASSIGN_OR_RETURN(std::unique_ptr<fs::WritableFile> file, publish == Publish::kInPlace
+                                                                    ? fs->OpenForWriteInPlace(path)
+                                                                    : fs->OpenForWrite(path));
   auto writer = std::make_unique<FileWriterImpl>(path, std::move(schema), std::move(options),
                                                  std::move(file), std::move(columns));
   SILT_RETURN_NOT_OK(writer->Init());

@@ -139,12 +139,18 @@ struct WriteResult {
 
 class ParquetFileWriter {
  public:
+  // How the file appears under its path: complete at Close (kAtomic,
+  // fs::FileSystem::OpenForWrite), or written there in place
+  // (kInPlace, OpenForWriteInPlace: for files readers find only through
+  // something written after Close, such as Delta data files).
+  enum class Publish { kAtomic, kInPlace };
   // Opens `path` on `fs` for writing. Errors: NotSupported naming the first
   // column whose type cannot be written; IOError from the file system.
   static Result<std::unique_ptr<ParquetFileWriter>> Open(fs::FileSystem* fs,
                                                          const std::string& path,
                                                          columnar::SchemaPtr schema,
-                                                         WriterOptions options = {});
+                                                         WriterOptions options = {},
+                                                         Publish publish = Publish::kAtomic);
   virtual ~ParquetFileWriter() = default;
 
   // REQUIRES: batch.schema equals the writer's schema (same field order/types).
