@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "silt/base/bits.h"
+
 namespace silt::columnar {
 
 namespace {
@@ -55,18 +57,6 @@ void SetBitsRange(uint8_t* dst, int64_t offset, int64_t n) {
   }
   bit_idx += whole_bytes * 8;
   for (; bit_idx < n; ++bit_idx) SetBit(dst, offset + bit_idx);
-}
-
-int64_t CountSetBits(const uint8_t* bits, int64_t n) {
-  int64_t count = 0;
-  int64_t whole_bytes = n / 8;
-  for (int64_t byte_idx = 0; byte_idx < whole_bytes; ++byte_idx) {
-    count += __builtin_popcount(bits[byte_idx]);
-  }
-  for (int64_t bit_idx = whole_bytes * 8; bit_idx < n; ++bit_idx) {
-    if (GetBit(bits, bit_idx)) ++count;
-  }
-  return count;
 }
 
 bool HasNulls(const Column& column) { return column.validity != nullptr && column.null_count > 0; }

@@ -4,26 +4,14 @@
 #include <memory>
 #include <utility>
 
+#include "silt/base/bits.h"
+
 namespace silt::json::internal {
 
 namespace {
 
 using columnar::BitmapBytes;
 using columnar::ColumnPtr;
-
-// The number of set bits of a zero-padded bitmap of `bits` bits.
-int64_t CountSetBits(const uint8_t* bitmap, int64_t bits) {
-  const int64_t bytes = BitmapBytes(bits);
-  int64_t count = 0;
-  int64_t byte = 0;
-  for (; byte + 8 <= bytes; byte += 8) {
-    uint64_t word;
-    std::memcpy(&word, bitmap + byte, sizeof(word));
-    count += std::popcount(word);
-  }
-  for (; byte < bytes; ++byte) count += std::popcount(static_cast<unsigned>(bitmap[byte]));
-  return count;
-}
 
 BufferPtr NewZeroed(int64_t size) {
   auto buffer = std::make_shared<Buffer>();

@@ -1,12 +1,12 @@
 #include "silt/parquet/column_reader.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "silt/base/bits.h"
 #include "silt/parquet/delta_encoding.h"
 #include "silt/parquet/plain_encoder.h"
 #include "silt/parquet/rle_decoder.h"
@@ -826,12 +826,7 @@ Result<ColumnPtr> ColumnChunkReader::Read(std::string_view chunk, int64_t num_ro
   int64_t null_count = 0;
   BufferPtr validity;
   if (validity_ != nullptr) {
-    int64_t valid = 0;
-    const uint8_t* bits = validity_->data();
-    const int64_t full_bytes = num_rows / 8;
-    valid += CountSetBits(bits, full_bytes);
-    for (int64_t i = full_bytes * 8; i < num_rows; ++i) valid += columnar::GetBit(bits, i);
-    null_count = num_rows - valid;
+    null_count = num_rows - CountSetBits(validity_->data(), num_rows);
     if (null_count > 0) validity = std::move(validity_);
     validity_.reset();
   }
@@ -956,10 +951,7 @@ Result<ColumnPtr> ColumnChunkReader::ReadNested(std::string_view chunk, int64_t 
                               " rows, its row group ", num_rows);
   }
   const int64_t slots = slot_pos_;
-  int64_t valid = 0;
-  const uint8_t* bits = validity_->data();
-  valid += CountSetBits(bits, slots / 8);
-  for (int64_t i = slots / 8 * 8; i < slots; ++i) valid += columnar::GetBit(bits, i);
+  const int64_t valid = CountSetBits(validity_->data(), slots);
   BufferPtr validity;
   if (valid < slots) validity = std::move(validity_);
   validity_.reset();

@@ -1,26 +1,11 @@
 #include "silt/parquet/rle_decoder.h"
 
 #include <algorithm>
-#include <bit>
 
+#include "silt/base/bits.h"
 #include "silt/columnar/column.h"
 
 namespace silt::parquet {
-
-int64_t CountSetBits(const uint8_t* p, int64_t n) {
-  int64_t total = 0;
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + k, 8);
-    w = w - ((w >> 1) & 0x5555555555555555ULL);
-    w = (w & 0x3333333333333333ULL) + ((w >> 2) & 0x3333333333333333ULL);
-    w = (w + (w >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-    total += static_cast<int64_t>((w * 0x0101010101010101ULL) >> 56);
-  }
-  for (; k < n; ++k) total += std::popcount(static_cast<unsigned>(p[k]));
-  return total;
-}
 
 void RleDecoder::Reset(const uint8_t* data, int64_t size, int bit_width) {
   data_ = data;
@@ -165,7 +150,7 @@ int64_t RleDecoder::GetBits(uint8_t* bits, int64_t bit_offset, int64_t n, int64_
               dst[k + 1] = static_cast<uint8_t>((dst[k + 1] & ~low) | (b >> (8 - shift)));
             }
           }
-          set += CountSetBits(src, bytes);
+          set += CountSetBits(src, bytes * 8);
           pos_ += bytes;
           literal_left_ -= bytes * 8;
           done += bytes * 8;

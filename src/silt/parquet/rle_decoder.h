@@ -15,10 +15,6 @@
 
 namespace silt::parquet {
 
-// Set bits in `n` bytes at `p` (SWAR, 8 bytes at a time: the build does
-// not assume the POPCNT instruction, so std::popcount would call libgcc).
-int64_t CountSetBits(const uint8_t* p, int64_t n);
-
 class RleDecoder {
  public:
   RleDecoder() = default;

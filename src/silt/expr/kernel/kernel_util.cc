@@ -1,9 +1,9 @@
 #include "silt/expr/kernel/kernel_util.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
+#include "silt/base/bits.h"
 #include "silt/columnar/builder.h"
 
 namespace silt::expr {
@@ -22,22 +22,8 @@ BufferPtr AndBitmaps(const Buffer* a, const Buffer* b, int64_t length, int64_t* 
   } else {
     if (bytes > 0) std::memcpy(dst, (a != nullptr ? a : b)->data(), static_cast<size_t>(bytes));
   }
-  *null_count = CountNulls(dst, length);
+  *null_count = length - CountSetBits(dst, length);
   return out;
-}
-
-int64_t CountNulls(const uint8_t* bits, int64_t length) {
-  int64_t valid = 0;
-  int64_t full_bytes = length / 8;
-  int64_t i = 0;
-  for (; i + 8 <= full_bytes; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, bits + i, sizeof(word));
-    valid += std::popcount(word);
-  }
-  for (; i < full_bytes; ++i) valid += std::popcount(static_cast<unsigned>(bits[i]));
-  for (int64_t row = full_bytes * 8; row < length; ++row) valid += columnar::GetBit(bits, row);
-  return length - valid;
 }
 
 void ValidityOut::EnsureBuffer() {
@@ -83,7 +69,7 @@ void ValidityOut::FinishInto(columnar::Column* column) {
     column->null_count = 0;
     return;
   }
-  int64_t nulls = CountNulls(bits_, length_);
+  int64_t nulls = length_ - CountSetBits(bits_, length_);
   column->null_count = nulls;
   if (nulls > 0) column->validity = buffer_;
 }

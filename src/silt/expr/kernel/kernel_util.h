@@ -25,9 +25,6 @@ using columnar::BitmapBytes;
 // = all valid), and its null count. Null result when both are null.
 BufferPtr AndBitmaps(const Buffer* a, const Buffer* b, int64_t length, int64_t* null_count);
 
-// Counts zero bits among the first `length` bits.
-int64_t CountNulls(const uint8_t* bits, int64_t length);
-
 // A mutable validity bitmap being computed for an output column.
 class ValidityOut {
  public:
