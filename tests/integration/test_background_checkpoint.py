@@ -25,7 +25,9 @@ from helpers import (
     write_job,
 )
 
-NUM_FILES = 60
+# 120 batches: background checkpoints are paced (decisions 178, 189), so a
+# fast binary on a loaded machine wrote as few as 4 in 60 batches.
+NUM_FILES = 120
 LINES_PER_FILE = 50
 MIN_KILLS = 4
 
