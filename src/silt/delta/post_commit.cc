@@ -30,10 +30,13 @@ int64_t NowMillis() { return SystemClock().NowMicros() / 1000; }
 // knows it (CommitAndAdvance), else the state the commit was made on: either
 // spares re-reading the previous checkpoint. `commit_bytes_mark` (set on a
 // handle with background checkpoints) is the worker's commit byte total at
-// `version`, recorded with the checkpoint's size for byte pacing. Returns
-// false when a checkpoint was due and not written.
+// `version`, recorded with the checkpoint's size for byte pacing in `worker`,
+// passed in rather than read from `table`: a background task may still run
+// while ~DeltaTable resets the handle's worker pointer. Returns false when a
+// checkpoint was due and not written.
 bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metadata& metadata,
-                int64_t version, std::optional<int64_t> commit_bytes_mark) {
+                int64_t version, std::optional<int64_t> commit_bytes_mark,
+                CheckpointWorker* worker) {
   Result<bool> due = ShouldCheckpoint(metadata, version);
   if (!due.ok()) {
     SILT_LOG_WARN("delta", "not checkpointing ", table->path(), " at version ", version, ": ",
@@ -64,8 +67,8 @@ bool PostCommit(DeltaTable* table, const SnapshotPtr& snapshot_hint, const Metad
   }
   SILT_LOG_DEBUG("delta", "wrote checkpoint ", checkpoint->path, " (", checkpoint->num_actions,
                  " actions)");
-  if (commit_bytes_mark) {
-    table->checkpoint_worker()->RecordCheckpoint(checkpoint->size_in_bytes, *commit_bytes_mark);
+  if (commit_bytes_mark && worker != nullptr) {
+    worker->RecordCheckpoint(checkpoint->size_in_bytes, *commit_bytes_mark);
   }
 #if defined(__GLIBC__)
   // Encoding the checkpoint allocated and freed buffers of the size of the
@@ -123,8 +126,12 @@ bool PostCommitInline(DeltaTable* table, const SnapshotPtr& snapshot_hint, const
   if (due.ok() && !*due) return true;  // nothing to write: no wait either
   table->WaitForBackgroundCheckpoint();
   std::optional<int64_t> mark;
-  if (table->background_checkpoints()) mark = table->checkpoint_worker()->commit_bytes_total();
-  return PostCommit(table, snapshot_hint, metadata, version, mark);
+  CheckpointWorker* worker = nullptr;
+  if (table->background_checkpoints()) {
+    worker = table->checkpoint_worker();
+    mark = worker->commit_bytes_total();
+  }
+  return PostCommit(table, snapshot_hint, metadata, version, mark, worker);
 }
 
 bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const Metadata& metadata,
@@ -173,8 +180,8 @@ bool PostCommitAdvanced(DeltaTable* table, const SnapshotPtr& committed, const M
   // writes its checkpoint as Spark's does). A state without its
   // checkpointed files builds on the handle's last checkpoint, which the
   // running one is about to replace: it is skipped instead.
-  auto task = [table, committed, metadata, version, mark = worker->commit_bytes_total()] {
-    PostCommit(table, committed, metadata, version, mark);
+  auto task = [table, committed, metadata, version, worker, mark = worker->commit_bytes_total()] {
+    PostCommit(table, committed, metadata, version, mark, worker);
   };
   const bool submitted = committed->files_elided() ? worker->TrySubmit(std::move(task))
                                                    : worker->Submit(std::move(task));
