@@ -110,6 +110,18 @@ class ClassicIncrementalTest : public ::testing::Test {
 
   // The checkpoint at `version` holds the same actions as the one
   // WriteCheckpoint writes from the whole state at that version.
+  // A reader with only the checkpoint at `last_cp` and the commits after it
+  // sees every file and the query's last batch.
+  void ExpectReadFromCheckpointAlone(int64_t last_cp) {
+    for (int64_t v = 0; v < last_cp; ++v) {
+      ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(v)));
+    }
+    auto fresh = DeltaTable::Open(fs_, "/t").ValueOrDie();
+    ASSERT_OK_AND_ASSIGN(SnapshotPtr read, fresh->LatestSnapshot());
+    EXPECT_EQ(static_cast<int64_t>(read->files().size()), next_);
+    EXPECT_EQ(read->TxnVersion("q"), batch_ - 1);
+  }
+
   void ExpectSameAsFull(int64_t version) {
     SCOPED_TRACE("version " + std::to_string(version));
     ASSERT_OK_AND_ASSIGN(CommitActions written,
@@ -189,15 +201,7 @@ TEST_F(ClassicIncrementalTest, CheckpointsEqualFullOnesAndCopyFrozenGroupsByteFo
   // The writer held at most the files of the batches since a checkpoint.
   EXPECT_LE(most_held, kFiles * (kInterval - 1));
 
-  // A reader with only the last checkpoint and the commits after it.
-  const int64_t last_cp = state_->elided_since();
-  for (int64_t v = 0; v < last_cp; ++v) {
-    ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(v)));
-  }
-  auto fresh = DeltaTable::Open(fs_, "/t").ValueOrDie();
-  ASSERT_OK_AND_ASSIGN(SnapshotPtr read, fresh->LatestSnapshot());
-  EXPECT_EQ(static_cast<int64_t>(read->files().size()), next_);
-  EXPECT_EQ(read->TxnVersion("q"), batch_ - 1);
+  ExpectReadFromCheckpointAlone(state_->elided_since());
 }
 
 // In the background (decision 152): the files of a checkpoint are dropped
@@ -258,15 +262,7 @@ TEST_F(ClassicIncrementalTest, FilesBetweenCheckpointsAreStagedNotHeld) {
     EXPECT_LE(most_held, 2 * kFiles);
     EXPECT_GE(most_staged, 3 * kFiles);
   }
-  // A reader with only the last checkpoint and the commits after it.
-  const int64_t last_cp = table_->classic_checkpoint_plan()->version;
-  for (int64_t v = 0; v < last_cp; ++v) {
-    ASSERT_OK(fs_->DeleteFile("/t/_delta_log/" + CommitFileName(v)));
-  }
-  auto fresh = DeltaTable::Open(fs_, "/t").ValueOrDie();
-  ASSERT_OK_AND_ASSIGN(SnapshotPtr read, fresh->LatestSnapshot());
-  EXPECT_EQ(static_cast<int64_t>(read->files().size()), next_);
-  EXPECT_EQ(read->TxnVersion("q"), batch_ - 1);
+  ExpectReadFromCheckpointAlone(table_->classic_checkpoint_plan()->version);
 }
 
 // A state someone else still holds (the background checkpoint's task, a
