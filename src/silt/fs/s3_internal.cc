@@ -595,7 +595,11 @@ std::shared_ptr<HttpTransport> MakeCurlTransport(int64_t connect_timeout_ms,
 // --- Retry policy -----------------------------------------------------------
 
 bool IsRetryableHttp(int64_t status, std::string_view error_code) {
-  if (status >= 500 || status == 429) return true;
+  // 499 is "client closed request": MinIO (and nginx in front of a store)
+  // answers it for requests it abandons, e.g. while the server shuts down.
+  // Like a reset connection, the request may or may not have taken effect,
+  // and the callers that care (conditional creates) already handle that.
+  if (status >= 500 || status == 429 || status == 499) return true;
   return error_code == "SlowDown" || error_code == "RequestTimeout" ||
          error_code == "InternalError" || error_code == "ServiceUnavailable" ||
          error_code == "RequestTimeTooSkewed" || error_code == "ConditionalRequestConflict" ||

@@ -165,7 +165,8 @@ struct RetryPolicy {
   int64_t outage_budget_ms = 60000;
 };
 
-// True when an HTTP answer is worth repeating: 5xx, 429, or an S3 error code
+// True when an HTTP answer is worth repeating: 5xx, 429, 499 (a request the
+// server abandoned, e.g. MinIO shutting down), or an S3 error code
 // meaning "try again" (SlowDown, RequestTimeout, InternalError, ...).
 bool IsRetryableHttp(int64_t status, std::string_view error_code);
 // Full-jitter backoff before retry number `retry` (1 = first retry): a

@@ -174,6 +174,7 @@ TEST(RetryPolicyTest, RetriesServerErrorsAndThrottlingOnly) {
   EXPECT_TRUE(IsRetryableHttp(500, "InternalError"));
   EXPECT_TRUE(IsRetryableHttp(503, "SlowDown"));
   EXPECT_TRUE(IsRetryableHttp(429, ""));
+  EXPECT_TRUE(IsRetryableHttp(499, ""));  // MinIO shutting down
   EXPECT_TRUE(IsRetryableHttp(400, "RequestTimeout"));
   EXPECT_FALSE(IsRetryableHttp(403, "SignatureDoesNotMatch"));
   EXPECT_FALSE(IsRetryableHttp(404, "NoSuchBucket"));
