@@ -273,6 +273,18 @@ TEST_F(S3FileSystemTest, LostCommitResponseIsResolvedByReadingBack) {
   ASSERT_OK(fs->PutIfAbsent("s3://bucket/log/7.json", "commit-7"));
 }
 
+TEST_F(S3FileSystemTest, CreateAbandonedByAServerShuttingDownIsRetried) {
+  FileSystemPtr fs = Make();
+  ScriptEnforcingProbe();
+  // MinIO answers 499 (no body) for requests it drops while it stops; the
+  // server then refuses connections until it is back.
+  transport_->Reply(499);
+  transport_->Fail(Status::IOError("cannot connect").WithRetryable(true));
+  transport_->Reply(200);
+  ASSERT_OK(fs->PutIfAbsent("s3://bucket/cp/sources/0/8", "v1"));
+  EXPECT_EQ(sleeps_.size(), 2u);
+}
+
 TEST_F(S3FileSystemTest, LostResponseWithSomeoneElsesCommitIsAlreadyExists) {
   FileSystemPtr fs = Make();
   ScriptEnforcingProbe();
