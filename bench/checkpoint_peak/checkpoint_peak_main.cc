@@ -11,17 +11,18 @@
 // two checkpoints K*B files are added and staged in groups of
 // kClassicStageAdds. After every commit that wrote a checkpoint it prints
 // one JSON line: the version, files, the checkpoint's bytes, row groups and
-// footer bytes (and its heap, decoded), and the peak heap of the commit and the wait above the heap
-// live before it (operator new/delete counted by this program,
-// with malloc_usable_size: glibc's own overhead per block is not counted).
+// footer bytes (and its heap, decoded), and the peak heap of the commit and
+// the wait above the heap live before it (every malloc, free, realloc...
+// counted by this program with malloc_usable_size: glibc's own overhead per
+// block and the free pages it keeps are not counted).
 #include <malloc.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <new>
 #include <string>
 
 #include "silt/delta/checkpoint_writer.h"
@@ -35,45 +36,64 @@ namespace {
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 
-void* CountedAlloc(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) throw std::bad_alloc();
-  const int64_t live = g_live.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
-                       static_cast<int64_t>(malloc_usable_size(p));
+void Counted(void* p) {
+  if (p == nullptr) return;
+  const int64_t n = static_cast<int64_t>(malloc_usable_size(p));
+  const int64_t live = g_live.fetch_add(n) + n;
   int64_t peak = g_peak.load(std::memory_order_relaxed);
   while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
   }
-  return p;
 }
 
-void CountedFree(void* p) {
-  if (p == nullptr) return;
-  g_live.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
-  std::free(p);
+void Uncounted(void* p) {
+  if (p != nullptr) g_live.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
 }
 
 }  // namespace
 
-void* operator new(size_t n) { return CountedAlloc(n); }
-void* operator new[](size_t n) { return CountedAlloc(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlloc(n);
-  } catch (...) {
-    return nullptr;
-  }
+// Every heap block of the process (operator new calls malloc): glibc's
+// entry points, wrapped.
+extern "C" {
+void* __libc_malloc(size_t n);
+void* __libc_calloc(size_t n, size_t size);
+void* __libc_realloc(void* p, size_t n);
+void* __libc_memalign(size_t alignment, size_t n);
+void __libc_free(void* p);
+
+void* malloc(size_t n) {
+  void* p = __libc_malloc(n);
+  Counted(p);
+  return p;
 }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return CountedAlloc(n);
-  } catch (...) {
-    return nullptr;
-  }
+void* calloc(size_t n, size_t size) {
+  void* p = __libc_calloc(n, size);
+  Counted(p);
+  return p;
 }
-void operator delete(void* p) noexcept { CountedFree(p); }
-void operator delete[](void* p) noexcept { CountedFree(p); }
-void operator delete(void* p, size_t) noexcept { CountedFree(p); }
-void operator delete[](void* p, size_t) noexcept { CountedFree(p); }
+void* realloc(void* p, size_t n) {
+  const int64_t before = p == nullptr ? 0 : static_cast<int64_t>(malloc_usable_size(p));
+  void* q = __libc_realloc(p, n);
+  if (q != nullptr || n == 0) g_live.fetch_sub(before);
+  Counted(q);
+  return q;
+}
+void free(void* p) {
+  Uncounted(p);
+  __libc_free(p);
+}
+void* memalign(size_t alignment, size_t n) {
+  void* p = __libc_memalign(alignment, n);
+  Counted(p);
+  return p;
+}
+void* aligned_alloc(size_t alignment, size_t n) { return memalign(alignment, n); }
+int posix_memalign(void** out, size_t alignment, size_t n) {
+  void* p = memalign(alignment, n);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}
 
 namespace silt {
 namespace {
