@@ -6,11 +6,12 @@
 //
 //   [frozen add groups][tail add group][head group]
 //
-// Frozen add groups hold add rows only and are never rewritten: each later
-// checkpoint copies them. The tail group holds the adds of the last few
-// checkpoints (fewer than kClassicTailAdds); the handle keeps those adds in
-// memory and the next checkpoint encodes them again with the adds since,
-// freezing the lot once they reach kClassicTailAdds. The head group holds
+// Frozen add groups hold add rows only and are never re-encoded: each later
+// checkpoint copies their pages (merged into fewer row groups, see below).
+// The tail group holds the adds of the last few checkpoints (fewer than
+// kClassicTailAdds); the handle keeps those adds in memory and the next
+// checkpoint encodes them again with the adds since, freezing the lot once
+// they reach kClassicTailAdds. The head group holds
 // protocol, metaData, txns and domainMetadata rows, encoded anew every time
 // by the classic checkpoint writer itself (WriteCheckpoint, into memory).
 // Every row is the one WriteCheckpoint writes from the whole state, so the
