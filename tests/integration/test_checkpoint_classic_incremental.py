@@ -3,8 +3,9 @@ one (decision 161): the frozen row groups of add rows are copied byte for
 byte into the next checkpoint, the rest (the tail of recent adds; protocol,
 metaData, txns) is encoded anew. The tests check that every checkpoint
 holds exactly the files of its version (the adds of the JSON commits up to
-it), that a later checkpoint's first row group is the earlier one's bytes,
-and that pyspark 3.5 + delta-spark, delta-rs and DuckDB read the table equal
+it), that a later checkpoint's first row group is the earlier one's bytes
+(or, merged with later frozen groups, decision 193, starts every column
+chunk with them), and that pyspark 3.5 + delta-spark, delta-rs and DuckDB read the table equal
 to the rows written from the checkpoint alone (the commits before it
 deleted); then Spark appends and checkpoints, and silt continues.
 """
@@ -84,6 +85,19 @@ def first_row_group_bytes(path):
         return meta.num_rows, f.read(length)
 
 
+def column_chunks(path, group=0):
+    """The bytes of each column chunk of row group `group`."""
+    meta = pq.ParquetFile(path).metadata.row_group(group)
+    chunks = []
+    with open(path, "rb") as f:
+        for c in range(meta.num_columns):
+            col = meta.column(c)
+            assert not col.has_dictionary_page, f"{path}: {col.path_in_schema}"
+            f.seek(col.data_page_offset)
+            chunks.append(f.read(col.total_compressed_size))
+    return meta.num_rows, chunks
+
+
 def ids_all_readers(silt, spark, table):
     out = silt("read", table, "--format", "jsonl", timeout=120)
     assert out.returncode == 0, out.stderr
@@ -141,15 +155,18 @@ def test_staged_adds_read_by_spark_delta_rs_duckdb(silt, spark, work):
     """Decision 190: once a writer's state holds kClassicStageAdds (2,048)
     files added since its last checkpoint, they are encoded as a row group
     of add rows and dropped from the state; the next checkpoint copies that
-    group. With a checkpoint every 16 versions and 150 files a batch,
-    checkpoint 16 freezes 2,048 of its 2,550 adds, version 30 stages the
-    2,100 files of versions 17..30, and checkpoint 32 is [frozen 2,048]
-    [staged 2,100][tail: 502 + 300][protocol, metaData, txn]."""
+    group. Decision 193: consecutive frozen groups are copied as one row
+    group, each column chunk the pages of theirs in turn. With a checkpoint
+    every 16 versions and 150 files a batch, checkpoint 16 freezes 2,048 of
+    its 2,550 adds, version 30 stages the 2,100 files of versions 17..30,
+    and checkpoint 32 is [frozen 2,048 + staged 2,100][tail: 502 + 300]
+    [protocol, metaData, txn]; version 46 stages 2,100 more and checkpoint
+    48 is [4,148 + 2,100][802 + 300][head]."""
     table = work / "table"
     log = table / "_delta_log"
     inbox = work / "in"
     inbox.mkdir()
-    for n in range(33):
+    for n in range(49):
         write_input_file(inbox / f"part-{n:04d}.json",
                          [json.dumps({"id": i, "k": i % PARTITIONS})
                           for i in range(n * PARTITIONS, (n + 1) * PARTITIONS)])
@@ -161,17 +178,27 @@ def test_staged_adds_read_by_spark_delta_rs_duckdb(silt, spark, work):
 
     live = live_files(table)
     checkpoints = sorted(int(p.name[:20]) for p in log.glob("*.checkpoint.parquet"))
-    assert checkpoints == [16, 32]
+    assert checkpoints == [16, 32, 48]
     for version in checkpoints:
         assert checkpoint_paths(log / f"{version:020d}.checkpoint.parquet") == live[version]
-    meta = pq.ParquetFile(log / f"{32:020d}.checkpoint.parquet").metadata
-    add_groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups - 1)]
-    assert add_groups == [2048, 14 * PARTITIONS, 17 * PARTITIONS - 2048 + 2 * PARTITIONS]
-    rows16, bytes16 = first_row_group_bytes(log / f"{16:020d}.checkpoint.parquet")
-    rows32, bytes32 = first_row_group_bytes(log / f"{32:020d}.checkpoint.parquet")
-    assert rows16 == 2048 and bytes32 == bytes16
 
-    drop_commits_before(log, 32)
-    expected = list(range(33 * PARTITIONS))
+    def add_groups(version):
+        meta = pq.ParquetFile(log / f"{version:020d}.checkpoint.parquet").metadata
+        return [meta.row_group(g).num_rows for g in range(meta.num_row_groups - 1)]
+
+    assert add_groups(32) == [2048 + 14 * PARTITIONS, 17 * PARTITIONS - 2048 + 2 * PARTITIONS]
+    assert add_groups(48) == [2048 + 28 * PARTITIONS, 17 * PARTITIONS - 2048 + 4 * PARTITIONS]
+    rows, earlier = column_chunks(log / f"{16:020d}.checkpoint.parquet")
+    assert rows == 2048
+    for version in (32, 48):
+        rows, chunks = column_chunks(log / f"{version:020d}.checkpoint.parquet")
+        assert rows == add_groups(version)[0]
+        assert len(chunks) == len(earlier)
+        for before, after in zip(earlier, chunks):
+            assert len(after) > len(before) and after[:len(before)] == before, version
+        earlier = chunks
+
+    drop_commits_before(log, 48)
+    expected = list(range(49 * PARTITIONS))
     for ids in ids_all_readers(silt, spark, table):
         assert ids == expected

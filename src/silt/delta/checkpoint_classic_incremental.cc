@@ -48,10 +48,12 @@ Status WriteAddRows(fs::FileSystem* fs, const std::string& path, const columnar:
                                   kAddFields[i]);
     }
   }
-  // The classic writer's options, without the page index: the copied row
-  // groups leave it out anyway.
+  // The classic writer's options, without the page index (the copied row
+  // groups leave it out anyway) and without dictionaries, so that a later
+  // checkpoint can merge these row groups (decision 193).
   parquet::WriterOptions options = checkpoint_writer_internal::CheckpointWriterOptions();
   options.write_page_index = false;
+  options.enable_dictionary = false;
   SILT_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileWriter> writer,
                         parquet::ParquetFileWriter::Open(fs, path, schema, options));
   checkpoint_writer_internal::CheckpointRows rows(writer.get(), schema);
@@ -100,7 +102,42 @@ std::string CheckpointSchemaJson(const std::string& last_checkpoint) {
   return simdjson::minify(schema);
 }
 
+// Whether a row group can be merged with others (RowGroupCopier::
+// AppendMerged): no dictionary or index page in any column chunk.
+bool Mergeable(const parquet::RowGroup& group) {
+  for (const parquet::ColumnChunk& chunk : group.columns) {
+    if (!chunk.meta_data || chunk.file_path) return false;
+    const parquet::ColumnMetaData& m = *chunk.meta_data;
+    if ((m.dictionary_page_offset && *m.dictionary_page_offset > 0) || m.index_page_offset) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t GroupBytes(const parquet::RowGroup& group) {
+  int64_t bytes = 0;
+  for (const parquet::ColumnChunk& chunk : group.columns) {
+    if (chunk.meta_data) bytes += chunk.meta_data->total_compressed_size;
+  }
+  return bytes;
+}
+
 }  // namespace
+
+std::vector<size_t> PackFrozenGroups(const std::vector<int64_t>& bytes, int64_t max_bytes) {
+  std::vector<size_t> ends;
+  int64_t run = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i > 0 && run + bytes[i] > max_bytes) {
+      ends.push_back(i);
+      run = 0;
+    }
+    run += bytes[i];
+  }
+  if (!bytes.empty()) ends.push_back(bytes.size());
+  return ends;
+}
 
 Result<bool> UsesIncrementalClassicCheckpoint(const DeltaTable& table, const Snapshot& snapshot) {
   if (!table.elide_checkpointed_files()) return false;
@@ -261,23 +298,45 @@ Result<CheckpointInfo> WriteIncrementalClassicCheckpoint(DeltaTable* table,
     return copier->Append(part->file.get(), part->meta, 0, part->meta.row_groups.size(),
                           part->path);
   };
-  Status st = Status::OK();
+  // The frozen groups: the previous checkpoint's, the staged ones, the new
+  // ones; packed into runs of at most kClassicGroupBytes, each run one row
+  // group (decision 193). A group that cannot be merged is a run alone.
+  std::vector<parquet::RowGroupCopier::Part> frozen_parts;
+  auto add_parts = [&](OpenParquet* part, size_t count) {
+    for (size_t g = 0; g < count; ++g) {
+      frozen_parts.push_back({part->file.get(), &part->meta, g, &part->path});
+    }
+  };
   if (prev) {
-    st = copier->Append(prev->file.get(), prev->meta, 0, previous->num_frozen_groups, prev->path);
-    plan->num_frozen_groups = previous->num_frozen_groups;
-    plan->num_frozen_adds = previous->num_frozen_adds;
+    add_parts(&*prev, previous->num_frozen_groups);
+    plan->num_frozen_adds = previous->num_frozen_adds + previous->num_staged_adds;
   }
-  for (OpenParquet& part : staged) {
-    if (!st.ok()) break;
-    st = append_all(&part);
-    plan->num_frozen_groups += part.meta.row_groups.size();
-  }
-  if (prev) plan->num_frozen_adds += previous->num_staged_adds;
-  if (st.ok() && frozen) {
-    st = append_all(&*frozen);
-    plan->num_frozen_groups += frozen->meta.row_groups.size();
+  for (OpenParquet& part : staged) add_parts(&part, part.meta.row_groups.size());
+  if (frozen) {
+    add_parts(&*frozen, frozen->meta.row_groups.size());
     plan->num_frozen_adds += static_cast<int64_t>(num_freeze);
   }
+  std::vector<int64_t> part_bytes;
+  part_bytes.reserve(frozen_parts.size());
+  for (const parquet::RowGroupCopier::Part& part : frozen_parts) {
+    const parquet::RowGroup& group = part.meta->row_groups[part.group];
+    part_bytes.push_back(Mergeable(group) ? GroupBytes(group) : kClassicGroupBytes + 1);
+  }
+  Status st = Status::OK();
+  size_t run_start = 0;
+  for (size_t run_end : PackFrozenGroups(part_bytes, kClassicGroupBytes)) {
+    if (run_end - run_start == 1) {
+      const parquet::RowGroupCopier::Part& part = frozen_parts[run_start];
+      st = copier->Append(part.source, *part.meta, part.group, part.group + 1, *part.source_path);
+    } else {
+      st = copier->AppendMerged(std::vector<parquet::RowGroupCopier::Part>(
+          frozen_parts.begin() + static_cast<std::ptrdiff_t>(run_start),
+          frozen_parts.begin() + static_cast<std::ptrdiff_t>(run_end)));
+    }
+    if (!st.ok()) break;
+    run_start = run_end;
+  }
+  plan->num_frozen_groups = copier->num_row_groups();
   if (st.ok() && tail) st = append_all(&*tail);
   if (st.ok()) st = append_all(&head);
   if (!st.ok()) {

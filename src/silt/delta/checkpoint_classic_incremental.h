@@ -6,11 +6,12 @@
 //
 //   [frozen add groups][tail add group][head group]
 //
-// Frozen add groups hold add rows only and are never rewritten: each later
-// checkpoint copies them. The tail group holds the adds of the last few
-// checkpoints (fewer than kClassicTailAdds); the handle keeps those adds in
-// memory and the next checkpoint encodes them again with the adds since,
-// freezing the lot once they reach kClassicTailAdds. The head group holds
+// Frozen add groups hold add rows only and are never re-encoded: each later
+// checkpoint copies their pages (merged into fewer row groups, see below).
+// The tail group holds the adds of the last few checkpoints (fewer than
+// kClassicTailAdds); the handle keeps those adds in memory and the next
+// checkpoint encodes them again with the adds since, freezing the lot once
+// they reach kClassicTailAdds. The head group holds
 // protocol, metaData, txns and domainMetadata rows, encoded anew every time
 // by the classic checkpoint writer itself (WriteCheckpoint, into memory).
 // Every row is the one WriteCheckpoint writes from the whole state, so the
@@ -34,6 +35,16 @@
 // checkpoint copies the staged row groups after the frozen ones, as frozen
 // groups themselves.
 //
+// Merged frozen groups (decision 193): the frozen groups, copied whole by
+// every checkpoint, would grow in number with the table (one per
+// kClassicTailAdds adds), and with them the footer every checkpoint reads,
+// rebuilds and writes. Add row groups are written without dictionary pages,
+// so that a checkpoint can copy several of them as one row group, column
+// chunk after column chunk (RowGroupCopier::AppendMerged: pages copied, not
+// decoded); consecutive frozen groups are packed so into groups of at most
+// kClassicGroupBytes (PackFrozenGroups). Earlier full groups are copied as
+// they are; only the last one grows.
+//
 // Thread safety: one checkpoint per handle at a time (the commit path
 // writes these inline).
 #pragma once
@@ -56,6 +67,19 @@ constexpr int64_t kClassicTailAdds = 2'048;
 // Files added since the last checkpoint a writer's state holds before they
 // are staged (see above).
 constexpr int64_t kClassicStageAdds = kClassicTailAdds;
+
+// The most bytes (column chunks, compressed) of a merged frozen row group:
+// what a reader buffers for one row group at most is bounded as with the
+// 128 MB row groups of Spark's own checkpoints, and the footer holds one
+// row group per 32 MiB of checkpoint (a state of ~200,000 files).
+constexpr int64_t kClassicGroupBytes = 32LL * 1024 * 1024;
+
+// Packs consecutive row groups of `bytes[i]` bytes into runs of at most
+// `max_bytes` (a group larger than that is a run alone): returns where each
+// run ends (exclusive), in order. Greedy from the front: a run ends where
+// the next group does not fit, so packing the runs of one checkpoint and the
+// groups after them again keeps every run but the last as it was.
+std::vector<size_t> PackFrozenGroups(const std::vector<int64_t>& bytes, int64_t max_bytes);
 
 // What the last incremental classic checkpoint written through a handle
 // holds (see above).

@@ -159,10 +159,11 @@ class ClassicIncrementalTest : public ::testing::Test {
   int64_t batch_ = 0;
 };
 
-TEST_F(ClassicIncrementalTest, CheckpointsEqualFullOnesAndCopyFrozenGroupsByteForByte) {
+TEST_F(ClassicIncrementalTest, CheckpointsEqualFullOnesAndCopyFrozenPagesByteForByte) {
   // 150 files a batch: the tail (kClassicTailAdds) fills every ~14 batches.
   constexpr int kFiles = 150;
-  std::string first_frozen_bytes;
+  std::vector<std::string> first_frozen_chunks;
+  int frozen_group_changes = 0;
   int64_t most_held = 0;
   for (int b = 0; b < 48; ++b) {
     ASSERT_OK(Append(kFiles));
@@ -181,27 +182,75 @@ TEST_F(ClassicIncrementalTest, CheckpointsEqualFullOnesAndCopyFrozenGroupsByteFo
     EXPECT_LT(static_cast<int64_t>(plan->tail.size()), kClassicTailAdds);
     EXPECT_EQ(plan->num_frozen_adds + static_cast<int64_t>(plan->tail.size()), next_);
     if (plan->num_frozen_groups > 0) {
-      // The first frozen row group's pages, unchanged in every later checkpoint.
+      // Every frozen group is merged into one (decision 193: far below
+      // kClassicGroupBytes), whose column chunks start with the previous
+      // checkpoint's pages, copied: each chunk's earlier bytes unchanged.
+      EXPECT_EQ(plan->num_frozen_groups, 1u) << version;
       auto file = fs_->OpenForRead(CheckpointPath(version)).ValueOrDie();
       parquet::FileMetaData meta =
           parquet::ReadFooter(file.get(), file->Size().ValueOrDie(), "cp").ValueOrDie();
       const parquet::RowGroup& g = meta.row_groups[0];
-      const int64_t start = *g.file_offset;
-      int64_t length = 0;
-      for (const auto& c : g.columns) length += c.meta_data->total_compressed_size;
-      std::string bytes = file->ReadAt(start, length).ValueOrDie();
-      if (first_frozen_bytes.empty()) {
-        first_frozen_bytes = bytes;
-      } else {
-        EXPECT_EQ(bytes, first_frozen_bytes) << version;
+      EXPECT_EQ(g.num_rows, plan->num_frozen_adds);
+      std::vector<std::string> chunks;
+      for (const auto& c : g.columns) {
+        EXPECT_FALSE(c.meta_data->dictionary_page_offset.has_value());
+        chunks.push_back(
+            file->ReadAt(c.meta_data->data_page_offset, c.meta_data->total_compressed_size)
+                .ValueOrDie());
       }
+      if (!first_frozen_chunks.empty()) {
+        ASSERT_EQ(chunks.size(), first_frozen_chunks.size());
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          EXPECT_EQ(chunks[c].substr(0, first_frozen_chunks[c].size()), first_frozen_chunks[c])
+              << version << " column " << c;
+        }
+      }
+      if (first_frozen_chunks.empty() || chunks[0].size() > first_frozen_chunks[0].size()) {
+        ++frozen_group_changes;
+      }
+      first_frozen_chunks = std::move(chunks);
     }
   }
-  EXPECT_FALSE(first_frozen_bytes.empty());
+  EXPECT_FALSE(first_frozen_chunks.empty());
+  // The frozen group grew (48 batches of 150 files freeze ~3 groups of
+  // kClassicTailAdds).
+  EXPECT_GE(frozen_group_changes, 2);
   // The writer held at most the files of the batches since a checkpoint.
   EXPECT_LE(most_held, kFiles * (kInterval - 1));
 
   ExpectReadFromCheckpointAlone(state_->elided_since());
+}
+
+// Decision 193: frozen groups packed greedily into runs of at most the cap;
+// packing a result's runs again with groups after them keeps the full runs.
+TEST(PackFrozenGroupsTest, PacksGreedilyAndKeepsFullRuns) {
+  EXPECT_TRUE(PackFrozenGroups({}, 10).empty());
+  EXPECT_EQ(PackFrozenGroups({3}, 10), (std::vector<size_t>{1}));
+  EXPECT_EQ(PackFrozenGroups({3, 3, 3, 3, 3}, 10), (std::vector<size_t>{3, 5}));
+  EXPECT_EQ(PackFrozenGroups({4, 6, 1}, 10), (std::vector<size_t>{2, 3}));
+  // A group over the cap is a run alone.
+  EXPECT_EQ(PackFrozenGroups({2, 11, 2}, 10), (std::vector<size_t>{1, 2, 3}));
+  // Repacking: the runs' sizes, then new groups.
+  std::vector<int64_t> runs;
+  for (int step = 0; step < 40; ++step) {
+    std::vector<int64_t> input = runs;
+    input.push_back(1 + step % 4);
+    const std::vector<size_t> ends = PackFrozenGroups(input, 10);
+    std::vector<int64_t> packed;
+    size_t start = 0;
+    for (size_t end : ends) {
+      int64_t sum = 0;
+      for (size_t i = start; i < end; ++i) sum += input[i];
+      EXPECT_LE(sum, 10);
+      packed.push_back(sum);
+      start = end;
+    }
+    // Every run but the last is one of the previous runs, unchanged.
+    ASSERT_GE(packed.size(), runs.size());
+    for (size_t i = 0; i + 1 < runs.size(); ++i) EXPECT_EQ(packed[i], runs[i]) << step;
+    runs = packed;
+  }
+  EXPECT_GE(runs.size(), 8u);
 }
 
 // In the background (decision 152): the files of a checkpoint are dropped

@@ -95,13 +95,7 @@ Status RowGroupCopier::CopyRange(fs::RandomAccessFile* source, int64_t offset, i
   return Status::OK();
 }
 
-Status RowGroupCopier::Append(fs::RandomAccessFile* source, const FileMetaData& meta, size_t first,
-                              size_t last, const std::string& source_path) {
-  if (closed_) return Status::InvalidArgument("RowGroupCopier: ", path_, " is closed");
-  if (first > last || last > meta.row_groups.size()) {
-    return Status::InvalidArgument("row groups [", first, ", ", last, ") of ", source_path,
-                                   ", which has ", meta.row_groups.size());
-  }
+Status RowGroupCopier::CheckSchema(const FileMetaData& meta, const std::string& source_path) {
   if (!has_schema_) {
     footer_.version = meta.version;
     footer_.schema = meta.schema;
@@ -121,6 +115,25 @@ Status RowGroupCopier::Append(fs::RandomAccessFile* source, const FileMetaData& 
       }
     }
   }
+  return Status::OK();
+}
+
+std::optional<int16_t> RowGroupCopier::NextOrdinal() const {
+  const size_t ordinal = footer_.row_groups.size();
+  if (ordinal <= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+    return static_cast<int16_t>(ordinal);
+  }
+  return std::nullopt;
+}
+
+Status RowGroupCopier::Append(fs::RandomAccessFile* source, const FileMetaData& meta, size_t first,
+                              size_t last, const std::string& source_path) {
+  if (closed_) return Status::InvalidArgument("RowGroupCopier: ", path_, " is closed");
+  if (first > last || last > meta.row_groups.size()) {
+    return Status::InvalidArgument("row groups [", first, ", ", last, ") of ", source_path,
+                                   ", which has ", meta.row_groups.size());
+  }
+  SILT_RETURN_NOT_OK(CheckSchema(meta, source_path));
   for (size_t g = first; g < last; ++g) {
     RowGroup group = meta.row_groups[g];
     int64_t group_start = -1;
@@ -155,15 +168,113 @@ Status RowGroupCopier::Append(fs::RandomAccessFile* source, const FileMetaData& 
     }
     if (group_start >= 0) group.file_offset = group_start;
     group.total_compressed_size = compressed;
-    const size_t ordinal = footer_.row_groups.size();
-    if (ordinal <= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
-      group.ordinal = static_cast<int16_t>(ordinal);
-    } else {
-      group.ordinal.reset();
-    }
+    group.ordinal = NextOrdinal();
     footer_.num_rows += group.num_rows;
     footer_.row_groups.push_back(std::move(group));
   }
+  return Status::OK();
+}
+
+Status RowGroupCopier::AppendMerged(const std::vector<Part>& parts) {
+  if (closed_) return Status::InvalidArgument("RowGroupCopier: ", path_, " is closed");
+  if (parts.empty()) return Status::InvalidArgument("RowGroupCopier: no row groups to merge");
+  for (const Part& part : parts) {
+    if (part.group >= part.meta->row_groups.size()) {
+      return Status::InvalidArgument("row group ", part.group, " of ", *part.source_path,
+                                     ", which has ", part.meta->row_groups.size());
+    }
+    SILT_RETURN_NOT_OK(CheckSchema(*part.meta, *part.source_path));
+  }
+  const RowGroup& first = parts[0].meta->row_groups[parts[0].group];
+  RowGroup group;
+  group.columns.reserve(first.columns.size());
+  for (const Part& part : parts) {
+    const RowGroup& g = part.meta->row_groups[part.group];
+    if (g.columns.size() != first.columns.size()) {
+      return Status::InvalidArgument(*part.source_path, ": row group ", part.group, " has ",
+                                     g.columns.size(), " column chunks, not ",
+                                     first.columns.size());
+    }
+    group.num_rows += g.num_rows;
+    group.total_byte_size += g.total_byte_size;
+  }
+  int64_t group_compressed = 0;
+  for (size_t c = 0; c < first.columns.size(); ++c) {
+    ColumnChunk chunk;
+    ColumnMetaData& m = chunk.meta_data.emplace();
+    bool null_counts = true;
+    bool encoding_stats = true;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const Part& part = parts[p];
+      const ColumnChunk& src = part.meta->row_groups[part.group].columns[c];
+      if (!src.meta_data || src.file_path) {
+        return Status::InvalidArgument(*part.source_path, ": row group ", part.group,
+                                       " has a column chunk without metadata or in another file");
+      }
+      const ColumnMetaData& s = *src.meta_data;
+      if ((s.dictionary_page_offset && *s.dictionary_page_offset > 0) || s.index_page_offset) {
+        return Status::InvalidArgument(*part.source_path, ": row group ", part.group, " column ",
+                                       ColumnName(s),
+                                       " has a dictionary or index page: it cannot be merged");
+      }
+      if (p == 0) {
+        m.type = s.type;
+        m.path_in_schema = s.path_in_schema;
+        m.codec = s.codec;
+        m.key_value_metadata = s.key_value_metadata;
+        m.data_page_offset = position_;
+      } else if (s.type != m.type || s.codec != m.codec) {
+        return Status::InvalidArgument(*part.source_path, ": row group ", part.group, " column ",
+                                       ColumnName(s), " has another type or codec than ",
+                                       *parts[0].source_path, "'s");
+      }
+      const int64_t start = s.data_page_offset;
+      const int64_t length = s.total_compressed_size;
+      if (start < static_cast<int64_t>(kMagic.size()) || length < 0) {
+        return Status::Corruption(*part.source_path, ": row group ", part.group, " column ",
+                                  ColumnName(s), " starts at offset ", start, " with ", length,
+                                  " bytes");
+      }
+      SILT_RETURN_NOT_OK_CTX(CopyRange(part.source, start, length, *part.source_path), "row group ",
+                             part.group, " column ", ColumnName(s));
+      m.num_values += s.num_values;
+      m.total_compressed_size += length;
+      m.total_uncompressed_size += s.total_uncompressed_size;
+      for (Encoding e : s.encodings) {
+        if (std::find(m.encodings.begin(), m.encodings.end(), e) == m.encodings.end()) {
+          m.encodings.push_back(e);
+        }
+      }
+      if (s.encoding_stats.empty()) encoding_stats = false;
+      for (const PageEncodingStats& es : s.encoding_stats) {
+        auto same = std::find_if(m.encoding_stats.begin(), m.encoding_stats.end(),
+                                 [&](const PageEncodingStats& x) {
+                                   return x.page_type == es.page_type && x.encoding == es.encoding;
+                                 });
+        if (same == m.encoding_stats.end()) {
+          m.encoding_stats.push_back(es);
+        } else {
+          same->count += es.count;
+        }
+      }
+      if (!s.statistics || !s.statistics->null_count) {
+        null_counts = false;
+      } else if (null_counts) {
+        if (!m.statistics) m.statistics.emplace().null_count = 0;
+        *m.statistics->null_count += *s.statistics->null_count;
+      }
+    }
+    if (!encoding_stats) m.encoding_stats.clear();
+    if (!null_counts) m.statistics.reset();
+    chunk.file_offset = m.data_page_offset;
+    if (c == 0) group.file_offset = m.data_page_offset;
+    group_compressed += m.total_compressed_size;
+    group.columns.push_back(std::move(chunk));
+  }
+  group.total_compressed_size = group_compressed;
+  group.ordinal = NextOrdinal();
+  footer_.num_rows += group.num_rows;
+  footer_.row_groups.push_back(std::move(group));
   return Status::OK();
 }
 

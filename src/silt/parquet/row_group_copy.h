@@ -11,6 +11,11 @@
 // the footer takes the first source's key/value metadata, created_by and
 // column orders.
 //
+// AppendMerged writes several row groups as one: column by column, the
+// pages of each part's column chunk one after the other (a column chunk may
+// hold any number of data pages), still neither decoded nor re-encoded. A
+// chunk holds at most one dictionary page, so parts must have none.
+//
 // Memory: one copy buffer (at most kCopyChunkBytes) plus the footers.
 //
 // Thread safety: one copier per thread.
@@ -18,7 +23,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "silt/base/result.h"
 #include "silt/fs/file_system.h"
@@ -49,6 +56,25 @@ class RowGroupCopier {
   Status Append(fs::RandomAccessFile* source, const FileMetaData& meta, size_t first, size_t last,
                 const std::string& source_path);
 
+  // One row group of a source, for AppendMerged.
+  struct Part {
+    fs::RandomAccessFile* source = nullptr;
+    const FileMetaData* meta = nullptr;  // the source's footer
+    size_t group = 0;
+    const std::string* source_path = nullptr;  // names it in errors
+  };
+
+  // Appends one row group holding the rows of `parts`, in order: its column
+  // chunk c is the pages of column chunk c of every part, copied; its
+  // metadata sums the parts' values, sizes and null counts, unions their
+  // encodings and page encoding stats, and leaves min/max statistics out
+  // (readers only prune with them). Errors: InvalidArgument when `parts` is
+  // empty, a group is out of bounds, a schema differs from the first
+  // source's, or a column chunk has a dictionary or index page, another
+  // codec or type than the first part's, or no metadata; Corruption when a
+  // column chunk lies outside its file; IOError.
+  Status AppendMerged(const std::vector<Part>& parts);
+
   int64_t num_rows() const { return footer_.num_rows; }
   size_t num_row_groups() const { return footer_.row_groups.size(); }
 
@@ -59,6 +85,10 @@ class RowGroupCopier {
 
  private:
   RowGroupCopier(std::unique_ptr<fs::WritableFile> out, std::string path);
+  // Takes the schema from the first source, checks later ones against it.
+  Status CheckSchema(const FileMetaData& meta, const std::string& source_path);
+  // The next row group's ordinal, as Append writes it.
+  std::optional<int16_t> NextOrdinal() const;
   Status CopyRange(fs::RandomAccessFile* source, int64_t offset, int64_t length,
                    const std::string& source_path);
 

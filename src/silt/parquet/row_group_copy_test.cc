@@ -26,9 +26,11 @@ columnar::SchemaPtr Schema() {
 
 // Writes rows [first, first + n) in row groups of `per_group` rows.
 void WriteFile(fs::FileSystem* fs, const std::string& path, int64_t first, int64_t n,
-               int64_t per_group) {
+               int64_t per_group, bool dictionary = true) {
   WriterOptions options;
   options.row_group_bytes = 1;  // every batch ends a row group
+  options.enable_dictionary = dictionary;
+  options.page_bytes = 256;  // several pages per column chunk
   auto writer = ParquetFileWriter::Open(fs, path, Schema(), options).ValueOrDie();
   for (int64_t start = first; start < first + n; start += per_group) {
     ColumnBuilder id(DataType::Long());
@@ -143,6 +145,78 @@ TEST(RowGroupCopierTest, CopiedRowGroupsReadBackAsWrittenWithTheirPagesUnchanged
       EXPECT_FALSE(to.columns[col].offset_index_offset.has_value());
     }
   }
+}
+
+// AppendMerged: row groups of two files (without dictionaries) copied as one
+// row group read back as the rows of both, each column chunk the pages of
+// the parts' chunks in turn; a group with a dictionary page is refused.
+TEST(RowGroupCopierTest, MergedRowGroupsReadBackAsOneGroupOfTheirPages) {
+  auto fs = fs::MakeMemoryFileSystem();
+  WriteFile(fs.get(), "/a.parquet", 0, 300, 100, /*dictionary=*/false);  // 3 row groups
+  WriteFile(fs.get(), "/b.parquet", 1000, 50, 50, /*dictionary=*/false);
+  WriteFile(fs.get(), "/d.parquet", 2000, 10, 10, /*dictionary=*/true);
+  Opened a = OpenFooter(fs.get(), "/a.parquet");
+  Opened b = OpenFooter(fs.get(), "/b.parquet");
+  Opened d = OpenFooter(fs.get(), "/d.parquet");
+  const std::string a_path = "/a.parquet";
+  const std::string b_path = "/b.parquet";
+  const std::string d_path = "/d.parquet";
+
+  ASSERT_OK_AND_ASSIGN(auto copier, RowGroupCopier::Open(fs.get(), "/c.parquet"));
+  ASSERT_OK(copier->Append(a.file.get(), a.meta, 0, 1, a_path));  // rows 0..99
+  ASSERT_OK(copier->AppendMerged({{a.file.get(), &a.meta, 1, &a_path},
+                                  {a.file.get(), &a.meta, 2, &a_path},
+                                  {b.file.get(), &b.meta, 0, &b_path}}));  // 100..299, 1000..
+  EXPECT_EQ(copier->num_rows(), 350);
+  EXPECT_EQ(copier->num_row_groups(), 2u);
+  // A dictionary page cannot follow data pages in a chunk; an empty merge.
+  Status st = copier->AppendMerged(
+      {{a.file.get(), &a.meta, 0, &a_path}, {d.file.get(), &d.meta, 0, &d_path}});
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_TRUE(copier->AppendMerged({}).IsInvalidArgument());
+  EXPECT_TRUE(copier->AppendMerged({{b.file.get(), &b.meta, 1, &b_path}}).IsInvalidArgument());
+  ASSERT_OK(copier->Close().status());
+
+  std::vector<std::string> names;
+  std::vector<int64_t> ids = ReadIds(fs.get(), "/c.parquet", &names);
+  std::vector<std::string> expected_names;
+  std::vector<int64_t> expected_ids = ReadIds(fs.get(), "/a.parquet", &expected_names);
+  std::vector<int64_t> b_ids = ReadIds(fs.get(), "/b.parquet", &expected_names);
+  expected_ids.insert(expected_ids.end(), b_ids.begin(), b_ids.end());
+  EXPECT_EQ(ids, expected_ids);
+  EXPECT_EQ(names, expected_names);
+
+  Opened c = OpenFooter(fs.get(), "/c.parquet");
+  ASSERT_EQ(c.meta.row_groups.size(), 2u);
+  const RowGroup& merged = c.meta.row_groups[1];
+  EXPECT_EQ(merged.num_rows, 250);
+  EXPECT_EQ(merged.ordinal, static_cast<int16_t>(1));
+  const std::vector<const RowGroup*> parts = {&a.meta.row_groups[1], &a.meta.row_groups[2],
+                                              &b.meta.row_groups[0]};
+  const std::vector<const Opened*> files = {&a, &a, &b};
+  int64_t group_bytes = 0;
+  for (size_t col = 0; col < merged.columns.size(); ++col) {
+    const ColumnMetaData& tm = *merged.columns[col].meta_data;
+    std::string pages;
+    int64_t values = 0;
+    int64_t nulls = 0;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const ColumnMetaData& fm = *parts[p]->columns[col].meta_data;
+      EXPECT_FALSE(fm.dictionary_page_offset.has_value());
+      pages += files[p]->file->ReadAt(fm.data_page_offset, fm.total_compressed_size).ValueOrDie();
+      values += fm.num_values;
+      nulls += *fm.statistics->null_count;
+    }
+    EXPECT_EQ(c.file->ReadAt(tm.data_page_offset, tm.total_compressed_size).ValueOrDie(), pages);
+    EXPECT_EQ(tm.num_values, values);
+    ASSERT_TRUE(tm.statistics.has_value());
+    EXPECT_EQ(tm.statistics->null_count, nulls);
+    EXPECT_FALSE(tm.statistics->min_value.has_value());
+    EXPECT_FALSE(tm.statistics->max_value.has_value());
+    group_bytes += tm.total_compressed_size;
+  }
+  EXPECT_EQ(merged.total_compressed_size, group_bytes);
+  EXPECT_EQ(merged.file_offset, merged.columns[0].meta_data->data_page_offset);
 }
 
 TEST(RowGroupCopierTest, RefusesAnotherSchemaAndBadRanges) {
