@@ -37,13 +37,14 @@ void ConfigureAllocator() {
 }
 
 // A Kafka query's records are allocated by librdkafka's broker thread (one
-// op per record, in the broker thread's arena) and freed by the query thread
-// once copied: with an arena per thread, both threads take the broker
-// arena's lock for every record, from two cores. With one thread reading,
-// transforming and writing, one arena for the whole process costs no
-// parallel allocation and makes the freed ops the next ones' memory in the
-// same heap (decision 194). With several query threads they would all share
-// that arena's lock, so glibc's default stays.
+// op per record, in that thread's own arena, which grows a page at a time)
+// and freed by the query thread once copied, so both threads take the
+// broker arena's lock for every record. With one thread reading,
+// transforming and writing, the process keeps one arena: no arena per
+// librdkafka thread and checkpoint worker, each with its own free memory
+// (workload B's RSS about 10 MB lower, decision 194). With several query
+// threads they would all take that one arena's lock (decision 187 measured
+// 5 % more CPU at `parallelism: 2`), so glibc's default stays.
 int ArenaLimitFor(std::optional<int> parallelism) {
   const int threads =
       parallelism.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
