@@ -15,12 +15,9 @@
 
 #include "silt/base/logging.h"
 #include "silt/base/version.h"
+#include "silt/cli/allocator.h"
 #include "silt/cli/build_info.h"
 #include "silt/cli/command.h"
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 namespace {
 
@@ -36,32 +33,10 @@ void PrintError(const std::string& message) {
   fmt::print(stderr, "silt: error: {}\n", message);
 }
 
-// glibc malloc's start-up settings (decision 187). By default a block freed
-// above the mmap threshold raises that threshold to its size (up to 32 MiB)
-// and the trim threshold to twice that, and the top of a heap is handed back
-// to the OS whenever more than the trim threshold is free there: each batch
-// of a query (tens of MB of record, column and page buffers, freed at its
-// end) was mmapped or trimmed and then faulted in again by the next one.
-// Fixed thresholds keep such buffers in the heap (setting one also stops the
-// dynamic adjustment), and the top pad grows the main heap in 8 MiB steps
-// instead of one system call per block. Memory still goes back to the OS
-// where it went before: malloc_trim(0) after each Delta checkpoint and
-// compaction (decisions 57, 170), and blocks of 32 MiB and more are still
-// mmapped and unmapped on free. When GLIBC_TUNABLES is set, the user's
-// settings are left alone.
-void ConfigureAllocator() {
-#if defined(__GLIBC__)
-  if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  mallopt(M_TOP_PAD, 8 << 20);
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  ConfigureAllocator();
+  silt::cli::ConfigureAllocator();
   CLI::App app{
       "silt: stream events (Kafka, files, generator) through Spark SQL expressions into Delta "
       "Lake tables, exactly once.",

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "silt/base/logging.h"
+#include "silt/cli/allocator.h"
 #include "silt/cli/command.h"
 #include "silt/cli/query_runner.h"
 #include "silt/stream/job.h"
@@ -46,6 +47,8 @@ class RunCommand final : public Command {
       return Status::OK();
     }
     if (max_batches_ > 0) job.max_batches = max_batches_;
+    // Before the query's threads and librdkafka's start (decision 194).
+    ConfigureArenas(job.parallelism);
     RunOptions options;
     options.progress_json = progress_json_;
     options.failed_in_batch = &failed_in_batch_;
