@@ -170,8 +170,8 @@ class KafkaSource final : public Source {
   std::unique_ptr<kafka::Consumer> consumer_;
   ConsumerFactory make_consumer_;
   // Unassigns the extra consumers from index `used` on, and closes those
-  // unused for kReleaseIdleMicros. Errors: the consumer's Assign errors.
-  Status ReleaseUnusedConsumers(size_t used);
+  // unused for kReleaseIdleMicros or that fail to unassign (logged).
+  void ReleaseUnusedConsumers(size_t used);
 
   // GetBatchParts' consumers beyond consumer_.
   struct PartConsumer {

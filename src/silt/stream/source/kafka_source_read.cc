@@ -1,7 +1,9 @@
 // Reading a planned Kafka batch: its ranges assigned to one consumer, or
 // spread over several for parallel parts, and polled into record batches.
 #include <algorithm>
+#include <cstddef>
 
+#include "silt/base/logging.h"
 #include "silt/stream/source/kafka_source.h"
 
 namespace silt::stream {
@@ -79,7 +81,7 @@ Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
     load[part] += range.until - range.from;
     groups[part].push_back(std::move(range));
   }
-  SILT_RETURN_NOT_OK(ReleaseUnusedConsumers(groups.size() - 1));
+  ReleaseUnusedConsumers(groups.size() - 1);
   while (part_consumers_.size() + 1 < groups.size()) {
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Consumer> consumer, make_consumer_());
     part_consumers_.push_back({std::move(consumer)});
@@ -101,7 +103,7 @@ Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
   return parts;
 }
 
-Status KafkaSource::ReleaseUnusedConsumers(size_t used) {
+void KafkaSource::ReleaseUnusedConsumers(size_t used) {
   // A consumer keeps its partitions assigned after a range it read to the
   // end while more records followed (the next batch usually reads on from
   // there), and librdkafka then goes on fetching them into the consumer's
@@ -112,19 +114,28 @@ Status KafkaSource::ReleaseUnusedConsumers(size_t used) {
   // frees what it had already queued (librdkafka drops a removed
   // partition's queued messages as outdated when the queue is served, and
   // nothing serves an unused client's queue).
+  // A consumer that cannot be unassigned is closed instead: this is
+  // housekeeping between batches, never a reason to fail one.
   const int64_t now = context_.clock->MonotonicMicros();
-  for (size_t idx = used; idx < part_consumers_.size(); ++idx) {
+  for (size_t idx = used; idx < part_consumers_.size();) {
     PartConsumer& extra = part_consumers_[idx];
-    if (!extra.assigned) continue;
-    SILT_RETURN_NOT_OK(extra.consumer->Assign({}));
-    extra.assigned = false;
+    bool close = now - extra.last_used_micros >= kReleaseIdleMicros;
+    if (!close && extra.assigned) {
+      Status unassigned = extra.consumer->Assign({});
+      if (unassigned.ok()) {
+        extra.assigned = false;
+      } else {
+        SILT_LOG_WARN("stream", "closing an extra Kafka consumer that could not be unassigned: ",
+                      unassigned.ToString());
+        close = true;
+      }
+    }
+    if (close) {
+      part_consumers_.erase(part_consumers_.begin() + static_cast<std::ptrdiff_t>(idx));
+    } else {
+      ++idx;
+    }
   }
-  // Batches use the first consumers, so the unused ones are the last.
-  while (part_consumers_.size() > used &&
-         now - part_consumers_.back().last_used_micros >= kReleaseIdleMicros) {
-    part_consumers_.pop_back();
-  }
-  return Status::OK();
 }
 
 }  // namespace silt::stream

@@ -464,6 +464,7 @@ struct PartConsumerLog {
   int live = 0;
   // Each Assign call's number of ranges, over all extra consumers.
   std::vector<size_t> assigns;
+  bool fail_unassign = false;  // Assign({}) fails
 };
 
 class LoggedConsumer final : public testing::ForwardingConsumer {
@@ -476,6 +477,7 @@ class LoggedConsumer final : public testing::ForwardingConsumer {
   ~LoggedConsumer() override { --log_->live; }
   Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
     log_->assigns.push_back(ranges.size());
+    if (ranges.empty() && log_->fail_unassign) return Status::IOError("broker gone");
     return ForwardingConsumer::Assign(ranges);
   }
 
@@ -553,6 +555,29 @@ TEST_F(KafkaSourceTest, AnUnusedExtraConsumerIsUnassignedAndThenClosed) {
   EXPECT_EQ(ReadParts(source.get(), fourth, *fifth, 2), 2 * per_part);
   EXPECT_EQ(log.made, 2);
   EXPECT_EQ(log.live, 1);
+}
+
+// Unassigning is housekeeping between batches: when it fails the extra
+// consumer is closed and the batch still reads.
+TEST_F(KafkaSourceTest, AnExtraConsumerThatCannotBeUnassignedIsClosed) {
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  PartConsumerLog log;
+  log.fail_unassign = true;
+  source->set_consumer_factory([&]() -> Result<std::unique_ptr<kafka::Consumer>> {
+    return std::unique_ptr<kafka::Consumer>(
+        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log));
+  });
+  const int64_t per_part = KafkaSource::kMinRecordsPerPart;
+  Fill(0, static_cast<int>(per_part));
+  Fill(1, static_cast<int>(per_part));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * per_part);
+  Fill(0, 5);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
+  EXPECT_EQ(ReadParts(source.get(), first, *second, 1), 5);
+  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(source->part_consumers(), 0);
+  EXPECT_EQ(log.live, 0);
 }
 
 TEST_F(KafkaSourceTest, HeadersColumnWhenIncluded) {
