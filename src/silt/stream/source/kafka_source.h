@@ -140,7 +140,7 @@ class KafkaSource final : public Source {
   // batches alternating around the split size do not make and close a
   // client each time.
   static constexpr int64_t kReleaseIdleMicros = 2'000'000;
-  // Extra consumers open now (for tests and metrics).
+  // Extra consumers open now (for tests).
   int64_t part_consumers() const { return static_cast<int64_t>(part_consumers_.size()); }
   void OnBatchCommitted(const std::string& end_offset_json) override;
   std::string DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const override;
@@ -164,15 +164,14 @@ class KafkaSource final : public Source {
   // The offset ranges of the batch (start, end], data loss handled.
   Result<std::vector<kafka::OffsetRange>> BatchRanges(const std::optional<std::string>& start,
                                                       const std::string& end);
+  // Unassigns the extra consumers from index `used` on, and closes those
+  // unused for kReleaseIdleMicros or that fail to unassign (logged).
+  void ReleaseUnusedConsumers(size_t used);
 
   KafkaSourceOptions options_;
   SourceContext context_;
   std::unique_ptr<kafka::Consumer> consumer_;
   ConsumerFactory make_consumer_;
-  // Unassigns the extra consumers from index `used` on, and closes those
-  // unused for kReleaseIdleMicros or that fail to unassign (logged).
-  void ReleaseUnusedConsumers(size_t used);
-
   // GetBatchParts' consumers beyond consumer_.
   struct PartConsumer {
     std::unique_ptr<kafka::Consumer> consumer;

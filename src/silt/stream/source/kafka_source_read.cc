@@ -111,9 +111,9 @@ void KafkaSource::ReleaseUnusedConsumers(size_t used) {
   // extra consumer left so after a split batch held 54-60 MB of workload
   // B's records for the rest of a run (bench/results/2026-12-07-vm-acomp.md).
   // Unassigning stops the fetching; closing the client after a while also
-  // frees what it had already queued (librdkafka drops a removed
-  // partition's queued messages as outdated when the queue is served, and
-  // nothing serves an unused client's queue).
+  // frees whatever it had already queued (what an unassignment leaves in
+  // the queue is not known to be freed before the queue is served, and
+  // nothing serves an unused client's queue), and its threads.
   // A consumer that cannot be unassigned is closed instead: this is
   // housekeeping between batches, never a reason to fail one.
   const int64_t now = context_.clock->MonotonicMicros();
