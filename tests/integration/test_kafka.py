@@ -606,3 +606,67 @@ def test_seed_job_100k_events_kill_9_at_24_moments_exactly_once_and_lag_0(
     assert {(t, p): v[2] for (t, p), v in lag.items() if v[1]} == {
         (name, p): 0 for p, n in end.items() if n > 0}, lag
     print(f"kills: {dict(kills)}")
+
+
+def client_threads(pid):
+    """How many librdkafka clients the process runs (one rdk:main thread each)."""
+    count = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if (task / "comm").read_text().strip() == "rdk:main":
+                count += 1
+        except FileNotFoundError:
+            pass
+    return count
+
+
+def test_split_batches_then_small_ones_close_the_extra_consumer_and_read_every_event_once(
+        silt_bin, silt, kafka, topic, work):
+    """Issue #22: a batch of >= 2 * kMinRecordsPerPart records over two
+    partitions is read by two consumers (parallelism 2); the extra one used
+    to stay assigned and prefetch the topic for the rest of the run. Now the
+    small batches after it unassign it and, after 2 s unused, close it; a
+    later large batch makes a new one. Every event is read exactly once and
+    the checkpoint ends at the broker's end offsets."""
+    produce(silt, kafka, topic, 20000)
+    job, table, checkpoint = seed_job(
+        work, kafka, topic, trigger="trigger: { processingTime: 300 milliseconds }")
+    text = job.read_text().replace("maxOffsetsPerTrigger: 1000", "maxOffsetsPerTrigger: 40000")
+    if "\nparallelism:" not in text:
+        text += "\nparallelism: 2\n"
+    job.write_text(text.replace(f"parallelism: {TEST_PARALLELISM}", "parallelism: 2"))
+    err_log = open(work / "silt-stderr.log", "w")
+    proc = start_silt(silt_bin, "run", job, env=run_env(kafka), stdout=subprocess.DEVNULL,
+                      stderr=err_log)
+    try:
+        # The first batch (20,000 records on 2 partitions) is split.
+        assert wait_for(lambda: proc.poll() is None and client_threads(proc.pid) == 2,
+                        timeout=60, interval=0.01), "no second consumer was made"
+        # Small batches, more than 2 s of them: the extra client is closed.
+        total = 20000
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and client_threads(proc.pid) > 1:
+            produce(silt, kafka, topic, 50, start=total)
+            total += 50
+            time.sleep(0.5)
+        assert proc.poll() is None, f"silt exited; see {work / 'silt-stderr.log'}"
+        assert client_threads(proc.pid) == 1, "the extra consumer was never closed"
+        # A large batch again, then small ones.
+        produce(silt, kafka, topic, 20000, start=total)
+        total += 20000
+        produce(silt, kafka, topic, 70, start=total)
+        total += 70
+        end = kafka.end_offsets(topic)
+        assert sum(end.values()) == total
+        expected = {topic: {str(p): o for p, o in end.items()}}
+        caught_up = wait_for(lambda: proc.poll() is None and
+                             committed_offsets(silt, checkpoint) == expected,
+                             timeout=120, interval=0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert caught_up, f"never caught up to {expected}"
+    finally:
+        err_log.close()
+        if proc.poll() is None:
+            kill(proc)
+    assert_exactly_once(table, total)

@@ -121,9 +121,13 @@ class KafkaSource final : public Source {
   Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                 const std::string& end) override;
   // Partitions spread over up to `max_parts` consumers (the first is the
-  // source's own; the others come from the consumer factory, made once and
-  // kept), largest ranges first onto the least loaded part. One part without
-  // a factory or below kMinRecordsPerPart records per part.
+  // source's own; the others come from the consumer factory), largest ranges
+  // first onto the least loaded part. One part without a factory or below
+  // kMinRecordsPerPart records per part. An extra consumer a batch does not
+  // use gives up its partitions at once (an assignment left in place would
+  // go on prefetching the topic into its client's queue), and one unused for
+  // kReleaseIdleMicros is closed, with its threads and whatever it had
+  // fetched; the factory makes it again when a batch splits again.
   Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
       const std::optional<std::string>& start, const std::string& end, int max_parts) override;
   // Makes the extra consumers of GetBatchParts (production: librdkafka with
@@ -132,6 +136,12 @@ class KafkaSource final : public Source {
   void set_consumer_factory(ConsumerFactory factory) { make_consumer_ = std::move(factory); }
   // Records a part must get at least for a batch to be split.
   static constexpr int64_t kMinRecordsPerPart = 8192;
+  // How long an extra consumer stays open unused (monotonic clock), so that
+  // batches alternating around the split size do not make and close a
+  // client each time.
+  static constexpr int64_t kReleaseIdleMicros = 2'000'000;
+  // Extra consumers open now (for tests).
+  int64_t part_consumers() const { return static_cast<int64_t>(part_consumers_.size()); }
   void OnBatchCommitted(const std::string& end_offset_json) override;
   std::string DescribeRow(const columnar::RecordBatch& chunk, int64_t row) const override;
 
@@ -154,13 +164,21 @@ class KafkaSource final : public Source {
   // The offset ranges of the batch (start, end], data loss handled.
   Result<std::vector<kafka::OffsetRange>> BatchRanges(const std::optional<std::string>& start,
                                                       const std::string& end);
+  // Unassigns the extra consumers from index `used` on, and closes those
+  // unused for kReleaseIdleMicros or that fail to unassign (logged).
+  void ReleaseUnusedConsumers(size_t used);
 
   KafkaSourceOptions options_;
   SourceContext context_;
   std::unique_ptr<kafka::Consumer> consumer_;
   ConsumerFactory make_consumer_;
   // GetBatchParts' consumers beyond consumer_.
-  std::vector<std::unique_ptr<kafka::Consumer>> part_consumers_;
+  struct PartConsumer {
+    std::unique_ptr<kafka::Consumer> consumer;
+    int64_t last_used_micros = 0;  // monotonic time of the last batch that used it
+    bool assigned = false;         // holds the partitions of that batch
+  };
+  std::vector<PartConsumer> part_consumers_;
   columnar::SchemaPtr schema_;
   // subscribePattern, compiled; null for the other strategies.
   std::unique_ptr<re2::RE2> pattern_;

@@ -1,7 +1,9 @@
 // Reading a planned Kafka batch: its ranges assigned to one consumer, or
 // spread over several for parallel parts, and polled into record batches.
 #include <algorithm>
+#include <cstddef>
 
+#include "silt/base/logging.h"
 #include "silt/stream/source/kafka_source.h"
 
 namespace silt::stream {
@@ -79,18 +81,61 @@ Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
     load[part] += range.until - range.from;
     groups[part].push_back(std::move(range));
   }
+  ReleaseUnusedConsumers(groups.size() - 1);
   while (part_consumers_.size() + 1 < groups.size()) {
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Consumer> consumer, make_consumer_());
-    part_consumers_.push_back(std::move(consumer));
+    part_consumers_.push_back({std::move(consumer)});
   }
+  const int64_t now = context_.clock->MonotonicMicros();
   std::vector<std::unique_ptr<BatchReader>> parts;
   for (size_t part = 0; part < groups.size(); ++part) {
-    kafka::Consumer* consumer = part == 0 ? consumer_.get() : part_consumers_[part - 1].get();
+    kafka::Consumer* consumer = consumer_.get();
+    if (part > 0) {
+      PartConsumer& extra = part_consumers_[part - 1];
+      extra.last_used_micros = now;
+      extra.assigned = true;
+      consumer = extra.consumer.get();
+    }
     SILT_RETURN_NOT_OK(consumer->Assign(groups[part]));
     parts.push_back(std::make_unique<KafkaBatchReader>(consumer, options_.include_headers,
                                                        options_.poll_timeout_ms, Description()));
   }
   return parts;
+}
+
+void KafkaSource::ReleaseUnusedConsumers(size_t used) {
+  // A consumer keeps its partitions assigned after a range it read to the
+  // end while more records followed (the next batch usually reads on from
+  // there), and librdkafka then goes on fetching them into the consumer's
+  // queue, up to queued.min.messages / queued.max.messages.kbytes: an
+  // extra consumer left so after a split batch held 54-60 MB of workload
+  // B's records for the rest of a run (bench/results/2026-12-07-vm-acomp.md).
+  // Unassigning stops the fetching; closing the client after a while also
+  // frees whatever it had already queued (what an unassignment leaves in
+  // the queue is not known to be freed before the queue is served, and
+  // nothing serves an unused client's queue), and its threads.
+  // A consumer that cannot be unassigned is closed instead: this is
+  // housekeeping between batches, never a reason to fail one.
+  const int64_t now = context_.clock->MonotonicMicros();
+  for (size_t idx = used; idx < part_consumers_.size();) {
+    PartConsumer& extra = part_consumers_[idx];
+    bool close = now - extra.last_used_micros >= kReleaseIdleMicros;
+    if (!close && extra.assigned) {
+      Status unassigned = extra.consumer->Assign({});
+      if (unassigned.ok()) {
+        extra.assigned = false;
+      } else {
+        SILT_LOG_WARN("stream", "closing an extra Kafka consumer that could not be unassigned: ",
+                      unassigned.ToString());
+        close = true;
+      }
+    }
+    if (close) {
+      part_consumers_.erase(part_consumers_.begin() + static_cast<std::ptrdiff_t>(idx));
+    } else {
+      ++idx;
+    }
+  }
 }
 
 }  // namespace silt::stream

@@ -458,6 +458,128 @@ TEST_F(KafkaSourceTest, CommitsBatchEndsToTheConsumerGroup) {
   EXPECT_EQ(cluster_.committed().at({"events", 0}), 3);
 }
 
+// What the extra consumers of GetBatchParts went through.
+struct PartConsumerLog {
+  int made = 0;
+  int live = 0;
+  // Each Assign call's number of ranges, over all extra consumers.
+  std::vector<size_t> assigns;
+  bool fail_unassign = false;  // Assign({}) fails
+};
+
+class LoggedConsumer final : public testing::ForwardingConsumer {
+ public:
+  LoggedConsumer(std::unique_ptr<kafka::Consumer> inner, PartConsumerLog* log)
+      : ForwardingConsumer(std::move(inner)), log_(log) {
+    ++log_->made;
+    ++log_->live;
+  }
+  ~LoggedConsumer() override { --log_->live; }
+  Status Assign(const std::vector<kafka::OffsetRange>& ranges) override {
+    log_->assigns.push_back(ranges.size());
+    if (ranges.empty() && log_->fail_unassign) return Status::IOError("broker gone");
+    return ForwardingConsumer::Assign(ranges);
+  }
+
+ private:
+  PartConsumerLog* log_;
+};
+
+// Reads every part of the batch (start, end]; returns the records read.
+int64_t ReadParts(KafkaSource* source, const std::optional<std::string>& start,
+                  const std::string& end, size_t expected_parts) {
+  Result<std::vector<std::unique_ptr<BatchReader>>> parts =
+      source->GetBatchParts(start, end, /*max_parts=*/2);
+  EXPECT_OK(parts.status());
+  if (!parts.ok()) return -1;
+  EXPECT_EQ(parts->size(), expected_parts);
+  int64_t rows = 0;
+  for (const std::unique_ptr<BatchReader>& part : *parts) {
+    while (true) {
+      Result<columnar::RecordBatchPtr> batch = part->Next();
+      EXPECT_OK(batch.status());
+      if (!batch.ok() || *batch == nullptr) break;
+      rows += (*batch)->num_rows;
+    }
+  }
+  return rows;
+}
+
+// Issue #22: an extra consumer made for a split batch kept its partitions
+// assigned when later batches did not need it, and librdkafka went on
+// prefetching the topic into it (54-60 MB in workload B). Now a batch that
+// does not use it unassigns it, and one unused for kReleaseIdleMicros is
+// closed; a later split batch makes a new one.
+TEST_F(KafkaSourceTest, AnUnusedExtraConsumerIsUnassignedAndThenClosed) {
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  PartConsumerLog log;
+  source->set_consumer_factory([&]() -> Result<std::unique_ptr<kafka::Consumer>> {
+    return std::unique_ptr<kafka::Consumer>(
+        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log));
+  });
+  const int64_t per_part = KafkaSource::kMinRecordsPerPart;
+  Fill(0, static_cast<int>(per_part));
+  Fill(1, static_cast<int>(per_part));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * per_part);
+  EXPECT_EQ(log.made, 1);
+  EXPECT_EQ(log.assigns, (std::vector<size_t>{1}));
+
+  // A small batch: one part; the extra consumer gives up its partition.
+  Fill(0, 5);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
+  EXPECT_EQ(ReadParts(source.get(), first, *second, 1), 5);
+  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(source->part_consumers(), 1);
+  EXPECT_EQ(log.live, 1);
+
+  // Still unused but not for long enough: kept, not assigned again.
+  clock_.Advance(KafkaSource::kReleaseIdleMicros - 1);
+  Fill(1, 3);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> third, source->LatestOffset(second, {}));
+  EXPECT_EQ(ReadParts(source.get(), second, *third, 1), 3);
+  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(log.live, 1);
+
+  clock_.Advance(1);
+  Fill(0, 2);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> fourth, source->LatestOffset(third, {}));
+  EXPECT_EQ(ReadParts(source.get(), third, *fourth, 1), 2);
+  EXPECT_EQ(source->part_consumers(), 0);
+  EXPECT_EQ(log.live, 0);
+
+  // Split again: a new extra consumer reads its part.
+  Fill(0, static_cast<int>(per_part));
+  Fill(1, static_cast<int>(per_part));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> fifth, source->LatestOffset(fourth, {}));
+  EXPECT_EQ(ReadParts(source.get(), fourth, *fifth, 2), 2 * per_part);
+  EXPECT_EQ(log.made, 2);
+  EXPECT_EQ(log.live, 1);
+}
+
+// Unassigning is housekeeping between batches: when it fails the extra
+// consumer is closed and the batch still reads.
+TEST_F(KafkaSourceTest, AnExtraConsumerThatCannotBeUnassignedIsClosed) {
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  PartConsumerLog log;
+  log.fail_unassign = true;
+  source->set_consumer_factory([&]() -> Result<std::unique_ptr<kafka::Consumer>> {
+    return std::unique_ptr<kafka::Consumer>(
+        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log));
+  });
+  const int64_t per_part = KafkaSource::kMinRecordsPerPart;
+  Fill(0, static_cast<int>(per_part));
+  Fill(1, static_cast<int>(per_part));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * per_part);
+  Fill(0, 5);
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
+  EXPECT_EQ(ReadParts(source.get(), first, *second, 1), 5);
+  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(source->part_consumers(), 0);
+  EXPECT_EQ(log.live, 0);
+}
+
 TEST_F(KafkaSourceTest, HeadersColumnWhenIncluded) {
   testing::ScriptedCluster::Record record;
   record.value = "v";
