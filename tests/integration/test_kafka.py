@@ -523,6 +523,21 @@ def committed_offsets(silt, checkpoint):
     return committed[-1]["offsets"][0] if committed else None
 
 
+def stop_once_caught_up(proc, silt, checkpoint, topic, end, timeout, interval):
+    """Waits until the running query `proc` has committed offsets `end`
+    ({partition: offset} of `topic`), then stops it with SIGTERM, which
+    must end it cleanly; fails when it never caught up. Returns the
+    offsets as `committed_offsets` shows them."""
+    expected = {topic: {str(p): o for p, o in end.items()}}
+    caught_up = wait_for(lambda: proc.poll() is None and
+                         committed_offsets(silt, checkpoint) == expected,
+                         timeout=timeout, interval=interval)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    assert caught_up, f"never caught up to {expected}"
+    return expected
+
+
 def test_seed_job_100k_events_kill_9_at_24_moments_exactly_once_and_lag_0(
         silt_bin, silt, kafka, work):
     """The issue's acceptance: 100,000 seed events over a 3-partition topic
@@ -585,13 +600,8 @@ def test_seed_job_100k_events_kill_9_at_24_moments_exactly_once_and_lag_0(
         assert sum(end.values()) == CRASH_EVENTS
         proc = start_silt(silt_bin, "run", job, env=run_env(kafka),
                           stdout=subprocess.DEVNULL, stderr=err_log)
-        expected = {name: {str(p): o for p, o in end.items()}}
-        caught_up = wait_for(lambda: proc.poll() is None and
-                             committed_offsets(silt, checkpoint) == expected,
-                             timeout=300, interval=1.0)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-        assert caught_up, f"never caught up to {expected}"
+        expected = stop_once_caught_up(proc, silt, checkpoint, name, end, timeout=300,
+                                       interval=1.0)
     finally:
         err_log.close()
         if producer.poll() is None:
@@ -658,13 +668,7 @@ def test_split_batches_then_small_ones_close_the_extra_consumer_and_read_every_e
         total += 70
         end = kafka.end_offsets(topic)
         assert sum(end.values()) == total
-        expected = {topic: {str(p): o for p, o in end.items()}}
-        caught_up = wait_for(lambda: proc.poll() is None and
-                             committed_offsets(silt, checkpoint) == expected,
-                             timeout=120, interval=0.5)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-        assert caught_up, f"never caught up to {expected}"
+        stop_once_caught_up(proc, silt, checkpoint, topic, end, timeout=120, interval=0.5)
     finally:
         err_log.close()
         if proc.poll() is None:

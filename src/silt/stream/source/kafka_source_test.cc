@@ -505,79 +505,88 @@ int64_t ReadParts(KafkaSource* source, const std::optional<std::string>& start,
   return rows;
 }
 
+// Sources whose extra consumers go through a PartConsumerLog, after a
+// first batch of kMinRecordsPerPart records in each of two partitions read
+// in two parts (one extra consumer made and assigned).
+class KafkaSourceSplitTest : public KafkaSourceTest {
+ protected:
+  std::unique_ptr<KafkaSource> SplitOnce(std::string* first) {
+    std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+    source->set_consumer_factory([this]() -> Result<std::unique_ptr<kafka::Consumer>> {
+      return std::unique_ptr<kafka::Consumer>(
+          std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log_));
+    });
+    Fill(0, static_cast<int>(kPerPart));
+    Fill(1, static_cast<int>(kPerPart));
+    Result<std::optional<std::string>> end = source->LatestOffset(std::nullopt, {});
+    EXPECT_OK(end.status());
+    if (!end.ok() || !end->has_value()) return nullptr;
+    *first = **end;
+    EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * kPerPart);
+    EXPECT_EQ(log_.made, 1);
+    EXPECT_EQ(log_.assigns, (std::vector<size_t>{1}));
+    return source;
+  }
+
+  static constexpr int64_t kPerPart = KafkaSource::kMinRecordsPerPart;
+  PartConsumerLog log_;
+};
+
 // Issue #22: an extra consumer made for a split batch kept its partitions
 // assigned when later batches did not need it, and librdkafka went on
 // prefetching the topic into it (54-60 MB in workload B). Now a batch that
 // does not use it unassigns it, and one unused for kReleaseIdleMicros is
 // closed; a later split batch makes a new one.
-TEST_F(KafkaSourceTest, AnUnusedExtraConsumerIsUnassignedAndThenClosed) {
-  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
-  PartConsumerLog log;
-  source->set_consumer_factory([&]() -> Result<std::unique_ptr<kafka::Consumer>> {
-    return std::unique_ptr<kafka::Consumer>(
-        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log));
-  });
-  const int64_t per_part = KafkaSource::kMinRecordsPerPart;
-  Fill(0, static_cast<int>(per_part));
-  Fill(1, static_cast<int>(per_part));
-  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
-  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * per_part);
-  EXPECT_EQ(log.made, 1);
-  EXPECT_EQ(log.assigns, (std::vector<size_t>{1}));
+TEST_F(KafkaSourceSplitTest, AnUnusedExtraConsumerIsUnassignedAndThenClosed) {
+  std::string first;
+  std::unique_ptr<KafkaSource> source = SplitOnce(&first);
+  ASSERT_NE(source, nullptr);
 
   // A small batch: one part; the extra consumer gives up its partition.
   Fill(0, 5);
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
   EXPECT_EQ(ReadParts(source.get(), first, *second, 1), 5);
-  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(log_.assigns, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(source->part_consumers(), 1);
-  EXPECT_EQ(log.live, 1);
+  EXPECT_EQ(log_.live, 1);
 
   // Still unused but not for long enough: kept, not assigned again.
   clock_.Advance(KafkaSource::kReleaseIdleMicros - 1);
   Fill(1, 3);
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> third, source->LatestOffset(second, {}));
   EXPECT_EQ(ReadParts(source.get(), second, *third, 1), 3);
-  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
-  EXPECT_EQ(log.live, 1);
+  EXPECT_EQ(log_.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(log_.live, 1);
 
   clock_.Advance(1);
   Fill(0, 2);
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> fourth, source->LatestOffset(third, {}));
   EXPECT_EQ(ReadParts(source.get(), third, *fourth, 1), 2);
   EXPECT_EQ(source->part_consumers(), 0);
-  EXPECT_EQ(log.live, 0);
+  EXPECT_EQ(log_.live, 0);
 
   // Split again: a new extra consumer reads its part.
-  Fill(0, static_cast<int>(per_part));
-  Fill(1, static_cast<int>(per_part));
+  Fill(0, static_cast<int>(kPerPart));
+  Fill(1, static_cast<int>(kPerPart));
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> fifth, source->LatestOffset(fourth, {}));
-  EXPECT_EQ(ReadParts(source.get(), fourth, *fifth, 2), 2 * per_part);
-  EXPECT_EQ(log.made, 2);
-  EXPECT_EQ(log.live, 1);
+  EXPECT_EQ(ReadParts(source.get(), fourth, *fifth, 2), 2 * kPerPart);
+  EXPECT_EQ(log_.made, 2);
+  EXPECT_EQ(log_.live, 1);
 }
 
 // Unassigning is housekeeping between batches: when it fails the extra
 // consumer is closed and the batch still reads.
-TEST_F(KafkaSourceTest, AnExtraConsumerThatCannotBeUnassignedIsClosed) {
-  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
-  PartConsumerLog log;
-  log.fail_unassign = true;
-  source->set_consumer_factory([&]() -> Result<std::unique_ptr<kafka::Consumer>> {
-    return std::unique_ptr<kafka::Consumer>(
-        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log));
-  });
-  const int64_t per_part = KafkaSource::kMinRecordsPerPart;
-  Fill(0, static_cast<int>(per_part));
-  Fill(1, static_cast<int>(per_part));
-  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
-  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 2), 2 * per_part);
+TEST_F(KafkaSourceSplitTest, AnExtraConsumerThatCannotBeUnassignedIsClosed) {
+  log_.fail_unassign = true;
+  std::string first;
+  std::unique_ptr<KafkaSource> source = SplitOnce(&first);
+  ASSERT_NE(source, nullptr);
   Fill(0, 5);
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
   EXPECT_EQ(ReadParts(source.get(), first, *second, 1), 5);
-  EXPECT_EQ(log.assigns, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(log_.assigns, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(source->part_consumers(), 0);
-  EXPECT_EQ(log.live, 0);
+  EXPECT_EQ(log_.live, 0);
 }
 
 TEST_F(KafkaSourceTest, HeadersColumnWhenIncluded) {
