@@ -674,3 +674,58 @@ def test_split_batches_then_small_ones_close_the_extra_consumer_and_read_every_e
         if proc.poll() is None:
             kill(proc)
     assert_exactly_once(table, total)
+
+
+@pytest.mark.parametrize("partitions", [1, 2])
+def test_transaction_markers_at_range_ends_leave_no_record_out_or_twice(
+        silt, kafka, work, partitions):
+    """A transactional producer leaves an offset gap (the commit marker)
+    after each transaction, so a batch whose range ends at a marker sees the
+    next batch's first record before its range is read (issue #22: librdkafka
+    destroys the records the consumer takes through
+    rd_kafka_consume_callback_queue, so that record cannot be held for the
+    next batch there). Small and large batches read exactly the committed
+    records, each once, as Kafka's read_committed consumer reads them."""
+    from confluent_kafka import Consumer as KafkaConsumer
+    from confluent_kafka import Producer as KafkaProducer
+    from confluent_kafka import TopicPartition as KafkaPartition
+
+    topic = f"t-{uuid.uuid4().hex[:10]}"
+    kafka.create_topic(topic, partitions)
+    producer = KafkaProducer({"bootstrap.servers": kafka.bootstrap,
+                              "transactional.id": f"tx-{topic}"})
+    producer.init_transactions(60)
+    for txn in range(120):
+        producer.begin_transaction()
+        for idx in range(3 + txn % 7):
+            producer.produce(topic, value=f"{txn}-{idx}".encode(),
+                             partition=(txn + idx) % partitions)
+        producer.commit_transaction(60)
+    end = kafka.end_offsets(topic)
+
+    reference = KafkaConsumer({"bootstrap.servers": kafka.bootstrap,
+                               "group.id": f"ref-{topic}", "isolation.level": "read_committed",
+                               "enable.auto.commit": False})
+    reference.assign([KafkaPartition(topic, p, 0) for p in end])
+    expected = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        message = reference.poll(0.5)
+        if message is not None and message.error() is None:
+            expected.append((message.partition(), message.offset(), message.value().decode()))
+        positions = reference.position([KafkaPartition(topic, p) for p in end])
+        if all(tp.offset >= end[tp.partition] for tp in positions):
+            break
+    reference.close()
+    expected.sort()
+    assert len(expected) == sum(3 + txn % 7 for txn in range(120))
+
+    for max_offsets in (4, 50, 100000):
+        (work / f"max{max_offsets}").mkdir()
+        job, table, _ = raw_job(work / f"max{max_offsets}", kafka, topic,
+                                startingOffsets="earliest", maxOffsetsPerTrigger=max_offsets)
+        proc = silt("run", job, timeout=300)
+        assert proc.returncode == 0, describe(proc)
+        rows = read_with_deltalake(table).select(["partition", "offset", "v"]).to_pylist()
+        assert sorted((r["partition"], r["offset"], r["v"]) for r in rows) == expected, \
+            f"maxOffsetsPerTrigger {max_offsets}"
