@@ -681,11 +681,11 @@ def test_transaction_markers_at_range_ends_leave_no_record_out_or_twice(
         silt, kafka, work, partitions):
     """A transactional producer leaves an offset gap (the commit marker)
     after each transaction, so a batch whose range ends at a marker sees the
-    next batch's first record before its range is read (issue #22: librdkafka
-    destroys the records the consumer takes through
-    rd_kafka_consume_callback_queue, so that record cannot be held for the
-    next batch there). Small and large batches read exactly the committed
-    records, each once, as Kafka's read_committed consumer reads them."""
+    next batch's first record before its range is read: the consumer holds
+    that record for the next batch (or drops it when the partition is not
+    kept). Small and large batches over one and two partitions read exactly
+    the committed records, each once, as Kafka's read_committed consumer
+    reads them."""
     from confluent_kafka import Consumer as KafkaConsumer
     from confluent_kafka import Producer as KafkaProducer
     from confluent_kafka import TopicPartition as KafkaPartition

@@ -352,21 +352,6 @@ class RdKafkaConsumer final : public Consumer {
         break;
       }
       SILT_RETURN_NOT_OK(CheckResponsesFit());
-      if (CanServeInPlace(out, max_records - appended)) {
-        const int served = ServeInPlace(out, max_records, &appended, timeout);
-        ServeErrors();
-        if (!in_place_status_.ok()) {
-          Status st = std::move(in_place_status_);
-          in_place_status_ = Status::OK();
-          return st;
-        }
-        if (served == 0) {
-          SILT_RETURN_NOT_OK(CheckResponsesFit());
-          break;
-        }
-        timeout = 0;
-        continue;
-      }
       // rd_kafka_consume_batch_queue waits until the whole array is filled
       // or the timeout passes, so the first call (the only one that waits)
       // asks for one record; later calls take up to kPollBatch of what is
@@ -438,128 +423,17 @@ class RdKafkaConsumer final : public Consumer {
       }
       topic_bytes += topic_size;
     }
-    ReserveFromSample(out, rows, static_cast<int64_t>(sample), key_bytes, value_bytes, topic_bytes);
-    // The sample counts towards the next chunk's (SizeFromSeen), so that
-    // chunks smaller than kSizingSample reach ServeInPlace too.
-    seen_records_ += static_cast<int64_t>(sample);
-    seen_key_bytes_ += key_bytes;
-    seen_value_bytes_ += value_bytes;
-    seen_topic_bytes_ += topic_bytes;
-  }
-
-  // Reserves `out` for at most `limit` more rows (and at most what the
-  // ranges have left) of a `sample` of records that held these bytes.
-  void ReserveFromSample(RecordColumns* out, int64_t limit, int64_t sample, int64_t key_bytes,
-                         int64_t value_bytes, int64_t topic_bytes) {
-    int64_t left = 0;
-    for (const RangeState& state : ranges_) {
-      if (!state.done) left += std::max<int64_t>(0, state.range.until - state.next);
-    }
-    int64_t rows = std::min(limit, left);
     // A chunk stops at kMaxChunkBytes of keys and values.
     const int64_t record_bytes = key_bytes + value_bytes;
     if (record_bytes > 0) {
-      rows = std::min(rows, RecordColumns::kMaxChunkBytes * sample / record_bytes + 1);
+      rows = std::min(
+          rows, RecordColumns::kMaxChunkBytes * static_cast<int64_t>(sample) / record_bytes + 1);
     }
     const auto scale = [&](int64_t bytes) {
-      const int64_t estimate = bytes * rows / sample;
+      const int64_t estimate = bytes * rows / static_cast<int64_t>(sample);
       return estimate + estimate / 8;
     };
     out->Reserve(rows, scale(key_bytes), scale(value_bytes), scale(topic_bytes));
-  }
-
-  // Whether the next records can be taken by ServeInPlace: when a sizing
-  // sample exists (the chunk is reserved from the records seen since the
-  // last reservation, SizeFromSeen) and no range is done and kept. A kept
-  // range's later messages must outlive the call that takes them (Hold),
-  // which only the batch path can do; nor after a record past a range's end
-  // came through ServeInPlace (batch_only_).
-  bool CanServeInPlace(RecordColumns* out, int64_t limit) {
-    if (batch_only_) return false;
-    for (const RangeState& state : ranges_) {
-      if (state.done && state.keep) return false;
-    }
-    if (out->reserved()) return true;
-    return SizeFromSeen(out, limit);
-  }
-
-  // Takes the queued messages through rd_kafka_consume_callback_queue: one
-  // queue lock per call where rd_kafka_consume_batch_queue takes it once per
-  // message; librdkafka destroys each message after TakeInPlace copied it.
-  // Waits at most `timeout` ms for the first. TakeInPlace stops the call
-  // (rd_kafka_yield: the messages not served go back to the queue's head,
-  // in order) at the limits, at an error (in_place_status_) and when a range
-  // completes, so that a kept range's later messages stay queued for the
-  // batch path or the next batch. Returns how many messages were served.
-  int ServeInPlace(RecordColumns* out, int64_t max_records, int64_t* appended, int timeout) {
-    in_place_out_ = out;
-    in_place_max_ = max_records;
-    in_place_appended_ = *appended;
-    const int served = rd_kafka_consume_callback_queue(queue_, timeout, &TakeInPlace, this);
-    *appended = in_place_appended_;
-    in_place_out_ = nullptr;
-    return served;
-  }
-
-  static void TakeInPlace(rd_kafka_message_t* message, void* opaque) {
-    static_cast<RdKafkaConsumer*>(opaque)->TakeInPlace(message);
-  }
-  void TakeInPlace(rd_kafka_message_t* message) {
-    if (message->rkt != nullptr && message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (message->rkt != seen_topic_) {
-        seen_topic_ = message->rkt;
-        seen_topic_size_ = static_cast<int64_t>(std::strlen(rd_kafka_topic_name(seen_topic_)));
-      }
-      ++seen_records_;
-      seen_key_bytes_ += static_cast<int64_t>(message->key_len);
-      seen_value_bytes_ += static_cast<int64_t>(message->len);
-      seen_topic_bytes_ += seen_topic_size_;
-    }
-    const int64_t remaining = remaining_;
-    hold_current_ = false;
-    Status st = internal::HandleMessage(message, *this, in_place_out_, &in_place_appended_);
-    if (hold_current_) {
-      // A record past a range that completed and was kept, which the next
-      // batch would read first, is destroyed when this returns: the range
-      // is not kept (the next batch assigns its partition again and fetches
-      // from `until`), and this consumer takes no more records in place
-      // (the partition's ranges may end before gaps, e.g. transaction
-      // markers, every batch).
-      Unkeep();
-      batch_only_ = true;
-    }
-    if (!st.ok()) {
-      in_place_status_ = std::move(st);
-      rd_kafka_yield(rk_);
-      return;
-    }
-    if (remaining_ != remaining || in_place_appended_ >= in_place_max_ ||
-        in_place_out_->bytes() >= RecordColumns::kMaxChunkBytes) {
-      rd_kafka_yield(rk_);
-    }
-  }
-
-  // The ranges completed with their partitions kept lose the keep (see
-  // TakeInPlace), and with every range read, fetching stops as in MarkDone.
-  void Unkeep() {
-    for (RangeState& state : ranges_) {
-      if (state.done) state.keep = false;
-    }
-    if (remaining_ > 0 || !kept_) return;
-    kept_ = false;
-    DropHeld();
-    rd_kafka_assign(rk_, nullptr);
-  }
-
-  // Reserves `out` for at most `limit` more rows from the records
-  // TakeInPlace saw since the last reservation (at least kSizingSample, or
-  // false: the batch path takes the next messages and samples them).
-  bool SizeFromSeen(RecordColumns* out, int64_t limit) {
-    if (seen_records_ < static_cast<int64_t>(kSizingSample)) return false;
-    ReserveFromSample(out, limit, seen_records_, seen_key_bytes_, seen_value_bytes_,
-                      seen_topic_bytes_);
-    seen_records_ = seen_key_bytes_ = seen_value_bytes_ = seen_topic_bytes_ = 0;
-    return true;
   }
 
   void DropTaken() {
@@ -731,21 +605,6 @@ class RdKafkaConsumer final : public Consumer {
   std::vector<rd_kafka_message_t*> held_;
   bool kept_ = false;
   bool hold_current_ = false;  // HandleMessage's record is held, not dropped
-  // ServeInPlace's call: where TakeInPlace appends, its limit, the count so
-  // far and the first error.
-  RecordColumns* in_place_out_ = nullptr;
-  int64_t in_place_max_ = 0;
-  int64_t in_place_appended_ = 0;
-  Status in_place_status_;
-  // Set once a record past a kept range came through TakeInPlace.
-  bool batch_only_ = false;
-  // Records TakeInPlace saw since the last reservation (SizeFromSeen).
-  int64_t seen_records_ = 0;
-  int64_t seen_key_bytes_ = 0;
-  int64_t seen_value_bytes_ = 0;
-  int64_t seen_topic_bytes_ = 0;
-  const rd_kafka_topic_t* seen_topic_ = nullptr;
-  int64_t seen_topic_size_ = 0;
   const char* last_topic_ = nullptr;
   int32_t last_partition_ = -1;
   RangeState* last_state_ = nullptr;
