@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "silt/columnar/builder.h"
+#include "silt/json/embedded_object_internal.h"
 #include "silt/json/json_decoder.h"
 #include "silt/json/json_multi_path.h"
 #include "silt/json/json_test_util.h"
@@ -451,6 +453,194 @@ TEST(FlatObjectScannerTest, FromJsonOfStringFieldsAgreesWithTheDomPath) {
     EXPECT_EQ(Render(*fast_corrupt), Render(*dom_corrupt));
     EXPECT_EQ(fast_stats.malformed_rows, dom_stats.malformed_rows);
     EXPECT_EQ(fast_stats.partial_rows, dom_stats.partial_rows);
+  }
+}
+
+// Embedded objects (decision 197): the corpus rows as the `payload` string
+// of an envelope, written as a JSON producer writes a string.
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20) {
+      char unit[8];
+      std::snprintf(unit, sizeof(unit), "\\u%04x", byte);
+      out += unit;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Envelopes around every corpus row: the payload last, first, repeated, next
+// to a null or numeric payload (DOM rows), and escaped in other ways than
+// \" (\/ and \u0022 decode to the same payload but are not the fused subset).
+Rows Envelopes() {
+  Rows out;
+  for (const std::optional<std::string>& row : kCorpus) {
+    if (!row) {
+      out.push_back(std::nullopt);
+      out.push_back(R"({"device_id":"d","payload":null})");
+      continue;
+    }
+    const std::string payload = JsonString(*row);
+    out.push_back(R"({"device_id":"d-1","device_type":"plug","payload":)" + payload + "}");
+    out.push_back(R"({"payload":)" + payload + R"(,"device_id":"d-2"})");
+    out.push_back(R"({ "device_id" : "d-3" , "payload" : )" + payload + " } ");
+    out.push_back(R"({"payload":)" + payload + R"(,"payload":"{\"state\":\"ON\"}"})");
+    out.push_back(R"({"device_id":"d-4","payload":)" + payload + R"(,"battery":1})");
+    std::string other = payload;
+    for (size_t pos = 0; (pos = other.find("\\\"", pos)) != std::string::npos; pos += 6) {
+      other.replace(pos, 2, "\\u0022");
+    }
+    out.push_back(R"({"device_id":"d-5","payload":)" + other + "}");
+  }
+  for (const char* row : {
+           R"({"payload":"{\"a\":1}"})",
+           R"({"payload":"{\/\"a\":1}"})",
+           R"({"payload":"{\"a\":\"x\/y\"}"})",
+           R"({"payload":"{\"a\"\n:1}"})",
+           R"({"payload":"{\"a\":1}\n"})",
+           R"({"payload":" {\"a\":1} "})",
+           R"({"payload":"{\"a\":1} x"})",
+           R"({"payload":"{\"a\":1}}"})",
+           R"({"payload":"{\"a\":1,}"})",
+           R"({"payload":"{\"a\":\"}\"}"})",
+           R"({"payload":"{\"a\":\"\\\"\"}"})",
+           R"({"payload":"{}"})",
+           R"({"payload":"{ }"})",
+           R"({"payload":"{}")",
+           R"({"payload":"{\"a\":1}")",
+           R"({"payload":"{\"a\":1)",
+           R"({"payload":"{\"a\":1}}")",
+           R"({"payload":"{\"a\":{\"b\":1}}"})",
+           R"({"payload":"{\"a\":[1,2]}"})",
+           R"({"payload":"[{\"a\":1}]"})",
+           R"({"payload":"{\"a\":1}","payload":"{\"a\":2}"})",
+           R"({"payload":"{\"a\":null,\"a\":2,\"a\":3}"})",
+           R"({"Payload":"{\"a\":1}"})",
+           R"({"payload":7})",
+           R"({"payload":{"a":1}})",
+       }) {
+    out.push_back(row);
+  }
+  return out;
+}
+
+void ExpectSameMembers(const std::vector<internal::FlatMember>& a,
+                       const std::vector<internal::FlatMember>& b, const std::string& context) {
+  ASSERT_EQ(a.size(), b.size()) << context;
+  for (size_t member_idx = 0; member_idx < a.size(); ++member_idx) {
+    EXPECT_EQ(a[member_idx].key, b[member_idx].key) << context;
+    EXPECT_EQ(a[member_idx].kind, b[member_idx].kind) << context;
+    EXPECT_EQ(a[member_idx].text, b[member_idx].text) << context;
+    if (a[member_idx].kind == FlatKind::kInt64) {
+      EXPECT_EQ(a[member_idx].int_value, b[member_idx].int_value) << context;
+    }
+    if (a[member_idx].kind == FlatKind::kDouble) {
+      EXPECT_EQ(std::bit_cast<uint64_t>(a[member_idx].double_value),
+                std::bit_cast<uint64_t>(b[member_idx].double_value))
+          << context;
+    }
+  }
+}
+
+TEST(EmbeddedObjectTest, ScannerReadsExactlyWhatAScanOfTheDecodedStringGives) {
+  FlatObjectScanner plain;
+  FlatObjectScanner fused;
+  FlatObjectScanner inner;
+  fused.set_embedded_key("payload");
+  int64_t embedded_rows = 0;
+  const Rows envelopes = Envelopes();
+  for (const std::optional<std::string>& row : Prefixes(envelopes)) {
+    // In a heap block of its own (ASan sees a read past the end).
+    OwnText text(0, row->size());
+    std::copy(row->begin(), row->end(), text.begin);
+    const std::string_view view(text.begin, row->size());
+    const bool plain_ok = plain.Scan(view);
+    ASSERT_EQ(fused.Scan(view), plain_ok) << *row;
+    if (!plain_ok) continue;
+    // The envelope reads as without the embedded key...
+    ExpectSameMembers(fused.members(), plain.members(), *row);
+    if (fused.embedded_member() < 0) continue;
+    // ...and the embedded members are the decoded payload's.
+    ++embedded_rows;
+    const internal::FlatMember& payload = fused.members()[fused.embedded_member()];
+    EXPECT_EQ(payload.key, "payload");
+    const std::string decoded(payload.text);
+    ASSERT_TRUE(inner.Scan(decoded)) << *row;
+    ExpectSameMembers(fused.embedded(), inner.members(), *row);
+  }
+  // The seed's payloads (and most flat corpus rows) take the fused read.
+  EXPECT_GT(embedded_rows, 40);
+  ASSERT_TRUE(fused.Scan(*envelopes[0]));
+  EXPECT_EQ(fused.embedded_member(), 2);
+}
+
+TEST(EmbeddedObjectTest, GetJsonObjectOverFromJsonsColumnAgreesWithAScanOfACopy) {
+  ASSERT_OK_AND_ASSIGN(columnar::SchemaPtr schema,
+                       columnar::ParseDdlSchema("device_id STRING, payload STRING"));
+  // The unfused decoder: its payload column is the reference's input.
+  ASSERT_OK_AND_ASSIGN(auto reference_decoder, JsonDecoder::Make(schema));
+  const Rows envelopes = Envelopes();
+  ColumnPtr input = StringColumn(envelopes);
+  // Every other row: the filter's rows bitmap.
+  std::vector<uint8_t> odd((static_cast<size_t>(input->length) + 7) / 8, 0);
+  for (int64_t row_idx = 1; row_idx < input->length; row_idx += 2)
+    columnar::SetBit(odd.data(), row_idx);
+  for (bool capture : {false, true}) {
+    ASSERT_OK_AND_ASSIGN(auto decoder, JsonDecoder::Make(schema));
+    auto fused = JsonMultiPathEvaluator::Make();
+    auto reference = JsonMultiPathEvaluator::Make();
+    for (const std::string& path : kKeyPaths) {
+      ASSERT_OK(fused->AddPath(path, capture).status());
+      ASSERT_OK(reference->AddPath(path, capture).status());
+    }
+    int64_t indexed_batches = 0;
+    // Batch 0 asks for the embedded objects; later batches have them.
+    for (int batch = 0; batch < 3; ++batch) {
+      ASSERT_OK_AND_ASSIGN(ColumnPtr decoded, decoder->DecodeColumn(*input));
+      ASSERT_OK_AND_ASSIGN(ColumnPtr expected, reference_decoder->DecodeColumn(*input));
+      const ColumnPtr& payload = decoded->children[1];
+      // The decoded column is the same with or without the fused read.
+      ASSERT_OK(columnar::ValidateColumn(*payload));
+      EXPECT_EQ(Render(*payload), Render(*expected->children[1]));
+      // A copy of it has other buffers: the evaluator scans every row.
+      ColumnPtr copy = StringColumn([&] {
+        Rows rows;
+        for (int64_t row_idx = 0; row_idx < payload->length; ++row_idx) {
+          if (payload->IsNull(row_idx)) {
+            rows.push_back(std::nullopt);
+          } else {
+            rows.push_back(std::string(payload->StringValue(row_idx)));
+          }
+        }
+        return rows;
+      }());
+      const bool indexed = internal::EmbeddedObjects::ForThread().Find(*payload) != nullptr;
+      indexed_batches += indexed ? 1 : 0;
+      EXPECT_EQ(internal::EmbeddedObjects::ForThread().Find(*copy), nullptr);
+      for (const uint8_t* rows : std::vector<const uint8_t*>{nullptr, odd.data()}) {
+        ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> fused_out, fused->Evaluate(*payload, rows));
+        ASSERT_OK_AND_ASSIGN(std::vector<ColumnPtr> reference_out,
+                             reference->Evaluate(*copy, rows));
+        for (size_t path_idx = 0; path_idx < kKeyPaths.size(); ++path_idx) {
+          ASSERT_OK(columnar::ValidateColumn(*fused_out[path_idx]));
+          EXPECT_EQ(Render(*fused_out[path_idx]), Render(*reference_out[path_idx]))
+              << kKeyPaths[path_idx] << " capture " << capture << " batch " << batch;
+        }
+      }
+    }
+    // The fused read is taken from the batch after the first.
+    EXPECT_EQ(indexed_batches, 2) << "capture " << capture;
   }
 }
 
