@@ -1,30 +1,47 @@
 #include "silt/json/embedded_object_internal.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace silt::json::internal {
 
 bool EmbeddedObjectIndex::AddRow(int64_t row, std::string_view text,
                                  const std::vector<FlatMember>& members) {
-  // FlatMember is trivially copyable: one block copy per row.
-  rows_.push_back({row, members_.size(), members.size(), text.size(),
-                   reinterpret_cast<uintptr_t>(text.data())});
-  members_.insert(members_.end(), members.begin(), members.end());
+  constexpr size_t kMaxOffset = std::numeric_limits<uint32_t>::max();
+  if (text.size() > kMaxOffset || members_.size() + members.size() > kMaxOffset) return false;
+  const char* const base = text.data();
+  rows_.push_back({row, static_cast<uint32_t>(members_.size()),
+                   static_cast<uint32_t>(members.size()), static_cast<uint32_t>(text.size())});
+  for (const FlatMember& member : members) {
+    members_.push_back({static_cast<uint32_t>(member.key.data() - base),
+                        static_cast<uint32_t>(member.key.size()),
+                        static_cast<uint32_t>(member.text.data() - base),
+                        static_cast<uint32_t>(member.text.size()), member.int_value,
+                        member.double_value, member.kind});
+  }
   return true;
 }
 
-const FlatMember* EmbeddedObjectIndex::Reader::Members(int64_t row, std::string_view text,
-                                                       size_t* count, uintptr_t* shift) {
+bool EmbeddedObjectIndex::Reader::Members(int64_t row, std::string_view text,
+                                          std::vector<FlatMember>* members) {
   const std::vector<Row>& rows = index_.rows_;
   while (next_ < rows.size() && rows[next_].row < row) ++next_;
   if (next_ == rows.size() || rows[next_].row != row || rows[next_].text_size != text.size()) {
-    return nullptr;
+    return false;
   }
   const Row& indexed = rows[next_++];
-  *count = indexed.count;
-  // Unsigned: wraps when the column's text is below the scanned one.
-  *shift = reinterpret_cast<uintptr_t>(text.data()) - indexed.base;
-  return index_.members_.data() + indexed.begin;
+  members->resize(indexed.count);
+  const Member* source = index_.members_.data() + indexed.begin;
+  const char* const base = text.data();
+  for (FlatMember& member : *members) {
+    member.key = std::string_view(base + source->key_offset, source->key_size);
+    member.text = std::string_view(base + source->text_offset, source->text_size);
+    member.kind = source->kind;
+    member.int_value = source->int_value;
+    member.double_value = source->double_value;
+    ++source;
+  }
+  return true;
 }
 
 EmbeddedObjects& EmbeddedObjects::ForThread() {

@@ -52,8 +52,8 @@ class EmbeddedObjectIndex {
   }
   // Adds row `row` (REQUIRES: above every row added since Clear()), whose
   // text `text` holds an embedded object with `members` (views into
-  // `text`). The text may be gone when the row is read: the members are
-  // moved onto the column's copy of it by their distance from its start.
+  // `text`). False, with nothing added, when the text is too long for the
+  // index's 32-bit offsets.
   bool AddRow(int64_t row, std::string_view text, const std::vector<FlatMember>& members);
 
   // Walks the rows in increasing order.
@@ -62,11 +62,9 @@ class EmbeddedObjectIndex {
     explicit Reader(const EmbeddedObjectIndex& index) : index_(index) {}
     // When row `row` of a column is indexed and its text is `text` (same
     // length as the indexed text: a guard, the column's buffers are the
-    // indexed ones): the row's *count members, whose views point into the
-    // text they were read from; *shift added to a view's address (as an
-    // integer, MovedView()) gives the same bytes in `text`. Null otherwise.
-    // REQUIRES: rows asked in increasing order.
-    const FlatMember* Members(int64_t row, std::string_view text, size_t* count, uintptr_t* shift);
+    // indexed ones): true, with *members the row's members as views into
+    // `text`. REQUIRES: rows asked in increasing order.
+    bool Members(int64_t row, std::string_view text, std::vector<FlatMember>* members);
 
    private:
     const EmbeddedObjectIndex& index_;
@@ -76,21 +74,23 @@ class EmbeddedObjectIndex {
  private:
   struct Row {
     int64_t row;
-    size_t begin;  // in members_
-    size_t count;
-    size_t text_size;
-    uintptr_t base;  // the address of the text the members were read from
+    uint32_t begin;  // in members_
+    uint32_t count;
+    uint32_t text_size;
+  };
+  // A FlatMember with its views as offsets into its row's text.
+  struct Member {
+    uint32_t key_offset;
+    uint32_t key_size;
+    uint32_t text_offset;
+    uint32_t text_size;
+    int64_t int_value;
+    double double_value;
+    FlatKind kind;
   };
   std::vector<Row> rows_;
-  std::vector<FlatMember> members_;
+  std::vector<Member> members_;
 };
-
-// `view` moved by `shift` bytes (Reader::Members): the address is computed
-// as an integer because the view's own text is gone by then.
-inline std::string_view MovedView(std::string_view view, uintptr_t shift) {
-  return std::string_view(
-      reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(view.data()) + shift), view.size());
-}
 
 // The per-thread table of decoded columns and their indexes.
 class EmbeddedObjects {

@@ -325,18 +325,10 @@ class Cursor {
     while (*pos_ == ' ') ++pos_;
   }
   const char* Decoded(const char* raw) const { return out_ + (raw - copied_); }
-  // Copies [copied_, pos_) to the decoded text. The runs between escaped
-  // quotes are short: one 16-byte block when the text has 16 bytes from
-  // copied_ (the buffer has room past the decoded text, see Scan()).
+  // Copies [copied_, pos_) to the decoded text.
   void Flush() {
     const auto n = static_cast<size_t>(pos_ - copied_);
-    if (n <= 16 && end_ - copied_ >= 16) {
-      char block[16];
-      std::memcpy(block, copied_, 16);
-      std::memcpy(out_, block, 16);
-    } else {
-      CopyRun(out_, copied_, n);
-    }
+    CopyRun(out_, copied_, n);
     out_ += n;
     copied_ = pos_;
   }

@@ -233,6 +233,8 @@ struct JsonMultiPathEvaluator::Impl {
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
   internal::FlatObjectScanner scanner;
   internal::KeyNames key_names;
+  // A row's members from a from_json decoder's index (decision 197).
+  std::vector<internal::FlatMember> embedded_members;
 };
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
@@ -339,14 +341,9 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       continue;
     }
     const std::string_view text = json_strings.StringValue(row_idx);
-    if (embedded_rows) {
-      size_t count = 0;
-      uintptr_t shift = 0;
-      if (const internal::FlatMember* members =
-              embedded_rows->Members(row_idx, text, &count, &shift)) {
-        impl.key_names.WriteRow(row_idx, members, count, shift);
-        continue;
-      }
+    if (embedded_rows && embedded_rows->Members(row_idx, text, &impl.embedded_members)) {
+      impl.key_names.WriteRow(row_idx, impl.embedded_members);
+      continue;
     }
     if (scan_flat && impl.scanner.Scan(text)) {
       impl.key_names.WriteRow(row_idx, impl.scanner.members());

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "silt/base/bits.h"
-#include "silt/json/embedded_object_internal.h"
 
 namespace silt::json::internal {
 
@@ -176,22 +175,19 @@ void KeyNames::Build(const std::vector<KeyPath>& keys) {
   }
 }
 
-void KeyNames::WriteRow(int64_t row, const FlatMember* members, size_t count, uintptr_t shift) {
+void KeyNames::WriteRow(int64_t row, const std::vector<FlatMember>& members) {
   // Locals: the result writes store bytes, which would otherwise make the
   // compiler reload these members after each one.
   Slot* const slots = slots_.data();
   const size_t mask = mask_;
   ResultWriter* const* const readers = readers_.data();
-  for (size_t member_idx = 0; member_idx < count; ++member_idx) {
-    const FlatMember& member = members[member_idx];
+  for (const FlatMember& member : members) {
     if (member.kind == FlatKind::kNull) continue;
-    Slot* slot = Find(slots, mask, MovedView(member.key, shift));
+    Slot* slot = Find(slots, mask, member.key);
     if (slot == nullptr || slot->seen == row) continue;  // not wanted, or found before
     slot->seen = row;
-    FlatMember moved = member;
-    moved.text = MovedView(member.text, shift);
     for (int32_t reader = slot->first_reader; reader < slot->end_reader; ++reader) {
-      readers[reader]->Flat(row, moved);
+      readers[reader]->Flat(row, member);
     }
   }
 }

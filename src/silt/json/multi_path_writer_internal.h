@@ -253,12 +253,7 @@ class KeyNames {
   void Build(const std::vector<KeyPath>& keys);
 
   // Writes the results of row `row`, whose members the scanner read.
-  // With `shift` (embedded_object_internal.h), the members' views are
-  // read MovedView(view, shift).
-  void WriteRow(int64_t row, const FlatMember* members, size_t count, uintptr_t shift = 0);
-  void WriteRow(int64_t row, const std::vector<FlatMember>& members) {
-    WriteRow(row, members.data(), members.size());
-  }
+  void WriteRow(int64_t row, const std::vector<FlatMember>& members);
 
  private:
   struct Slot {
