@@ -124,23 +124,6 @@ class Cursor {
     return true;
   }
 
-  // After the opening quote of a string value: reads it as an embedded
-  // object (see the header) whose decoded text goes to *write (advanced past
-  // it) and whose members go to *members, in one pass over the escaped
-  // text. False, with pos_ and *write unchanged and *members unspecified,
-  // when the string is not in the embedded subset.
-  bool EmbeddedObject(std::string_view* value, char** write, std::vector<FlatMember>* members) {
-    const char* const start = pos_;
-    members->clear();
-    if (!EmbeddedBody(write, members)) {
-      pos_ = start;
-      return false;
-    }
-    *value = std::string_view(*write, static_cast<size_t>(out_ - *write));
-    *write = out_;
-    return true;
-  }
-
   // RFC 8259's number grammar, classified as simdjson's DOM does.
   bool Number(FlatMember* member) {
     const char* start = pos_;
@@ -257,99 +240,6 @@ class Cursor {
     return pos_ != end_;
   }
 
-  // EmbeddedObject's pass. The decoded text is written lazily: bytes from
-  // copied_ on are copied when an escaped quote (the only escape allowed)
-  // is reached, so a raw position p >= copied_ decodes to out_ + (p -
-  // copied_). Loops over ' ' and digits stop at last_, the envelope's
-  // closing brace, as the Cursor's other loops; an escaped quote is read
-  // only after its backslash, which is before last_.
-  bool EmbeddedBody(char** write, std::vector<FlatMember>* members) {
-    out_ = *write;
-    copied_ = pos_;
-    SkipEmbeddedSpace();
-    if (!Consume('{')) return false;
-    SkipEmbeddedSpace();
-    if (!Consume('}')) {
-      while (true) {
-        FlatMember& member = members->emplace_back();
-        if (!EmbeddedString(&member.key)) return false;
-        SkipEmbeddedSpace();
-        if (!Consume(':')) return false;
-        SkipEmbeddedSpace();
-        switch (*pos_) {
-          case '\\':
-            if (!EmbeddedString(&member.text)) return false;
-            member.kind = FlatKind::kString;
-            break;
-          case 't':
-            if (!ConsumeWord("true")) return false;
-            member.kind = FlatKind::kTrue;
-            break;
-          case 'f':
-            if (!ConsumeWord("false")) return false;
-            member.kind = FlatKind::kFalse;
-            break;
-          case 'n':
-            if (!ConsumeWord("null")) return false;
-            member.kind = FlatKind::kNull;
-            break;
-          default:
-            if (!Number(&member)) return false;
-            // A number has no escape: its decoded text is at the same
-            // distance from copied_.
-            member.text = std::string_view(Decoded(member.text.data()), member.text.size());
-            break;
-        }
-        SkipEmbeddedSpace();
-        if (Consume(',')) {
-          SkipEmbeddedSpace();
-          continue;
-        }
-        if (Consume('}')) break;
-        return false;
-      }
-    }
-    // A brace at last_ closes the envelope, not the embedded object.
-    if (pos_ > last_) return false;
-    SkipEmbeddedSpace();
-    // The envelope's closing quote, right after the object.
-    if (*pos_ != '"') return false;
-    Flush();
-    ++pos_;
-    return true;
-  }
-
-  // Only ' ': any other white space is an escape or a control character in
-  // the envelope's string.
-  void SkipEmbeddedSpace() {
-    while (*pos_ == ' ') ++pos_;
-  }
-  const char* Decoded(const char* raw) const { return out_ + (raw - copied_); }
-  // Copies [copied_, pos_) to the decoded text.
-  void Flush() {
-    const auto n = static_cast<size_t>(pos_ - copied_);
-    CopyRun(out_, copied_, n);
-    out_ += n;
-    copied_ = pos_;
-  }
-  // An escaped quote at pos_: flushed and decoded.
-  bool EmbeddedQuote() {
-    if (pos_[0] != '\\' || pos_[1] != '"') return false;
-    Flush();
-    *out_++ = '"';
-    pos_ += 2;
-    copied_ = pos_;
-    return true;
-  }
-  // A string of the embedded object, escaped quotes around plain bytes.
-  bool EmbeddedString(std::string_view* value) {
-    if (!EmbeddedQuote()) return false;
-    const char* const begin = pos_;
-    if (!PlainRun()) return false;
-    *value = std::string_view(Decoded(begin), static_cast<size_t>(pos_ - begin));
-    return EmbeddedQuote();
-  }
-
   // At a backslash: validates one escape and writes its UTF-8 bytes.
   // Surrogates (paired or not) are refused: the DOM path reads them.
   bool Escape(char** write) {
@@ -404,17 +294,12 @@ class Cursor {
   const char* pos_;
   const char* last_;
   const char* end_;
-  // EmbeddedBody's decoded text: the next byte to write, and the first raw
-  // byte not yet copied.
-  char* out_ = nullptr;
-  const char* copied_ = nullptr;
 };
 
 }  // namespace
 
 bool FlatObjectScanner::Scan(std::string_view text) {
   members_.clear();
-  embedded_member_ = -1;
   // Decoded strings are never longer than their text; the slack takes the
   // whole blocks CopyPlainRun() stores past a run.
   if (decoded_.size() < text.size() + 16) decoded_.resize(text.size() * 2 + 16);
@@ -437,16 +322,8 @@ bool FlatObjectScanner::Scan(std::string_view text) {
       switch (cursor.peek()) {
         case '"':
           cursor.Consume('"');
-          member.kind = FlatKind::kString;
-          if (embedded_member_ < 0 && !embedded_key_.empty() &&
-              SameKey(member.key, embedded_key_) &&
-              cursor.EmbeddedObject(&member.text, &write, &embedded_)) {
-            embedded_member_ = static_cast<int>(members_.size() - 1);
-            // Its text is in the buffer (FlatMember::escaped).
-            member.escaped = true;
-            break;
-          }
           if (!cursor.String(&member.text, &member.escaped, &write)) return false;
+          member.kind = FlatKind::kString;
           break;
         case 't':
           if (!cursor.ConsumeWord("true")) return false;

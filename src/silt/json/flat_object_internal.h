@@ -15,15 +15,6 @@
 // fast path built on it must give, for every text Scan() accepts, exactly
 // what the DOM path gives.
 //
-// An embedded object (decision 197): a caller may name one member key
-// (set_embedded_key) whose string value is itself a JSON object written with
-// escaped quotes, like the seed's `payload` inside its envelope. Scan() then
-// reads that object's members in the pass that decodes the string, as long
-// as the string is in a narrower subset: its only escape is \" and the
-// object it decodes to is one Scan() accepts with keys and string values
-// without escapes and no white space but ' '. Otherwise the string is
-// decoded as any other and embedded_member() is -1.
-//
 // Thread safety: one scanner per thread. Views returned point into the
 // scanned text or, for a string with escapes, into the scanner's buffer:
 // valid until the next Scan() and while the text lives.
@@ -44,8 +35,7 @@ struct FlatMember {
   FlatKind kind = FlatKind::kNull;
   // kString: the string's value, escapes decoded to UTF-8 in the same pass
   // that validates them (a view of the text between the quotes when it has
-  // no escape, escaped false; escaped is also true for a value read as an
-  // embedded object); kInt64 / kDouble: the number's text.
+  // no escape, escaped false); kInt64 / kDouble: the number's text.
   std::string_view text;
   bool escaped = false;
   int64_t int_value = 0;
@@ -62,22 +52,8 @@ class FlatObjectScanner {
   bool Scan(std::string_view text);
   const std::vector<FlatMember>& members() const { return members_; }
 
-  // The member key whose string value Scan() tries to read as an embedded
-  // object; empty (the default) for none. `key` is copied.
-  void set_embedded_key(std::string_view key) { embedded_key_ = std::string(key); }
-  // After a Scan() that returned true: the index in members() of the first
-  // member named embedded_key() whose string value was read as an embedded
-  // object, or -1. When it is i >= 0, embedded() are the members Scan()
-  // gives for members()[i].text, with the same keys, kinds, texts and
-  // numbers (their views point into members()[i].text).
-  int embedded_member() const { return embedded_member_; }
-  const std::vector<FlatMember>& embedded() const { return embedded_; }
-
  private:
   std::vector<FlatMember> members_;
-  std::string embedded_key_;
-  int embedded_member_ = -1;
-  std::vector<FlatMember> embedded_;
   std::string decoded_;  // the decoded values of strings with escapes
 };
 

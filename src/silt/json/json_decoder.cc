@@ -141,10 +141,6 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
   flat_builders.clear();
   for (const std::unique_ptr<Node>& child : root->children) flat_builders.push_back(child->builder);
   root_builder->Reserve(num_rows);
-  // Only DecodeColumn's columns meet get_json_object (the file reader's
-  // are split into top-level columns by its caller).
-  const bool embedded = flat_strings && source_rows == nullptr;
-  if (embedded) StartEmbedded();
   const bool want_corrupt = corrupt_record != nullptr;
   if (want_corrupt) corrupt_builder->Reserve(num_rows);
   DecodeStats local;
@@ -190,7 +186,6 @@ Result<ColumnPtr> JsonDecoder::Impl::Decode(int64_t num_rows, const RowText& row
     }
   }
   ColumnPtr out = root_builder->Finish();
-  if (embedded) PublishEmbedded(*out);
   if (want_corrupt) *corrupt_record = corrupt_builder->Finish();
   if (stats != nullptr) {
     stats->malformed_rows += local.malformed_rows;
@@ -268,12 +263,6 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(columnar::SchemaPtr schem
       std::all_of(impl.root->children.begin(), impl.root->children.end(),
                   [](const std::unique_ptr<Node>& child) { return child->id == TypeId::kString; });
   impl.flat_member.assign(impl.root->children.size(), -1);
-  if (impl.flat_strings) {
-    for (const Field& field : schema->fields()) {
-      impl.field_names.push_back(field.name);
-      impl.field_demands.push_back(std::make_shared<internal::FieldDemand>());
-    }
-  }
   if (impl.value_root && schema->num_fields() != 1) {
     return Status::InvalidArgument("JSON decoder with value_root needs a schema of one field, got ",
                                    schema->ToDdl());

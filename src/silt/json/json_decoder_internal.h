@@ -28,7 +28,6 @@
 #include "silt/columnar/builder.h"
 #include "silt/columnar/column.h"
 #include "silt/json/dom_internal.h"
-#include "silt/json/embedded_object_internal.h"
 #include "silt/json/flat_object_internal.h"
 #include "silt/json/jackson_internal.h"
 #include "silt/json/json_decoder.h"
@@ -169,17 +168,6 @@ struct JsonDecoder::Impl {
   internal::FlatObjectScanner scanner;
   std::vector<int> flat_member;                         // per field: its member in scanner, or -1
   std::vector<columnar::ColumnBuilder*> flat_builders;  // per field, bound per batch
-  // With flat_strings (decision 197): per field, its name and whether a
-  // get_json_object evaluator wants its embedded objects; the field read
-  // with them this batch (-1: none) and their index.
-  std::vector<std::string> field_names;
-  std::vector<std::shared_ptr<internal::FieldDemand>> field_demands;
-  int embedded_field = -1;
-  std::shared_ptr<internal::EmbeddedObjectIndex> embedded_index;
-  // Chooses the batch's embedded field (before its first row) and
-  // publishes the decoded columns (after its last).
-  void StartEmbedded();
-  void PublishEmbedded(const columnar::Column& out);
 
   template <typename RowText>
   Result<columnar::ColumnPtr> Decode(int64_t num_rows, const RowText& row_text,

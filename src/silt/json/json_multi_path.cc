@@ -10,15 +10,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "silt/columnar/column.h"
 #include "silt/json/dom_internal.h"
-#include "silt/json/embedded_object_internal.h"
 #include "silt/json/flat_object_internal.h"
 #include "silt/json/json_path_internal.h"
 #include "silt/json/multi_path_writer_internal.h"
@@ -233,8 +230,6 @@ struct JsonMultiPathEvaluator::Impl {
   internal::DomReader reader{internal::JacksonFeatures::SparkJsonPath()};
   internal::FlatObjectScanner scanner;
   internal::KeyNames key_names;
-  // A row's members from a from_json decoder's index (decision 197).
-  std::vector<internal::FlatMember> embedded_members;
 };
 
 JsonMultiPathEvaluator::JsonMultiPathEvaluator() : impl_(std::make_unique<Impl>()) {}
@@ -328,12 +323,6 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       key_paths.push_back({program->instrs[1].name, &program->results});
     impl.key_names.Build(key_paths);
   }
-  // A column from_json decoded with its embedded objects: the indexed rows'
-  // members are the ones a scan would give (embedded_object_internal.h).
-  std::shared_ptr<const internal::EmbeddedObjectIndex> embedded;
-  if (scan_flat) embedded = internal::EmbeddedObjects::ForThread().Find(json_strings);
-  std::optional<internal::EmbeddedObjectIndex::Reader> embedded_rows;
-  if (embedded != nullptr) embedded_rows.emplace(*embedded);
   // A row left unwritten is NULL (ResultWriter): skipped and NULL inputs,
   // malformed JSON and missing paths write nothing.
   for (int64_t row_idx = 0; row_idx < json_strings.length; ++row_idx) {
@@ -341,10 +330,6 @@ Result<std::vector<ColumnPtr>> JsonMultiPathEvaluator::Evaluate(
       continue;
     }
     const std::string_view text = json_strings.StringValue(row_idx);
-    if (embedded_rows && embedded_rows->Members(row_idx, text, &impl.embedded_members)) {
-      impl.key_names.WriteRow(row_idx, impl.embedded_members);
-      continue;
-    }
     if (scan_flat && impl.scanner.Scan(text)) {
       impl.key_names.WriteRow(row_idx, impl.scanner.members());
       continue;
