@@ -41,8 +41,8 @@ import minio_service
 import torture
 from helpers import describe, kill, log_versions, read_commit, run_silt, start_silt, write_job
 
-NUM_EVENTS = torture.scaled(8_000)
-MAX_OFFSETS_PER_TRIGGER = 40  # 200 batches
+NUM_EVENTS = torture.scaled(12_000)
+MAX_OFFSETS_PER_TRIGGER = 40  # 300 batches (360 with the duplicates): 200 ran out before the 40th kill under load
 DEVICES = 4
 STEP_MS = 50  # event i happens at BASE + i * STEP_MS - jitter
 JITTER_MS = 2_000  # below the delay: no event is late
