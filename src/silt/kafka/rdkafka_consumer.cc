@@ -629,14 +629,6 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
   // only run while a batch reads (MarkDone unassigns), so a short wait
   // costs an idle query nothing. The user's kafka.fetch.wait.max.ms wins.
   properties.emplace("fetch.wait.max.ms", "10");
-  // Over a backlog each fetch response fills every partition's share: 4
-  // MiB per partition instead of librdkafka's 1 MiB takes about a third of
-  // the fetch rounds per record (fewer broker-thread wake-ups and lock
-  // hand-offs; decision 196), for up to 3 MiB more per partition in
-  // flight. At the log end a response holds what arrived within
-  // fetch.wait.max.ms, so a query that keeps up fetches as before. The
-  // user's kafka.max.partition.fetch.bytes wins.
-  properties.emplace("max.partition.fetch.bytes", "4194304");
   ConsumerConfig effective = config;
   // The first contact waits librdkafka's network timeout when the user set
   // it (kafka.socket.timeout.ms), else the request timeout.
