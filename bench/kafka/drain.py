@@ -19,7 +19,9 @@ the same topic in turns (round 1: A, B, ...; round 2: A, B, ...), each run
 into a fresh table and checkpoint, and the table shows each binary's median
 CPU seconds and its ratio to the first. `--set KEY=VALUE` adds a top-level
 job-file key to every run (e.g. `--set parallelism=2`); NAME=PATH@KEY=VALUE
-sets it for one binary only.
+sets it for one binary only. Each row also shows the broker's CPU seconds
+during the drain and how busy the whole machine was (all cores, from
+/proc/stat): what bounds `parallelism: 2` on a machine the broker shares.
 """
 
 import argparse
@@ -62,14 +64,34 @@ def callgrind_total(path: Path) -> int:
     sys.exit(f"no totals in {path}")
 
 
+def machine_cpu() -> tuple:
+    """(busy, total) CPU seconds of the whole machine since boot, all cores
+    (/proc/stat; iowait counts as idle)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / ticks, sum(fields) / ticks
+
+
+def process_cpu(pid: int) -> float:
+    """User+system CPU seconds of one process (all its threads)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
-          perf: str = "", callgrind: bool = False) -> dict:
+          perf: str = "", callgrind: bool = False, broker_pid: int = 0) -> dict:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     job = work / "job.yaml"
     job.write_text(job_text(work, max_offsets, extra))
     env = dict(os.environ, KAFKA_BOOTSTRAP=bootstrap)
+    # What else the machine did meanwhile: the broker (on the same cores)
+    # and everything else. With parallelism > 1 they bound the wall time.
+    busy0, total0 = machine_cpu()
+    broker0 = process_cpu(broker_pid) if broker_pid else 0.0
     t0 = time.monotonic()
     argv = [silt, "run", str(job)]
     if perf:
@@ -87,6 +109,8 @@ def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
     err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
+    busy1, total1 = machine_cpu()
+    broker_cpu = process_cpu(broker_pid) - broker0 if broker_pid else 0.0
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"silt run ({silt}) failed ({code}):\n{err[-3000:]}")
@@ -104,7 +128,9 @@ def drain(silt: str, work: Path, bootstrap: str, max_offsets: int, extra: dict,
         print(f"callgrind output kept in {keep}", file=sys.stderr)
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime,
             "rss_mb": usage.ru_maxrss / 1024, "rows": rows, "table_mb": table_mb,
-            "instructions": instructions}
+            "instructions": instructions, "broker_cpu": broker_cpu,
+            # Share of all cores busy during the run (1.0 = every core).
+            "machine_busy": (busy1 - busy0) / max(total1 - total0, 1e-9)}
 
 
 def parse_engine(spec: str, common: dict):
@@ -158,13 +184,14 @@ def main():
             for name, path, extra in engines:
                 perf = args.perf if (name == engines[0][0] and rnd == args.rounds - 1) else ""
                 r = drain(path, work / name, broker.bootstrap, args.max_offsets, extra, perf,
-                          args.callgrind)
+                          args.callgrind, broker.process.pid)
                 if r["rows"] is not None and r["rows"] != args.events:
                     sys.exit(f"{name}: table has {r['rows']} rows, want {args.events}")
                 results[name].append(r)
                 ir = f", {r['instructions']:,} instructions" if args.callgrind else ""
                 print(f"round {rnd + 1} {name}: cpu {r['cpu']:.2f} s, wall {r['wall']:.2f} s, "
-                      f"rss {r['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}{ir}",
+                      f"rss {r['rss_mb']:.0f} MB, broker cpu {r['broker_cpu']:.2f} s, machine busy "
+                      f"{100 * r['machine_busy']:.0f} %, load {os.getloadavg()[0]:.1f}{ir}",
                       file=sys.stderr, flush=True)
         print(f"produce (not timed): {produce_s:.1f} s; {args.events:,} events, "
               f"{args.partitions} partitions; load average now "
@@ -179,18 +206,21 @@ def main():
                 print(f"| {name} | {ir / 1e9:.3f} G | {100 * (ir / first - 1):+.1f} % |")
             return
         print("| binary | runs | wall s | events/s | CPU s (user+sys) | events per CPU s "
-              "| CPU vs first | peak RSS MB |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+              "| CPU vs first | peak RSS MB | broker CPU s | machine busy |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         base = None
         for name, _, extra in engines:
             rs = results[name]
             cpu = statistics.median(r["cpu"] for r in rs)
             wall = statistics.median(r["wall"] for r in rs)
             rss = statistics.median(r["rss_mb"] for r in rs)
+            broker_cpu = statistics.median(r["broker_cpu"] for r in rs)
+            busy = statistics.median(r["machine_busy"] for r in rs)
             base = base or cpu
             label = name + "".join(f" ({k}={v})" for k, v in extra.items() if k not in common)
             print(f"| {label} | {len(rs)} | {wall:.2f} | {args.events / wall:,.0f} | {cpu:.2f} "
-                  f"| {args.events / cpu:,.0f} | {cpu / base:.2f} | {rss:.0f} |")
+                  f"| {args.events / cpu:,.0f} | {cpu / base:.2f} | {rss:.0f} | {broker_cpu:.2f} "
+                  f"| {100 * busy:.0f} % |")
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)

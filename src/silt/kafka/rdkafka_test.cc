@@ -5,6 +5,7 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,8 +58,10 @@ class RdKafkaTest : public ::testing::Test {
     EXPECT_EQ(producer->delivered(), count);
   }
 
-  std::unique_ptr<Consumer> MakeConsumer(std::string group = "", int retries = 3) {
+  std::unique_ptr<Consumer> MakeConsumer(std::string group = "", int retries = 3,
+                                         const std::map<std::string, std::string>& extra = {}) {
     ConsumerConfig config;
+    config.properties = extra;
     config.fetch_offset_num_retries = retries;
     config.fetch_offset_retry_interval_ms = 10;
     config.properties["bootstrap.servers"] = cluster_.bootstraps();
@@ -160,53 +163,61 @@ TEST_F(RdKafkaTest, RecordsBeyondTheLimitWaitForTheNextPollInOrder) {
 TEST_F(RdKafkaTest, ConsecutiveBatchesReadExactlyTheirRanges) {
   Produce(0, 60);
   Produce(1, 60);
-  std::unique_ptr<Consumer> consumer = MakeConsumer();
-  ASSERT_NE(consumer, nullptr);
-  auto read = [&](const std::vector<OffsetRange>& ranges, int64_t limit) {
-    std::vector<std::string> out;
-    EXPECT_OK(consumer->Assign(ranges));
-    RecordColumns columns(false);
-    for (int attempt = 0; attempt < 300 && !consumer->AssignmentDone(); ++attempt) {
-      Result<int64_t> n = consumer->Poll(&columns, limit, 100);
-      EXPECT_OK(n.status());
-      if (!n.ok()) break;
-      EXPECT_LE(*n, limit);
-    }
-    EXPECT_TRUE(consumer->AssignmentDone());
-    columnar::RecordBatchPtr batch = columns.Finish();
-    for (int64_t row = 0; row < batch->num_rows; ++row) {
-      out.push_back(std::to_string(batch->columns[3]->Value<int32_t>(row)) + ":" +
-                    std::to_string(batch->columns[4]->Value<int64_t>(row)) + "=" +
-                    std::string(batch->columns[1]->StringValue(row)));
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  auto expected = [](const std::vector<OffsetRange>& ranges) {
-    std::vector<std::string> out;
-    for (const OffsetRange& range : ranges) {
-      for (int64_t offset = range.from; offset < range.until; ++offset) {
-        const std::string p = std::to_string(range.partition.partition);
-        out.push_back(p + ":" + std::to_string(offset) + "=p" + p + "-" + std::to_string(offset));
+  // librdkafka's default prefetch, and one of 10 records: the queue fills
+  // past it at each fetch and the consumer wakes the parked fetcher when
+  // half is read (WakeParkedFetcher), many times per batch.
+  for (const std::map<std::string, std::string>& extra :
+       {std::map<std::string, std::string>{},
+        std::map<std::string, std::string>{{"queued.min.messages", "10"}}}) {
+    SCOPED_TRACE(extra.empty() ? "default prefetch" : "queued.min.messages 10");
+    std::unique_ptr<Consumer> consumer = MakeConsumer("", 3, extra);
+    ASSERT_NE(consumer, nullptr);
+    auto read = [&](const std::vector<OffsetRange>& ranges, int64_t limit) {
+      std::vector<std::string> out;
+      EXPECT_OK(consumer->Assign(ranges));
+      RecordColumns columns(false);
+      for (int attempt = 0; attempt < 300 && !consumer->AssignmentDone(); ++attempt) {
+        Result<int64_t> n = consumer->Poll(&columns, limit, 100);
+        EXPECT_OK(n.status());
+        if (!n.ok()) break;
+        EXPECT_LE(*n, limit);
       }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  const std::vector<std::vector<OffsetRange>> batches = {
-      {{{"events", 0}, 0, 10}, {{"events", 1}, 0, 7}},
-      {{{"events", 0}, 10, 25}, {{"events", 1}, 7, 30}},   // reads on
-      {{{"events", 0}, 25, 26}, {{"events", 1}, 30, 31}},  // reads on, one record each
-      {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // reads on
-      {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // the same batch again
-      {{{"events", 0}, 42, 50}, {{"events", 1}, 45, 50}},  // a gap in partition 0
-      {{{"events", 1}, 50, 55}},                           // fewer partitions
-      {{{"events", 0}, 50, 60}, {{"events", 1}, 55, 60}},  // to the end
-  };
-  for (int64_t limit : {int64_t{1000}, int64_t{3}}) {
-    for (size_t idx = 0; idx < batches.size(); ++idx) {
-      EXPECT_EQ(read(batches[idx], limit), expected(batches[idx]))
-          << "batch " << idx << ", limit " << limit;
+      EXPECT_TRUE(consumer->AssignmentDone());
+      columnar::RecordBatchPtr batch = columns.Finish();
+      for (int64_t row = 0; row < batch->num_rows; ++row) {
+        out.push_back(std::to_string(batch->columns[3]->Value<int32_t>(row)) + ":" +
+                      std::to_string(batch->columns[4]->Value<int64_t>(row)) + "=" +
+                      std::string(batch->columns[1]->StringValue(row)));
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    auto expected = [](const std::vector<OffsetRange>& ranges) {
+      std::vector<std::string> out;
+      for (const OffsetRange& range : ranges) {
+        for (int64_t offset = range.from; offset < range.until; ++offset) {
+          const std::string p = std::to_string(range.partition.partition);
+          out.push_back(p + ":" + std::to_string(offset) + "=p" + p + "-" + std::to_string(offset));
+        }
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    const std::vector<std::vector<OffsetRange>> batches = {
+        {{{"events", 0}, 0, 10}, {{"events", 1}, 0, 7}},
+        {{{"events", 0}, 10, 25}, {{"events", 1}, 7, 30}},   // reads on
+        {{{"events", 0}, 25, 26}, {{"events", 1}, 30, 31}},  // reads on, one record each
+        {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // reads on
+        {{{"events", 0}, 26, 40}, {{"events", 1}, 31, 45}},  // the same batch again
+        {{{"events", 0}, 42, 50}, {{"events", 1}, 45, 50}},  // a gap in partition 0
+        {{{"events", 1}, 50, 55}},                           // fewer partitions
+        {{{"events", 0}, 50, 60}, {{"events", 1}, 55, 60}},  // to the end
+    };
+    for (int64_t limit : {int64_t{1000}, int64_t{3}}) {
+      for (size_t idx = 0; idx < batches.size(); ++idx) {
+        EXPECT_EQ(read(batches[idx], limit), expected(batches[idx]))
+            << "batch " << idx << ", limit " << limit;
+      }
     }
   }
 }
