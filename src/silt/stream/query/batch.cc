@@ -39,15 +39,15 @@ Status QueryRunner::RunBatch(const OffsetSeq& seq, int64_t trigger_wall, int64_t
   // A no-data batch (its end is where the previous batch ended) reads
   // nothing.
   const bool no_data = start_offset_ && *start_offset_ == end;
-  std::vector<std::unique_ptr<BatchReader>> readers;
+  BatchParts parts;
   if (!no_data) {
-    Result<std::vector<std::unique_ptr<BatchReader>>> opened =
-        source_->GetBatchParts(start_offset_, end, parallelism_);
+    Result<BatchParts> opened = source_->GetBatchParts(start_offset_, end, parallelism_);
     if (!opened.ok()) {
       return opened.status().WithContextParts("batch ", batch_id, ": reading the source");
     }
-    readers = std::move(*opened);
+    parts = std::move(*opened);
   }
+  std::vector<std::unique_ptr<BatchReader>>& readers = parts.readers;
   durations->get_batch = (clock_->MonotonicMicros() - t0) / 1000;
 
   t0 = clock_->MonotonicMicros();
@@ -89,10 +89,11 @@ Status QueryRunner::RunBatch(const OffsetSeq& seq, int64_t trigger_wall, int64_t
   int64_t input_rows = 0;
   int64_t output_rows = 0;
   Status st = Status::OK();
-  // Several parts and a sink that writes parts: all at once.
+  // Several threads' worth and a sink that writes parts: all at once.
   std::vector<std::unique_ptr<SinkPartWriter>> part_writers;
-  if (readers.size() > 1 && *write && readers.size() <= part_transforms_.size() + 1) {
-    for (size_t part = 0; part < readers.size() && st.ok(); ++part) {
+  if (parts.threads > 1 && *write && parts.threads <= part_transforms_.size() + 1 &&
+      parts.threads >= readers.size()) {
+    for (size_t part = 0; part < parts.threads && st.ok(); ++part) {
       Result<std::unique_ptr<SinkPartWriter>> writer = sink_->OpenPartWriter();
       if (!writer.ok()) {
         st = writer.status().WithContextParts("batch ", batch_id, ": writing to ", sink_->target());

@@ -10,6 +10,7 @@
 #include "silt/base/logging.h"
 #include "silt/stream/ops/failing_record.h"
 #include "silt/stream/query/runner_internal.h"
+#include "silt/stream/query/shared_readers.h"
 
 namespace silt::stream::query_internal {
 
@@ -25,40 +26,34 @@ Status QueryRunner::RunParts(const std::vector<std::unique_ptr<BatchReader>>& re
     int64_t input_rows = 0;
     int64_t output_rows = 0;
   };
-  const size_t num_parts = readers.size();
+  const size_t num_parts = writers.size();
   std::vector<Outcome> outcomes(num_parts);
   std::atomic<bool> failed{false};
   auto transform_of = [&](size_t part) {
     return part == 0 ? transform_.get() : part_transforms_[part - 1].get();
   };
+  // A thread done with its own part's reader goes on with the others'.
+  SharedReaders shared(readers);
   auto run = [&](size_t part) {
     Outcome& out = outcomes[part];
     Transform* transform = transform_of(part);
-    BatchReader* reader = readers[part].get();
     expr::EvalContext part_ctx = ctx;
+    SharedReaders::Cursor cursor;
+    columnar::RecordBatchPtr raw;
     while (!failed.load(std::memory_order_relaxed)) {
-      Result<columnar::RecordBatchPtr> raw = reader->Next();
-      if (!raw.ok()) {
-        out.status = raw.status().WithContextParts("batch ", batch_id, ": reading the source");
+      Result<bool> taken =
+          shared.Take(part, &cursor, &raw, &part_ctx.input_file_name, &out.input_rows);
+      if (!taken.ok()) {
+        out.status = taken.status().WithContextParts("batch ", batch_id, ": reading the source");
         break;
       }
-      if (*raw == nullptr) {
-        out.input_rows += reader->dropped_input_rows();
-        out.status = writers[part]->Close();
-        if (!out.status.ok()) {
-          out.status =
-              out.status.WithContextParts("batch ", batch_id, ": writing to ", sink_->target());
-          break;
-        }
-        return;
-      }
-      out.input_rows += (*raw)->num_rows;
-      part_ctx.input_file_name = reader->input_file_name();
-      Result<columnar::RecordBatchPtr> processed = transform->Process(*raw, part_ctx);
+      if (!*taken) break;
+      out.input_rows += raw->num_rows;
+      Result<columnar::RecordBatchPtr> processed = transform->Process(raw, part_ctx);
       if (!processed.ok()) {
         out.status = processed.status();
         out.transform_failed = true;
-        out.failed_chunk = *raw;
+        out.failed_chunk = raw;
         out.input_file = part_ctx.input_file_name;
         break;
       }
@@ -72,6 +67,12 @@ Status QueryRunner::RunParts(const std::vector<std::unique_ptr<BatchReader>>& re
         break;
       }
     }
+    if (out.status.ok() && !failed.load(std::memory_order_relaxed)) {
+      out.status = writers[part]->Close();
+      if (out.status.ok()) return;
+      out.status =
+          out.status.WithContextParts("batch ", batch_id, ": writing to ", sink_->target());
+    }
     failed.store(true, std::memory_order_relaxed);
   };
   std::vector<std::thread> threads;
@@ -80,7 +81,8 @@ Status QueryRunner::RunParts(const std::vector<std::unique_ptr<BatchReader>>& re
     try {
       threads.emplace_back(run, started);
     } catch (const std::system_error& e) {
-      // No thread to be had: the remaining parts run here, after part 0.
+      // No thread to be had: the remaining parts run here, after part 0
+      // (which leaves them nothing to read, only their writers to close).
       SILT_LOG_WARN("stream", "batch ", batch_id, ": could not start a thread (", e.what(),
                     "); the remaining parts run on the query thread");
       break;

@@ -13,8 +13,9 @@
 //   query/dead_letters.cc  a chunk's bad rows to the dead-letter table
 //
 // Thread safety: one query thread; RunParts alone starts threads, each of
-// which touches only its own part's transform, reader and writer until it
-// is joined. Errors name the batch and stage, as RunQuery documents.
+// which touches only its own part's transform and writer, and the parts'
+// readers one call at a time under each reader's lock, until it is
+// joined. Errors name the batch and stage, as RunQuery documents.
 #pragma once
 
 #include <cstdint>
@@ -102,12 +103,15 @@ class QueryRunner {
   void AbortSinks();
 
   // --- Parallel parts (query/parts.cc).
-  // The batch's parts, each read, transformed and written on its own thread
-  // (the first on this one) through its own transform and sink part writer;
-  // the first failure stops the others at their next chunk and is returned
+  // The batch's parts, each read, transformed and written on a thread of
+  // its own (the first on this one) through its own transform and sink part
+  // writer, one thread per writer: thread i starts with reader i (modulo
+  // the readers) and, when that is done, goes on with chunks of the others
+  // (so the rows a part writer holds may come from any reader); the
+  // first failure stops the others at their next chunk and is returned
   // as the serial loop would report it. The parts' event-time statistics
   // join the main transform's (the batch's watermark).
-  // REQUIRES: readers.size() == writers.size() <= part_transforms_.size() + 1.
+  // REQUIRES: 0 < readers.size() <= writers.size() <= part_transforms_.size() + 1.
   Status RunParts(const std::vector<std::unique_ptr<BatchReader>>& readers,
                   const std::vector<std::unique_ptr<SinkPartWriter>>& writers,
                   const expr::EvalContext& ctx, int64_t batch_id, int64_t* input_rows,

@@ -650,8 +650,8 @@ Result<std::optional<std::string>> FileSource::LatestOffset(const std::optional<
   return std::optional<std::string>(OffsetJson(current_log_offset_));
 }
 
-Result<std::vector<std::unique_ptr<BatchReader>>> FileSource::GetBatchParts(
-    const std::optional<std::string>& start, const std::string& end, int max_parts) {
+Result<BatchParts> FileSource::GetBatchParts(const std::optional<std::string>& start,
+                                             const std::string& end, int max_parts) {
   SILT_ASSIGN_OR_RETURN(FileList files, BatchFiles(start, end));
   const size_t num_parts = std::max<size_t>(
       1, std::min(files.paths.size(), static_cast<size_t>(std::max(max_parts, 1))));
@@ -660,13 +660,14 @@ Result<std::vector<std::unique_ptr<BatchReader>>> FileSource::GetBatchParts(
     groups[idx % num_parts].paths.push_back(std::move(files.paths[idx]));
     groups[idx % num_parts].uris.push_back(std::move(files.uris[idx]));
   }
-  std::vector<std::unique_ptr<BatchReader>> parts;
+  BatchParts parts;
   for (FileList& group : groups) {
     auto reader = std::make_unique<FileBatchReader>(options_, decode_options_, data_fs_,
                                                     std::move(group.paths), std::move(group.uris));
     SILT_RETURN_NOT_OK(reader->Init());
-    parts.push_back(std::move(reader));
+    parts.readers.push_back(std::move(reader));
   }
+  parts.threads = parts.readers.size();
   return parts;
 }
 

@@ -106,8 +106,8 @@ class FileSource final : public Source {
                                                   const ReadLimit& limit) override;
   // Whole files spread over up to `max_parts` readers (in turn, so each
   // reader's files keep the log's order).
-  Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
-      const std::optional<std::string>& start, const std::string& end, int max_parts) override;
+  Result<BatchParts> GetBatchParts(const std::optional<std::string>& start, const std::string& end,
+                                   int max_parts) override;
   Result<std::unique_ptr<BatchReader>> GetBatch(const std::optional<std::string>& start,
                                                 const std::string& end) override;
 

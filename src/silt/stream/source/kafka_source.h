@@ -122,14 +122,16 @@ class KafkaSource final : public Source {
                                                 const std::string& end) override;
   // Partitions spread over up to `max_parts` consumers (the first is the
   // source's own; the others come from the consumer factory), largest ranges
-  // first onto the least loaded part. One part without a factory or below
-  // kMinRecordsPerPart records per part. An extra consumer a batch does not
+  // first onto the least loaded part, and threads for up to `max_parts`
+  // parts of kMinRecordsPerPart records: more threads than consumers when
+  // there are fewer partitions than threads (a one-partition topic) or no
+  // factory. One consumer without a factory. An extra consumer a batch does not
   // use gives up its partitions at once (an assignment left in place would
   // go on prefetching the topic into its client's queue), and one unused for
   // kReleaseIdleMicros is closed, with its threads and whatever it had
   // fetched; the factory makes it again when a batch splits again.
-  Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
-      const std::optional<std::string>& start, const std::string& end, int max_parts) override;
+  Result<BatchParts> GetBatchParts(const std::optional<std::string>& start, const std::string& end,
+                                   int max_parts) override;
   // Makes the extra consumers of GetBatchParts (production: librdkafka with
   // the source's configuration).
   using ConsumerFactory = std::function<Result<std::unique_ptr<kafka::Consumer>>()>;

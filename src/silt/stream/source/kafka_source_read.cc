@@ -62,12 +62,16 @@ Result<std::unique_ptr<BatchReader>> KafkaSource::GetBatch(const std::optional<s
       consumer_.get(), options_.include_headers, options_.poll_timeout_ms, Description()));
 }
 
-Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
-    const std::optional<std::string>& start, const std::string& end, int max_parts) {
+Result<BatchParts> KafkaSource::GetBatchParts(const std::optional<std::string>& start,
+                                              const std::string& end, int max_parts) {
   SILT_ASSIGN_OR_RETURN(std::vector<kafka::OffsetRange> ranges, BatchRanges(start, end));
   int64_t total = 0;
   for (const kafka::OffsetRange& range : ranges) total += range.until - range.from;
-  int64_t num_parts = make_consumer_ ? std::min<int64_t>(max_parts, total / kMinRecordsPerPart) : 1;
+  const int64_t num_threads =
+      std::max<int64_t>(1, std::min<int64_t>(max_parts, total / kMinRecordsPerPart));
+  // A consumer per part, up to one per partition: partitions are read at
+  // once as well as decoded at once; the threads share what is unequal.
+  int64_t num_parts = make_consumer_ ? num_threads : 1;
   num_parts =
       std::max<int64_t>(1, std::min<int64_t>(num_parts, static_cast<int64_t>(ranges.size())));
   std::vector<std::vector<kafka::OffsetRange>> groups(static_cast<size_t>(num_parts));
@@ -87,7 +91,8 @@ Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
     part_consumers_.push_back({std::move(consumer)});
   }
   const int64_t now = context_.clock->MonotonicMicros();
-  std::vector<std::unique_ptr<BatchReader>> parts;
+  BatchParts parts;
+  parts.threads = static_cast<size_t>(num_threads);
   for (size_t part = 0; part < groups.size(); ++part) {
     kafka::Consumer* consumer = consumer_.get();
     if (part > 0) {
@@ -97,8 +102,8 @@ Result<std::vector<std::unique_ptr<BatchReader>>> KafkaSource::GetBatchParts(
       consumer = extra.consumer.get();
     }
     SILT_RETURN_NOT_OK(consumer->Assign(groups[part]));
-    parts.push_back(std::make_unique<KafkaBatchReader>(consumer, options_.include_headers,
-                                                       options_.poll_timeout_ms, Description()));
+    parts.readers.push_back(std::make_unique<KafkaBatchReader>(
+        consumer, options_.include_headers, options_.poll_timeout_ms, Description()));
   }
   return parts;
 }

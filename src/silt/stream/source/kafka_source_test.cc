@@ -488,13 +488,12 @@ class LoggedConsumer final : public testing::ForwardingConsumer {
 // Reads every part of the batch (start, end]; returns the records read.
 int64_t ReadParts(KafkaSource* source, const std::optional<std::string>& start,
                   const std::string& end, size_t expected_parts) {
-  Result<std::vector<std::unique_ptr<BatchReader>>> parts =
-      source->GetBatchParts(start, end, /*max_parts=*/2);
+  Result<BatchParts> parts = source->GetBatchParts(start, end, /*max_parts=*/2);
   EXPECT_OK(parts.status());
   if (!parts.ok()) return -1;
-  EXPECT_EQ(parts->size(), expected_parts);
+  EXPECT_EQ(parts->readers.size(), expected_parts);
   int64_t rows = 0;
-  for (const std::unique_ptr<BatchReader>& part : *parts) {
+  for (const std::unique_ptr<BatchReader>& part : parts->readers) {
     while (true) {
       Result<columnar::RecordBatchPtr> batch = part->Next();
       EXPECT_OK(batch.status());
@@ -587,6 +586,37 @@ TEST_F(KafkaSourceSplitTest, AnExtraConsumerThatCannotBeUnassignedIsClosed) {
   EXPECT_EQ(log_.assigns, (std::vector<size_t>{1, 0}));
   EXPECT_EQ(source->part_consumers(), 0);
   EXPECT_EQ(log_.live, 0);
+}
+
+// Threads are counted by records, consumers by partitions: one partition
+// that holds the batch is one consumer read by up to max_parts threads
+// (query/shared_readers.h), and no extra client is made for it.
+TEST_F(KafkaSourceSplitTest, OneBigPartitionIsOneConsumerForSeveralThreads) {
+  std::unique_ptr<KafkaSource> source = Make({{"startingOffsets", "earliest"}});
+  source->set_consumer_factory([this]() -> Result<std::unique_ptr<kafka::Consumer>> {
+    return std::unique_ptr<kafka::Consumer>(
+        std::make_unique<LoggedConsumer>(cluster_.NewConsumer(), &log_));
+  });
+  Fill(0, static_cast<int>(2 * kPerPart - 1));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> first, source->LatestOffset(std::nullopt, {}));
+  ASSERT_OK_AND_ASSIGN(BatchParts small, source->GetBatchParts(std::nullopt, *first, 4));
+  EXPECT_EQ(small.readers.size(), 1u);
+  EXPECT_EQ(small.threads, 1u);
+  EXPECT_EQ(ReadParts(source.get(), std::nullopt, *first, 1), 2 * kPerPart - 1);
+
+  Fill(0, static_cast<int>(3 * kPerPart));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> second, source->LatestOffset(first, {}));
+  ASSERT_OK_AND_ASSIGN(BatchParts big, source->GetBatchParts(first, *second, 4));
+  EXPECT_EQ(big.readers.size(), 1u);
+  EXPECT_EQ(big.threads, 3u);
+  EXPECT_EQ(log_.made, 0);
+  int64_t rows = 0;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(columnar::RecordBatchPtr chunk, big.readers[0]->Next());
+    if (chunk == nullptr) break;
+    rows += chunk->num_rows;
+  }
+  EXPECT_EQ(rows, 3 * kPerPart);
 }
 
 TEST_F(KafkaSourceTest, HeadersColumnWhenIncluded) {

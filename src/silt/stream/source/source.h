@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "silt/base/clock.h"
 #include "silt/base/result.h"
@@ -51,6 +52,19 @@ class BatchReader {
   virtual int64_t dropped_input_rows() const { return 0; }
 };
 
+// A batch's records split for the query's `parallelism` (Source::
+// GetBatchParts).
+struct BatchParts {
+  // Readers over disjoint parts; each keeps its records' order, together
+  // they hold exactly GetBatch's records.
+  std::vector<std::unique_ptr<BatchReader>> readers;
+  // Threads the records are worth, at least readers.size(): more when a
+  // reader holds records enough for several threads (a Kafka partition
+  // that carries most of the batch). The threads share the readers chunk
+  // by chunk (stream/query/shared_readers.h).
+  size_t threads = 1;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -81,18 +95,19 @@ class Source {
 
   // The records after `start` up to and including `end`.
   // Errors: InvalidArgument/Corruption for offsets this source did not write.
-  // The same records split into at most `max_parts` readers over disjoint
-  // parts (a Kafka source: whole partitions; a file source: whole files),
-  // for the query's `parallelism`: each reader may be used on its own
-  // thread, all at once; each part keeps its records' order, the parts
-  // together hold exactly GetBatch's records. A source splits only where it
-  // pays (enough records for a thread each). Default: GetBatch's one reader.
-  virtual Result<std::vector<std::unique_ptr<BatchReader>>> GetBatchParts(
-      const std::optional<std::string>& start, const std::string& end, int max_parts) {
+  // The same records for up to `max_parts` threads (the query's
+  // `parallelism`): readers over disjoint parts (a Kafka source: whole
+  // partitions; a file source: whole files) and how many threads they are
+  // worth. Each reader may be used on its own thread, all at once, and by
+  // several threads one call at a time (a chunk it returned stays valid
+  // after its next Next()). A source asks for threads only where they pay
+  // (enough records for each). Default: GetBatch's one reader, one thread.
+  virtual Result<BatchParts> GetBatchParts(const std::optional<std::string>& start,
+                                           const std::string& end, int max_parts) {
     (void)max_parts;
-    std::vector<std::unique_ptr<BatchReader>> parts;
+    BatchParts parts;
     SILT_ASSIGN_OR_RETURN(std::unique_ptr<BatchReader> reader, GetBatch(start, end));
-    parts.push_back(std::move(reader));
+    parts.readers.push_back(std::move(reader));
     return parts;
   }
 
