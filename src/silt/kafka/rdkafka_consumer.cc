@@ -27,9 +27,6 @@ constexpr size_t kPollBatch = 1024;
 // Taken messages a chunk is sized from at least (SizeChunk), unless fewer
 // rows are left to read.
 constexpr size_t kSizingSample = 64;
-// Messages at most held for the next batch past the current ranges' ends
-// (RdKafkaConsumer::Hold).
-constexpr size_t kMaxHeld = 32768;
 
 using internal::PartitionList;
 
@@ -99,6 +96,7 @@ class RdKafkaConsumer final : public Consumer {
         retries_(std::max(config.fetch_offset_num_retries, 0)),
         retry_interval_ms_(std::max<int64_t>(config.fetch_offset_retry_interval_ms, 0)),
         parked_at_(queued_min_messages),
+        max_held_(static_cast<size_t>(std::max<int64_t>(queued_min_messages, 1))),
         queue_(rd_kafka_queue_get_consumer(rk)) {}
 
   ~RdKafkaConsumer() override {
@@ -484,13 +482,13 @@ class RdKafkaConsumer final : public Consumer {
     held_.clear();
   }
 
-  // Keeps a kept range's message for the next batch. Past kMaxHeld messages
-  // the batches fall back to a fresh assignment each (nothing kept), so a
-  // range that ends long before the others cannot hold its partition's
-  // whole backlog in memory.
+  // Keeps a kept range's message for the next batch. Past max_held_
+  // messages the batches fall back to a fresh assignment each (nothing
+  // kept), so a range that ends long before the others cannot hold its
+  // partition's whole backlog in memory.
   void Hold(rd_kafka_message_t* message) {
     held_.push_back(message);
-    if (held_.size() <= kMaxHeld) return;
+    if (held_.size() <= max_held_) return;
     DropHeld();
     for (RangeState& state : ranges_) state.keep = false;
   }
@@ -575,7 +573,7 @@ class RdKafkaConsumer final : public Consumer {
   void MarkDone(RangeState* state) {
     if (state->done) return;
     state->done = true;
-    state->keep = held_.size() < kMaxHeld && FetchedPast(*state);
+    state->keep = held_.size() < max_held_ && FetchedPast(*state);
     --remaining_;
     if (remaining_ > 0) return;
     // Every range is read. With records past every range (a backlog the
@@ -632,6 +630,16 @@ class RdKafkaConsumer final : public Consumer {
   // it since the last wake-up.
   int64_t parked_at_;
   bool parked_ = false;
+  // Hold: the messages at most held for the next batch past the current
+  // ranges' ends, as many as the queue holds before librdkafka stops
+  // fetching (queued.min.messages). librdkafka fetches every partition at
+  // the same pace, so a partition with a tenth of the batch (workload A:
+  // the seed's two devices put 10:1 of the records on two partitions)
+  // completes its range early and its next records pile up here; 32,768
+  // overflowed every two or three batches of 100,000, and each overflow
+  // dropped the held and the queued records and fetched them again
+  // (decision 200).
+  size_t max_held_;
   std::vector<RangeState> ranges_;
   int64_t remaining_ = 0;
   rd_kafka_queue_t* queue_;  // the consumer queue (records only)
