@@ -253,8 +253,11 @@ trigger: {availableNow: true}
   ASSERT_OK_AND_ASSIGN(delta::SnapshotPtr snapshot, table->LatestSnapshot());
   EXPECT_EQ(snapshot->version(), 0);
   EXPECT_EQ(snapshot->TxnVersion(result.query_id), 0);
-  // Three parts, each with files in both event dates.
-  EXPECT_EQ(snapshot->files().size(), 6u);
+  // Three part writers, each with at most a file per event date: which
+  // writer gets which chunks is up to the threads (decision 199), so one
+  // may get none.
+  EXPECT_GE(snapshot->files().size(), 2u);
+  EXPECT_LE(snapshot->files().size(), 6u);
   ASSERT_OK_AND_ASSIGN(auto checkpoint, CheckpointDir::Open(memory_, "memory://ckpt"));
   ASSERT_OK_AND_ASSIGN(CommitMark commit0, checkpoint->ReadCommit(0));
   EXPECT_EQ(commit0.next_batch_watermark_ms, max_ts_ms - 60'000);
