@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "silt/kafka/mock_cluster.h"
@@ -44,13 +46,15 @@ class GroupConsumerTest : public ::testing::Test {
     std::unique_ptr<GroupConsumer> consumer;
   };
 
-  std::unique_ptr<Member> Join(int64_t start_offset) {
+  std::unique_ptr<Member> Join(int64_t start_offset,
+                               const std::map<std::string, std::string>& extra = {}) {
     auto member = std::make_unique<Member>();
     GroupConsumerConfig config;
     config.properties = {{"bootstrap.servers", cluster_->bootstraps()},
                          {"group.id", "workers"},
                          {"session.timeout.ms", "6000"},
                          {"heartbeat.interval.ms", "200"}};
+    config.properties.insert(extra.begin(), extra.end());
     config.topics = {"events"};
     config.request_timeout_ms = 10'000;
     Member* raw = member.get();
@@ -120,6 +124,39 @@ TEST_F(GroupConsumerTest, OneMemberReadsEveryPartitionFromTheOffsetsItChose) {
   ASSERT_OK(member->consumer->CommitOffsets({{{"events", 0}, 20}}));
   ASSERT_OK(member->consumer->Close());
   EXPECT_EQ(member->revoked.size(), static_cast<size_t>(kPartitions));
+}
+
+// A prefetch of 5 records: the consumer queue fills past it at every
+// fetch, and Poll wakes the parked fetcher (decision 198) many times; every
+// record still comes once, in order per partition.
+TEST_F(GroupConsumerTest, AMemberThatWakesItsParkedFetcherReadsEveryRecordOnce) {
+  std::unique_ptr<Member> member = Join(0, {{"queued.min.messages", "5"}});
+  ASSERT_NE(member->consumer, nullptr);
+  auto done = [&] {
+    if (member->consumer->positions().size() != kPartitions) return false;
+    for (const auto& [tp, position] : member->consumer->positions()) {
+      if (!position.at_end) return false;
+    }
+    return true;
+  };
+  // Three records a call, so the queue is seen full (a fetch brings a
+  // partition's 20) and then half read between calls.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_OK(member->consumer->Poll(&member->records, 3, 50).status());
+  }
+  ASSERT_TRUE(done()) << "timed out";
+  columnar::RecordBatchPtr batch = member->records.Finish();
+  ASSERT_EQ(batch->num_rows, kPartitions * kRecordsPerPartition);
+  const columnar::Column& partitions = *batch->GetColumn("partition");
+  const columnar::Column& offsets = *batch->GetColumn("offset");
+  std::map<int32_t, int64_t> next;
+  for (int64_t row = 0; row < batch->num_rows; ++row) {
+    const int32_t partition = partitions.Value<int32_t>(row);
+    EXPECT_EQ(offsets.Value<int64_t>(row), next[partition]) << "partition " << partition;
+    next[partition] = offsets.Value<int64_t>(row) + 1;
+  }
+  ASSERT_OK(member->consumer->Close());
 }
 
 TEST_F(GroupConsumerTest, ASecondMemberTakesOverHalfThePartitionsCooperatively) {

@@ -95,7 +95,7 @@ class RdKafkaConsumer final : public Consumer {
         request_timeout_ms_(static_cast<int>(config.request_timeout_ms)),
         retries_(std::max(config.fetch_offset_num_retries, 0)),
         retry_interval_ms_(std::max<int64_t>(config.fetch_offset_retry_interval_ms, 0)),
-        parked_at_(queued_min_messages),
+        waker_(queued_min_messages),
         max_held_(static_cast<size_t>(std::max<int64_t>(queued_min_messages, 1))),
         queue_(rd_kafka_queue_get_consumer(rk)) {}
 
@@ -436,40 +436,17 @@ class RdKafkaConsumer final : public Consumer {
     out->Reserve(rows, scale(key_bytes), scale(value_bytes), scale(topic_bytes));
   }
 
-  // librdkafka 2.0.2 stops fetching a partition while the consumer queue
-  // holds queued.min.messages records and decides again only when its
-  // broker thread wakes: on a request or an answer, else after up to a
-  // second (librdkafka 2.3 added fetch.queue.backoff.ms for this). A query
-  // that reads slower than the broker sends (a backlog at parallelism 1)
-  // drained the queue and then waited out the rest of that second, often
-  // once per batch (decision 198). So once the queue has been that full, the
-  // consumer wakes the fetching broker threads when half of it is read: a
-  // ListOffsets request for the partitions still being read goes to each
-  // one's leader (one round trip per ~50,000 records by default). Its
-  // answer is not needed, so the wait for it is short.
+  // Decision 198 (internal::ParkedFetcherWaker): called before each wait on
+  // the queue, once per librdkafka batch call, not per record.
   void WakeParkedFetcher() {
-    if (parked_at_ <= 0) return;
-    const auto queued = static_cast<int64_t>(rd_kafka_queue_length(queue_));
-    if (queued >= parked_at_) {
-      parked_ = true;
-      return;
-    }
-    if (!parked_ || queued > parked_at_ / 2) return;
-    parked_ = false;
+    if (!waker_.Due(static_cast<int64_t>(rd_kafka_queue_length(queue_)))) return;
     PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(ranges_.size())));
     for (const RangeState& state : ranges_) {
       if (state.done) continue;
       rd_kafka_topic_partition_list_add(list.get(), state.range.partition.topic.c_str(),
-                                        state.range.partition.partition)
-          ->offset = RD_KAFKA_OFFSET_END;
+                                        state.range.partition.partition);
     }
-    if (list->cnt == 0) return;
-    SILT_LOG_DEBUG("kafka", "waking the fetcher of ", list->cnt,
-                   " partition(s): the consumer queue reached queued.min.messages (", parked_at_,
-                   ")");
-    constexpr int kWakeWaitMs = 100;
-    const rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_, list.get(), kWakeWaitMs);
-    if (err) SILT_LOG_DEBUG("kafka", "waking the fetcher: ", rd_kafka_err2str(err));
+    waker_.Wake(rk_, list.get());
   }
 
   void DropTaken() {
@@ -626,10 +603,7 @@ class RdKafkaConsumer final : public Consumer {
   int request_timeout_ms_;
   int retries_;
   int64_t retry_interval_ms_;
-  // WakeParkedFetcher: queued.min.messages, and whether the queue reached
-  // it since the last wake-up.
-  int64_t parked_at_;
-  bool parked_ = false;
+  internal::ParkedFetcherWaker waker_;  // WakeParkedFetcher
   // Hold: the messages at most held for the next batch past the current
   // ranges' ends, as many as the queue holds before librdkafka stops
   // fetching (queued.min.messages). librdkafka fetches every partition at
@@ -679,23 +653,14 @@ Result<std::unique_ptr<Consumer>> MakeRdKafkaConsumer(const ConsumerConfig& conf
   // only run while a batch reads (MarkDone unassigns), so a short wait
   // costs an idle query nothing. The user's kafka.fetch.wait.max.ms wins.
   properties.emplace("fetch.wait.max.ms", "10");
-  int64_t queued_min_messages = 100000;  // librdkafka's default
-  if (auto it = properties.find("queued.min.messages"); it != properties.end()) {
-    try {
-      queued_min_messages = std::stoll(it->second);
-    } catch (const std::exception&) {
-      // librdkafka rejects the value below, naming the property.
-    }
-  }
+  const int64_t queued_min_messages =
+      internal::IntProperty(properties, "queued.min.messages", internal::kDefaultQueuedMinMessages);
   ConsumerConfig effective = config;
   // The first contact waits librdkafka's network timeout when the user set
   // it (kafka.socket.timeout.ms), else the request timeout.
-  if (auto it = properties.find("socket.timeout.ms"); it != properties.end()) {
-    try {
-      effective.request_timeout_ms = std::max<int64_t>(std::stoll(it->second), 1);
-    } catch (const std::exception&) {
-      // librdkafka rejects the value below, naming the property.
-    }
+  if (properties.count("socket.timeout.ms") > 0) {
+    effective.request_timeout_ms = std::max<int64_t>(
+        internal::IntProperty(properties, "socket.timeout.ms", config.request_timeout_ms), 1);
   }
   SILT_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::MakeConf(properties));
   auto errors = std::make_unique<ConnectionErrors>();

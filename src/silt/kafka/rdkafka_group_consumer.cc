@@ -44,6 +44,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
   ~RdKafkaGroupConsumer() override {
     if (rk_ == nullptr) return;
     Close().IgnoreError("leaving the consumer group on destruction");
+    if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
     rd_kafka_destroy(rk_);
   }
 
@@ -75,6 +76,9 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
     // One queue for records, rebalances and errors: everything is served
     // by Poll on the caller's thread.
     rd_kafka_poll_set_consumer(rk_);
+    queue_ = rd_kafka_queue_get_consumer(rk_);
+    waker_ = internal::ParkedFetcherWaker(internal::IntProperty(
+        properties, "queued.min.messages", internal::kDefaultQueuedMinMessages));
     PartitionList topics(
         rd_kafka_topic_partition_list_new(static_cast<int>(config_.topics.size())));
     for (const std::string& topic : config_.topics) {
@@ -90,6 +94,7 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
 
   Result<int64_t> Poll(RecordColumns* out, int64_t max_records, int64_t timeout_ms) override {
     if (closed_) return Status::Internal("GroupConsumer::Poll after Close");
+    WakeParkedFetcher();
     int64_t appended = 0;
     int timeout = static_cast<int>(timeout_ms);
     while (appended < max_records && out->bytes() < RecordColumns::kMaxChunkBytes) {
@@ -187,6 +192,21 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
   }
 
  private:
+  // Decision 198 (internal::ParkedFetcherWaker), checked once per Poll: a
+  // member that drains a backlog parks librdkafka's fetcher as the
+  // standalone consumer does.
+  void WakeParkedFetcher() {
+    if (queue_ == nullptr || !waker_.Due(static_cast<int64_t>(rd_kafka_queue_length(queue_)))) {
+      return;
+    }
+    PartitionList list(rd_kafka_topic_partition_list_new(static_cast<int>(positions_.size())));
+    for (const auto& [tp, position] : positions_) {
+      if (position.at_end) continue;
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+    }
+    waker_.Wake(rk_, list.get());
+  }
+
   static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                 rd_kafka_topic_partition_list_t* partitions, void* opaque) {
     (void)rk;
@@ -343,6 +363,8 @@ class RdKafkaGroupConsumer final : public GroupConsumer {
 
   GroupConsumerConfig config_;
   rd_kafka_t* rk_ = nullptr;
+  rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (records, rebalances, errors)
+  internal::ParkedFetcherWaker waker_{0};
   bool closed_ = false;
   bool rebalanced_ = false;
   // An error met in a callback, returned by the next Poll.

@@ -1,5 +1,6 @@
 #include "silt/kafka/rdkafka_internal.h"
 
+#include <exception>
 #include <optional>
 
 #include "silt/base/logging.h"
@@ -116,6 +117,30 @@ int32_t SparkTimestampType(rd_kafka_timestamp_type_t type) {
 }
 
 }  // namespace
+
+int64_t IntProperty(const std::map<std::string, std::string>& properties, const std::string& name,
+                    int64_t fallback) {
+  auto it = properties.find(name);
+  if (it == properties.end()) return fallback;
+  try {
+    return std::stoll(it->second);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+void ParkedFetcherWaker::Wake(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions) const {
+  if (partitions->cnt == 0) return;
+  for (int idx = 0; idx < partitions->cnt; ++idx) {
+    partitions->elems[idx].offset = RD_KAFKA_OFFSET_END;
+  }
+  SILT_LOG_DEBUG("kafka", "waking the fetcher of ", partitions->cnt,
+                 " partition(s): the consumer queue reached queued.min.messages (", threshold_,
+                 ")");
+  constexpr int kWakeWaitMs = 100;
+  const rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, partitions, kWakeWaitMs);
+  if (err) SILT_LOG_DEBUG("kafka", "waking the fetcher: ", rd_kafka_err2str(err));
+}
 
 void AppendMessage(const rd_kafka_message_t* message, std::string_view topic, RecordColumns* out) {
   std::optional<std::string_view> key;

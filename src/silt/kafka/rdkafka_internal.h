@@ -2,7 +2,8 @@
 // configuration, error conversion, partition lists and records taken into
 // RecordColumns. Private to src/silt/kafka/*.cc.
 //
-// Thread safety: plain functions.
+// Thread safety: plain functions; a ParkedFetcherWaker belongs to one
+// consumer.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -61,6 +62,54 @@ Status CommitGroupOffsets(rd_kafka_t* rk, const std::map<TopicPartition, int64_t
 Result<std::vector<std::optional<int64_t>>> LookupOffsetsForTimes(
     rd_kafka_t* rk, const std::vector<TopicPartition>& partitions, int64_t timestamp_ms,
     int timeout_ms);
+
+// The integer value of librdkafka property `name` in `properties`, or
+// `fallback` when it is not set or not an integer (librdkafka itself then
+// rejects the value, naming the property).
+int64_t IntProperty(const std::map<std::string, std::string>& properties, const std::string& name,
+                    int64_t fallback);
+
+// librdkafka's default queued.min.messages.
+inline constexpr int64_t kDefaultQueuedMinMessages = 100000;
+
+// librdkafka 2.0.2 (Debian 12's) stops fetching while a consumer queue holds
+// queued.min.messages records and decides again only when the partition's
+// broker thread wakes up, up to a second later (rd_kafka_max_block_ms; 2.3
+// added fetch.queue.backoff.ms): a consumer that reads a backlog more
+// slowly than the broker sends it waits out that second again and again
+// (decision 198). A consumer calls Due with its queue's length before it
+// waits on the queue; once the queue has reached the threshold and half of
+// it is read, Due says so once, and the consumer calls Wake with the
+// partitions it is still reading: a ListOffsets request to their leaders
+// wakes each leader's broker thread, which sees the queue below the
+// threshold and fetches. The answer is not needed.
+//
+// Thread safety: one consumer's thread.
+class ParkedFetcherWaker {
+ public:
+  // `threshold`: the consumer's queued.min.messages; 0 or less never wakes.
+  explicit ParkedFetcherWaker(int64_t threshold) : threshold_(threshold) {}
+
+  bool Due(int64_t queued) {
+    if (threshold_ <= 0) return false;
+    if (queued >= threshold_) {
+      parked_ = true;
+      return false;
+    }
+    if (!parked_ || queued > threshold_ / 2) return false;
+    parked_ = false;
+    return true;
+  }
+
+  // Sends the request for `partitions` (their offsets are overwritten),
+  // waiting for the answer at most 100 ms. Failures are logged at debug
+  // level only: the next wake-up retries.
+  void Wake(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* partitions) const;
+
+ private:
+  int64_t threshold_;
+  bool parked_ = false;  // the queue reached threshold_ since the last Due
+};
 
 // Appends `message` (of `topic`) to `out` as Spark's Kafka source shows a
 // record: key, value, partition, offset, timestamp and its type, and the

@@ -12,6 +12,7 @@
 
 #include "silt/kafka/producer.h"
 #include "silt/kafka/rdkafka_consumer.h"
+#include "silt/kafka/rdkafka_internal.h"
 #include "silt/testing/gtest_util.h"
 
 namespace silt::kafka {
@@ -265,6 +266,33 @@ TEST_F(RdKafkaTest, CommitNeedsAGroup) {
   std::unique_ptr<Consumer> grouped = MakeConsumer("lag-group");
   Produce(0, 3);
   ASSERT_OK(grouped->CommitOffsets({{{"events", 0}, 3}}));
+}
+
+// Decision 198: a wake-up is due once after the queue reached the
+// threshold and then fell to half of it, and again only after it reaches
+// the threshold again.
+TEST(ParkedFetcherWakerTest, WakesOnceAfterAFullQueueIsHalfRead) {
+  internal::ParkedFetcherWaker waker(100);
+  EXPECT_FALSE(waker.Due(0));  // never full: nothing parked
+  EXPECT_FALSE(waker.Due(99));
+  EXPECT_FALSE(waker.Due(100));
+  EXPECT_FALSE(waker.Due(51));
+  EXPECT_TRUE(waker.Due(50));
+  EXPECT_FALSE(waker.Due(10));  // once per fill
+  EXPECT_FALSE(waker.Due(0));
+  EXPECT_FALSE(waker.Due(140));
+  EXPECT_TRUE(waker.Due(3));
+  internal::ParkedFetcherWaker off(0);
+  EXPECT_FALSE(off.Due(100));
+  EXPECT_FALSE(off.Due(0));
+}
+
+TEST(RdKafkaConfigTest, IntPropertyFallsBackWhenUnsetOrNotANumber) {
+  const std::map<std::string, std::string> properties = {{"queued.min.messages", "250"},
+                                                         {"socket.timeout.ms", "soon"}};
+  EXPECT_EQ(internal::IntProperty(properties, "queued.min.messages", 7), 250);
+  EXPECT_EQ(internal::IntProperty(properties, "socket.timeout.ms", 7), 7);
+  EXPECT_EQ(internal::IntProperty(properties, "fetch.wait.max.ms", 7), 7);
 }
 
 TEST(RdKafkaConfigTest, RejectsUnknownProperties) {
